@@ -1,0 +1,119 @@
+// Every environment variable Waveline reads, parsed once, synchronously, at boot.
+// A bad value stops the process with a message naming the variable.
+
+export interface Config {
+  /** Postgres connection string. */
+  databaseUrl: string;
+  /** Redis connection string (feed bus, job queue, caches, rate limiter). */
+  redisUrl: string;
+  /** Port of the web role (and of a gateway run alone). */
+  port: number;
+  /** Port of the gateway when it runs in the same process as web (`waveline dev`). */
+  gatewayPort: number;
+  /** Address listeners and apps reach the web role on; used to build absolute links. */
+  publicBaseUrl: string;
+  /** Address of the realtime gateway as listeners see it (`wss://…` in production). */
+  realtimePublicUrl: string;
+  /** Operator secret for `/admin/v1`. Empty disables the admin API. */
+  adminToken: string;
+  /** HMAC key for cursors and preview grants. */
+  secret: string;
+  /** pino level. */
+  logLevel: string;
+  /** `production` logs JSON; anything else pretty-prints when stdout is a TTY. */
+  nodeEnv: string;
+  /** Token-bucket sizes per minute; 0 switches that limit off. */
+  rateLimits: {
+    listener: number;
+    graphql: number;
+    push: number;
+    ingest: number;
+    anonymous: number;
+  };
+  /** Gateway limits. */
+  gateway: {
+    maxConnectionsPerIp: number;
+    maxBackpressureBytes: number;
+    idleTimeoutSeconds: number;
+  };
+  /** Third-party artwork catalogues (base URLs so tests can point them at a local server). */
+  artwork: {
+    itunesBaseUrl: string;
+    musicbrainzBaseUrl: string;
+    coverArtBaseUrl: string;
+    timeoutMs: number;
+  };
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function str(env: Env, name: string, fallback: string): string {
+  const value = env[name];
+  return value === undefined || value === '' ? fallback : value;
+}
+
+function int(env: Env, name: string, fallback: number, min = 0, max = 2 ** 31): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function url(env: Env, name: string, fallback: string, protocols: string[]): string {
+  const value = str(env, name, fallback);
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new ConfigError(`${name} must be a URL, got "${value}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return value.replace(/\/+$/, '');
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function loadConfig(env: Env = process.env): Readonly<Config> {
+  const logLevel = str(env, 'LOG_LEVEL', 'info');
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  const nodeEnv = str(env, 'NODE_ENV', 'development');
+  const secret = str(env, 'WAVELINE_SECRET', nodeEnv === 'production' ? '' : 'waveline-development-secret');
+  if (secret.length < 16) throw new ConfigError('WAVELINE_SECRET must be set to at least 16 characters in production');
+  const config: Config = {
+    databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/waveline', ['postgres:', 'postgresql:']),
+    redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379/0', ['redis:', 'rediss:']),
+    port: int(env, 'PORT', 3000, 0, 65535),
+    gatewayPort: int(env, 'GATEWAY_PORT', 3001, 0, 65535),
+    publicBaseUrl: url(env, 'PUBLIC_BASE_URL', 'http://localhost:3000', ['http:', 'https:']),
+    realtimePublicUrl: url(env, 'REALTIME_PUBLIC_URL', 'ws://localhost:3001', ['ws:', 'wss:']),
+    adminToken: str(env, 'WAVELINE_ADMIN_TOKEN', ''),
+    secret,
+    logLevel,
+    nodeEnv,
+    rateLimits: {
+      listener: int(env, 'RATE_LIMIT_LISTENER_PER_MINUTE', 1200),
+      graphql: int(env, 'RATE_LIMIT_GRAPHQL_PER_MINUTE', 600),
+      push: int(env, 'RATE_LIMIT_PUSH_PER_MINUTE', 60),
+      ingest: int(env, 'RATE_LIMIT_INGEST_PER_MINUTE', 600),
+      anonymous: int(env, 'RATE_LIMIT_ANONYMOUS_PER_MINUTE', 600),
+    },
+    gateway: {
+      maxConnectionsPerIp: int(env, 'GATEWAY_MAX_CONNECTIONS_PER_IP', 1000, 1),
+      maxBackpressureBytes: int(env, 'GATEWAY_MAX_BACKPRESSURE_BYTES', 1024 * 1024, 1024),
+      idleTimeoutSeconds: int(env, 'GATEWAY_IDLE_TIMEOUT_SECONDS', 120, 8, 960),
+    },
+    artwork: {
+      itunesBaseUrl: url(env, 'ARTWORK_ITUNES_BASE_URL', 'https://itunes.apple.com', ['http:', 'https:']),
+      musicbrainzBaseUrl: url(env, 'ARTWORK_MUSICBRAINZ_BASE_URL', 'https://musicbrainz.org', ['http:', 'https:']),
+      coverArtBaseUrl: url(env, 'ARTWORK_COVERART_BASE_URL', 'https://coverartarchive.org', ['http:', 'https:']),
+      timeoutMs: int(env, 'ARTWORK_TIMEOUT_MS', 3000, 1),
+    },
+  };
+  return Object.freeze(config);
+}

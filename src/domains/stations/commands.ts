@@ -1,0 +1,88 @@
+import { IANAZone } from 'luxon';
+import type { Db } from '../../lib/db.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../../lib/errors.ts';
+import { newStationId } from '../../lib/ids.ts';
+import type { Invalidation } from '../../lib/invalidation.ts';
+import { DEFAULT_MODULES, stationFromRow, type Station, type StationRow } from './model.ts';
+import type { CreateStationBody, PatchStationBody } from './schemas.ts';
+
+function checkTimezone(timezone: string | undefined): void {
+  if (timezone !== undefined && !IANAZone.isValidZone(timezone)) {
+    throw new ValidationError('Unknown time zone.', [{ path: 'timezone', code: 'invalid_value', message: `timezone must be an IANA time zone name, got "${timezone}"` }]);
+  }
+}
+
+function uniqueViolation(err: unknown): ConflictError | null {
+  const e = err as { code?: string; constraint?: string };
+  if (e.code !== '23505') return null;
+  if (e.constraint?.includes('slug')) return new ConflictError('A station with this slug exists.', [{ path: 'slug', code: 'taken', message: 'slug is already used by another station' }]);
+  return new ConflictError('A station with this id exists.', [{ path: 'id', code: 'taken', message: 'id is already used by another station' }]);
+}
+
+type Settings = Omit<PatchStationBody, 'slug' | 'name' | 'timezone'>;
+
+/** Column values for the settings present in the input; JSON settings merge into what is stored. */
+function settingsColumns(input: Settings, current?: StationRow): Partial<Record<keyof StationRow, unknown>> {
+  const cols: Partial<Record<keyof StationRow, unknown>> = {};
+  if (input.profile !== undefined) cols.profile = JSON.stringify({ ...current?.profile, ...input.profile });
+  if (input.modules !== undefined) cols.modules = JSON.stringify({ ...DEFAULT_MODULES, ...current?.modules, ...input.modules });
+  if (input.entitlements !== undefined) cols.entitlements = JSON.stringify({ ...current?.entitlements, ...input.entitlements });
+  if (input.redistribution !== undefined) cols.redistribution = JSON.stringify({ ...current?.redistribution, ...input.redistribution });
+  if (input.push !== undefined) cols.push_provider = input.push.provider;
+  if (input.artworkLookup !== undefined) cols.artwork_lookup = input.artworkLookup;
+  if (input.nowPlayingFreshnessSeconds !== undefined) cols.now_playing_freshness_seconds = input.nowPlayingFreshnessSeconds;
+  if (input.rundownFollowing !== undefined) cols.rundown_following = input.rundownFollowing;
+  if (input.active !== undefined) cols.active = input.active;
+  if (input.publicOnline !== undefined) cols.public_online = input.publicOnline;
+  return cols;
+}
+
+export async function createStation(db: Db, invalidation: Invalidation, input: CreateStationBody, now: Date): Promise<Station> {
+  checkTimezone(input.timezone);
+  const { slug, id, name, timezone, ...settings } = input;
+  try {
+    const [row] = await db<StationRow>('stations')
+      .insert({
+        id: id ?? newStationId(),
+        slug,
+        name,
+        timezone,
+        modules: JSON.stringify(DEFAULT_MODULES) as unknown as StationRow['modules'],
+        ...settingsColumns(settings),
+        created_at: now,
+        updated_at: now,
+      } as Partial<StationRow>)
+      .returning('*');
+    const station = stationFromRow(row as StationRow);
+    await invalidation.invalidate('station', station.id);
+    return station;
+  } catch (err) {
+    throw uniqueViolation(err) ?? err;
+  }
+}
+
+export async function updateStation(db: Db, invalidation: Invalidation, id: string, input: PatchStationBody, now: Date): Promise<Station> {
+  checkTimezone(input.timezone);
+  const { slug, name, timezone, ...settings } = input;
+  try {
+    const station = await db.transaction(async (trx) => {
+      const current = await trx<StationRow>('stations').where({ id }).forUpdate().first();
+      if (!current) throw new NotFoundError('Station not found.');
+      const [row] = await trx<StationRow>('stations')
+        .where({ id })
+        .update({
+          ...(slug !== undefined ? { slug } : {}),
+          ...(name !== undefined ? { name } : {}),
+          ...(timezone !== undefined ? { timezone } : {}),
+          ...settingsColumns(settings, current),
+          updated_at: now,
+        } as Partial<StationRow>)
+        .returning('*');
+      return stationFromRow(row as StationRow);
+    });
+    await invalidation.invalidate('station', id);
+    return station;
+  } catch (err) {
+    throw uniqueViolation(err) ?? err;
+  }
+}

@@ -1,0 +1,140 @@
+// The station and its operator-managed settings (decisions.md, "Station settings").
+
+export const MODULE_KEYS = [
+  'schemas',
+  'content',
+  'schedule',
+  'programs',
+  'currentBroadcast',
+  'nowPlaying',
+  'trackHistory',
+  'calendar',
+  'graphql',
+  'media',
+  'push',
+  'realtime',
+  'weather',
+  'traffic',
+] as const;
+export type ModuleKey = (typeof MODULE_KEYS)[number];
+export type Modules = Record<ModuleKey, boolean>;
+
+export const PUSH_PROVIDERS = ['fcm', 'apns', 'expo'] as const;
+export type PushProvider = (typeof PUSH_PROVIDERS)[number];
+
+export interface StreamUrl {
+  label: string | null;
+  url: string;
+  mime: string | null;
+  bitrateKbps: number | null;
+}
+
+export interface Profile {
+  tagline: string | null;
+  description: string | null;
+  frequencyLabel: string | null;
+  websiteUrls: string[] | null;
+  streamUrls: StreamUrl[] | null;
+  contactEmail: string | null;
+  phone: string | null;
+  address: string | null;
+  socialLinks: Array<{ network: string; url: string }> | null;
+}
+
+export const PROFILE_KEYS = [
+  'tagline',
+  'description',
+  'frequencyLabel',
+  'websiteUrls',
+  'streamUrls',
+  'contactEmail',
+  'phone',
+  'address',
+  'socialLinks',
+] as const satisfies ReadonlyArray<keyof Profile>;
+
+export interface Station {
+  id: string;
+  slug: string;
+  name: string;
+  timezone: string;
+  profile: Profile;
+  active: boolean;
+  publicOnline: boolean;
+  modules: Modules;
+  entitlements: { weather: boolean; traffic: boolean };
+  redistribution: { weather: boolean; traffic: boolean };
+  push: { provider: PushProvider | null };
+  artworkLookup: boolean;
+  nowPlayingFreshnessSeconds: number;
+  rundownFollowing: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export const DEFAULT_MODULES: Modules = Object.freeze({
+  schemas: true,
+  content: true,
+  schedule: true,
+  programs: true,
+  currentBroadcast: true,
+  nowPlaying: true,
+  trackHistory: true,
+  calendar: true,
+  graphql: true,
+  media: true,
+  push: true,
+  realtime: true,
+  weather: false,
+  traffic: false,
+});
+
+export interface StationRow {
+  id: string;
+  slug: string;
+  name: string;
+  timezone: string;
+  profile: Partial<Profile>;
+  active: boolean;
+  public_online: boolean;
+  modules: Partial<Modules>;
+  entitlements: Partial<Station['entitlements']>;
+  redistribution: Partial<Station['redistribution']>;
+  push_provider: PushProvider | null;
+  artwork_lookup: boolean;
+  now_playing_freshness_seconds: number;
+  rundown_following: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export function stationFromRow(row: StationRow): Station {
+  const profile = {} as Record<string, unknown>;
+  for (const key of PROFILE_KEYS) profile[key] = row.profile?.[key] ?? null;
+  return {
+    id: row.id,
+    slug: row.slug,
+    name: row.name,
+    timezone: row.timezone,
+    profile: profile as unknown as Profile,
+    active: row.active,
+    publicOnline: row.public_online,
+    modules: { ...DEFAULT_MODULES, ...row.modules },
+    entitlements: { weather: false, traffic: false, ...row.entitlements },
+    redistribution: { weather: false, traffic: false, ...row.redistribution },
+    push: { provider: row.push_provider },
+    artworkLookup: row.artwork_lookup,
+    nowPlayingFreshnessSeconds: row.now_playing_freshness_seconds,
+    rundownFollowing: row.rundown_following,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** Weather and traffic are delivered only when switched on, entitled and cleared for redistribution. */
+export function delivers(station: Station, what: 'weather' | 'traffic'): boolean {
+  return station.modules[what] && station.entitlements[what] && station.redistribution[what];
+}
+
+/** Whether listeners can reach the station at all (the first gate). */
+export const isPublic = (station: Station): boolean => station.active && station.publicOnline;

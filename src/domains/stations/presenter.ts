@@ -1,0 +1,57 @@
+import type { Config } from '../../config.ts';
+import { stationChannel } from '../../feed/names.ts';
+import { delivers, type ModuleKey, type Station } from './model.ts';
+import type { StationDocument } from './schemas.ts';
+
+export const CONTRACT_VERSION = 1 as const;
+export const POLL_INTERVAL_SECONDS = 30;
+
+/** Listener path of each resource, relative to the station base path. */
+const RESOURCE_PATHS: Array<[key: Exclude<keyof StationDocument['resources'], 'realtime' | 'media'>, module: ModuleKey, path: string]> = [
+  ['schemas', 'schemas', '/schemas'],
+  ['content', 'content', '/content'],
+  ['schedule', 'schedule', '/schedule'],
+  ['programs', 'programs', '/programs'],
+  ['currentBroadcast', 'currentBroadcast', '/broadcast/current'],
+  ['nowPlaying', 'nowPlaying', '/now-playing'],
+  ['trackHistory', 'trackHistory', '/track-history'],
+  ['weather', 'weather', '/weather'],
+  ['traffic', 'traffic', '/traffic'],
+  ['calendar', 'calendar', '/schedule.ics'],
+  ['graphql', 'graphql', '/graphql'],
+];
+
+export const stationBasePath = (slug: string): string => `/api/v1/stations/${slug}`;
+export const mediaBasePath = (stationId: string): string => `/api/media/public/${stationId}/`;
+
+export function realtimeResource(station: Station, config: Pick<Config, 'realtimePublicUrl'>) {
+  if (!station.modules.realtime) return null;
+  const channel = stationChannel(station.id);
+  return { url: `${config.realtimePublicUrl}/v1/realtime?channels[]=${encodeURIComponent(channel)}`, channel };
+}
+
+export function presentStationDocument(station: Station, config: Pick<Config, 'realtimePublicUrl'>): StationDocument {
+  const base = stationBasePath(station.slug);
+  const resources = {} as Record<string, string | null>;
+  for (const [key, module, path] of RESOURCE_PATHS) {
+    const on = key === 'weather' || key === 'traffic' ? delivers(station, key) : station.modules[module];
+    resources[key] = on ? base + path : null;
+  }
+  return {
+    contractVersion: CONTRACT_VERSION,
+    id: station.id,
+    slug: station.slug,
+    name: station.name,
+    timezone: station.timezone,
+    profile: station.profile,
+    resources: {
+      ...(resources as Omit<StationDocument['resources'], 'media' | 'realtime'>),
+      media: station.modules.media ? mediaBasePath(station.id) : null,
+      realtime: realtimeResource(station, config),
+    },
+    delivery: { pollIntervalSeconds: POLL_INTERVAL_SECONDS },
+  };
+}
+
+/** The admin view: the station with every setting. */
+export const presentAdminStation = (station: Station) => station;

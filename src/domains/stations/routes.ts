@@ -1,0 +1,94 @@
+import type { Station } from './model.ts';
+import { defineRoute } from '../../http/route.ts';
+import { sendCacheable, strongEtag } from '../../http/etag.ts';
+import { NotFoundError } from '../../lib/errors.ts';
+import { ErrorBody } from '../../http/schema.ts';
+import { createStation, updateStation } from './commands.ts';
+import { presentAdminStation, presentStationDocument } from './presenter.ts';
+import { AdminStation, CreateStationBody, PatchStationBody, StationDocument, StationIdParams, StationSlugParams } from './schemas.ts';
+
+const listenerErrors = {
+  304: { description: 'Not modified (If-None-Match matched the current ETag).' },
+  400: { description: 'Invalid parameters.', schema: ErrorBody },
+  401: { description: 'Missing or invalid credential.', schema: ErrorBody },
+  404: { description: 'Station unknown, inactive or offline.', schema: ErrorBody },
+  429: { description: 'Rate limited.', schema: ErrorBody },
+};
+
+const adminErrors = {
+  400: { description: 'Invalid input.', schema: ErrorBody },
+  401: { description: 'Missing or invalid operator token.', schema: ErrorBody },
+  404: { description: 'Station not found.', schema: ErrorBody },
+};
+
+// Cached station objects are replaced on every change, so the serialised document can be memoised per object.
+const documents = new WeakMap<Station, { bytes: Buffer; etag: string }>();
+
+export const stationRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/stations/{stationSlug}',
+    operationId: 'getStation',
+    summary: 'The station entry document',
+    tags: ['listener'],
+    surface: 'listener',
+    scope: 'listener:read',
+    rateLimit: 'listener',
+    params: StationSlugParams,
+    responses: { 200: { description: 'The station document.', schema: StationDocument }, ...listenerErrors },
+    handler({ ctx, svc, station }) {
+      let doc = documents.get(station);
+      if (!doc) {
+        const bytes = Buffer.from(JSON.stringify(presentStationDocument(station, svc.config)));
+        doc = { bytes, etag: strongEtag(bytes) };
+        documents.set(station, doc);
+      }
+      sendCacheable(ctx, doc.bytes, 'application/json; charset=utf-8', doc.etag);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/admin/v1/stations',
+    operationId: 'adminCreateStation',
+    summary: 'Create a station',
+    tags: ['admin'],
+    surface: 'admin',
+    body: CreateStationBody,
+    responses: { 201: { description: 'The station (admin view).', schema: AdminStation }, 409: { description: 'Slug or id taken.', schema: ErrorBody }, ...adminErrors },
+    async handler({ ctx, svc, body }) {
+      const station = await createStation(svc.db, svc.invalidation, body, svc.clock.now());
+      ctx.status = 201;
+      return presentAdminStation(station);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/admin/v1/stations/{stationId}',
+    operationId: 'adminGetStation',
+    summary: 'Read a station with its settings',
+    tags: ['admin'],
+    surface: 'admin',
+    params: StationIdParams,
+    responses: { 200: { description: 'The station (admin view).', schema: AdminStation }, ...adminErrors },
+    async handler({ svc, params }) {
+      const station = await svc.stations.byIdOrNull(params.stationId);
+      if (!station) throw new NotFoundError('Station not found.');
+      return presentAdminStation(station);
+    },
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/admin/v1/stations/{stationId}',
+    operationId: 'adminUpdateStation',
+    summary: 'Change a station’s name, slug, time zone or settings',
+    tags: ['admin'],
+    surface: 'admin',
+    params: StationIdParams,
+    body: PatchStationBody,
+    responses: { 200: { description: 'The station (admin view).', schema: AdminStation }, 409: { description: 'Slug taken.', schema: ErrorBody }, ...adminErrors },
+    async handler({ svc, params, body }) {
+      return presentAdminStation(await updateStation(svc.db, svc.invalidation, params.stationId, body, svc.clock.now()));
+    },
+  }),
+];
+

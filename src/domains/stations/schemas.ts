@@ -1,0 +1,146 @@
+import type { TBoolean } from '@sinclair/typebox';
+import { Type, Nullable, StringEnum, SLUG_PATTERN, StationSlugParams, ErrorBody, type Static } from '../../http/schema.ts';
+import { MODULE_KEYS, PUSH_PROVIDERS } from './model.ts';
+
+const Text = (max: number) => Nullable(Type.String({ maxLength: max }));
+
+export const ProfileSchema = Type.Object(
+  {
+    tagline: Type.Optional(Text(300)),
+    description: Type.Optional(Text(5000)),
+    frequencyLabel: Type.Optional(Text(100)),
+    websiteUrls: Type.Optional(Nullable(Type.Array(Type.String({ format: 'uri', maxLength: 2048 }), { maxItems: 20 }))),
+    streamUrls: Type.Optional(
+      Nullable(
+        Type.Array(
+          Type.Object(
+            {
+              label: Type.Optional(Text(100)),
+              url: Type.String({ format: 'uri', maxLength: 2048 }),
+              mime: Type.Optional(Text(100)),
+              bitrateKbps: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 100000 }))),
+            },
+            { additionalProperties: false },
+          ),
+          { maxItems: 20 },
+        ),
+      ),
+    ),
+    contactEmail: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 320 }))),
+    phone: Type.Optional(Text(50)),
+    address: Type.Optional(Text(500)),
+    socialLinks: Type.Optional(
+      Nullable(
+        Type.Array(
+          Type.Object({ network: Type.String({ minLength: 1, maxLength: 50 }), url: Type.String({ format: 'uri', maxLength: 2048 }) }, { additionalProperties: false }),
+          { maxItems: 30 },
+        ),
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const Flags = <K extends string>(keys: readonly K[]) =>
+  Type.Partial(Type.Object(Object.fromEntries(keys.map((k) => [k, Type.Boolean()])) as Record<K, TBoolean>), {
+    additionalProperties: false,
+  });
+
+/** Settings an operator may send on create and patch (every one optional). */
+const settings = {
+  profile: Type.Optional(ProfileSchema),
+  modules: Type.Optional(Flags(MODULE_KEYS)),
+  entitlements: Type.Optional(Flags(['weather', 'traffic'] as const)),
+  redistribution: Type.Optional(Flags(['weather', 'traffic'] as const)),
+  push: Type.Optional(Type.Object({ provider: Nullable(StringEnum(PUSH_PROVIDERS)) }, { additionalProperties: false })),
+  artworkLookup: Type.Optional(Type.Boolean()),
+  nowPlayingFreshnessSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86400 })),
+  rundownFollowing: Type.Optional(Type.Boolean()),
+  active: Type.Optional(Type.Boolean()),
+  publicOnline: Type.Optional(Type.Boolean()),
+};
+
+const Slug = Type.String({ pattern: SLUG_PATTERN, minLength: 3, maxLength: 63 });
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Timezone = Type.String({ minLength: 1, maxLength: 100, description: 'IANA time zone' });
+
+export const CreateStationBody = Type.Object(
+  {
+    slug: Slug,
+    id: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_-]{1,80}$' })),
+    name: Name,
+    timezone: Timezone,
+    ...settings,
+  },
+  { additionalProperties: false },
+);
+export type CreateStationBody = Static<typeof CreateStationBody>;
+
+export const PatchStationBody = Type.Object(
+  { slug: Type.Optional(Slug), name: Type.Optional(Name), timezone: Type.Optional(Timezone), ...settings },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type PatchStationBody = Static<typeof PatchStationBody>;
+
+export const StationIdParams = Type.Object({ stationId: Type.String({ minLength: 1, maxLength: 80 }) }, { additionalProperties: false });
+
+const ProfileOut = Type.Object({
+  tagline: Nullable(Type.String()),
+  description: Nullable(Type.String()),
+  frequencyLabel: Nullable(Type.String()),
+  websiteUrls: Nullable(Type.Array(Type.String())),
+  streamUrls: Nullable(Type.Array(Type.Object({ label: Nullable(Type.String()), url: Type.String(), mime: Nullable(Type.String()), bitrateKbps: Nullable(Type.Integer()) }))),
+  contactEmail: Nullable(Type.String()),
+  phone: Nullable(Type.String()),
+  address: Nullable(Type.String()),
+  socialLinks: Nullable(Type.Array(Type.Object({ network: Type.String(), url: Type.String() }))),
+});
+
+export const AdminStation = Type.Object({
+  id: Type.String(),
+  slug: Type.String(),
+  name: Type.String(),
+  timezone: Type.String(),
+  profile: ProfileOut,
+  active: Type.Boolean(),
+  publicOnline: Type.Boolean(),
+  modules: Type.Record(Type.String(), Type.Boolean()),
+  entitlements: Type.Object({ weather: Type.Boolean(), traffic: Type.Boolean() }),
+  redistribution: Type.Object({ weather: Type.Boolean(), traffic: Type.Boolean() }),
+  push: Type.Object({ provider: Nullable(Type.String()) }),
+  artworkLookup: Type.Boolean(),
+  nowPlayingFreshnessSeconds: Type.Integer(),
+  rundownFollowing: Type.Boolean(),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+});
+
+const Link = Nullable(Type.String());
+
+export const StationDocument = Type.Object({
+  contractVersion: Type.Literal(1),
+  id: Type.String(),
+  slug: Type.String(),
+  name: Type.String(),
+  timezone: Type.String(),
+  profile: ProfileOut,
+  resources: Type.Object({
+    schemas: Link,
+    content: Link,
+    schedule: Link,
+    programs: Link,
+    currentBroadcast: Link,
+    nowPlaying: Link,
+    trackHistory: Link,
+    weather: Link,
+    traffic: Link,
+    calendar: Link,
+    graphql: Link,
+    media: Link,
+    realtime: Nullable(Type.Object({ url: Type.String(), channel: Type.String() })),
+  }),
+  delivery: Type.Object({ pollIntervalSeconds: Type.Integer() }),
+});
+export type StationDocument = Static<typeof StationDocument>;
+
+export { StationSlugParams, ErrorBody };

@@ -1,0 +1,97 @@
+import { randomUUID } from 'node:crypto';
+import type { Context, Next } from 'koa';
+import { WavelineError, ValidationError, PayloadTooLargeError, UnsupportedMediaTypeError, NotFoundError } from '../lib/errors.ts';
+import type { Logger } from '../lib/logger.ts';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export const CORS_ALLOW_HEADERS = [
+  'Authorization',
+  'Content-Type',
+  'If-None-Match',
+  'If-Range',
+  'Range',
+  'X-Preview-Grant',
+  'X-Request-Id',
+].join(', ');
+
+export const CORS_EXPOSE_HEADERS = [
+  'ETag',
+  'X-Request-Id',
+  'RateLimit',
+  'RateLimit-Policy',
+  'Retry-After',
+  'Content-Range',
+  'Accept-Ranges',
+  'Content-Length',
+].join(', ');
+
+/** How a route reports errors: the listener body, or ingest's legacy `{error: string}`. */
+export type ErrorShape = 'listener' | 'legacy';
+
+/**
+ * The outermost middleware of every route: request id, CORS (preflight answered here, before any
+ * credential check), `Cache-Control: no-store` by default, and one place that turns every failure
+ * into the contract's error body. A 500 never carries a stack or SQL.
+ */
+export function envelope(logger: Logger) {
+  return async function envelopeMiddleware(ctx: Context, next: Next): Promise<void> {
+    const incoming = ctx.get('x-request-id');
+    const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.set('X-Request-Id', requestId);
+    ctx.set('Access-Control-Allow-Origin', '*');
+    ctx.set('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS);
+    ctx.set('Vary', 'Origin');
+
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Access-Control-Allow-Methods', 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS');
+      ctx.set('Access-Control-Allow-Headers', ctx.get('access-control-request-headers') || CORS_ALLOW_HEADERS);
+      ctx.set('Access-Control-Max-Age', '600');
+      ctx.set('Cache-Control', 'no-store');
+      ctx.status = 204;
+      return;
+    }
+
+    ctx.set('Cache-Control', 'no-store');
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body == null) throw new NotFoundError('No such route.');
+    } catch (raw) {
+      const err = normalise(raw);
+      if (!(err instanceof WavelineError)) {
+        logger.error({ err: raw, requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
+      }
+      writeError(ctx, err, requestId);
+    }
+  };
+}
+
+/** Errors thrown by koa-body, raw-body and friends carry an HTTP status; give them our codes. */
+function normalise(raw: unknown): unknown {
+  if (raw instanceof WavelineError) return raw;
+  const status = (raw as { status?: number; statusCode?: number })?.status ?? (raw as { statusCode?: number })?.statusCode;
+  const type = (raw as { type?: string })?.type;
+  if (status === 413 || type === 'entity.too.large') return new PayloadTooLargeError('Request body is too large.');
+  if (status === 415) return new UnsupportedMediaTypeError('Unsupported content type.');
+  if (status === 400 || raw instanceof SyntaxError) {
+    return new ValidationError('Request body is not valid JSON.', [{ path: 'body', code: 'invalid_json', message: 'body must be valid JSON' }]);
+  }
+  return raw;
+}
+
+export function writeError(ctx: Context, err: unknown, requestId: string): void {
+  const known = err instanceof WavelineError ? err : null;
+  const status = known?.status ?? 500;
+  const code = known?.code ?? 'INTERNAL_ERROR';
+  const message = known?.message ?? 'Internal server error.';
+  ctx.status = status;
+  ctx.set('Cache-Control', 'no-store');
+  ctx.remove('ETag');
+  if (known && 'retryAfterSeconds' in known) ctx.set('Retry-After', String(known.retryAfterSeconds));
+  if ((ctx.state.errorShape as ErrorShape | undefined) === 'legacy') {
+    ctx.body = { error: known?.issues?.[0]?.message ?? message };
+    return;
+  }
+  ctx.body = { error: { code, message, requestId, ...(known?.issues ? { issues: known.issues } : {}) } };
+}

@@ -1,0 +1,145 @@
+import type { Context, Middleware } from 'koa';
+import type { Router, RouterMiddleware } from '@koa/router';
+import { koaBody, HttpMethodEnum } from 'koa-body';
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { Scope } from '../domains/auth/model.ts';
+import type { ModuleKey, Station } from '../domains/stations/model.ts';
+import type { Credential } from '../domains/auth/model.ts';
+import type { Services } from '../services.ts';
+import { adminGate, credentialGate, moduleGate, rateLimitGate, stationGate } from './gates.ts';
+import type { LimitName } from './ratelimit.ts';
+import { sendJson } from './etag.ts';
+import { validate } from './validate.ts';
+
+/**
+ * Who a route serves, which decides its middleware:
+ * - listener: station gate → credential(scope) → rate limit → module → validate; JSON with ETag/304
+ * - push:     the same gates, plain JSON answers
+ * - admin:    operator token; JSON
+ * - ingest, media, system: the route handles its own gates (documented on the route)
+ */
+export type Surface = 'listener' | 'push' | 'admin' | 'ingest' | 'media' | 'system';
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface ResponseSpec {
+  description: string;
+  schema?: TSchema;
+  /** Defaults to application/json when a schema is given. */
+  contentType?: string;
+}
+
+type In<S> = S extends TSchema ? Static<S> : undefined;
+
+export interface HandlerArgs<P, Q, B> {
+  ctx: Context;
+  svc: Services;
+  params: In<P>;
+  query: In<Q>;
+  body: In<B>;
+  /** Set on listener and push routes (after the station gate). */
+  station: Station;
+  /** Set on listener and push routes (after the credential gate). */
+  credential: Credential;
+}
+
+export interface RouteSpec<P extends TSchema | undefined = TSchema | undefined, Q extends TSchema | undefined = TSchema | undefined, B extends TSchema | undefined = TSchema | undefined> {
+  method: Method;
+  /** OpenAPI form: `/api/v1/stations/{stationSlug}/content`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  surface: Surface;
+  scope?: Scope;
+  module?: ModuleKey;
+  rateLimit?: LimitName;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** How the body is read: JSON (default when `body` is set), or left to the handler. */
+  bodyParser?: 'json' | 'none';
+  /** Largest JSON body accepted, default 1 MiB. */
+  bodyLimit?: string;
+  responses: Record<string, ResponseSpec>;
+  handler(args: HandlerArgs<P, Q, B>): unknown;
+}
+
+export function defineRoute<P extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined, B extends TSchema | undefined = undefined>(
+  spec: RouteSpec<P, Q, B>,
+): RouteSpec {
+  return spec as unknown as RouteSpec;
+}
+
+export const koaPath = (openapiPath: string): string => openapiPath.replace(/\{([^}]+)\}/g, ':$1');
+
+function gatesFor(route: RouteSpec, svc: Services): Middleware[] {
+  switch (route.surface) {
+    case 'listener':
+    case 'push': {
+      const gates: Middleware[] = [stationGate(svc)];
+      if (route.scope) gates.push(credentialGate(svc, route.scope));
+      if (route.rateLimit) gates.push(rateLimitGate(svc, route.rateLimit));
+      if (route.module) gates.push(moduleGate(route.module));
+      return gates;
+    }
+    case 'admin':
+      return [adminGate(svc)];
+    default:
+      return [];
+  }
+}
+
+export function mountRoute(router: Router, route: RouteSpec, svc: Services): void {
+  const middleware: Middleware[] = [];
+  if (route.surface === 'ingest') {
+    middleware.push(async (ctx, next) => {
+      ctx.state.errorShape = 'legacy';
+      await next();
+    });
+  }
+  middleware.push(...gatesFor(route, svc));
+  if (route.body && route.bodyParser !== 'none') {
+    middleware.push(
+      koaBody({
+        json: true,
+        urlencoded: false,
+        text: false,
+        multipart: false,
+        jsonLimit: route.bodyLimit ?? '1mb',
+        jsonStrict: false,
+        parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+        onError: (err: Error) => {
+          throw err;
+        },
+      }) as unknown as Middleware,
+    );
+  }
+  middleware.push(async (ctx) => {
+    const params = route.params ? validate(route.params, 'params', { ...ctx.params }) : undefined;
+    const query = route.query ? validate(route.query, 'query', { ...ctx.query }) : undefined;
+    let body: unknown;
+    if (route.body && route.bodyParser !== 'none') {
+      const raw = (ctx.request as unknown as { body?: unknown }).body;
+      body = validate(route.body, 'body', raw === undefined || (ctx.request.length ?? 0) === 0 && isEmptyObject(raw) ? {} : raw);
+    }
+    const result = await route.handler({
+      ctx,
+      svc,
+      params,
+      query,
+      body,
+      station: ctx.state.station,
+      credential: ctx.state.credential,
+    } as HandlerArgs<TSchema, TSchema, TSchema>);
+    if (result === undefined) return;
+    if (route.surface === 'listener') sendJson(ctx, result);
+    else ctx.body = result;
+  });
+  router.register(koaPath(route.path), [route.method.toUpperCase()], middleware as RouterMiddleware[], { name: route.operationId });
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && Object.keys(value).length === 0;
+}

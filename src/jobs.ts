@@ -1,0 +1,57 @@
+import type { Queue, JobsOptions } from 'bullmq';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { createQueue } from './lib/queue.ts';
+import type { Logger } from './lib/logger.ts';
+import type { Redis } from './lib/redis.ts';
+import { validate } from './http/validate.ts';
+
+// Job names, their queues and payload schemas: the only part of the job system the web role imports.
+// Queues separate latency-sensitive work (ingest) from CPU-heavy work (media) so neither starves.
+
+export const QUEUES = ['default', 'ingest', 'media'] as const;
+export type QueueName = (typeof QUEUES)[number];
+
+export const JOBS = {
+  'health.ping': { queue: 'default', payload: Type.Object({ at: Type.String() }) },
+} as const satisfies Record<string, { queue: QueueName; payload: TSchema }>;
+
+export type JobName = keyof typeof JOBS;
+export type JobPayload<N extends JobName> = Static<(typeof JOBS)[N]['payload']>;
+
+/** Validates a job's payload when a worker takes it. */
+export function parsePayload<N extends JobName>(name: N, data: unknown): JobPayload<N> {
+  return validate<JobPayload<N>>(JOBS[name].payload, 'body', data);
+}
+
+/** Typed producer side of the queues. */
+export class Jobs {
+  private readonly queues = new Map<QueueName, { queue: Queue; connection: Redis }>();
+  private readonly redisUrl: string;
+  private readonly logger: Logger;
+  constructor(redisUrl: string, logger: Logger) {
+    this.redisUrl = redisUrl;
+    this.logger = logger;
+  }
+
+  queue(name: QueueName): Queue {
+    let entry = this.queues.get(name);
+    if (!entry) {
+      entry = createQueue(name, this.redisUrl, this.logger);
+      this.queues.set(name, entry);
+    }
+    return entry.queue;
+  }
+
+  async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options: JobsOptions = {}) {
+    parsePayload(name, payload);
+    return this.queue(JOBS[name].queue).add(name, payload, options);
+  }
+
+  async close(): Promise<void> {
+    for (const { queue, connection } of this.queues.values()) {
+      await queue.close();
+      connection.disconnect();
+    }
+    this.queues.clear();
+  }
+}

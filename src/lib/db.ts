@@ -1,0 +1,33 @@
+import knex, { type Knex } from 'knex';
+import pg from 'pg';
+
+export type Db = Knex;
+export type Trx = Knex.Transaction;
+
+// Return bigint columns (feed sequence numbers, counts) as JS numbers: they stay far below 2^53.
+pg.types.setTypeParser(20, (value: string) => Number(value));
+// Numeric (durations) as numbers.
+pg.types.setTypeParser(1700, (value: string) => Number(value));
+
+export function createDb(databaseUrl: string, pool: { min?: number; max?: number } = {}): Db {
+  return knex({
+    client: 'pg',
+    connection: databaseUrl,
+    pool: { min: pool.min ?? 0, max: pool.max ?? 10 },
+  });
+}
+
+/** A transaction with an after-commit queue: feed rows and jobs go out only once the write is durable. */
+export interface Tx {
+  trx: Trx;
+  afterCommit(fn: () => unknown): void;
+}
+
+export async function inTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
+  const pending: Array<() => unknown> = [];
+  const result = await db.transaction(async (trx) =>
+    fn({ trx, afterCommit: (cb) => void pending.push(cb) }),
+  );
+  for (const cb of pending) await cb();
+  return result;
+}

@@ -1,0 +1,111 @@
+// Coded errors. One handler (http/envelope.ts) turns them into the contract's error body;
+// callers branch with `instanceof`, never by reading messages.
+
+export interface Issue {
+  path: string;
+  message: string;
+  code?: string;
+  suggestion?: string | number;
+}
+
+export abstract class WavelineError extends Error {
+  abstract readonly code: string;
+  abstract readonly status: number;
+  readonly issues?: Issue[];
+  constructor(message: string, issues?: Issue[]) {
+    super(message);
+    this.name = new.target.name;
+    if (issues && issues.length > 0) this.issues = issues;
+  }
+}
+
+export class ValidationError extends WavelineError {
+  readonly code = 'VALIDATION_ERROR';
+  readonly status = 400;
+}
+
+export class UnauthenticatedError extends WavelineError {
+  readonly code = 'UNAUTHENTICATED';
+  readonly status = 401;
+  constructor(message = 'A valid station credential with the required scope is needed.') {
+    super(message);
+  }
+}
+
+export class ForbiddenError extends WavelineError {
+  readonly code = 'FORBIDDEN';
+  readonly status = 403;
+}
+
+export class NotFoundError extends WavelineError {
+  readonly code = 'NOT_FOUND';
+  readonly status = 404;
+  constructor(message = 'Not found.') {
+    super(message);
+  }
+}
+
+export class ModuleDisabledError extends WavelineError {
+  readonly code = 'MODULE_DISABLED';
+  readonly status = 404;
+  constructor(module: string) {
+    super(`The ${module} module is switched off for this station.`);
+  }
+}
+
+export class RevisionConflictError extends WavelineError {
+  readonly code = 'REVISION_CONFLICT';
+  readonly status = 409;
+}
+
+export class ProviderMismatchError extends WavelineError {
+  readonly code = 'PROVIDER_MISMATCH';
+  readonly status = 409;
+}
+
+export class ConflictError extends WavelineError {
+  readonly code = 'CONFLICT';
+  readonly status = 409;
+}
+
+export class PayloadTooLargeError extends WavelineError {
+  readonly code = 'PAYLOAD_TOO_LARGE';
+  readonly status = 413;
+}
+
+export class UnsupportedMediaTypeError extends WavelineError {
+  readonly code = 'UNSUPPORTED_MEDIA_TYPE';
+  readonly status = 415;
+}
+
+export class RateLimitedError extends WavelineError {
+  readonly code = 'RATE_LIMITED';
+  readonly status = 429;
+  readonly retryAfterSeconds: number;
+  constructor(retryAfterSeconds: number) {
+    super('Too many requests.');
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+export class ProviderUnavailableError extends WavelineError {
+  readonly code = 'PROVIDER_UNAVAILABLE';
+  readonly status = 503;
+}
+
+/** The catalogue of codes the error body can carry; docs/errors.md lists each (a test checks). */
+export const ERROR_CODES = [
+  'VALIDATION_ERROR',
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'MODULE_DISABLED',
+  'REVISION_CONFLICT',
+  'PROVIDER_MISMATCH',
+  'CONFLICT',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  'RATE_LIMITED',
+  'PROVIDER_UNAVAILABLE',
+  'INTERNAL_ERROR',
+] as const;

@@ -1,0 +1,16 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+
+const BASE32 = 'abcdefghijklmnopqrstuvwxyz234567';
+
+/** Station id: `st_` + 20 lowercase base32 characters. */
+export function newStationId(): string {
+  const bytes = randomBytes(20);
+  let out = 'st_';
+  for (const byte of bytes) out += BASE32[byte & 31];
+  return out;
+}
+
+export const newId = (): string => randomUUID();
+
+export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+export const isUuid = (value: string): boolean => new RegExp(UUID_PATTERN).test(value);

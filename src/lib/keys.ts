@@ -1,0 +1,17 @@
+// Every Redis key and channel name Waveline uses is built here, never concatenated in place.
+export const keys = {
+  /** Pub/sub channel carrying one station's feed rows. */
+  feedChannel: (stationId: string) => `waveline:feed:${stationId}`,
+  /** Pattern matching every station's feed channel. */
+  feedChannelPattern: 'waveline:feed:*',
+  /** Pub/sub channel on which writers tell every process to drop cached stations and credentials. */
+  invalidateChannel: 'waveline:invalidate',
+  /** Prefix for rate-limiter buckets. */
+  rateLimitPrefix: 'waveline:rl',
+  /** BullMQ key prefix. */
+  queuePrefix: 'waveline:bull',
+  /** Artwork lookup cache entry. */
+  artwork: (fingerprint: string) => `waveline:artwork:${fingerprint}`,
+  /** Ingest idempotency result for an eventId. */
+  ingestResult: (stationId: string, eventId: string) => `waveline:ingest:${stationId}:${eventId}`,
+};

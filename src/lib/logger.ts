@@ -1,0 +1,24 @@
+import { pino, type Logger } from 'pino';
+import type { Config } from '../config.ts';
+
+export type { Logger };
+
+// Secrets never reach the log: tokens travel in these headers and fields.
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers["x-preview-grant"]',
+  'req.headers.cookie',
+  'token',
+  '*.token',
+  'grant',
+];
+
+export function createLogger(config: Pick<Config, 'logLevel' | 'nodeEnv'>, role: string): Logger {
+  const pretty = config.nodeEnv !== 'production' && process.stdout.isTTY;
+  return pino({
+    level: config.logLevel,
+    base: { role },
+    redact: { paths: REDACT, censor: '[redacted]' },
+    ...(pretty ? { transport: { target: 'pino-pretty', options: { colorize: true } } } : {}),
+  });
+}

@@ -1,0 +1,37 @@
+import { Queue, Worker, type Job, type Processor, type WorkerOptions } from 'bullmq';
+import { keys } from './keys.ts';
+import type { Logger } from './logger.ts';
+import { createBlockingRedis, createRedis, type Redis } from './redis.ts';
+
+// One factory for every BullMQ queue and worker, with the production-guide defaults:
+// producers fail fast (no offline queue), workers retry Redis forever, jobs are retained briefly.
+
+export const DEFAULT_JOB_OPTIONS = {
+  attempts: 3,
+  backoff: { type: 'exponential', delay: 1000 },
+  removeOnComplete: { age: 3600, count: 1000 },
+  removeOnFail: { age: 24 * 3600, count: 5000 },
+} as const;
+
+export function createQueue(name: string, redisUrl: string, logger: Logger): { queue: Queue; connection: Redis } {
+  const connection = createRedis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  connection.on('error', (err) => logger.warn({ err, queue: name }, 'queue connection error'));
+  const queue = new Queue(name, { connection, prefix: keys.queuePrefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+  queue.on('error', (err) => logger.warn({ err, queue: name }, 'queue error'));
+  return { queue, connection };
+}
+
+export function createWorker(
+  name: string,
+  processor: Processor,
+  redisUrl: string,
+  logger: Logger,
+  options: Partial<WorkerOptions> = {},
+): Worker {
+  const connection = createBlockingRedis(redisUrl);
+  connection.on('error', (err) => logger.warn({ err, queue: name }, 'worker connection error'));
+  const worker = new Worker(name, processor, { connection, prefix: keys.queuePrefix, concurrency: 4, ...options });
+  worker.on('error', (err) => logger.error({ err, queue: name }, 'worker error'));
+  worker.on('failed', (job: Job | undefined, err: Error) => logger.warn({ err, job: job?.name, id: job?.id }, 'job failed'));
+  return worker;
+}

@@ -1,0 +1,45 @@
+// The `waveline` CLI: `waveline <web|worker|gateway|migrate|dev>`. Each role is imported lazily, so the
+// gateway process never loads Koa or knex and the web process never loads the job handlers.
+import { ConfigError, loadConfig } from './config.ts';
+
+const USAGE = `usage: waveline <command>
+
+  web       listener REST, GraphQL, media, push, ingest, admin API (PORT)
+  worker    BullMQ job processors
+  gateway   realtime WebSocket feed (PORT when run alone)
+  migrate   apply database migrations, then exit
+  dev       web + worker + gateway in one process (what \`npm start\` runs)
+`;
+
+const roles: Record<string, () => Promise<{ run(config: ReturnType<typeof loadConfig>): Promise<unknown> }>> = {
+  web: () => import('./roles/web.ts'),
+  worker: () => import('../workers/index.ts'),
+  gateway: () => import('./roles/gateway.ts'),
+  migrate: () => import('./roles/migrate.ts'),
+  dev: () => import('./roles/dev.ts'),
+};
+
+async function main(): Promise<void> {
+  const command = process.argv[2];
+  if (!command || command === '--help' || command === '-h' || !(command in roles)) {
+    process.stderr.write(USAGE);
+    process.exit(command && !['--help', '-h'].includes(command) ? 64 : 0);
+  }
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`waveline: configuration error: ${err.message}\n`);
+      process.exit(78);
+    }
+    throw err;
+  }
+  const role = await roles[command]();
+  await role.run(config);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`waveline: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,26 @@
+import type { Config } from '../config.ts';
+import { createLogger } from '../lib/logger.ts';
+import { Shutdown } from '../lib/shutdown.ts';
+import { createServices } from '../services.ts';
+import { migrate } from './migrate.ts';
+import { startWeb } from './web.ts';
+import { startGateway } from '../gateway/server.ts';
+import { startWorkers } from '../../workers/index.ts';
+
+/** All three roles in one process, on a migrated database: what `npm start` runs. */
+export async function run(config: Readonly<Config>): Promise<void> {
+  const logger = createLogger(config, 'dev');
+  const shutdown = new Shutdown(logger);
+  const applied = await migrate(config);
+  if (applied.length) logger.info({ applied }, 'migrations applied');
+  const svc = await createServices(config, logger);
+  shutdown.add('services', () => svc.close());
+  const workers = await startWorkers(svc);
+  shutdown.add('worker', () => workers.close());
+  const gateway = await startGateway(config, logger, config.gatewayPort);
+  shutdown.add('gateway', () => gateway.close());
+  const web = await startWeb(svc, config.port, logger);
+  shutdown.add('web', () => web.close());
+  shutdown.listen();
+  logger.info({ web: config.publicBaseUrl, realtime: config.realtimePublicUrl }, 'waveline dev is up');
+}

@@ -1,0 +1,12 @@
+import type { Config } from '../config.ts';
+import { createLogger } from '../lib/logger.ts';
+import { Shutdown } from '../lib/shutdown.ts';
+import { startGateway } from '../gateway/server.ts';
+
+export async function run(config: Readonly<Config>): Promise<void> {
+  const logger = createLogger(config, 'gateway');
+  const shutdown = new Shutdown(logger);
+  const gateway = await startGateway(config, logger, config.port);
+  shutdown.add('gateway', () => gateway.close());
+  shutdown.listen();
+}

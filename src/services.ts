@@ -1,0 +1,56 @@
+import type { Config } from './config.ts';
+import { systemClock, type Clock } from './lib/clock.ts';
+import { createDb, type Db } from './lib/db.ts';
+import { Invalidation } from './lib/invalidation.ts';
+import type { Logger } from './lib/logger.ts';
+import { createBlockingRedis, createRedis, type Redis } from './lib/redis.ts';
+import { RedisFeedBus, type FeedBus } from './feed/bus.ts';
+import { Jobs } from './jobs.ts';
+import { StationCache } from './domains/stations/cache.ts';
+import { CredentialCache } from './domains/auth/cache.ts';
+import { RateLimits } from './http/ratelimit.ts';
+
+/** Everything a web process or worker needs, built once and closed once. */
+export interface Services {
+  config: Readonly<Config>;
+  logger: Logger;
+  clock: Clock;
+  db: Db;
+  redis: Redis;
+  invalidation: Invalidation;
+  bus: FeedBus;
+  jobs: Jobs;
+  stations: StationCache;
+  credentials: CredentialCache;
+  rateLimits: RateLimits;
+  close(): Promise<void>;
+}
+
+export async function createServices(config: Readonly<Config>, logger: Logger, options: { clock?: Clock } = {}): Promise<Services> {
+  const db = createDb(config.databaseUrl);
+  const redis = createRedis(config.redisUrl);
+  const subscriber = createBlockingRedis(config.redisUrl);
+  for (const conn of [redis, subscriber]) conn.on('error', (err) => logger.warn({ err }, 'redis connection error'));
+  const invalidation = new Invalidation(redis, subscriber, logger);
+  await invalidation.start();
+  const jobs = new Jobs(config.redisUrl, logger);
+  return {
+    config,
+    logger,
+    clock: options.clock ?? systemClock,
+    db,
+    redis,
+    invalidation,
+    bus: new RedisFeedBus(redis),
+    jobs,
+    stations: new StationCache(db, invalidation),
+    credentials: new CredentialCache(db, invalidation, logger),
+    rateLimits: new RateLimits(redis, config.rateLimits),
+    async close() {
+      await jobs.close();
+      subscriber.disconnect();
+      await redis.quit().catch(() => redis.disconnect());
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,122 @@
+import { expect } from 'chai';
+import { sharedServer, type TestServer } from '../support/server.ts';
+import { admin, request } from '../support/http.ts';
+import { createStation, createToken, listenerFixture } from '../support/factories.ts';
+
+describe('station document GET /api/v1/stations/{slug}', () => {
+  let server: TestServer;
+  before(async () => {
+    server = await sharedServer();
+  });
+
+  it('has contractVersion 1, id distinct from slug, profile with every value null when unset, and delivery.pollIntervalSeconds 30', async () => {
+    const { station, token } = await listenerFixture(server.url);
+    const res = await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token });
+    expect(res.status).to.equal(200);
+    expect(res.body.contractVersion).to.equal(1);
+    expect(res.body.id).to.equal(station.id).and.match(/^st_[a-z2-7]{20}$/);
+    expect(res.body.slug).to.equal(station.slug);
+    expect(res.body.name).to.equal('Test FM');
+    expect(res.body.timezone).to.equal('Europe/Berlin');
+    expect(res.body.profile).to.deep.equal({
+      tagline: null, description: null, frequencyLabel: null, websiteUrls: null, streamUrls: null,
+      contactEmail: null, phone: null, address: null, socialLinks: null,
+    });
+    expect(res.body.delivery).to.deep.equal({ pollIntervalSeconds: 30 });
+  });
+
+  it('links every resource by path, realtime as {url, channel}; weather and traffic null until delivered', async () => {
+    const { station, token } = await listenerFixture(server.url);
+    const res = await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token });
+    const base = `/api/v1/stations/${station.slug}`;
+    expect(res.body.resources).to.deep.equal({
+      schemas: `${base}/schemas`,
+      content: `${base}/content`,
+      schedule: `${base}/schedule`,
+      programs: `${base}/programs`,
+      currentBroadcast: `${base}/broadcast/current`,
+      nowPlaying: `${base}/now-playing`,
+      trackHistory: `${base}/track-history`,
+      weather: null,
+      traffic: null,
+      calendar: `${base}/schedule.ics`,
+      graphql: `${base}/graphql`,
+      media: `/api/media/public/${station.id}/`,
+      realtime: {
+        url: `ws://localhost:3001/v1/realtime?channels[]=${encodeURIComponent(`stations.${station.id}.feed`)}`,
+        channel: `stations.${station.id}.feed`,
+      },
+    });
+  });
+
+  it('a switched-off module links null, and weather needs module, entitlement and redistribution (applies on the next read)', async () => {
+    const { station, token } = await listenerFixture(server.url);
+    const path = `/api/v1/stations/${station.slug}`;
+    let patch = await admin(server.url, 'PATCH', `/stations/${station.id}`, { modules: { content: false, realtime: false, weather: true }, entitlements: { weather: true } });
+    expect(patch.status).to.equal(200);
+    let res = await request(server.url, 'GET', path, { token });
+    expect(res.body.resources.content).to.equal(null);
+    expect(res.body.resources.realtime).to.equal(null);
+    expect(res.body.resources.schedule).to.be.a('string');
+    expect(res.body.resources.weather, 'redistribution not recorded yet').to.equal(null);
+    patch = await admin(server.url, 'PATCH', `/stations/${station.id}`, { redistribution: { weather: true } });
+    expect(patch.body.modules.content, 'earlier module switches are kept').to.equal(false);
+    res = await request(server.url, 'GET', path, { token });
+    expect(res.body.resources.weather).to.equal(`${path}/weather`);
+  });
+
+  it('shows the profile the operator set', async () => {
+    const profile = {
+      tagline: 'The sound of the city',
+      frequencyLabel: '101.5 FM',
+      websiteUrls: ['https://example.org'],
+      streamUrls: [{ label: 'MP3', url: 'https://stream.example.org/live.mp3', mime: 'audio/mpeg', bitrateKbps: 128 }],
+      socialLinks: [{ network: 'mastodon', url: 'https://social.example/@fm' }],
+    };
+    const { station, token } = await listenerFixture(server.url, { profile });
+    const res = await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token });
+    expect(res.body.profile).to.include({ tagline: 'The sound of the city', frequencyLabel: '101.5 FM', description: null, phone: null });
+    expect(res.body.profile.streamUrls).to.deep.equal(profile.streamUrls);
+  });
+
+  it('is 404 NOT_FOUND for an unknown, inactive or public-offline station, with CORS headers', async () => {
+    const { station, token } = await listenerFixture(server.url);
+    const unknown = await request(server.url, 'GET', '/api/v1/stations/no-such-station', { token });
+    expect(unknown.status).to.equal(404);
+    expect(unknown.body.error.code).to.equal('NOT_FOUND');
+    expect(unknown.headers.get('access-control-allow-origin')).to.equal('*');
+    await admin(server.url, 'PATCH', `/stations/${station.id}`, { publicOnline: false });
+    const offline = await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token });
+    expect(offline.status).to.equal(404);
+    await admin(server.url, 'PATCH', `/stations/${station.id}`, { publicOnline: true, active: false });
+    const inactive = await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token });
+    expect(inactive.status).to.equal(404);
+    await admin(server.url, 'PATCH', `/stations/${station.id}`, { active: true });
+    expect((await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token })).status).to.equal(200);
+  });
+
+  it('follows a slug change on the next read', async () => {
+    const { station, token } = await listenerFixture(server.url);
+    const newSlug = `${station.slug}-new`;
+    expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { slug: newSlug })).status).to.equal(200);
+    expect((await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token })).status).to.equal(404);
+    const res = await request(server.url, 'GET', `/api/v1/stations/${newSlug}`, { token });
+    expect(res.status).to.equal(200);
+    expect(res.body.resources.content).to.equal(`/api/v1/stations/${newSlug}/content`);
+  });
+
+  it('a credential of station A on station B is 401, on an unknown slug 404 (gate order)', async () => {
+    const a = await listenerFixture(server.url);
+    const b = await createStation(server.url);
+    expect((await request(server.url, 'GET', `/api/v1/stations/${b.slug}`, { token: a.token })).status).to.equal(401);
+    expect((await request(server.url, 'GET', '/api/v1/stations/unknown-slug-xyz', { token: a.token })).status).to.equal(404);
+  });
+
+  it('another scope does not imply listener access', async () => {
+    const station = await createStation(server.url);
+    const { token } = await createToken(server.url, station.id, ['push:register', 'ingest:write']);
+    const res = await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token });
+    expect(res.status).to.equal(401);
+    expect(res.body.error.code).to.equal('UNAUTHENTICATED');
+  });
+});

@@ -1,0 +1,11 @@
+// Test configuration: a database and Redis index of the test run's own (never the dev ones).
+// Set before any config is loaded.
+process.env.NODE_ENV = 'test';
+process.env.DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_test';
+process.env.REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/9';
+process.env.WAVELINE_ADMIN_TOKEN = 'test-admin-token-0123456789';
+process.env.WAVELINE_SECRET = 'test-secret-0123456789abcdef';
+process.env.LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'silent';
+for (const name of ['LISTENER', 'GRAPHQL', 'PUSH', 'INGEST', 'ANONYMOUS']) process.env[`RATE_LIMIT_${name}_PER_MINUTE`] ??= '0';
+
+export const ADMIN_TOKEN = process.env.WAVELINE_ADMIN_TOKEN;

@@ -1,0 +1,46 @@
+import type { AddressInfo } from 'node:net';
+import { loadConfig, type Config } from '../../src/config.ts';
+import type { Clock } from '../../src/lib/clock.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import { createServices, type Services } from '../../src/services.ts';
+import { startWeb } from '../../src/roles/web.ts';
+
+export interface TestServer {
+  url: string;
+  svc: Services;
+  close(): Promise<void>;
+}
+
+const running = new Set<TestServer>();
+let shared: Promise<TestServer> | null = null;
+
+/** A web app on an ephemeral port, talking to the test database and Redis. */
+export async function startTestServer(options: { clock?: Clock; env?: Record<string, string> } = {}): Promise<TestServer> {
+  const config: Readonly<Config> = loadConfig({ ...process.env, PORT: '0', ...options.env });
+  const logger = createLogger(config, 'test');
+  const svc = await createServices(config, logger, { clock: options.clock });
+  const web = await startWeb(svc, 0, logger);
+  const { port } = web.server.address() as AddressInfo;
+  const server: TestServer = {
+    url: `http://127.0.0.1:${port}`,
+    svc,
+    async close() {
+      running.delete(server);
+      await web.close();
+      await svc.close();
+    },
+  };
+  running.add(server);
+  return server;
+}
+
+/** One server shared by the tests that need no special clock or configuration. */
+export function sharedServer(): Promise<TestServer> {
+  shared ??= startTestServer();
+  return shared;
+}
+
+export async function stopAllServers(): Promise<void> {
+  for (const server of [...running]) await server.close();
+  shared = null;
+}
