@@ -115,7 +115,8 @@ export function toIssues(errors: ErrorObject[] | null | undefined, data: unknown
     seen.add(key);
     issues.push(issue);
   }
-  return issues;
+  // A nullable value's "must be null" branch error is noise next to the real complaint about it.
+  return issues.filter((i) => !(i.code === 'invalid_type' && i.message.endsWith('must be null') && issues.some((o) => o !== i && o.path === i.path)));
 }
 
 /** Validates (and, for query/params, coerces) input in place; throws ValidationError with issues. */

@@ -32,6 +32,8 @@ export function createWorker(
   connection.on('error', (err) => logger.warn({ err, queue: name }, 'worker connection error'));
   const worker = new Worker(name, processor, { connection, prefix: keys.queuePrefix, concurrency: 4, ...options });
   worker.on('error', (err) => logger.error({ err, queue: name }, 'worker error'));
+  // BullMQ leaves a connection it was handed open; close it with the worker.
+  worker.on('closed', () => connection.disconnect());
   worker.on('failed', (job: Job | undefined, err: Error) => logger.warn({ err, job: job?.name, id: job?.id }, 'job failed'));
   return worker;
 }

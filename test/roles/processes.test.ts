@@ -1,0 +1,95 @@
+import { expect } from 'chai';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createServer } from 'node:net';
+import { eventually } from '../support/factories.ts';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+function freePort(): Promise<number> {
+  return new Promise((ok) => {
+    const srv = createServer().listen(0, () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => ok(port));
+    });
+  });
+}
+
+function start(role: string, env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
+  const child = spawn(process.execPath, ['src/main.ts', role], { cwd: root, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((ok) => child.on('exit', (code) => ok(code)));
+  return { child, output: () => out, exited };
+}
+
+async function stopWithin(proc: ReturnType<typeof start>, ms: number): Promise<number | null> {
+  const startedAt = Date.now();
+  proc.child.kill('SIGTERM');
+  const code = await proc.exited;
+  expect(Date.now() - startedAt).to.be.lessThan(ms);
+  return code;
+}
+
+describe('process roles', function () {
+  this.timeout(40_000);
+
+  it('web answers /healthz and /readyz, then drains and exits 0 on SIGTERM', async () => {
+    const port = await freePort();
+    const web = start('web', { PORT: String(port) });
+    await eventually(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, { timeoutMs: 15_000, intervalMs: 100 });
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+    expect(await ready.json()).to.deep.equal({ ok: true, postgres: true, redis: true });
+    expect(await stopWithin(web, 25_000)).to.equal(0);
+    expect(web.output()).to.include('shutting down');
+  });
+
+  it('gateway answers /healthz on PORT when run alone and exits 0 on SIGTERM', async () => {
+    const port = await freePort();
+    const gateway = start('gateway', { PORT: String(port) });
+    await eventually(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, { timeoutMs: 15_000, intervalMs: 100 });
+    expect(await stopWithin(gateway, 25_000)).to.equal(0);
+  });
+
+  it('worker starts its queues and exits 0 on SIGTERM', async () => {
+    const worker = start('worker', {});
+    await eventually(() => worker.output().includes('workers ready'), { timeoutMs: 15_000, intervalMs: 100 });
+    expect(await stopWithin(worker, 25_000)).to.equal(0);
+  });
+
+  it('refuses a bad configuration with a message naming the variable', async () => {
+    const web = start('web', { PORT: 'eighty' });
+    expect(await web.exited).to.equal(78);
+    expect(web.output()).to.include('PORT must be a whole number');
+    const bad = start('web', { REDIS_URL: 'http://nope' });
+    expect(await bad.exited).to.equal(78);
+    expect(bad.output()).to.include('REDIS_URL');
+  });
+
+  it('prints usage for an unknown command', async () => {
+    const proc = start('fly', {});
+    expect(await proc.exited).to.equal(64);
+    expect(proc.output()).to.include('usage: waveline');
+  });
+
+  it('the gateway role never imports Koa or knex', () => {
+    const seen = new Set<string>();
+    const packages = new Set<string>();
+    const visit = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      const source = readFileSync(file, 'utf8');
+      for (const match of source.matchAll(/(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm)) {
+        const spec = match[1] ?? match[2] ?? match[3];
+        if (/^import type|^export type/.test(match[0])) continue;
+        if (spec.startsWith('.')) visit(resolve(dirname(file), spec));
+        else packages.add(spec);
+      }
+    };
+    visit(resolve(root, 'src/roles/gateway.ts'));
+    expect([...packages].filter((p) => /^(koa|@koa\/|knex|koa-body)/.test(p))).to.deep.equal([]);
+  });
+});
