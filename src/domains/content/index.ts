@@ -1,0 +1,2 @@
+export { contentRoutes } from './routes.ts';
+export { contentAdminRoutes } from './adminRoutes.ts';
