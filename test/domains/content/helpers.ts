@@ -74,3 +74,30 @@ export async function walk(get: (path: string) => Promise<Reply>, params: Record
   }
   throw new Error('walk did not end');
 }
+
+/** A media version stored directly (the upload route belongs to the media issue); variants get rendition rows. */
+export async function insertMedia(server: TestServer, stationId: string, options: { kind?: 'image' | 'audio'; variants?: string[]; alt?: string } = {}): Promise<{ assetId: string; versionId: string }> {
+  const kind = options.kind ?? 'image';
+  const assetId = randomUUID();
+  const versionId = randomUUID();
+  const db = server.svc.db;
+  await db('media_assets').insert({ id: assetId, station_id: stationId, kind });
+  await db('media_versions').insert({
+    id: versionId,
+    asset_id: assetId,
+    station_id: stationId,
+    kind,
+    mime: kind === 'image' ? 'image/jpeg' : 'audio/mpeg',
+    alt: options.alt ?? (kind === 'image' ? 'A microphone' : ''),
+    credits: 'Photo: Studio',
+    width: kind === 'image' ? 1600 : null,
+    height: kind === 'image' ? 900 : null,
+    duration: kind === 'audio' ? 182.5 : null,
+    size: 3,
+    sha256: 'abc',
+  });
+  for (const variant of ['original', ...(options.variants ?? [])]) {
+    await db('media_files').insert({ version_id: versionId, variant, mime: 'image/webp', size: 3, etag: '"x"', bytes: Buffer.from('abc') });
+  }
+  return { assetId, versionId };
+}
