@@ -52,8 +52,8 @@ async function replacePublishedMedia(trx: Knex.Transaction, stationId: string, r
 
 /**
  * Publishes a revision (the latest when omitted). Required fields are checked here. `firstPublishedAt`
- * is kept across publications, `publishedAt` moves. Publishing the revision that is already published
- * changes nothing (a retried request).
+ * is kept across publications; every publish, a republish of the current revision included, is a new
+ * publication: `publishedAt` moves, `publicationId` is new and the feed row is upserted again.
  */
 export async function publishRecord(svc: Services, input: { stationId: string; recordId: string; revision?: number }): Promise<PublishReceipt> {
   const { stationId } = input;
@@ -66,10 +66,6 @@ export async function publishRecord(svc: Services, input: { stationId: string; r
       throw new RevisionConflictError(`Revision ${revision} does not exist; the latest is ${record.latest_revision}.`, [
         { path: 'revision', code: 'not_found', message: `revision must be between 1 and ${record.latest_revision}` },
       ]);
-    }
-    if (record.published_revision === revision) {
-      const current = await trx<PublishedRecordRow>('published_records').where({ record_id: record.id }).first();
-      if (current) return { id: record.id, revision, publishedAt: current.published_at.toISOString() };
     }
     const draft = (await trx<RevisionRow>('record_revisions').where({ record_id: record.id, revision }).first()) as RevisionRow;
     const version = (await trx<ContentTypeVersionRow>('content_type_versions')
