@@ -5,7 +5,7 @@ import { NotFoundError, RevisionConflictError, ValidationError, type Issue } fro
 import { newId } from '../../lib/ids.ts';
 import type { Services } from '../../services.ts';
 import { canonicalJson } from './canonical.ts';
-import type { ContentTypeVersionRow, MediaVersionRow, PublishedRecordRow, RecordRow, RevisionRow } from './model.ts';
+import type { ContentTypeVersionRow, FieldDefinition, MediaVersionRow, PublishedRecordRow, RecordRow, RevisionRow } from './model.ts';
 import { presentMediaItem, presentRecord } from './presenter.ts';
 import type { MediaItem, PublishedRecord } from './schemas.ts';
 import { deliveredMediaIds, deliveredValues, missingRequired } from './values.ts';
@@ -37,6 +37,16 @@ async function presentMedia(trx: Knex.Transaction | Knex, stationId: string, ids
     items.push(presentMediaItem(stationId, row, new Set(files.filter((f) => f.version_id === id).map((f) => f.variant))));
   }
   return { items, missing };
+}
+
+/**
+ * What listeners would see of a revision: delivered values and its media items (the `media` list, then
+ * versions that delivered media fields reference). Shared with editorial previews.
+ */
+export async function deliveredRevision(trx: Knex.Transaction | Knex, stationId: string, fields: FieldDefinition[], revision: RevisionRow) {
+  const values = deliveredValues(fields, revision.values);
+  const mediaIds = [...new Set([...revision.media.map((m) => m.versionId), ...deliveredMediaIds(fields, values)])];
+  return { values, mediaIds, media: await presentMedia(trx, stationId, mediaIds) };
 }
 
 async function lockRecord(tx: Tx, stationId: string, recordId: string): Promise<RecordRow> {
@@ -72,10 +82,8 @@ export async function publishRecord(svc: Services, input: { stationId: string; r
       .where({ station_id: stationId, key: record.type, version: draft.schema_version })
       .first()) as ContentTypeVersionRow;
 
+    const { values, media, mediaIds } = await deliveredRevision(trx, stationId, version.fields, draft);
     const issues: Issue[] = missingRequired(version.fields, draft.values);
-    const values = deliveredValues(version.fields, draft.values);
-    const mediaIds = [...new Set([...draft.media.map((m) => m.versionId), ...deliveredMediaIds(version.fields, values)])];
-    const media = await presentMedia(trx, stationId, mediaIds);
     for (const id of media.missing) issues.push({ path: 'media', code: 'not_found', message: `media version ${id} no longer exists` });
     if (issues.length > 0) throw new ValidationError('The revision cannot be published.', issues);
 

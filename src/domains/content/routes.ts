@@ -2,6 +2,7 @@ import { defineRoute } from '../../http/route.ts';
 import { sendCacheable } from '../../http/etag.ts';
 import { ErrorBody, StationSlugParams } from '../../http/schema.ts';
 import { NotFoundError, ValidationError } from '../../lib/errors.ts';
+import { contentAdminRoutes } from './adminRoutes.ts';
 import { presentContentType } from './presenter.ts';
 import { contentListJson, filtersFromQuery, findPublishedRecord, findPublishedRecordBySlug, listPublishedRecords } from './queries.ts';
 import { BySlugParams, ContentIdParams, ContentList, ContentListQuery, PublishedRecord, SchemasQuery, SchemasResponse } from './schemas.ts';
@@ -22,7 +23,7 @@ const listenerErrors = {
 
 const listener = { tags: ['listener'], surface: 'listener' as const, scope: 'listener:read' as const, rateLimit: 'listener' as const };
 
-export const contentRoutes = [
+const listenerRoutes = [
   defineRoute({
     ...listener,
     method: 'get',
@@ -102,3 +103,6 @@ export const contentRoutes = [
     },
   }),
 ];
+
+/** The domain's whole route table: listener reads, then the admin side. */
+export const contentRoutes = [...listenerRoutes, ...contentAdminRoutes];

@@ -3,7 +3,8 @@ import { expect } from 'chai';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { refreshRecordsUsingMedia } from '../../../src/domains/content/publish.ts';
 import { startTestServer, type TestServer } from '../../support/server.ts';
-import { admin } from '../../support/http.ts';
+import { admin, request } from '../../support/http.ts';
+import { ADMIN_TOKEN } from '../../support/env.ts';
 import { createStation } from '../../support/factories.ts';
 import { contentFixture, insertMedia, publish, published, putRecord, putType } from './helpers.ts';
 
@@ -196,6 +197,22 @@ describe('records: PUT /admin/v1/stations/{id}/records/{uuid}, publish, unpublis
       expect((await publish(server.url, station.id, id, 3)).status).to.equal(409);
     });
 
+    it('republishing the published revision (no body needed) is a new publication: publishedAt moves, the feed row is upserted again', async () => {
+      const { station, get } = await contentFixture(server);
+      const id = await published(server.url, station.id, 'news', { title: 'Again' });
+      const first = (await get(`/content/${id}`)).body;
+      const seq = async () => (await server.svc.db('feed_rows').where({ station_id: station.id, kind: 'content', entry: id }).first()).seq as number;
+      const seqBefore = await seq();
+      clock.advance(30_000);
+      const res = await request(server.url, 'POST', `/admin/v1/stations/${station.id}/records/${id}/publish`, { token: ADMIN_TOKEN });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body).to.deep.equal({ id, revision: 1, publishedAt: clock.now().toISOString() });
+      const second = (await get(`/content/${id}`)).body;
+      expect(second).to.include({ revision: 1, firstPublishedAt: first.firstPublishedAt, publishedAt: clock.now().toISOString() });
+      expect(second.publicationId).not.to.equal(first.publicationId);
+      expect(await seq()).to.be.greaterThan(seqBefore);
+    });
+
     it('unpublish applies on the next read and republishing keeps firstPublishedAt; DELETE removes the record', async () => {
       const { station, get } = await contentFixture(server);
       const id = await published(server.url, station.id, 'news', { title: 'Gone soon', slug: 'gone-soon' });
@@ -213,6 +230,10 @@ describe('records: PUT /admin/v1/stations/{id}/records/{uuid}, publish, unpublis
       expect(back.publishedAt).to.equal(clock.now().toISOString());
       expect((await admin(server.url, 'DELETE', `/stations/${station.id}/records/${id}`)).status).to.equal(204);
       expect((await get(`/content/${id}`)).status).to.equal(404);
+      expect((await get('/content/news/by-slug/gone-soon')).status).to.equal(404);
+      const tombstone = await server.svc.db('feed_rows').where({ station_id: station.id, kind: 'content', entry: id }).first();
+      expect(tombstone, 'the feed row of a deleted record is removed').to.include({ deleted: true, data: null });
+      expect(await server.svc.db('records').where({ id }).first()).to.equal(undefined);
       expect((await admin(server.url, 'DELETE', `/stations/${station.id}/records/${id}`)).status).to.equal(204);
       expect((await publish(server.url, station.id, id)).status).to.equal(404);
     });

@@ -1,2 +1,0 @@
-export { contentRoutes } from './routes.ts';
-export { contentAdminRoutes } from './adminRoutes.ts';
