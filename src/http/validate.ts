@@ -95,6 +95,8 @@ export function toIssues(errors: ErrorObject[] | null | undefined, data: unknown
       case 'exclusiveMaximum':
       case 'maxProperties':
         issue = { path: base, code: 'too_big', message: `${base || 'value'} ${err.message}` };
+        // The bound itself is the closest valid number (limit=51 → 50).
+        if (err.keyword === 'maximum') issue.suggestion = (err.params as { limit: number }).limit;
         break;
       case 'minLength':
       case 'minItems':
@@ -102,7 +104,16 @@ export function toIssues(errors: ErrorObject[] | null | undefined, data: unknown
       case 'exclusiveMinimum':
       case 'minProperties':
         issue = { path: base, code: 'too_small', message: `${base || 'value'} ${err.message}` };
+        if (err.keyword === 'minimum') issue.suggestion = (err.params as { limit: number }).limit;
         break;
+      case 'pattern': {
+        issue = { path: base, code: 'invalid_format', message: `${base || 'value'} ${err.message}` };
+        // A key sent in the wrong case (type=News) has an obvious valid spelling.
+        const value = valueAt(data, err.instancePath);
+        const pattern = (err.params as { pattern: string }).pattern;
+        if (typeof value === 'string' && value.toLowerCase() !== value && new RegExp(pattern).test(value.toLowerCase())) issue.suggestion = value.toLowerCase();
+        break;
+      }
       case 'anyOf':
       case 'oneOf':
         // Branch errors are reported on their own; this summary adds nothing when they exist.

@@ -1,0 +1,96 @@
+import type { Knex } from 'knex';
+import type { Db } from '../../lib/db.ts';
+import { NotFoundError } from '../../lib/errors.ts';
+import { decodeCursor, encodeCursor, type Listing } from './cursor.ts';
+import { applyFilters, checkFilterFields, parseFilters, type ContentFilter } from './filters.ts';
+import type { Direction, Sort } from './schemas.ts';
+import { findTypeVersion } from './types.ts';
+
+// Listener reads. They touch only the published projection, through its indexes, and return the
+// stored record bodies as JSON text so a page is never parsed and re-serialised.
+
+const SORT_COLUMNS: Record<Sort, string> = { publishedAt: 'published_at', updatedAt: 'updated_at' };
+
+export interface ListInput {
+  stationId: string;
+  type: string;
+  /** Already parsed (REST `filter` strings go through `parseFilters`). */
+  filters: ContentFilter[];
+  sort: Sort;
+  direction: Direction;
+  limit: number;
+  cursor?: string;
+}
+
+export interface RecordPage {
+  /** Each element is one published record as JSON text. */
+  records: string[];
+  nextCursor: string | null;
+}
+
+/** The page query itself (exported so the benchmark can EXPLAIN exactly what runs). */
+export function pageQuery(db: Db, listing: Listing, limit: number, after: { at: Date; id: string } | null): Knex.QueryBuilder {
+  const column = SORT_COLUMNS[listing.sort];
+  const query = db('published_records')
+    .select(db.raw('body::text AS body'), `${column} AS sort_at`, 'record_id')
+    .where({ station_id: listing.stationId, type: listing.type });
+  applyFilters(query, listing.filters);
+  if (after) {
+    // A row comparison the (station_id, type, sort column, record_id) index can seek to.
+    query.whereRaw(`(${column}, record_id) ${listing.direction === 'desc' ? '<' : '>'} (?, ?)`, [after.at, after.id]);
+  }
+  return query
+    .orderBy([
+      { column, order: listing.direction },
+      { column: 'record_id', order: listing.direction },
+    ])
+    .limit(limit);
+}
+
+/**
+ * One page of published records of a type. An unknown type is an empty page, unless filters are
+ * passed (then 404: there are no fields to filter on). Filters are checked against the type's
+ * current version.
+ */
+export async function listPublishedRecords(db: Db, secret: string, input: ListInput): Promise<RecordPage> {
+  if (input.filters.length > 0) {
+    const type = await findTypeVersion(db, input.stationId, input.type);
+    if (!type) throw new NotFoundError(`Content type "${input.type}" does not exist.`);
+    checkFilterFields(input.filters, type.fields, input.type);
+  }
+  const listing: Listing = { stationId: input.stationId, type: input.type, filters: input.filters, sort: input.sort, direction: input.direction };
+  const after = input.cursor === undefined ? null : decodeCursor(secret, listing, input.cursor);
+  const rows: Array<{ body: string; sort_at: Date; record_id: string }> = await pageQuery(db, listing, input.limit + 1, after);
+  const more = rows.length > input.limit;
+  const page = more ? rows.slice(0, input.limit) : rows;
+  const last = page[page.length - 1];
+  return {
+    records: page.map((r) => r.body),
+    nextCursor: more ? encodeCursor(secret, listing, { at: last.sort_at, id: last.record_id }) : null,
+  };
+}
+
+/** Parses REST `filter` parameters (GraphQL builds ContentFilter objects itself). */
+export const filtersFromQuery = (raw: readonly string[] | undefined): ContentFilter[] => parseFilters(raw ?? []);
+
+/** The published record as JSON text, or null (unpublished, unknown or another station's). */
+export async function findPublishedRecord(db: Db, stationId: string, id: string): Promise<string | null> {
+  const row = await db('published_records').select(db.raw('body::text AS body')).where({ record_id: id.toLowerCase(), station_id: stationId }).first();
+  return (row?.body as string | undefined) ?? null;
+}
+
+/** The published record of a type that uses or once used the slug (the newest use wins a clash). */
+export async function findPublishedRecordBySlug(db: Db, stationId: string, type: string, slug: string): Promise<string | null> {
+  const row = await db('record_slugs as s')
+    .join('published_records as p', 'p.record_id', 's.record_id')
+    .select(db.raw('p.body::text AS body'))
+    .where({ 's.station_id': stationId, 's.type': type, 's.slug': slug, 'p.station_id': stationId, 'p.type': type })
+    .first();
+  return (row?.body as string | undefined) ?? null;
+}
+
+/** `{contractVersion, type, records, nextCursor, page}` assembled around the stored record JSON. */
+export function contentListJson(type: string, limit: number, page: RecordPage): string {
+  const cursor = JSON.stringify(page.nextCursor);
+  return `{"contractVersion":1,"type":${JSON.stringify(type)},"records":[${page.records.join(',')}],"nextCursor":${cursor},"page":{"limit":${limit},"nextCursor":${cursor}}}`;
+}

@@ -1,0 +1,108 @@
+import { defineRoute } from '../../http/route.ts';
+import { sendCacheable } from '../../http/etag.ts';
+import { ErrorBody, StationSlugParams } from '../../http/schema.ts';
+import { NotFoundError, ValidationError } from '../../lib/errors.ts';
+import { contentAdminRoutes } from './adminRoutes.ts';
+import { presentContentType } from './presenter.ts';
+import { contentListJson, filtersFromQuery, findPublishedRecord, findPublishedRecordBySlug, listPublishedRecords } from './queries.ts';
+import { BySlugParams, ContentIdParams, ContentList, ContentListQuery, PublishedRecord, SchemasQuery, SchemasResponse } from './schemas.ts';
+import { findTypeVersion, listCurrentTypes } from './types.ts';
+
+// Listener routes of content delivery: schema definitions, record lists, one record by id or slug.
+// Every read goes to the published projection, so unpublish and switches apply on the next read.
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+const listenerErrors = {
+  304: { description: 'Not modified (If-None-Match matched the current ETag).' },
+  400: { description: 'Invalid parameters (VALIDATION_ERROR with issues).', schema: ErrorBody },
+  401: { description: 'Missing or invalid credential.', schema: ErrorBody },
+  404: { description: 'Station unknown, inactive or offline; module switched off (MODULE_DISABLED); or nothing published.', schema: ErrorBody },
+  429: { description: 'Rate limited.', schema: ErrorBody },
+};
+
+const listener = { tags: ['listener'], surface: 'listener' as const, scope: 'listener:read' as const, rateLimit: 'listener' as const };
+
+const listenerRoutes = [
+  defineRoute({
+    ...listener,
+    method: 'get',
+    path: '/api/v1/stations/{stationSlug}/schemas',
+    operationId: 'listSchemas',
+    summary: 'Content type definitions (private and system fields left out)',
+    description: 'Without `type`: every current type, ordered by key (at most 100). With `type`: that type at `version` (default current); a historical version only once a record was published with it.',
+    module: 'schemas',
+    params: StationSlugParams,
+    query: SchemasQuery,
+    responses: { 200: { description: 'Definitions.', schema: SchemasResponse }, ...listenerErrors },
+    async handler({ svc, station, query }) {
+      if (query.type === undefined) {
+        if (query.version !== undefined) {
+          throw new ValidationError('version needs type.', [{ path: 'version', code: 'requires_type', message: 'version can only be given together with type' }]);
+        }
+        return { contractVersion: 1, types: (await listCurrentTypes(svc.db, station.id)).map(presentContentType) };
+      }
+      const type = await findTypeVersion(svc.db, station.id, query.type, query.version);
+      if (!type) throw new NotFoundError(query.version === undefined ? 'Unknown content type.' : 'No published snapshot of this content type version.');
+      return { contractVersion: 1, types: [presentContentType(type)] };
+    },
+  }),
+  defineRoute({
+    ...listener,
+    method: 'get',
+    path: '/api/v1/stations/{stationSlug}/content',
+    operationId: 'listContent',
+    summary: 'Published records of a type, filtered, sorted and paged by cursor',
+    module: 'content',
+    params: StationSlugParams,
+    query: ContentListQuery,
+    responses: { 200: { description: 'A page of records.', schema: ContentList }, ...listenerErrors },
+    async handler({ ctx, svc, station, query }) {
+      const filters = filtersFromQuery(query.filter);
+      const page = await listPublishedRecords(svc.db, svc.config.secret, {
+        stationId: station.id,
+        type: query.type,
+        filters,
+        sort: query.sort,
+        direction: query.direction,
+        limit: query.limit,
+        cursor: query.cursor,
+      });
+      sendCacheable(ctx, contentListJson(query.type, query.limit, page), JSON_TYPE);
+    },
+  }),
+  defineRoute({
+    ...listener,
+    method: 'get',
+    path: '/api/v1/stations/{stationSlug}/content/{id}',
+    operationId: 'getContent',
+    summary: 'One published record by id',
+    module: 'content',
+    params: ContentIdParams,
+    responses: { 200: { description: 'The record.', schema: PublishedRecord }, ...listenerErrors },
+    async handler({ ctx, svc, station, params }) {
+      const body = await findPublishedRecord(svc.db, station.id, params.id);
+      if (body === null) throw new NotFoundError('Record not found.');
+      sendCacheable(ctx, body, JSON_TYPE);
+    },
+  }),
+  defineRoute({
+    ...listener,
+    method: 'get',
+    path: '/api/v1/stations/{stationSlug}/content/{type}/by-slug/{slug}',
+    operationId: 'getContentBySlug',
+    summary: 'One published record by a slug it uses or used before',
+    description: 'A former slug resolves too and returns the current record: compare `values.slug` with the requested slug.',
+    module: 'content',
+    params: BySlugParams,
+    responses: { 200: { description: 'The record.', schema: PublishedRecord }, ...listenerErrors },
+    async handler({ ctx, svc, station, params }) {
+      const body = await findPublishedRecordBySlug(svc.db, station.id, params.type, params.slug);
+      if (body === null) throw new NotFoundError('Record not found.');
+      sendCacheable(ctx, body, JSON_TYPE);
+    },
+  }),
+];
+
+/** The domain's whole route table: listener reads, then the admin side. */
+export const contentRoutes = [...listenerRoutes, ...contentAdminRoutes];
