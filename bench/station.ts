@@ -20,10 +20,10 @@ const env = {
   RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0',
 };
 
-async function adminCall(base: string, method: string, path: string, body: unknown) {
+async function adminCall(base: string, method: string, path: string, body: unknown): Promise<Record<string, string>> {
   const res = await fetch(`${base}/admin/v1${path}`, { method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-  return res.json();
+  return (await res.json()) as Record<string, string>;
 }
 
 async function main() {
