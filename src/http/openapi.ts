@@ -31,6 +31,7 @@ function parameters(route: RouteSpec): unknown[] {
 const SECURITY: Record<string, unknown[]> = {
   listener: [{ bearer: [] }],
   push: [{ bearer: [] }],
+  graphql: [{ bearer: [] }],
   ingest: [{ bearer: [] }],
   admin: [{ operator: [] }],
   media: [],

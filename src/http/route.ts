@@ -14,11 +14,11 @@ import { validate } from './validate.ts';
 /**
  * Who a route serves, which decides its middleware:
  * - listener: station gate → credential(scope) → rate limit → module → validate; JSON with ETag/304
- * - push:     the same gates, plain JSON answers
+ * - push, graphql: the same gates, plain answers (no ETag layer)
  * - admin:    operator token; JSON
  * - ingest, media, system: the route handles its own gates (documented on the route)
  */
-export type Surface = 'listener' | 'push' | 'admin' | 'ingest' | 'media' | 'system';
+export type Surface = 'listener' | 'push' | 'graphql' | 'admin' | 'ingest' | 'media' | 'system';
 
 export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -77,7 +77,8 @@ export const koaPath = (openapiPath: string): string => openapiPath.replace(/\{(
 function gatesFor(route: RouteSpec, svc: Services): Middleware[] {
   switch (route.surface) {
     case 'listener':
-    case 'push': {
+    case 'push':
+    case 'graphql': {
       const gates: Middleware[] = [stationGate(svc)];
       if (route.scope) gates.push(credentialGate(svc, route.scope));
       if (route.rateLimit) gates.push(rateLimitGate(svc, route.rateLimit));

@@ -1,0 +1,101 @@
+// The listener GraphQL schema. Shapes mirror the REST presenters, which the resolvers reuse, so the two
+// never drift. JSON scalars (values, document, fields, weather and traffic snapshots) take no selection.
+
+export const typeDefs = /* GraphQL */ `
+scalar JSON
+
+enum ContentSort { publishedAt updatedAt }
+enum SortDirection { asc desc }
+enum ContentFilterOp { exact contains anyOf }
+
+input ContentFilter {
+  field: String!
+  op: ContentFilterOp = exact
+  value: String
+  values: [String!]
+}
+
+type StreamUrl { label: String url: String! mime: String bitrateKbps: Int }
+type SocialLink { network: String! url: String! }
+type Profile {
+  tagline: String
+  description: String
+  frequencyLabel: String
+  websiteUrls: [String!]
+  streamUrls: [StreamUrl!]
+  contactEmail: String
+  phone: String
+  address: String
+  socialLinks: [SocialLink!]
+}
+type Realtime { url: String! channel: String! }
+type Resources {
+  schemas: String
+  content: String
+  schedule: String
+  programs: String
+  currentBroadcast: String
+  nowPlaying: String
+  trackHistory: String
+  weather: String
+  traffic: String
+  calendar: String
+  graphql: String
+  media: String
+  realtime: Realtime
+}
+type Delivery { pollIntervalSeconds: Int! }
+type Station {
+  contractVersion: Int!
+  id: String!
+  slug: String!
+  name: String!
+  timezone: String!
+  profile: Profile!
+  resources: Resources!
+  delivery: Delivery!
+}
+
+type ContentType {
+  key: String!
+  label: String!
+  version: Int!
+  archived: Boolean!
+  fields: JSON!
+}
+
+type MediaVariants { thumb: String display: String card: String square: String }
+type PublicMedia {
+  versionId: ID!
+  kind: String!
+  url: String!
+  alt: String
+  width: Int
+  height: Int
+  variants: MediaVariants!
+}
+type Related { programIds: [ID!]! }
+type PublishedRecord {
+  contractVersion: Int!
+  id: ID!
+  publicationId: ID!
+  revision: Int!
+  type: String!
+  schemaVersion: Int!
+  publishedAt: String!
+  firstPublishedAt: String!
+  values: JSON!
+  document: JSON!
+  media: [PublicMedia!]!
+  related: Related!
+}
+type ContentPage { records: [PublishedRecord!]! nextCursor: String }
+
+type Query {
+  station: Station
+  schemas(type: String, version: Int): [ContentType!]!
+  content(type: String!, cursor: String, limit: Int = 25, sort: ContentSort = publishedAt, direction: SortDirection = desc, filter: [ContentFilter!]): ContentPage
+  contentRecord(id: ID!): PublishedRecord
+  contentBySlug(type: String!, slug: String!): PublishedRecord
+}
+`;
