@@ -11,12 +11,17 @@ import type { ContentFilter, FilterOp } from '../domains/content/filters.ts';
 import { MAX_CURSOR_LENGTH, MAX_FILTERS, type Direction, type Sort } from '../domains/content/schemas.ts';
 import type { ModuleKey } from '../domains/stations/model.ts';
 import { ModuleDisabledError } from '../lib/errors.ts';
+import { UnauthenticatedError } from '../lib/errors.ts';
+import { grantAllows } from '../domains/preview/grants.ts';
+import { previewRevision } from '../domains/preview/queries.ts';
 import { guard, invalid, notFound } from './errors.ts';
 
 export type GraphQLContext = {
   svc: Services;
   station: Station;
   credential: Credential;
+  /** The X-Preview-Grant header, for previewEditorial. */
+  previewGrant?: string;
   /** Set by the HTTP layer from the result's coded errors. */
   status?: number;
 };
@@ -57,7 +62,27 @@ function toFilters(input: FilterInput[] | null | undefined): ContentFilter[] {
 
 const parseRecord = (body: string | null) => (body === null ? null : JSON.parse(body));
 
+interface PreviewInput {
+  stationId: string;
+  recordId: string;
+  revision?: number | null;
+  audience?: string | null;
+}
+
 export const rootValue = {
+  previewEditorial: (args: { input?: PreviewInput | null }, ctx: GraphQLContext) =>
+    guard(async () => {
+      const input = args.input;
+      if (!input) throw invalid('input', 'input is required', { code: 'required' });
+      if (input.stationId !== ctx.station.id) throw notFound('Record not found.');
+      if (!isUuid(input.recordId)) throw invalid('input.recordId', 'recordId must be a UUID');
+      if (!grantAllows(ctx.svc.config.secret, ctx.previewGrant, ctx.station.id, input.recordId, ctx.svc.clock.now())) {
+        throw new UnauthenticatedError('A valid preview grant for this record is needed.');
+      }
+      if (input.revision != null && input.revision < 1) throw invalid('input.revision', 'revision must be a positive integer', { code: 'too_small' });
+      return previewRevision(ctx.svc.db, ctx.station.id, input.recordId, input.revision);
+    }),
+
   station: (_: unknown, ctx: GraphQLContext) => presentStationDocument(ctx.station, ctx.svc.config),
 
   schemas: (args: { type?: string | null; version?: number | null }, ctx: GraphQLContext) =>

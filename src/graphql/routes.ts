@@ -29,7 +29,7 @@ const handler = createHandler<Context, Extra, GraphQLContext>({
 
 /** Runs one GraphQL over HTTP request (GET queries only, POST queries and mutations). */
 async function serve(ctx: Context, svc: Services, station: Station, credential: Credential): Promise<void> {
-  const context: GraphQLContext = { svc, station, credential };
+  const context: GraphQLContext = { svc, station, credential, previewGrant: ctx.get('x-preview-grant') || undefined };
   const request: GraphQLHttpRequest<Context, Extra> = {
     method: ctx.method,
     url: ctx.url,

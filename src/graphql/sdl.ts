@@ -91,6 +91,24 @@ type PublishedRecord {
 }
 type ContentPage { records: [PublishedRecord!]! nextCursor: String }
 
+input PreviewInput {
+  stationId: String!
+  recordId: ID!
+  revision: Int
+  audience: String
+}
+type EditorialPreview {
+  revision: Int!
+  values: JSON!
+  document: JSON!
+  media: [PublicMedia!]!
+}
+
+type Mutation {
+  "Needs the X-Preview-Grant header (a 15-minute grant for this record). POST only."
+  previewEditorial(input: PreviewInput): EditorialPreview
+}
+
 type Query {
   station: Station
   schemas(type: String, version: Int): [ContentType!]!

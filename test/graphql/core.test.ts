@@ -144,7 +144,7 @@ describe('GraphQL: content', () => {
   it('finds by current and former slug', async () => {
     const { station, token } = await contentFixture(server);
     const id = await published(server.url, station.id, 'news', { title: 'A', slug: 'first-slug' });
-    await published(server.url, station.id, 'news', { title: 'A', slug: 'second-slug' }, {}, id);
+    await published(server.url, station.id, 'news', { title: 'A', slug: 'second-slug' }, {}, id as ReturnType<typeof randomUUID>);
     const res = await gql(server.url, station.slug, token, '{ a: contentBySlug(type: "news", slug: "first-slug") { id values } b: contentBySlug(type: "news", slug: "second-slug") { id } }');
     expect(res.body.data.a.id).to.equal(id);
     expect(res.body.data.a.values.slug).to.equal('second-slug');
