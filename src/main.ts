@@ -9,6 +9,7 @@ const USAGE = `usage: waveline <command>
   gateway   realtime WebSocket feed (PORT when run alone)
   migrate   apply database migrations, then exit
   dev       web + worker + gateway in one process (what \`npm start\` runs)
+  admin     one admin API call from the command line: waveline admin <METHOD> <PATH> [JSON|@file]
 `;
 
 const roles: Record<string, () => Promise<{ run(config: ReturnType<typeof loadConfig>): Promise<unknown> }>> = {
@@ -17,6 +18,7 @@ const roles: Record<string, () => Promise<{ run(config: ReturnType<typeof loadCo
   gateway: () => import('./roles/gateway.ts'),
   migrate: () => import('./roles/migrate.ts'),
   dev: () => import('./roles/dev.ts'),
+  admin: () => import('./roles/admin.ts'),
 };
 
 async function main(): Promise<void> {

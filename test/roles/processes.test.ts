@@ -93,3 +93,16 @@ describe('process roles', function () {
     expect([...packages].filter((p) => /^(koa|@koa\/|knex|koa-body)/.test(p))).to.deep.equal([]);
   });
 });
+
+describe('waveline admin (CLI)', function () {
+  this.timeout(40_000);
+  it('runs an admin call in-process and prints the JSON answer', async () => {
+    const slug = `cli-${Date.now().toString(36)}`;
+    const run = spawn(process.execPath, ['src/main.ts', 'admin', 'POST', '/stations', JSON.stringify({ slug, name: 'CLI FM', timezone: 'UTC' })], { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    run.stdout!.on('data', (d) => (out += d));
+    const code = await new Promise<number | null>((ok) => run.on('exit', ok));
+    expect(code).to.equal(0);
+    expect(JSON.parse(out)).to.include({ slug, name: 'CLI FM', timezone: 'UTC' });
+  });
+});
