@@ -1,4 +1,4 @@
-import type { Context, Next } from 'koa';
+import type { Context } from 'koa';
 import { ModuleDisabledError, NotFoundError, UnauthenticatedError } from '../lib/errors.ts';
 import { hashToken, isWellFormedToken, safeEqual } from '../lib/tokens.ts';
 import { isPublic, type ModuleKey, type Station } from '../domains/stations/model.ts';
@@ -7,6 +7,10 @@ import type { Services } from '../services.ts';
 import type { LimitName } from './ratelimit.ts';
 
 // The listener gates, in the order decisions.md fixes: station → credential → rate limit → module.
+// A gate is a plain check on the context (throwing to refuse); route.ts runs a route's gates in one
+// middleware, so a listener read pays for one function call per gate, not a middleware hop.
+
+export type Gate = (ctx: Context) => Promise<void> | void;
 
 export function stationOf(ctx: Context): Station {
   const station = ctx.state.station as Station | undefined;
@@ -21,13 +25,12 @@ export function credentialOf(ctx: Context): Credential {
 }
 
 /** 404 NOT_FOUND for an unknown, inactive or public-offline station. */
-export function stationGate(svc: Services) {
-  return async function station(ctx: Context, next: Next): Promise<void> {
+export function stationGate(svc: Services): Gate {
+  return async function station(ctx: Context): Promise<void> {
     const slug = String(ctx.params.stationSlug ?? '');
     const found = slug.length >= 3 && slug.length <= 63 ? await svc.stations.bySlugOrNull(slug) : null;
     if (!found || !isPublic(found)) throw new NotFoundError('Station not found.');
     ctx.state.station = found;
-    await next();
   };
 }
 
@@ -61,37 +64,33 @@ export async function authenticate(svc: Services, ctx: Context, scope: Scope, st
   return credential;
 }
 
-export function credentialGate(svc: Services, scope: Scope) {
-  return async function credential(ctx: Context, next: Next): Promise<void> {
+export function credentialGate(svc: Services, scope: Scope): Gate {
+  return async function credential(ctx: Context): Promise<void> {
     ctx.state.credential = await authenticate(svc, ctx, scope, stationOf(ctx).id);
-    await next();
   };
 }
 
-export function rateLimitGate(svc: Services, name: LimitName) {
-  return async function rateLimit(ctx: Context, next: Next): Promise<void> {
+export function rateLimitGate(svc: Services, name: LimitName): Gate {
+  return function rateLimit(ctx: Context): Promise<void> {
     const credential = ctx.state.credential as Credential | undefined;
-    await svc.rateLimits.take(ctx, name, credential ? credential.id : `ip:${ctx.ip}`);
-    await next();
+    return svc.rateLimits.take(ctx, name, credential ? credential.id : `ip:${ctx.ip}`);
   };
 }
 
 /** 404 MODULE_DISABLED when the station switched the module off. */
-export function moduleGate(module: ModuleKey) {
-  return async function moduleSwitch(ctx: Context, next: Next): Promise<void> {
+export function moduleGate(module: ModuleKey): Gate {
+  return function moduleSwitch(ctx: Context): void {
     if (!stationOf(ctx).modules[module]) throw new ModuleDisabledError(module);
-    await next();
   };
 }
 
 /** Operator auth for /admin/v1: constant-time comparison with WAVELINE_ADMIN_TOKEN. */
-export function adminGate(svc: Services) {
-  return async function admin(ctx: Context, next: Next): Promise<void> {
+export function adminGate(svc: Services): Gate {
+  return function admin(ctx: Context): void {
     const token = bearerToken(ctx);
     const expected = svc.config.adminToken;
     if (!expected || !token || !safeEqual(token, expected)) {
       throw new UnauthenticatedError('A valid operator token is needed.');
     }
-    await next();
   };
 }

@@ -6,7 +6,7 @@ import type { Scope } from '../domains/auth/model.ts';
 import type { ModuleKey, Station } from '../domains/stations/model.ts';
 import type { Credential } from '../domains/auth/model.ts';
 import type { Services } from '../services.ts';
-import { adminGate, credentialGate, moduleGate, rateLimitGate, stationGate } from './gates.ts';
+import { adminGate, credentialGate, moduleGate, rateLimitGate, stationGate, type Gate } from './gates.ts';
 import type { LimitName } from './ratelimit.ts';
 import { sendJson } from './etag.ts';
 import { validate } from './validate.ts';
@@ -74,12 +74,12 @@ export function defineRoute<P extends TSchema | undefined = undefined, Q extends
 
 export const koaPath = (openapiPath: string): string => openapiPath.replace(/\{([^}]+)\}/g, ':$1');
 
-function gatesFor(route: RouteSpec, svc: Services): Middleware[] {
+function gatesFor(route: RouteSpec, svc: Services): Gate[] {
   switch (route.surface) {
     case 'listener':
     case 'push':
     case 'graphql': {
-      const gates: Middleware[] = [stationGate(svc)];
+      const gates: Gate[] = [stationGate(svc)];
       if (route.scope) gates.push(credentialGate(svc, route.scope));
       if (route.rateLimit) gates.push(rateLimitGate(svc, route.rateLimit));
       if (route.module) gates.push(moduleGate(route.module));
@@ -100,7 +100,13 @@ export function mountRoute(router: Router, route: RouteSpec, svc: Services): voi
       await next();
     });
   }
-  middleware.push(...gatesFor(route, svc));
+  const gates = gatesFor(route, svc);
+  if (gates.length > 0) {
+    middleware.push(async (ctx, next) => {
+      for (const gate of gates) await gate(ctx);
+      await next();
+    });
+  }
   if (route.body && route.bodyParser !== 'none') {
     middleware.push(
       koaBody({
