@@ -1,6 +1,8 @@
 // npm run bench:content — content list latency with 100 000 published records in one station:
 // a first page and a page reached by cursor at depth ~50 000, without filters and with two filters,
 // p50/p99 per request, the deep/first ratio (target ≤ 1.5), and EXPLAIN ANALYZE of each page query.
+// Deep cursors carry a snapshot (asOf) taken before MOVES records were republished, so deep pages
+// also merge the positions those records held at asOf (record_position_history).
 //
 // Uses its own database (BENCH_DATABASE_URL, default waveline_bench, recreated on every run) and
 // Redis index (BENCH_REDIS_URL, default index 15). Records are bulk-inserted with SQL in the shape the
@@ -13,7 +15,7 @@ import { createLogger } from '../src/lib/logger.ts';
 import { migrate } from '../src/roles/migrate.ts';
 import { createServices } from '../src/services.ts';
 import { startWeb } from '../src/roles/web.ts';
-import { encodeCursor, type Listing } from '../src/domains/content/cursor.ts';
+import { encodeCursor, type CursorKey, type Listing } from '../src/domains/content/cursor.ts';
 import { parseFilters } from '../src/domains/content/filters.ts';
 import { pageQuery } from '../src/domains/content/queries.ts';
 
@@ -25,6 +27,10 @@ const ADMIN = 'bench-admin-token-0123456789';
 const FILTERS = ['category.anyOf:music,local,sport', 'tags:live'];
 /** About 5 % of the records match these; the deep page sits in the middle of the matches. */
 const SELECTIVE = ['category:culture', 'tags:studio'];
+/** Republications after the deep cursors' asOf (5 through the admin API, the rest in SQL). */
+const MOVES = Number(process.env.BENCH_MOVES ?? 200);
+/** Republications before asOf: history rows a walk never needs, which the history index must skip. */
+const PAST_MOVES = Number(process.env.BENCH_PAST_MOVES ?? 50_000);
 
 const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench';
 Object.assign(process.env, {
@@ -130,18 +136,62 @@ await svc.db.raw(
 await svc.db.raw('ANALYZE published_records; ANALYZE records; ANALYZE record_revisions');
 console.log(`inserted ${RECORDS} published records in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
+// ---- a history of past moves, a walk's snapshot, then records move ----
+await svc.db.raw(
+  `
+  WITH moved AS (
+    SELECT record_id, published_at, row_number() OVER () AS n
+    FROM (SELECT * FROM published_records WHERE station_id = ? ORDER BY random() LIMIT ?) r
+  ), history AS (
+    INSERT INTO record_position_history (record_id, station_id, type, published_at, updated_at, valid_from, valid_until)
+    SELECT record_id, ?, 'news', published_at - interval '1 day', published_at - interval '1 day', 0, n FROM moved
+  ), clock AS (
+    UPDATE content_types SET position_seq = position_seq + ? WHERE station_id = ? AND key = 'news'
+  )
+  UPDATE published_records p SET position_from = n FROM moved WHERE p.record_id = moved.record_id
+  `,
+  [station.id, PAST_MOVES, station.id, PAST_MOVES, station.id],
+);
+const asOf = Number((await svc.db('content_types').where({ station_id: station.id, key: 'news' }).first('position_seq')).position_seq);
+const apiMoves: string[] = await svc.db('published_records').where({ station_id: station.id }).orderByRaw('random()').limit(5).pluck('record_id');
+for (const id of apiMoves) {
+  const res = await call('POST', `/admin/v1/stations/${station.id}/records/${id}/publish`);
+  if (res.status !== 200) throw new Error(`republish through the admin API failed: ${JSON.stringify(res.json)}`);
+}
+// The rest as publish stores them: the old position closed in the history, the new one at "now".
+await svc.db.raw(
+  `
+  WITH moved AS (
+    SELECT record_id, published_at, updated_at, position_from, row_number() OVER () AS n
+    FROM (SELECT * FROM published_records WHERE station_id = ? AND position_from <= ? ORDER BY random() LIMIT ?) r
+  ), clock AS (
+    UPDATE content_types SET position_seq = position_seq + ? WHERE station_id = ? AND key = 'news' RETURNING position_seq - ? AS base
+  ), history AS (
+    INSERT INTO record_position_history (record_id, station_id, type, published_at, updated_at, valid_from, valid_until)
+    SELECT record_id, ?, 'news', published_at, updated_at, position_from, base + n FROM moved, clock
+  )
+  UPDATE published_records p SET published_at = now(), updated_at = now(), position_from = base + n
+  FROM moved, clock WHERE p.record_id = moved.record_id
+  `,
+  [station.id, asOf, MOVES - apiMoves.length, MOVES - apiMoves.length, station.id, MOVES - apiMoves.length, station.id],
+);
+for (const table of ['published_records', 'record_position_history', 'content_types']) await svc.db.raw(`VACUUM (ANALYZE) ${table}`);
+console.log(`${PAST_MOVES} republications before and ${MOVES} after the deep cursors' asOf`);
+
 // ---- measurement ----
 interface Scenario {
   name: string;
   filters: string[];
   cursor?: string;
   listing: Listing;
-  after: { at: Date; id: string } | null;
+  after: CursorKey | null;
 }
 
-async function keyAtDepth(listing: Listing, depth: number): Promise<{ at: Date; id: string }> {
-  const row = await pageQuery(svc.db, listing, 1, null).offset(depth - 1);
-  return { at: row[0].sort_at, id: row[0].record_id };
+/** The key at `depth` of the walk as it was at asOf (before the moves). */
+async function keyAtDepth(listing: Listing, depth: number): Promise<CursorKey> {
+  const start = { at: new Date(listing.direction === 'desc' ? '9999-01-01' : '0001-01-01'), id: '00000000-0000-0000-0000-000000000000', asOf };
+  const row = await pageQuery(svc.db, listing, depth, start).offset(depth - 1);
+  return { at: row[0].sort_at, id: row[0].record_id, asOf };
 }
 
 const scenarios: Scenario[] = [];
@@ -155,7 +205,7 @@ for (const filters of [[], FILTERS]) {
 }
 {
   const listing: Listing = { stationId: station.id, type: 'news', filters: parseFilters(SELECTIVE), sort: 'publishedAt', direction: 'desc' };
-  const matches = Number((await svc.db.from(pageQuery(svc.db, listing, RECORDS, null).as('m')).count('* as n'))[0].n);
+  const matches = Number((await svc.db.from(pageQuery(svc.db, listing, RECORDS + MOVES, null).as('m')).count('* as n'))[0].n);
   const after = await keyAtDepth(listing, Math.floor(matches / 2));
   scenarios.push({ name: 'first page, selective filters', filters: SELECTIVE, listing, after: null });
   scenarios.push({ name: `depth ${Math.floor(matches / 2)}/${matches}, selective`, filters: SELECTIVE, listing, after, cursor: encodeCursor(config.secret, listing, after) });
@@ -197,7 +247,7 @@ async function measureAll(list: Scenario[]): Promise<Map<string, { p50: number; 
 
 const results = await measureAll(scenarios);
 
-console.log(`\n${RECORDS} published records, limit ${LIMIT}, ${SAMPLES} sequential requests per case, round-robin over the cases (ms)`);
+console.log(`\n${RECORDS} published records, ${PAST_MOVES} + ${MOVES} republications before + after the deep cursors' asOf, limit ${LIMIT}, ${SAMPLES} sequential requests per case, round-robin over the cases (ms)`);
 console.log('case'.padEnd(38), 'p50'.padStart(8), 'p99'.padStart(8), 'records'.padStart(8));
 for (const [name, r] of results) console.log(name.padEnd(38), r.p50.toFixed(2).padStart(8), r.p99.toFixed(2).padStart(8), String(r.records).padStart(8));
 for (const [label, first, deep] of [['no filter', scenarios[0], scenarios[1]], ['two filters', scenarios[2], scenarios[3]], ['selective filters', scenarios[4], scenarios[5]]] as const) {

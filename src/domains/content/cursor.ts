@@ -5,9 +5,11 @@ import type { ContentFilter } from './filters.ts';
 import { canonicalFilters } from './filters.ts';
 import type { Direction, Sort } from './schemas.ts';
 
-// Keyset cursors: the (sort value, record id) of the last record of a page, signed with
-// WAVELINE_SECRET and bound to the listing that produced them (station, type, filters, sort,
-// direction) through a short hash. Never an offset, so publishing during a walk cannot shift pages.
+// Keyset cursors: the (sort value, record id) of the last record of a page and the walk's snapshot
+// (`asOf`, the type's position clock when the first page was read), signed with WAVELINE_SECRET and
+// bound to the listing that produced them (station, type, filters, sort, direction) through a short
+// hash. Never an offset; later pages order records by the positions they held at `asOf`, so neither
+// new publications nor republications shift a walk (positions.ts).
 
 export interface Listing {
   stationId: string;
@@ -20,12 +22,15 @@ export interface Listing {
 export interface CursorKey {
   at: Date;
   id: string;
+  /** content_types.position_seq when the walk's first page was read. */
+  asOf: number;
 }
 
 interface Payload {
   b: string; // binding hash of the listing
   a: number; // sort value, epoch milliseconds
   i: string; // record id
+  s: number; // asOf
 }
 
 function binding(listing: Listing): string {
@@ -34,19 +39,23 @@ function binding(listing: Listing): string {
 }
 
 export function encodeCursor(secret: string, listing: Listing, key: CursorKey): string {
-  return sign(secret, { b: binding(listing), a: key.at.getTime(), i: key.id } satisfies Payload);
+  return sign(secret, { b: binding(listing), a: key.at.getTime(), i: key.id, s: key.asOf } satisfies Payload);
 }
 
 const invalid = (message: string) => new ValidationError('Invalid cursor.', [{ path: 'cursor', code: 'invalid_cursor', message }]);
 
+const wellFormed = (p: Payload | null): p is Payload =>
+  !!p && typeof p === 'object' && typeof p.b === 'string' && Number.isSafeInteger(p.a) &&
+  typeof p.i === 'string' && isUuid(p.i) && Number.isSafeInteger(p.s) && p.s >= 0;
+
 /** The position a cursor encodes; 400 when it was tampered with or belongs to another listing. */
 export function decodeCursor(secret: string, listing: Listing, cursor: string): CursorKey {
   const payload = verify<Payload>(secret, cursor);
-  if (!payload || typeof payload !== 'object' || typeof payload.b !== 'string' || !Number.isSafeInteger(payload.a) || typeof payload.i !== 'string' || !isUuid(payload.i)) {
+  if (!wellFormed(payload)) {
     throw invalid('cursor is not a cursor this service issued; pass nextCursor back unchanged');
   }
   if (payload.b !== binding(listing)) {
     throw invalid('cursor was issued for another type, filter set, sort or direction; use it only with the parameters that produced it');
   }
-  return { at: new Date(payload.a), id: payload.i };
+  return { at: new Date(payload.a), id: payload.i, asOf: payload.s };
 }

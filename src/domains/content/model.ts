@@ -110,6 +110,7 @@ export interface PublishedRecordRow {
   delivered_values: Values;
   body: unknown;
   publication_id: string;
+  position_from: number;
 }
 
 export interface MediaVersionRow {

@@ -7,6 +7,7 @@ import type { Services } from '../../services.ts';
 import { canonicalJson } from './canonical.ts';
 import type { ContentTypeVersionRow, FieldDefinition, MediaVersionRow, PublishedRecordRow, RecordRow, RevisionRow } from './model.ts';
 import { presentMediaItem, presentRecord } from './presenter.ts';
+import { closePosition, currentPosition, nextPositionSeq } from './positions.ts';
 import type { MediaItem, PublishedRecord } from './schemas.ts';
 import { deliveredMediaIds, deliveredValues, missingRequired } from './values.ts';
 
@@ -87,6 +88,11 @@ export async function publishRecord(svc: Services, input: { stationId: string; r
     for (const id of media.missing) issues.push({ path: 'media', code: 'not_found', message: `media version ${id} no longer exists` });
     if (issues.length > 0) throw new ValidationError('The revision cannot be published.', issues);
 
+    // A new publication is a new list position: the old one (if any) goes to the history for walks
+    // that started before this change.
+    const seq = await nextPositionSeq(trx, stationId, record.type);
+    const previous = await currentPosition(trx, record.id);
+    if (previous) await closePosition(trx, previous, seq);
     const firstPublishedAt = record.first_published_at ?? now;
     const publicationId = newId();
     const body = presentRecord({
@@ -118,6 +124,7 @@ export async function publishRecord(svc: Services, input: { stationId: string; r
         delivered_values: JSON.stringify(values),
         body: JSON.stringify(body),
         publication_id: publicationId,
+        position_from: seq,
       })
       .onConflict('record_id')
       .merge();
@@ -144,7 +151,12 @@ export async function unpublishRecord(svc: Services, input: { stationId: string;
   const now = svc.clock.now();
   return inTransaction(svc.db, async (tx) => {
     const record = await lockRecord(tx, input.stationId, input.recordId);
-    await tx.trx('published_records').where({ record_id: record.id }).delete();
+    const previous = await currentPosition(tx.trx, record.id);
+    if (previous) {
+      // Walks that started while it was published keep its position (it is just no longer delivered).
+      await closePosition(tx.trx, previous, await nextPositionSeq(tx.trx, input.stationId, record.type));
+      await tx.trx('published_records').where({ record_id: record.id }).delete();
+    }
     await replacePublishedMedia(tx.trx, input.stationId, record.id, []);
     if (record.published_revision !== null) {
       await tx.trx('records').where({ id: record.id }).update({ published_revision: null, updated_at: now });
@@ -164,13 +176,18 @@ export async function refreshRecordsUsingMedia(svc: Services, stationId: string,
   let changed = 0;
   for (const recordId of recordIds) {
     await inTransaction(svc.db, async (tx) => {
-      const row = await tx.trx<PublishedRecordRow>('published_records').where({ record_id: recordId }).forUpdate().first();
-      if (!row) return;
+      // The record row first, as in publish/unpublish (see positions.ts for the lock order).
+      const record = await tx.trx<RecordRow>('records').where({ id: recordId }).forUpdate().first();
+      const row = record && (await tx.trx<PublishedRecordRow>('published_records').where({ record_id: recordId }).first());
+      if (!record || !row) return;
       const body = row.body as PublishedRecord;
       const media = await presentMedia(tx.trx, stationId, body.media.map((m) => m.versionId));
       const next: PublishedRecord = { ...body, media: media.items };
       if (canonicalJson(next.media) === canonicalJson(body.media)) return;
-      await tx.trx('published_records').where({ record_id: recordId }).update({ body: JSON.stringify(next), updated_at: now });
+      // updatedAt moves, so does the record's position in updatedAt walks.
+      const seq = await nextPositionSeq(tx.trx, stationId, record.type);
+      await closePosition(tx.trx, row, seq);
+      await tx.trx('published_records').where({ record_id: recordId }).update({ body: JSON.stringify(next), updated_at: now, position_from: seq });
       await upsertFeedRow(tx, svc.bus, { stationId, kind: 'content', entry: recordId, data: next, now });
       changed++;
     });

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../lib/db.ts';
 import { NotFoundError } from '../../lib/errors.ts';
-import { decodeCursor, encodeCursor, type Listing } from './cursor.ts';
+import { decodeCursor, encodeCursor, type CursorKey, type Listing } from './cursor.ts';
 import { applyFilters, checkFilterFields, parseFilters, type ContentFilter } from './filters.ts';
 import type { Direction, Sort } from './schemas.ts';
 import { findTypeVersion } from './types.ts';
@@ -28,23 +28,73 @@ export interface RecordPage {
   nextCursor: string | null;
 }
 
-/** The page query itself (exported so the benchmark can EXPLAIN exactly what runs). */
-export function pageQuery(db: Db, listing: Listing, limit: number, after: { at: Date; id: string } | null): Knex.QueryBuilder {
+interface PageRow {
+  body: string;
+  sort_at: Date;
+  record_id: string;
+  /** First pages only: the walk's snapshot (see positions.ts). */
+  as_of?: number | string | null;
+}
+
+const keyset = (listing: Listing) => (listing.direction === 'desc' ? '<' : '>');
+const order = (listing: Listing, column: string, id: string) => [
+  { column, order: listing.direction },
+  { column: id, order: listing.direction },
+];
+
+/** Records at their current positions; with `after`, only those that already held them at its asOf. */
+function currentPositions(db: Db, listing: Listing, limit: number, after: CursorKey | null): Knex.QueryBuilder {
   const column = SORT_COLUMNS[listing.sort];
   const query = db('published_records')
-    .select(db.raw('body::text AS body'), `${column} AS sort_at`, 'record_id')
+    // A later page turns only its final rows into text (the outer query of pageQuery).
+    .select(after ? 'body' : db.raw('body::text AS body'), `${column} AS sort_at`, 'record_id')
     .where({ station_id: listing.stationId, type: listing.type });
   applyFilters(query, listing.filters);
   if (after) {
+    query.where('position_from', '<=', after.asOf);
     // A row comparison the (station_id, type, sort column, record_id) index can seek to.
-    query.whereRaw(`(${column}, record_id) ${listing.direction === 'desc' ? '<' : '>'} (?, ?)`, [after.at, after.id]);
+    query.whereRaw(`(${column}, record_id) ${keyset(listing)} (?, ?)`, [after.at, after.id]);
   }
-  return query
-    .orderBy([
-      { column, order: listing.direction },
-      { column: 'record_id', order: listing.direction },
-    ])
-    .limit(limit);
+  return query.orderBy(order(listing, column, 'record_id')).limit(limit);
+}
+
+/**
+ * Records that moved (or were unpublished and published again) after the walk's asOf, at the positions
+ * they held then, with their current body. Only history rows closed after asOf are read (few: the
+ * moves since the first page), whatever the depth. They are sorted before the join so the merge with
+ * the other branch looks up only the published rows it takes.
+ */
+function formerPositions(db: Db, listing: Listing, limit: number, after: CursorKey): Knex.QueryBuilder {
+  const column = SORT_COLUMNS[listing.sort];
+  const positions = db('record_position_history')
+    .select('record_id', `${column} AS sort_at`)
+    .where({ station_id: listing.stationId, type: listing.type })
+    .where('valid_until', '>', after.asOf)
+    .where('valid_from', '<=', after.asOf)
+    .whereRaw(`(${column}, record_id) ${keyset(listing)} (?, ?)`, [after.at, after.id])
+    .orderBy(order(listing, column, 'record_id'));
+  const query = db
+    .from(positions.as('h'))
+    .join('published_records as p', 'p.record_id', 'h.record_id')
+    .select('p.body', 'h.sort_at', 'h.record_id')
+    .where('p.position_from', '>', after.asOf); // implied by the history row; keeps the branches disjoint
+  applyFilters(query, listing.filters); // on p.delivered_values: filters see current values
+  return query.orderBy(order(listing, 'h.sort_at', 'h.record_id')).limit(limit);
+}
+
+/**
+ * The page query itself (exported so the benchmark can EXPLAIN exactly what runs). A first page reads
+ * the current projection and, in the same statement (same snapshot), the type's position clock as the
+ * walk's asOf. A later page merges records still at their asOf position with those that moved since.
+ */
+export function pageQuery(db: Db, listing: Listing, limit: number, after: CursorKey | null): Knex.QueryBuilder {
+  if (!after) {
+    return currentPositions(db, listing, limit, null).select(
+      db.raw('(SELECT position_seq FROM content_types WHERE station_id = ? AND key = ?) AS as_of', [listing.stationId, listing.type]),
+    );
+  }
+  const merged = db.raw('((?) UNION ALL (?)) AS page', [currentPositions(db, listing, limit, after), formerPositions(db, listing, limit, after)]);
+  return db.select(db.raw('body::text AS body'), 'sort_at', 'record_id').from(merged).orderBy(order(listing, 'sort_at', 'record_id')).limit(limit);
 }
 
 /**
@@ -60,13 +110,14 @@ export async function listPublishedRecords(db: Db, secret: string, input: ListIn
   }
   const listing: Listing = { stationId: input.stationId, type: input.type, filters: input.filters, sort: input.sort, direction: input.direction };
   const after = input.cursor === undefined ? null : decodeCursor(secret, listing, input.cursor);
-  const rows: Array<{ body: string; sort_at: Date; record_id: string }> = await pageQuery(db, listing, input.limit + 1, after);
+  const rows: PageRow[] = await pageQuery(db, listing, input.limit + 1, after);
   const more = rows.length > input.limit;
   const page = more ? rows.slice(0, input.limit) : rows;
   const last = page[page.length - 1];
+  const asOf = after ? after.asOf : Number(last?.as_of ?? 0);
   return {
     records: page.map((r) => r.body),
-    nextCursor: more ? encodeCursor(secret, listing, { at: last.sort_at, id: last.record_id }) : null,
+    nextCursor: more ? encodeCursor(secret, listing, { at: last.sort_at, id: last.record_id, asOf }) : null,
   };
 }
 
