@@ -1,4 +1,4 @@
-import ical, { ICalEventStatus } from 'ical-generator';
+import ical, { escape, foldLines, ICalEventStatus } from 'ical-generator';
 import type { ResolvedBroadcast } from './model.ts';
 
 // The iCalendar feed (decisions.md, "schedule.ics"). ical-generator does the RFC 5545 work: CRLF line
@@ -26,10 +26,9 @@ function lastModified(broadcast: ResolvedBroadcast): Date {
 
 export function buildCalendar(station: { name: string; timezone: string }, broadcasts: ResolvedBroadcast[]): string {
   const calendar = ical({
-    name: station.name,
+    // ical-generator writes the calendar name without TEXT escaping; escape it here.
+    name: escape(station.name, false),
     prodId: { company: 'Waveline', product: 'Schedule', language: 'EN' },
-    // X-WR-TIMEZONE only names the zone for display; DTSTART/DTEND stay in UTC (no TZID, no VTIMEZONE).
-    x: [['X-WR-TIMEZONE', station.timezone]],
   });
   for (const broadcast of broadcasts) {
     const modified = lastModified(broadcast);
@@ -44,5 +43,17 @@ export function buildCalendar(station: { name: string; timezone: string }, broad
       status: broadcast.row.cancelled ? ICalEventStatus.CANCELLED : ICalEventStatus.CONFIRMED,
     });
   }
-  return calendar.toString();
+  const text = withCalendarProperty(calendar.toString(), 'X-WR-TIMEZONE', station.timezone);
+  // Every content line ends in CRLF, the last one too (ical-generator leaves it off).
+  return text.endsWith('\r\n') ? text : `${text}\r\n`;
+}
+
+/**
+ * Adds a calendar property before the first component. (ical-generator writes its `x` properties
+ * after the events, where RFC 5545's grammar has no calendar properties.) X-WR-TIMEZONE only names
+ * the station's zone for display: DTSTART/DTEND stay in UTC, so no TZID or VTIMEZONE is needed.
+ */
+function withCalendarProperty(text: string, name: string, value: string): string {
+  const at = [text.indexOf('BEGIN:VEVENT'), text.indexOf('END:VCALENDAR')].filter((i) => i >= 0).reduce((a, b) => Math.min(a, b));
+  return `${text.slice(0, at)}${foldLines(`${name}:${escape(value, false)}`)}\r\n${text.slice(at)}`;
 }
