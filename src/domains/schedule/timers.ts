@@ -39,17 +39,25 @@ async function ensureSweep(svc: Services): Promise<void> {
  */
 export async function planTimers(svc: Services, stationId: string, from: Date): Promise<void> {
   await ensureSweep(svc);
-  const setKey = keys.scheduleTimers(stationId);
-  const station = await svc.db('stations').where({ id: stationId }).first<{ timezone: string } | undefined>('timezone');
-  const wanted = new Map<string, { name: TimerJob; at: Date }>();
-  if (station) {
-    const midnight = nextLocalMidnight(from, station.timezone);
-    const horizon = nextLocalMidnight(midnight, station.timezone);
-    wanted.set(timerJobId('schedule.midnight', stationId, midnight), { name: 'schedule.midnight', at: midnight });
-    for (const at of await boundariesBetween(svc.db, stationId, from, horizon)) {
-      wanted.set(timerJobId('schedule.boundary', stationId, at), { name: 'schedule.boundary', at });
+  // Under the station lock, so two re-plans of one station never interleave: the last to take the
+  // lock reads the latest schedule and its view is what stays in the queue.
+  await inTransaction(svc.db, async (tx) => {
+    const station = await lockStation(tx, stationId);
+    const wanted = new Map<string, { name: TimerJob; at: Date }>();
+    if (station) {
+      const midnight = nextLocalMidnight(from, station.timezone);
+      const horizon = nextLocalMidnight(midnight, station.timezone);
+      wanted.set(timerJobId('schedule.midnight', stationId, midnight), { name: 'schedule.midnight', at: midnight });
+      for (const at of await boundariesBetween(tx.trx, stationId, from, horizon)) {
+        wanted.set(timerJobId('schedule.boundary', stationId, at), { name: 'schedule.boundary', at });
+      }
     }
-  }
+    await replaceTimers(svc, stationId, wanted);
+  });
+}
+
+async function replaceTimers(svc: Services, stationId: string, wanted: Map<string, { name: TimerJob; at: Date }>): Promise<void> {
+  const setKey = keys.scheduleTimers(stationId);
   const queue = svc.jobs.queue('default');
   const stale = (await svc.redis.smembers(setKey)).filter((id) => !wanted.has(id));
   for (const id of stale) {
