@@ -23,12 +23,20 @@ function ensureOwned(row: { station_id: string } | undefined, stationId: string,
   if (row && row.station_id !== stationId) throw new ConflictError(`This ${what} id belongs to another station.`);
 }
 
-/** 400 naming each id in `ids` (at `path.i`) that is not a presenter of the station. */
-async function checkPresenters(tx: Tx, stationId: string, ids: string[], path: string): Promise<void> {
-  if (ids.length === 0) return;
+/**
+ * The presenter ids in canonical (lowercase) form; 400 naming each one (at `path.i`) that is given
+ * twice or is not a presenter of the station.
+ */
+async function checkPresenters(tx: Tx, stationId: string, given: string[], path: string): Promise<string[]> {
+  const ids = given.map((id) => id.toLowerCase());
+  if (ids.length === 0) return ids;
   const found = new Set((await tx.trx('presenters').where({ station_id: stationId }).whereIn('id', ids).select<Array<{ id: string }>>('id')).map((r) => r.id));
-  const issues: Issue[] = ids.flatMap((id, i) => (found.has(id) ? [] : [{ path: `${path}.${i}`, code: 'unknown_id', message: `no presenter ${id} exists at this station` }]));
+  const issues: Issue[] = ids.flatMap((id, i) => {
+    if (ids.indexOf(id) !== i) return [{ path: `${path}.${i}`, code: 'duplicate', message: `presenter ${id} is listed twice` }];
+    return found.has(id) ? [] : [{ path: `${path}.${i}`, code: 'unknown_id', message: `no presenter ${id} exists at this station` }];
+  });
   if (issues.length) throw new ValidationError('Unknown presenter.', issues);
+  return ids;
 }
 
 export async function savePresenter(tx: Tx, stationId: string, id: string, body: PresenterBody, now: Date): Promise<PresenterRow> {
@@ -43,8 +51,7 @@ export async function savePresenter(tx: Tx, stationId: string, id: string, body:
 
 export async function saveProgram(tx: Tx, stationId: string, id: string, body: ProgramBody, now: Date): Promise<ProgramWithDetails> {
   ensureOwned(await tx.trx<ProgramRow>('programs').where({ id }).first(), stationId, 'program');
-  const presenterIds = body.presenterIds ?? [];
-  await checkPresenters(tx, stationId, presenterIds, 'presenterIds');
+  const presenterIds = await checkPresenters(tx, stationId, body.presenterIds ?? [], 'presenterIds');
   await tx.trx<ProgramRow>('programs')
     .insert({ id, station_id: stationId, title: body.title, description: body.description ?? null, profile_id: body.profileId ?? null, created_at: now, updated_at: now })
     .onConflict('id')
@@ -61,7 +68,8 @@ export async function saveProgram(tx: Tx, stationId: string, id: string, body: P
   return (await programWithDetails(tx.trx, stationId, id)) as ProgramWithDetails;
 }
 
-async function checkBroadcast(tx: Tx, stationId: string, id: string, body: BroadcastBody, startsAt: Date, endsAt: Date): Promise<void> {
+/** Validates a broadcast body; returns the canonical presenter override (null: the program's). */
+async function checkBroadcast(tx: Tx, stationId: string, id: string, body: BroadcastBody, startsAt: Date, endsAt: Date): Promise<string[] | null> {
   const issues: Issue[] = [];
   if (!(endsAt > startsAt)) issues.push({ path: 'endsAt', code: 'out_of_range', message: 'endsAt must be after startsAt' });
   else if (endsAt.getTime() - startsAt.getTime() > MAX_BROADCAST_MS) issues.push({ path: 'endsAt', code: 'too_big', message: `a broadcast lasts at most ${MAX_BROADCAST_DAYS} days` });
@@ -69,13 +77,13 @@ async function checkBroadcast(tx: Tx, stationId: string, id: string, body: Broad
     issues.push({ path: 'programId', code: 'unknown_id', message: `no program ${body.programId} exists at this station` });
   }
   if (body.repeatOfId) {
-    if (body.repeatOfId === id) issues.push({ path: 'repeatOfId', code: 'invalid_value', message: 'a broadcast cannot repeat itself' });
+    if (body.repeatOfId.toLowerCase() === id.toLowerCase()) issues.push({ path: 'repeatOfId', code: 'invalid_value', message: 'a broadcast cannot repeat itself' });
     else if (!(await tx.trx('broadcasts').where({ id: body.repeatOfId, station_id: stationId }).first('id'))) {
       issues.push({ path: 'repeatOfId', code: 'unknown_id', message: `no broadcast ${body.repeatOfId} exists at this station` });
     }
   }
   if (issues.length) throw new ValidationError('Invalid broadcast.', issues);
-  await checkPresenters(tx, stationId, body.presenterIds ?? [], 'presenterIds');
+  return body.presenterIds ? checkPresenters(tx, stationId, body.presenterIds, 'presenterIds') : null;
 }
 
 export async function saveBroadcast(tx: Tx, stationId: string, id: string, body: BroadcastBody, now: Date): Promise<BroadcastRow> {
@@ -83,7 +91,7 @@ export async function saveBroadcast(tx: Tx, stationId: string, id: string, body:
   ensureOwned(existing, stationId, 'broadcast');
   const startsAt = new Date(body.startsAt);
   const endsAt = new Date(body.endsAt);
-  await checkBroadcast(tx, stationId, id, body, startsAt, endsAt);
+  const presenterIds = await checkBroadcast(tx, stationId, id, body, startsAt, endsAt);
   // decisions.md: cancelled when `cancelled: true` or a non-empty reason; the reason is "" otherwise.
   const reason = (body.cancellationReason ?? '').trim();
   const cancelled = body.cancelled === true || reason !== '';
@@ -97,7 +105,7 @@ export async function saveBroadcast(tx: Tx, stationId: string, id: string, body:
     cancelled,
     cancellation_reason: cancelled ? reason : '',
     repeat_of_id: body.repeatOfId ?? null,
-    presenter_ids: body.presenterIds ?? null,
+    presenter_ids: presenterIds,
     updated_at: now,
   };
   if (existing && existing.starts_at.getTime() !== startsAt.getTime()) {

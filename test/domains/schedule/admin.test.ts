@@ -81,6 +81,7 @@ describe('schedule admin API /admin/v1/stations/{id}/…', () => {
       [{ programId: randomUUID() }, 'programId'],
       [{ repeatOfId: randomUUID() }, 'repeatOfId'],
       [{ presenterIds: [randomUUID()] }, 'presenterIds.0'],
+      [{ presenterIds: [fx.presenterId, fx.presenterId.toUpperCase()] }, 'presenterIds.1'],
       [{ nature: 'Live' }, 'nature'],
       [{ colour: 'red' }, 'colour'],
     ];
