@@ -13,6 +13,10 @@ export type QueueName = (typeof QUEUES)[number];
 
 export const JOBS = {
   'health.ping': { queue: 'default', payload: Type.Object({ at: Type.String() }) },
+  // Schedule timers (src/domains/schedule/timers.ts): `at` is the planned instant, ISO 8601 UTC.
+  'schedule.midnight': { queue: 'default', payload: Type.Object({ stationId: Type.String({ minLength: 1 }), at: Type.String({ format: 'date-time' }) }) },
+  'schedule.boundary': { queue: 'default', payload: Type.Object({ stationId: Type.String({ minLength: 1 }), at: Type.String({ format: 'date-time' }) }) },
+  'schedule.sweep': { queue: 'default', payload: Type.Object({}) },
 } as const satisfies Record<string, { queue: QueueName; payload: TSchema }>;
 
 export type JobName = keyof typeof JOBS;

@@ -2,10 +2,16 @@ import type { Job } from 'bullmq';
 import type { JobName, JobPayload } from '../src/jobs.ts';
 import type { Services } from '../src/services.ts';
 import { healthPing } from './health.ts';
+import { scheduleMidnight } from './schedule-midnight.ts';
+import { scheduleBoundary } from './schedule-boundary.ts';
+import { scheduleSweep } from './schedule-sweep.ts';
 
 export type JobHandler<N extends JobName> = (payload: JobPayload<N>, svc: Services, job: Job) => Promise<unknown>;
 
 /** Every job name and its handler, listed explicitly (never discovered from file names). */
 export const registry: { [N in JobName]: JobHandler<N> } = {
   'health.ping': healthPing,
+  'schedule.midnight': scheduleMidnight,
+  'schedule.boundary': scheduleBoundary,
+  'schedule.sweep': scheduleSweep,
 };

@@ -3,9 +3,18 @@ import { systemRoutes } from '../domains/system/routes.ts';
 import { stationRoutes } from '../domains/stations/routes.ts';
 import { credentialRoutes } from '../domains/auth/routes.ts';
 import { contentRoutes } from '../domains/content/routes.ts';
+import { scheduleRoutes } from '../domains/schedule/routes.ts';
 import { graphqlRoutes } from '../graphql/routes.ts';
 import { previewRoutes } from '../domains/preview/routes.ts';
 
 /** Every HTTP route of the web role. /openapi.json is generated from this table. */
 export const allRoutes: RouteSpec[] = [];
-allRoutes.push(...systemRoutes(() => allRoutes), ...stationRoutes, ...credentialRoutes, ...contentRoutes, ...graphqlRoutes, ...previewRoutes);
+allRoutes.push(
+  ...systemRoutes(() => allRoutes),
+  ...stationRoutes,
+  ...credentialRoutes,
+  ...contentRoutes,
+  ...scheduleRoutes,
+  ...graphqlRoutes,
+  ...previewRoutes,
+);

@@ -12,6 +12,8 @@ export const keys = {
   queuePrefix: 'waveline:bull',
   /** Artwork lookup cache entry. */
   artwork: (fingerprint: string) => `waveline:artwork:${fingerprint}`,
+  /** Set of the job ids of a station's planned schedule timers (so a re-plan can drop stale ones). */
+  scheduleTimers: (stationId: string) => `waveline:schedule:timers:${stationId}`,
   /** Ingest idempotency result for an eventId. */
   ingestResult: (stationId: string, eventId: string) => `waveline:ingest:${stationId}:${eventId}`,
 };

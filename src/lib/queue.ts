@@ -35,5 +35,7 @@ export function createWorker(
   // BullMQ leaves a connection it was handed open; close it with the worker.
   worker.on('closed', () => connection.disconnect());
   worker.on('failed', (job: Job | undefined, err: Error) => logger.warn({ err, job: job?.name, id: job?.id }, 'job failed'));
+  // BullMQ leaves a connection it was handed open on close(); this one is the worker's alone.
+  worker.on('closed', () => connection.disconnect());
   return worker;
 }

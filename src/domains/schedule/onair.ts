@@ -1,10 +1,117 @@
+import type { Knex } from 'knex';
 import type { Services } from '../../services.ts';
+import { inTransaction, type Tx } from '../../lib/db.ts';
+import type { FeedBus } from '../../feed/bus.ts';
+import { plannedEnds, type RundownItemRow } from './model.ts';
+import { broadcastOnAir, rundownOf } from './queries.ts';
+import type { OnAir } from './schemas.ts';
+import { lockStation, writeRowIfChanged } from './feed.ts';
+
+interface FollowedObservation {
+  rundown_item_id: string;
+  outcome: string;
+  observed_at: Date | null;
+  received_at: Date;
+}
+
+const observedAt = (o: FollowedObservation): Date => o.observed_at ?? o.received_at;
+
+/** The newest observation of a broadcast that rundown following tied to an item, optionally of given outcomes. */
+async function latestFollowed(db: Knex | Knex.Transaction, stationId: string, broadcast: { id: string; starts_at: Date }, outcomes: string[]): Promise<FollowedObservation | null> {
+  const row = await db('observations')
+    .where({ station_id: stationId, broadcast_id: broadcast.id })
+    .whereNotNull('rundown_item_id')
+    .whereIn('outcome', outcomes)
+    // Lower bound on the indexed sort key: an observation followed against this broadcast was made during it.
+    .andWhere('sort_at', '>=', new Date(broadcast.starts_at.getTime() - 3600_000))
+    .orderBy([{ column: 'sort_at', order: 'desc' }, { column: 'received_at', order: 'desc' }])
+    .first<FollowedObservation | undefined>('rundown_item_id', 'outcome', 'observed_at', 'received_at');
+  return row ?? null;
+}
+
+/**
+ * The planned item at `at` (the latest-starting one whose planned slot covers `at`), and the instant
+ * the planned position last changed: that item's start, or in a gap the end of the item before it,
+ * or the broadcast start.
+ */
+function plannedAt(items: RundownItemRow[], ends: Date[], broadcastStart: Date, at: Date): { index: number | null; since: Date } {
+  let index: number | null = null;
+  let gapStart = broadcastStart;
+  items.forEach((item, i) => {
+    if (item.planned_starts_at <= at && at < ends[i]) {
+      if (index === null || item.planned_starts_at >= items[index].planned_starts_at) index = i;
+    } else if (ends[i] <= at && ends[i] > gapStart) {
+      gapStart = ends[i];
+    }
+  });
+  return { index, since: index === null ? gapStart : items[index].planned_starts_at };
+}
+
+/**
+ * The `on-air` data at `at` (decisions.md, "Realtime feed"), or null when nothing is on air.
+ * - broadcast: the published, non-cancelled broadcast covering `at`.
+ * - followed: the newest observation of that broadcast matched or uncertainly matched to an item.
+ * - position: the item of the newest `matched` observation when that observation is at least as recent
+ *   as the moment the planned position last changed; otherwise the planned item at `at` (null in a gap).
+ */
+export async function computeOnAir(db: Knex | Knex.Transaction, stationId: string, at: Date): Promise<OnAir> {
+  const current = await broadcastOnAir(db, stationId, at);
+  if (!current) return null;
+  const { row, program } = current;
+  const items = await rundownOf(db, row.id);
+  const ends = plannedEnds(items, row.ends_at);
+  const planned = plannedAt(items, ends, row.starts_at, at);
+  const followed = items.length ? await latestFollowed(db, stationId, row, ['matched', 'uncertain']) : null;
+  const matched = followed?.outcome === 'matched' ? followed : followed ? await latestFollowed(db, stationId, row, ['matched']) : null;
+
+  let index = planned.index;
+  if (matched && observedAt(matched) >= planned.since) {
+    const matchedIndex = items.findIndex((item) => item.id === matched.rundown_item_id);
+    if (matchedIndex >= 0) index = matchedIndex;
+  }
+  const item = index === null ? null : items[index];
+  return {
+    broadcast: {
+      id: row.id,
+      title: row.title ?? program.title,
+      startsAt: row.starts_at.toISOString(),
+      endsAt: row.ends_at.toISOString(),
+      nature: row.nature,
+      program: { id: program.id, title: program.title, profileId: program.profileId },
+    },
+    position: item && index !== null
+      ? {
+          itemId: item.id,
+          index: item.position,
+          kind: item.kind,
+          artist: item.artist,
+          title: item.title,
+          plannedStartsAt: item.planned_starts_at.toISOString(),
+          plannedEndsAt: ends[index].toISOString(),
+        }
+      : null,
+    followed: followed ? { itemId: followed.rundown_item_id, outcome: followed.outcome, at: observedAt(followed).toISOString() } : null,
+  };
+}
+
+/** Rebuilds the `on-air` row as of `at` inside a transaction that holds the station lock. */
+export async function refreshOnAirIn(tx: Tx, bus: FeedBus, stationId: string, at: Date, now: Date): Promise<boolean> {
+  return writeRowIfChanged(tx, bus, { stationId, kind: 'on-air', data: await computeOnAir(tx.trx, stationId, at), now });
+}
+
+/** Rebuilds the on-air row as of `at` in its own transaction; false when unchanged (or the station is gone). */
+export async function refreshOnAirAt(svc: Services, stationId: string, at: Date): Promise<boolean> {
+  return inTransaction(svc.db, async (tx) => {
+    if (!(await lockStation(tx, stationId))) return false;
+    return refreshOnAirIn(tx, svc.bus, stationId, at, svc.clock.now());
+  });
+}
 
 /**
  * Recomputes the station's `on-air` feed row (decisions.md, "Realtime feed": broadcast, planned
- * position, last followed observation) and upserts it. Called by the schedule jobs at broadcast and
- * rundown-item boundaries and by rundown following after a match.
- *
- * PLACEHOLDER until the schedule issue lands its implementation here (same signature).
+ * position, last followed observation) and upserts it when it changed. Called by the schedule jobs at
+ * broadcast and rundown-item boundaries, by schedule writes, and by rundown following after a match.
  */
-export async function refreshOnAir(_svc: Services, _stationId: string): Promise<void> {}
+export async function refreshOnAir(svc: Services, stationId: string): Promise<void> {
+  await refreshOnAirAt(svc, stationId, svc.clock.now());
+}

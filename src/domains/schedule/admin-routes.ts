@@ -1,0 +1,125 @@
+import { defineRoute } from '../../http/route.ts';
+import { ErrorBody } from '../../http/schema.ts';
+import { inTransaction } from '../../lib/db.ts';
+import { removeBroadcast, saveBroadcast, savePresenter, saveProgram, scheduleChanged, stationForWrite } from './commands.ts';
+import { saveRundown } from './rundown.ts';
+import { presentAdminBroadcast, presentAdminPresenter, presentAdminProgram, presentAdminRundown } from './presenter.ts';
+import {
+  AdminBroadcast,
+  AdminPresenter,
+  AdminProgram,
+  AdminRundown,
+  BroadcastBody,
+  BroadcastParams,
+  PresenterBody,
+  PresenterParams,
+  ProgramBody,
+  ProgramParams,
+  RundownBody,
+} from './schemas.ts';
+
+// Admin writes (decisions.md, "Admin API"): idempotent PUTs named by id, 200 with the stored object.
+// Each write and the feed rows it changes commit together; timers are re-planned after commit.
+
+const adminErrors = {
+  400: { description: 'Invalid input (including unknown referenced ids).', schema: ErrorBody },
+  401: { description: 'Missing or invalid operator token.', schema: ErrorBody },
+  404: { description: 'Station (or broadcast) not found.', schema: ErrorBody },
+  409: { description: 'The id belongs to another station.', schema: ErrorBody },
+};
+
+const admin = { tags: ['admin'], surface: 'admin' as const };
+
+export const scheduleAdminRoutes = [
+  defineRoute({
+    ...admin,
+    method: 'put',
+    path: '/admin/v1/stations/{stationId}/presenters/{presenterId}',
+    operationId: 'adminPutPresenter',
+    summary: 'Create or replace a presenter',
+    params: PresenterParams,
+    body: PresenterBody,
+    responses: { 200: { description: 'The stored presenter.', schema: AdminPresenter }, ...adminErrors },
+    async handler({ svc, params, body }) {
+      return inTransaction(svc.db, async (tx) => {
+        const station = await stationForWrite(tx, params.stationId);
+        const row = await savePresenter(tx, params.stationId, params.presenterId, body, svc.clock.now());
+        // Presenter names show in broadcasts; times do not move, so no re-plan.
+        await scheduleChanged(tx, svc, params.stationId, station.timezone, { replan: false });
+        return presentAdminPresenter(row);
+      });
+    },
+  }),
+  defineRoute({
+    ...admin,
+    method: 'put',
+    path: '/admin/v1/stations/{stationId}/programs/{programId}',
+    operationId: 'adminPutProgram',
+    summary: 'Create or replace a program with its presenters and weekly slots',
+    params: ProgramParams,
+    body: ProgramBody,
+    responses: { 200: { description: 'The stored program.', schema: AdminProgram }, ...adminErrors },
+    async handler({ svc, params, body }) {
+      return inTransaction(svc.db, async (tx) => {
+        const station = await stationForWrite(tx, params.stationId);
+        const program = await saveProgram(tx, params.stationId, params.programId, body, svc.clock.now());
+        await scheduleChanged(tx, svc, params.stationId, station.timezone, { replan: false });
+        return presentAdminProgram(program);
+      });
+    },
+  }),
+  defineRoute({
+    ...admin,
+    method: 'put',
+    path: '/admin/v1/stations/{stationId}/broadcasts/{broadcastId}',
+    operationId: 'adminPutBroadcast',
+    summary: 'Create or replace a broadcast',
+    description: 'Cancelled when `cancelled` is true or `cancellationReason` is non-empty. Title and presenters default to the program’s. A moved broadcast takes its rundown along.',
+    params: BroadcastParams,
+    body: BroadcastBody,
+    responses: { 200: { description: 'The stored broadcast.', schema: AdminBroadcast }, ...adminErrors },
+    async handler({ svc, params, body }) {
+      return inTransaction(svc.db, async (tx) => {
+        const station = await stationForWrite(tx, params.stationId);
+        const row = await saveBroadcast(tx, params.stationId, params.broadcastId, body, svc.clock.now());
+        await scheduleChanged(tx, svc, params.stationId, station.timezone);
+        return presentAdminBroadcast(row);
+      });
+    },
+  }),
+  defineRoute({
+    ...admin,
+    method: 'delete',
+    path: '/admin/v1/stations/{stationId}/broadcasts/{broadcastId}',
+    operationId: 'adminDeleteBroadcast',
+    summary: 'Delete a broadcast and its rundown (204 also when it did not exist)',
+    params: BroadcastParams,
+    responses: { 204: { description: 'Deleted.' }, ...adminErrors },
+    async handler({ ctx, svc, params }) {
+      await inTransaction(svc.db, async (tx) => {
+        const station = await stationForWrite(tx, params.stationId);
+        if (await removeBroadcast(tx, params.stationId, params.broadcastId)) await scheduleChanged(tx, svc, params.stationId, station.timezone);
+      });
+      ctx.status = 204;
+    },
+  }),
+  defineRoute({
+    ...admin,
+    method: 'put',
+    path: '/admin/v1/stations/{stationId}/broadcasts/{broadcastId}/rundown',
+    operationId: 'adminPutRundown',
+    summary: 'Replace a broadcast’s rundown',
+    description: 'Planned start times default to back-to-back from the broadcast start (each item after the previous one’s duration). Items keeping their id stay linked to observations followed against them.',
+    params: BroadcastParams,
+    body: RundownBody,
+    responses: { 200: { description: 'The stored rundown with planned times.', schema: AdminRundown }, ...adminErrors },
+    async handler({ svc, params, body }) {
+      return inTransaction(svc.db, async (tx) => {
+        const station = await stationForWrite(tx, params.stationId);
+        const { items, ends } = await saveRundown(tx, params.stationId, params.broadcastId, body);
+        await scheduleChanged(tx, svc, params.stationId, station.timezone);
+        return presentAdminRundown(params.broadcastId, items, ends);
+      });
+    },
+  }),
+];

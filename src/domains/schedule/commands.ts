@@ -1,0 +1,151 @@
+import type { Services } from '../../services.ts';
+import type { Tx } from '../../lib/db.ts';
+import { ConflictError, NotFoundError, ValidationError, type Issue } from '../../lib/errors.ts';
+import { MAX_BROADCAST_DAYS, MAX_BROADCAST_MS, type BroadcastRow, type PresenterRow, type ProgramRow } from './model.ts';
+import { programWithDetails, type ProgramWithDetails } from './queries.ts';
+import type { BroadcastBody, PresenterBody, ProgramBody } from './schemas.ts';
+import { lockStation, refreshScheduleRowIn } from './feed.ts';
+import { refreshOnAirIn } from './onair.ts';
+import { planTimers } from './timers.ts';
+
+// Admin writes of the schedule. Each runs inside the caller's transaction (so an import can batch
+// many); `scheduleChanged` then rebuilds the feed rows in that same transaction and re-plans the
+// timing jobs once it commits.
+
+/** Locks the station (serialising its schedule writes and feed rebuilds) or 404s. */
+export async function stationForWrite(tx: Tx, stationId: string): Promise<{ timezone: string }> {
+  const station = await lockStation(tx, stationId);
+  if (!station) throw new NotFoundError('Station not found.');
+  return station;
+}
+
+function ensureOwned(row: { station_id: string } | undefined, stationId: string, what: string): void {
+  if (row && row.station_id !== stationId) throw new ConflictError(`This ${what} id belongs to another station.`);
+}
+
+/**
+ * The presenter ids in canonical (lowercase) form; 400 naming each one (at `path.i`) that is given
+ * twice or is not a presenter of the station.
+ */
+async function checkPresenters(tx: Tx, stationId: string, given: string[], path: string): Promise<string[]> {
+  const ids = given.map((id) => id.toLowerCase());
+  if (ids.length === 0) return ids;
+  const found = new Set((await tx.trx('presenters').where({ station_id: stationId }).whereIn('id', ids).select<Array<{ id: string }>>('id')).map((r) => r.id));
+  const issues: Issue[] = ids.flatMap((id, i) => {
+    if (ids.indexOf(id) !== i) return [{ path: `${path}.${i}`, code: 'duplicate', message: `presenter ${id} is listed twice` }];
+    return found.has(id) ? [] : [{ path: `${path}.${i}`, code: 'unknown_id', message: `no presenter ${id} exists at this station` }];
+  });
+  if (issues.length) throw new ValidationError('Unknown presenter.', issues);
+  return ids;
+}
+
+export async function savePresenter(tx: Tx, stationId: string, id: string, body: PresenterBody, now: Date): Promise<PresenterRow> {
+  ensureOwned(await tx.trx<PresenterRow>('presenters').where({ id }).first(), stationId, 'presenter');
+  const [row] = await tx.trx<PresenterRow>('presenters')
+    .insert({ id, station_id: stationId, title: body.title, created_at: now, updated_at: now })
+    .onConflict('id')
+    .merge(['title', 'updated_at'])
+    .returning('*');
+  return row as PresenterRow;
+}
+
+export async function saveProgram(tx: Tx, stationId: string, id: string, body: ProgramBody, now: Date): Promise<ProgramWithDetails> {
+  ensureOwned(await tx.trx<ProgramRow>('programs').where({ id }).first(), stationId, 'program');
+  const presenterIds = await checkPresenters(tx, stationId, body.presenterIds ?? [], 'presenterIds');
+  await tx.trx<ProgramRow>('programs')
+    .insert({ id, station_id: stationId, title: body.title, description: body.description ?? null, profile_id: body.profileId ?? null, created_at: now, updated_at: now })
+    .onConflict('id')
+    .merge(['title', 'description', 'profile_id', 'updated_at']);
+  await tx.trx('program_presenters').where({ program_id: id }).delete();
+  if (presenterIds.length) await tx.trx('program_presenters').insert(presenterIds.map((presenterId, position) => ({ program_id: id, presenter_id: presenterId, position })));
+  await tx.trx('program_slots').where({ program_id: id }).delete();
+  const slots = body.slots ?? [];
+  if (slots.length) {
+    await tx.trx('program_slots').insert(
+      slots.map((slot, position) => ({ program_id: id, position, weekday: slot.weekday, start_time: slot.startTime, duration_minutes: slot.durationMinutes })),
+    );
+  }
+  return (await programWithDetails(tx.trx, stationId, id)) as ProgramWithDetails;
+}
+
+/** Validates a broadcast body; returns the canonical presenter override (null: the program's). */
+async function checkBroadcast(tx: Tx, stationId: string, id: string, body: BroadcastBody, startsAt: Date, endsAt: Date): Promise<string[] | null> {
+  const issues: Issue[] = [];
+  if (!(endsAt > startsAt)) issues.push({ path: 'endsAt', code: 'out_of_range', message: 'endsAt must be after startsAt' });
+  else if (endsAt.getTime() - startsAt.getTime() > MAX_BROADCAST_MS) issues.push({ path: 'endsAt', code: 'too_big', message: `a broadcast lasts at most ${MAX_BROADCAST_DAYS} days` });
+  if (!(await tx.trx('programs').where({ id: body.programId, station_id: stationId }).first('id'))) {
+    issues.push({ path: 'programId', code: 'unknown_id', message: `no program ${body.programId} exists at this station` });
+  }
+  if (body.repeatOfId) {
+    if (body.repeatOfId.toLowerCase() === id.toLowerCase()) issues.push({ path: 'repeatOfId', code: 'invalid_value', message: 'a broadcast cannot repeat itself' });
+    else if (!(await tx.trx('broadcasts').where({ id: body.repeatOfId, station_id: stationId }).first('id'))) {
+      issues.push({ path: 'repeatOfId', code: 'unknown_id', message: `no broadcast ${body.repeatOfId} exists at this station` });
+    }
+  }
+  if (issues.length) throw new ValidationError('Invalid broadcast.', issues);
+  return body.presenterIds ? checkPresenters(tx, stationId, body.presenterIds, 'presenterIds') : null;
+}
+
+export async function saveBroadcast(tx: Tx, stationId: string, id: string, body: BroadcastBody, now: Date): Promise<BroadcastRow> {
+  const existing = await tx.trx<BroadcastRow>('broadcasts').where({ id }).forUpdate().first();
+  ensureOwned(existing, stationId, 'broadcast');
+  const startsAt = new Date(body.startsAt);
+  const endsAt = new Date(body.endsAt);
+  const presenterIds = await checkBroadcast(tx, stationId, id, body, startsAt, endsAt);
+  // decisions.md: cancelled when `cancelled: true` or a non-empty reason; the reason is "" otherwise.
+  const reason = (body.cancellationReason ?? '').trim();
+  const cancelled = body.cancelled === true || reason !== '';
+  const values = {
+    program_id: body.programId,
+    title: body.title ?? null,
+    starts_at: startsAt,
+    ends_at: endsAt,
+    nature: body.nature,
+    published: body.published ?? true,
+    cancelled,
+    cancellation_reason: cancelled ? reason : '',
+    repeat_of_id: body.repeatOfId ?? null,
+    presenter_ids: presenterIds,
+    updated_at: now,
+  };
+  if (existing && existing.starts_at.getTime() !== startsAt.getTime()) {
+    // A moved broadcast takes its rundown along: items keep their offsets from the start.
+    const shiftMs = startsAt.getTime() - existing.starts_at.getTime();
+    await tx.trx('rundown_items')
+      .where({ broadcast_id: id })
+      .update({
+        planned_starts_at: tx.trx.raw("planned_starts_at + ? * interval '1 millisecond'", [shiftMs]),
+        planned_ends_at: tx.trx.raw("planned_ends_at + ? * interval '1 millisecond'", [shiftMs]),
+      });
+  }
+  const [row] = await tx.trx<BroadcastRow>('broadcasts')
+    .insert({ id, station_id: stationId, ...values, created_at: now })
+    .onConflict('id')
+    .merge(Object.keys(values) as Array<keyof BroadcastRow>)
+    .returning('*');
+  return row as BroadcastRow;
+}
+
+/** Deletes a broadcast of the station (its rundown goes with it); false when there was none. */
+export async function removeBroadcast(tx: Tx, stationId: string, id: string): Promise<boolean> {
+  return (await tx.trx('broadcasts').where({ id, station_id: stationId }).delete()) > 0;
+}
+
+/**
+ * After a schedule write, in the same transaction: rebuild the `schedule` and `on-air` rows (each
+ * written only when it changed); after commit, re-plan the station's timing jobs.
+ */
+export async function scheduleChanged(tx: Tx, svc: Services, stationId: string, timezone: string, options: { replan?: boolean } = {}): Promise<void> {
+  const now = svc.clock.now();
+  await refreshScheduleRowIn(tx, svc.bus, stationId, timezone, now, now);
+  await refreshOnAirIn(tx, svc.bus, stationId, now, now);
+  if (options.replan === false) return;
+  tx.afterCommit(async () => {
+    try {
+      await planTimers(svc, stationId, now);
+    } catch (err) {
+      // The write is durable; the hourly sweep re-plans what this could not.
+      svc.logger.warn({ err, stationId }, 'could not re-plan schedule timers');
+    }
+  });
+}

@@ -1,0 +1,47 @@
+import { isDeepStrictEqual } from 'node:util';
+import type { Tx } from '../../lib/db.ts';
+import type { FeedBus } from '../../feed/bus.ts';
+import { upsertFeedRow } from '../../feed/rows.ts';
+import type { FeedKind } from '../../feed/names.ts';
+import { FEED_DAYS, MAX_BROADCASTS } from './model.ts';
+import { presentSchedule } from './presenter.ts';
+import { broadcastsOverlapping } from './queries.ts';
+import type { ScheduleResponse } from './schemas.ts';
+import { addDays, localDate, windowFor } from './window.ts';
+
+/** Entry of the station-wide rows (`schedule`, `on-air`). */
+export const CURRENT_ENTRY = 'current';
+
+/**
+ * Locks the station row for the rest of the transaction and returns its time zone (null when the
+ * station is gone). Every feed rebuild of a station runs under this lock, so a compare-then-write of
+ * a row never races another rebuild of the same station.
+ */
+export async function lockStation(tx: Tx, stationId: string): Promise<{ timezone: string } | null> {
+  const row = await tx.trx('stations').where({ id: stationId }).forUpdate().first<{ timezone: string } | undefined>('timezone');
+  return row ?? null;
+}
+
+/**
+ * Writes a station-wide feed row only when its data differs from what is stored, so a rebuild that
+ * runs twice, or late, sends no second event. (jsonb reorders keys; the comparison ignores key order.)
+ */
+export async function writeRowIfChanged(tx: Tx, bus: FeedBus, row: { stationId: string; kind: FeedKind; data: unknown; now: Date }): Promise<boolean> {
+  const stored = await tx.trx('feed_rows').where({ station_id: row.stationId, kind: row.kind, entry: CURRENT_ENTRY }).first<{ data: unknown; deleted: boolean } | undefined>('data', 'deleted');
+  if (stored && !stored.deleted && isDeepStrictEqual(stored.data, row.data)) return false;
+  await upsertFeedRow(tx, bus, { stationId: row.stationId, kind: row.kind, entry: CURRENT_ENTRY, data: row.data, now: row.now });
+  return true;
+}
+
+/** The `schedule` row's data at `at`: today through the next seven local days, same shape as the schedule response. */
+export async function scheduleRowData(tx: Tx, stationId: string, timezone: string, at: Date): Promise<ScheduleResponse> {
+  const today = localDate(at, timezone);
+  const window = windowFor(today, addDays(today, FEED_DAYS - 1), timezone);
+  const { broadcasts, truncated } = await broadcastsOverlapping(tx.trx, stationId, window.start, window.end, MAX_BROADCASTS);
+  return presentSchedule(broadcasts, truncated, timezone, at);
+}
+
+/** Rebuilds the `schedule` row as of `at` (call with the station locked). */
+export async function refreshScheduleRowIn(tx: Tx, bus: FeedBus, stationId: string, timezone: string, at: Date, now: Date): Promise<boolean> {
+  return writeRowIfChanged(tx, bus, { stationId, kind: 'schedule', data: await scheduleRowData(tx, stationId, timezone, at), now });
+}
