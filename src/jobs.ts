@@ -13,6 +13,10 @@ export type QueueName = (typeof QUEUES)[number];
 
 export const JOBS = {
   'health.ping': { queue: 'default', payload: Type.Object({ at: Type.String() }) },
+  /** Renders an uploaded image version's variants; job id = versionId (docs/media.md). */
+  'media.variants': { queue: 'media', payload: Type.Object({ stationId: Type.String(), versionId: Type.String() }) },
+  /** Re-presents records using a version a little after its variants were stored (docs/media.md). */
+  'media.refresh': { queue: 'default', payload: Type.Object({ stationId: Type.String(), versionId: Type.String() }) },
 } as const satisfies Record<string, { queue: QueueName; payload: TSchema }>;
 
 export type JobName = keyof typeof JOBS;

@@ -62,6 +62,10 @@ export interface RouteSpec<P extends TSchema | undefined = TSchema | undefined, 
   bodyParser?: 'json' | 'none';
   /** Largest JSON body accepted, default 1 MiB. */
   bodyLimit?: string;
+  /** Media type of a raw body the handler reads itself (`bodyParser: 'none'`), for OpenAPI. */
+  rawBody?: string;
+  /** Media routes: gates that find the station (no slug in the path); the rate limit and module gates follow. */
+  gates?(svc: Services): Middleware[];
   responses: Record<string, ResponseSpec>;
   handler(args: HandlerArgs<P, Q, B>): unknown;
 }
@@ -86,6 +90,13 @@ function gatesFor(route: RouteSpec, svc: Services): Middleware[] {
     }
     case 'admin':
       return [adminGate(svc)];
+    case 'media': {
+      // Anonymous: the listener order without the credential (station → rate limit by IP → module).
+      const gates: Middleware[] = route.gates?.(svc) ?? [];
+      if (route.rateLimit) gates.push(rateLimitGate(svc, route.rateLimit));
+      if (route.module) gates.push(moduleGate(route.module));
+      return gates;
+    }
     default:
       return [];
   }
