@@ -15,7 +15,7 @@ const REFRESH_AGAIN_AFTER_MS = 5000;
  */
 export async function mediaVariants(payload: JobPayload<'media.variants'>, svc: Services): Promise<{ rendered: string[]; refreshedRecords: number }> {
   const source = await findRenderSource(svc.db, payload.versionId);
-  if (!source || source.stationId !== payload.stationId || source.kind !== 'image') return { rendered: [], refreshedRecords: 0 };
+  if (!source?.original || source.stationId !== payload.stationId || source.kind !== 'image') return { rendered: [], refreshedRecords: 0 };
   const renditions = await renderVariants(source.original, source.focal);
   await storeRenditions(svc.db, payload.versionId, renditions, svc.clock.now());
   const refreshedRecords = await refreshRecordsUsingMedia(svc, payload.stationId, payload.versionId);

@@ -19,15 +19,18 @@ const EMPTY = Buffer.alloc(0);
 export type SliceReader = (start: number, length: number) => Promise<Buffer | null>;
 
 async function* slices(read: SliceReader, start: number, end: number, logger: Logger): AsyncGenerator<Buffer> {
-  for (let at = start; at <= end; at += SLICE_BYTES) {
-    const length = Math.min(SLICE_BYTES, end - at + 1);
-    const slice = await read(at, length).catch((err: unknown) => {
-      logger.error({ err }, 'reading a media slice failed');
-      throw err;
-    });
-    // Gone or replaced since the response started: cut it short (the client sees a truncated body).
-    if (!slice || slice.length !== length) throw new Error('media file changed while it was being sent');
-    yield slice;
+  try {
+    for (let at = start; at <= end; at += SLICE_BYTES) {
+      const length = Math.min(SLICE_BYTES, end - at + 1);
+      const slice = await read(at, length);
+      // Gone or replaced since the response started: cut it short rather than mix two files.
+      if (!slice || slice.length !== length) throw new Error('media file changed while it was being sent');
+      yield slice;
+    }
+  } catch (err) {
+    // Headers are out: the client sees a truncated body; the log says why.
+    logger.error({ err }, 'streaming a media file failed');
+    throw err;
   }
 }
 

@@ -44,26 +44,24 @@ export interface RenderSource {
   stationId: string;
   kind: string;
   focal: FocalPoint;
-  original: Buffer;
+  /** Loaded for images only: other kinds have nothing to render. */
+  original: Buffer | null;
 }
 
-/** What the variants job needs: the version's kind, its focal point and the uploaded bytes. */
+/** What the variants job needs: the version's kind, its focal point and, for an image, the uploaded bytes. */
 export async function findRenderSource(db: Db, versionId: string): Promise<RenderSource | null> {
   const row = await db('media_versions as v')
     .join('media_assets as a', 'a.id', 'v.asset_id')
-    .join('media_files as f', function () {
-      this.on('f.version_id', '=', 'v.id').andOnVal('f.variant', '=', 'original');
-    })
     .where('v.id', versionId)
-    .first<{ station_id: string; kind: string; focal_x: number; focal_y: number; bytes: Buffer } | undefined>(
+    .first<{ station_id: string; kind: string; focal_x: number; focal_y: number } | undefined>(
       'v.station_id',
       'v.kind',
       db.raw('COALESCE(v.focal_x, a.focal_x) AS focal_x'),
       db.raw('COALESCE(v.focal_y, a.focal_y) AS focal_y'),
-      'f.bytes',
     );
   if (!row) return null;
-  return { stationId: row.station_id, kind: row.kind, focal: { x: row.focal_x, y: row.focal_y }, original: row.bytes };
+  const file = row.kind === 'image' ? await db('media_files').where({ version_id: versionId, variant: 'original' }).first<{ bytes: Buffer } | undefined>('bytes') : undefined;
+  return { stationId: row.station_id, kind: row.kind, focal: { x: row.focal_x, y: row.focal_y }, original: file?.bytes ?? null };
 }
 
 export async function findAsset(db: Db, stationId: string, assetId: string): Promise<{ id: string } | null> {

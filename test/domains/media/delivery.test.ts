@@ -34,6 +34,7 @@ describe('published media GET /api/media/public/{stationId}/{versionId}[/{varian
     expect(res.headers.get('cache-control')).to.equal('private, no-store');
     expect(res.headers.get('access-control-allow-origin')).to.equal('*');
     expect(res.headers.get('x-content-type-options')).to.equal('nosniff');
+    expect(res.headers.get('content-security-policy'), 'an SVG opened directly runs no script').to.include('sandbox');
     expect(res.headers.get('x-request-id')).to.be.a('string');
     const withJunkToken = await fetchMedia(server.url, path, { headers: { authorization: 'Bearer nonsense' } });
     expect(withJunkToken.status, 'credentials are not looked at').to.equal(200);
