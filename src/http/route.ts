@@ -16,7 +16,8 @@ import { validate } from './validate.ts';
  * - listener: station gate → credential(scope) → rate limit → module → validate; JSON with ETag/304
  * - push:     the same gates, plain JSON answers
  * - admin:    operator token; JSON
- * - ingest, media, system: the route handles its own gates (documented on the route)
+ * - media:    anonymous; the route's `gates` (its station) → rate limit → module; bytes, not JSON
+ * - ingest, system: the route handles its own gates (documented on the route)
  */
 export type Surface = 'listener' | 'push' | 'admin' | 'ingest' | 'media' | 'system';
 
