@@ -17,6 +17,10 @@ export const JOBS = {
   'schedule.midnight': { queue: 'default', payload: Type.Object({ stationId: Type.String({ minLength: 1 }), at: Type.String({ format: 'date-time' }) }) },
   'schedule.boundary': { queue: 'default', payload: Type.Object({ stationId: Type.String({ minLength: 1 }), at: Type.String({ format: 'date-time' }) }) },
   'schedule.sweep': { queue: 'default', payload: Type.Object({}) },
+  /** Renders an uploaded image version's variants; job id = versionId (docs/media.md). */
+  'media.variants': { queue: 'media', payload: Type.Object({ stationId: Type.String(), versionId: Type.String() }) },
+  /** Re-presents records using a version a little after its variants were stored (docs/media.md). */
+  'media.refresh': { queue: 'default', payload: Type.Object({ stationId: Type.String(), versionId: Type.String() }) },
 } as const satisfies Record<string, { queue: QueueName; payload: TSchema }>;
 
 export type JobName = keyof typeof JOBS;

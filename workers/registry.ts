@@ -5,6 +5,8 @@ import { healthPing } from './health.ts';
 import { scheduleMidnight } from './schedule-midnight.ts';
 import { scheduleBoundary } from './schedule-boundary.ts';
 import { scheduleSweep } from './schedule-sweep.ts';
+import { mediaRefresh } from './mediaRefresh.ts';
+import { mediaVariants } from './mediaVariants.ts';
 
 export type JobHandler<N extends JobName> = (payload: JobPayload<N>, svc: Services, job: Job) => Promise<unknown>;
 
@@ -14,4 +16,6 @@ export const registry: { [N in JobName]: JobHandler<N> } = {
   'schedule.midnight': scheduleMidnight,
   'schedule.boundary': scheduleBoundary,
   'schedule.sweep': scheduleSweep,
+  'media.variants': mediaVariants,
+  'media.refresh': mediaRefresh,
 };

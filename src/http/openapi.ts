@@ -63,6 +63,8 @@ export function buildOpenApi(routes: RouteSpec[], info: { version: string; serve
     if (route.module) operation['x-waveline-module'] = route.module;
     if (route.body) {
       operation.requestBody = { required: true, content: { 'application/json': { schema: strip(route.body) } } };
+    } else if (route.rawBody) {
+      operation.requestBody = { required: true, content: { [route.rawBody]: { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } };
     }
     paths[route.path] ??= {};
     paths[route.path][route.method] = operation;

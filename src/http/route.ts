@@ -16,7 +16,8 @@ import { validate } from './validate.ts';
  * - listener: station gate → credential(scope) → rate limit → module → validate; JSON with ETag/304
  * - push, graphql: the same gates, plain answers (no ETag layer)
  * - admin:    operator token; JSON
- * - ingest, media, system: the route handles its own gates (documented on the route)
+ * - media:    anonymous; the route's `gates` (its station) → rate limit → module; bytes, not JSON
+ * - ingest, system: the route handles its own gates (documented on the route)
  */
 export type Surface = 'listener' | 'push' | 'graphql' | 'admin' | 'ingest' | 'media' | 'system';
 
@@ -62,6 +63,10 @@ export interface RouteSpec<P extends TSchema | undefined = TSchema | undefined, 
   bodyParser?: 'json' | 'none';
   /** Largest JSON body accepted, default 1 MiB. */
   bodyLimit?: string;
+  /** Media type of a raw body the handler reads itself (`bodyParser: 'none'`), for OpenAPI. */
+  rawBody?: string;
+  /** Media routes: gates that find the station (no slug in the path); the rate limit and module gates follow. */
+  gates?(svc: Services): Middleware[];
   responses: Record<string, ResponseSpec>;
   handler(args: HandlerArgs<P, Q, B>): unknown;
 }
@@ -87,6 +92,13 @@ function gatesFor(route: RouteSpec, svc: Services): Gate[] {
     }
     case 'admin':
       return [adminGate(svc)];
+    case 'media': {
+      // Anonymous: the listener order without the credential (station → rate limit by IP → module).
+      const gates: Middleware[] = route.gates?.(svc) ?? [];
+      if (route.rateLimit) gates.push(rateLimitGate(svc, route.rateLimit));
+      if (route.module) gates.push(moduleGate(route.module));
+      return gates;
+    }
     default:
       return [];
   }

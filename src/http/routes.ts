@@ -6,6 +6,7 @@ import { contentRoutes } from '../domains/content/routes.ts';
 import { scheduleRoutes } from '../domains/schedule/routes.ts';
 import { graphqlRoutes } from '../graphql/routes.ts';
 import { previewRoutes } from '../domains/preview/routes.ts';
+import { mediaRoutes } from '../domains/media/routes.ts';
 
 /** Every HTTP route of the web role. /openapi.json is generated from this table. */
 export const allRoutes: RouteSpec[] = [];
@@ -17,4 +18,5 @@ allRoutes.push(
   ...scheduleRoutes,
   ...graphqlRoutes,
   ...previewRoutes,
+  ...mediaRoutes,
 );

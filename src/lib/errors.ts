@@ -78,6 +78,12 @@ export class UnsupportedMediaTypeError extends WavelineError {
   readonly status = 415;
 }
 
+/** A single byte range that starts past the end of the file; the route sets `Content-Range: bytes *\/size`. */
+export class RangeNotSatisfiableError extends WavelineError {
+  readonly code = 'RANGE_NOT_SATISFIABLE';
+  readonly status = 416;
+}
+
 export class RateLimitedError extends WavelineError {
   readonly code = 'RATE_LIMITED';
   readonly status = 429;
@@ -105,6 +111,7 @@ export const ERROR_CODES = [
   'CONFLICT',
   'PAYLOAD_TOO_LARGE',
   'UNSUPPORTED_MEDIA_TYPE',
+  'RANGE_NOT_SATISFIABLE',
   'RATE_LIMITED',
   'PROVIDER_UNAVAILABLE',
   'INTERNAL_ERROR',

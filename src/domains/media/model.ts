@@ -1,0 +1,56 @@
+// Media assets, versions and their stored files (station-delivery-api.md "Published media" and the
+// media item; decisions.md "Media" and the admin upload route).
+import { MEDIA_VARIANTS, type MediaVariant } from '../content/model.ts';
+
+export { MEDIA_VARIANTS, type MediaVariant };
+
+/** Largest upload accepted (decisions.md: at most 50 MiB). */
+export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
+
+export const MEDIA_KINDS = ['image', 'audio', 'video', 'file'] as const;
+export type MediaKind = (typeof MEDIA_KINDS)[number];
+
+/** The kind follows the top-level type of the declared mime. */
+export function kindOf(mime: string): MediaKind {
+  const top = mime.slice(0, mime.indexOf('/'));
+  return top === 'image' || top === 'audio' || top === 'video' ? top : 'file';
+}
+
+/** A stored file: the upload (`original`) or one rendition. */
+export type FileVariant = 'original' | MediaVariant;
+
+/**
+ * How each rendition is made. `width`: resized to that width, aspect kept, never upscaled.
+ * `crop`: exactly width × height, cropped around the focal point.
+ */
+export type VariantSpec = { variant: MediaVariant; mode: 'width'; width: number } | { variant: MediaVariant; mode: 'crop'; width: number; height: number };
+
+export const VARIANT_SPECS: readonly VariantSpec[] = [
+  { variant: 'thumb', mode: 'width', width: 320 },
+  { variant: 'display', mode: 'width', width: 1280 },
+  { variant: 'card', mode: 'crop', width: 1280, height: 720 },
+  { variant: 'square', mode: 'crop', width: 640, height: 640 },
+];
+
+export const RENDITION_MIME = 'image/webp';
+
+export interface FocalPoint {
+  /** 0 (left) … 1 (right) */
+  x: number;
+  /** 0 (top) … 1 (bottom) */
+  y: number;
+}
+
+export const CENTRE: FocalPoint = Object.freeze({ x: 0.5, y: 0.5 });
+
+export interface MediaAssetRow {
+  id: string;
+  station_id: string;
+  kind: string;
+  focal_x: number;
+  focal_y: number;
+  created_at: Date;
+}
+
+/** ETag of stored bytes: `"` + lowercase hex SHA-256 + `"` (the same form as JSON ETags). */
+export const etagOf = (sha256Hex: string): string => `"${sha256Hex}"`;

@@ -1,0 +1,60 @@
+import sharp from 'sharp';
+import { RENDITION_MIME, VARIANT_SPECS, type FocalPoint, type MediaVariant, type VariantSpec } from './model.ts';
+
+// Image renditions (decisions.md "Media"): thumb and display resized to a width (never upscaled, aspect
+// kept); card and square cut to their exact size around the focal point. All WebP. Pure: bytes in,
+// bytes out — the worker job stores them.
+
+export interface Rendition {
+  variant: MediaVariant;
+  mime: string;
+  width: number;
+  height: number;
+  bytes: Buffer;
+}
+
+export interface CropBox {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
+const clamp = (value: number, min: number, max: number): number => Math.min(max, Math.max(min, value));
+
+/**
+ * The largest region of the source with the target's aspect ratio, centred on the focal point and
+ * moved back inside the picture where it would overhang an edge.
+ */
+export function cropBox(source: { width: number; height: number }, target: { width: number; height: number }, focal: FocalPoint): CropBox {
+  const scale = Math.max(target.width / source.width, target.height / source.height);
+  const width = clamp(Math.round(target.width / scale), 1, source.width);
+  const height = clamp(Math.round(target.height / scale), 1, source.height);
+  const left = clamp(Math.round(focal.x * source.width - width / 2), 0, source.width - width);
+  const top = clamp(Math.round(focal.y * source.height - height / 2), 0, source.height - height);
+  return { left, top, width, height };
+}
+
+// Renditions show the picture upright (EXIF orientation applied) and its first frame when animated.
+const load = (original: Buffer) => sharp(original, { autoOrient: true });
+
+async function render(original: Buffer, size: { width: number; height: number }, spec: VariantSpec, focal: FocalPoint): Promise<Rendition> {
+  const pipeline =
+    spec.mode === 'width'
+      ? load(original).resize({ width: spec.width, withoutEnlargement: true })
+      : load(original)
+          .extract(cropBox(size, spec, focal))
+          .resize(spec.width, spec.height, { fit: 'fill' });
+  const { data, info } = await pipeline.webp({ quality: 82 }).toBuffer({ resolveWithObject: true });
+  return { variant: spec.variant, mime: RENDITION_MIME, width: info.width, height: info.height, bytes: data };
+}
+
+/** Every variant of an image, one after another (the media queue already bounds how many run at once). */
+export async function renderVariants(original: Buffer, focal: FocalPoint): Promise<Rendition[]> {
+  const meta = await load(original).metadata();
+  const size = { width: meta.autoOrient?.width ?? meta.width ?? 0, height: meta.autoOrient?.height ?? meta.height ?? 0 };
+  if (!size.width || !size.height) throw new Error('image has no dimensions');
+  const renditions: Rendition[] = [];
+  for (const spec of VARIANT_SPECS) renditions.push(await render(original, size, spec, focal));
+  return renditions;
+}

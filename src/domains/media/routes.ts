@@ -1,0 +1,113 @@
+import type { Context, Next } from 'koa';
+import { defineRoute } from '../../http/route.ts';
+import { ErrorBody } from '../../http/schema.ts';
+import { NotFoundError, ValidationError } from '../../lib/errors.ts';
+import { isPublic } from '../stations/model.ts';
+import type { Services } from '../../services.ts';
+import { createMediaVersion } from './commands.ts';
+import { INLINE_BYTES, sendFile } from './delivery.ts';
+import { inspectUpload } from './inspect.ts';
+import { MAX_UPLOAD_BYTES, type FileVariant } from './model.ts';
+import { findAsset, findPublishedFile, readFileSlice } from './queries.ts';
+import { PublicMediaParams, PublicVariantParams, StationIdParams, UploadQuery, UploadReceipt } from './schemas.ts';
+import { readUpload, uploadMime } from './upload.ts';
+
+// Admin upload and anonymous delivery of published media bytes (docs/media.md).
+
+/** Media URLs name the station by id: 404 when it is unknown, inactive or public-offline. */
+function stationByIdGate(svc: Services) {
+  return async function mediaStation(ctx: Context, next: Next): Promise<void> {
+    const id = String(ctx.params.stationId ?? '');
+    const station = id.length >= 1 && id.length <= 80 ? await svc.stations.byIdOrNull(id) : null;
+    if (!station || !isPublic(station)) throw new NotFoundError('Station not found.');
+    ctx.state.station = station;
+    await next();
+  };
+}
+
+const bytesResponses = {
+  200: { description: 'The whole file.', contentType: '*/*' },
+  206: { description: 'One byte range (`Content-Range: bytes a-b/size`).', contentType: '*/*' },
+  304: { description: 'Not modified (If-None-Match matched the ETag).' },
+  400: { description: 'Malformed version id or unknown variant.', schema: ErrorBody },
+  404: { description: 'Station unknown, inactive or offline; media module off (MODULE_DISABLED); version unknown, of another station, not published, or the variant does not exist.', schema: ErrorBody },
+  416: { description: 'The range starts past the end (`Content-Range: bytes */size`).', schema: ErrorBody },
+  429: { description: 'Rate limited (per client IP).', schema: ErrorBody },
+};
+
+const publicMedia = {
+  method: 'get' as const,
+  tags: ['media'],
+  surface: 'media' as const,
+  module: 'media' as const,
+  rateLimit: 'anonymous' as const,
+  gates: (svc: Services) => [stationByIdGate(svc)],
+  description:
+    'No credential. Only media of currently published records is served. `Cache-Control: private, no-store`; `Accept-Ranges`, `ETag` and `Content-Length` on every byte response. One `bytes=` range (`a-b`, `a-`, `-n`) gives 206; several give the whole file; `If-Range` (an ETag) and `If-None-Match` are honoured. HEAD answers like GET without the body.',
+  responses: bytesResponses,
+};
+
+async function sendPublished(ctx: Context, svc: Services, stationId: string, versionId: string, variant: FileVariant): Promise<void> {
+  const id = versionId.toLowerCase();
+  const file = await findPublishedFile(svc.db, stationId, id, variant, ctx.method === 'HEAD' ? -1 : INLINE_BYTES);
+  if (!file) throw new NotFoundError('Media not found.');
+  sendFile(ctx, file, (start, length) => readFileSlice(svc.db, id, variant, file.etag, start, length), svc.logger);
+}
+
+export const mediaRoutes = [
+  defineRoute({
+    ...publicMedia,
+    path: '/api/media/public/{stationId}/{versionId}',
+    operationId: 'getPublishedMedia',
+    summary: 'Bytes of a published media version (the original upload)',
+    params: PublicMediaParams,
+    async handler({ ctx, svc, station, params }) {
+      await sendPublished(ctx, svc, station.id, params.versionId, 'original');
+    },
+  }),
+  defineRoute({
+    ...publicMedia,
+    path: '/api/media/public/{stationId}/{versionId}/{variant}',
+    operationId: 'getPublishedMediaVariant',
+    summary: 'Bytes of an image rendition (thumb, display, card, square) of a published media version',
+    params: PublicVariantParams,
+    async handler({ ctx, svc, station, params }) {
+      await sendPublished(ctx, svc, station.id, params.versionId, params.variant);
+    },
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/admin/v1/stations/{stationId}/media',
+    operationId: 'adminUploadMedia',
+    summary: 'Upload a media file: a new asset, or with `assetId` a new version of one',
+    description:
+      'The body is the file’s raw bytes with their Content-Type, at most 50 MiB (413 past that). The kind follows the mime (image/*, audio/*, video/*, else file). Images must decode as the declared type (400 otherwise); their variants are rendered by a worker after the upload.',
+    tags: ['admin'],
+    surface: 'admin',
+    params: StationIdParams,
+    query: UploadQuery,
+    bodyParser: 'none',
+    rawBody: '*/*',
+    responses: {
+      201: { description: 'The stored version.', schema: UploadReceipt },
+      400: { description: 'Invalid parameters, missing Content-Type, empty body, or bytes that do not decode as the declared image type.', schema: ErrorBody },
+      401: { description: 'Missing or invalid operator token.', schema: ErrorBody },
+      404: { description: 'Station or asset not found.', schema: ErrorBody },
+      413: { description: 'Larger than 50 MiB.', schema: ErrorBody },
+      415: { description: 'A form instead of raw bytes, a Content-Encoding, or an image type that cannot be rendered.', schema: ErrorBody },
+    },
+    async handler({ ctx, svc, params, query }) {
+      const station = await svc.stations.byIdOrNull(params.stationId);
+      if (!station) throw new NotFoundError('Station not found.');
+      const mime = uploadMime(ctx.get('content-type'), ctx.get('content-encoding'));
+      // Known before the bytes arrive: refuse an unknown asset without reading 50 MiB first.
+      const assetId = query.assetId?.toLowerCase();
+      if (assetId && !(await findAsset(svc.db, station.id, assetId))) throw new NotFoundError('Media asset not found.');
+      const upload = await readUpload(ctx.req, MAX_UPLOAD_BYTES);
+      if (upload.bytes.length === 0) throw new ValidationError('The upload is empty.', [{ path: 'body', code: 'required', message: 'body must hold the file’s bytes' }]);
+      const inspection = await inspectUpload(mime, upload.bytes);
+      ctx.status = 201;
+      return createMediaVersion(svc, { stationId: station.id, assetId, mime, alt: query.alt, credits: query.credits, focalX: query.focalX, focalY: query.focalY, inspection, bytes: upload.bytes, sha256: upload.sha256 });
+    },
+  }),
+];
