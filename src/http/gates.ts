@@ -34,6 +34,16 @@ export function stationGate(svc: Services): Gate {
   };
 }
 
+/** For routes that name the station by id (media bytes): the same 404 as the slug gate. */
+export function stationByIdGate(svc: Services): Gate {
+  return async function stationById(ctx: Context): Promise<void> {
+    const id = String(ctx.params.stationId ?? '');
+    const found = id.length >= 1 && id.length <= 80 ? await svc.stations.byIdOrNull(id) : null;
+    if (!found || !isPublic(found)) throw new NotFoundError('Station not found.');
+    ctx.state.station = found;
+  };
+}
+
 /** The raw token from `Authorization: Bearer <token>`; anything else (including the raw token alone) is null. */
 export function bearerToken(ctx: Context): string | null {
   const header = ctx.get('authorization');

@@ -66,7 +66,7 @@ export interface RouteSpec<P extends TSchema | undefined = TSchema | undefined, 
   /** Media type of a raw body the handler reads itself (`bodyParser: 'none'`), for OpenAPI. */
   rawBody?: string;
   /** Media routes: gates that find the station (no slug in the path); the rate limit and module gates follow. */
-  gates?(svc: Services): Middleware[];
+  gates?(svc: Services): Gate[];
   responses: Record<string, ResponseSpec>;
   handler(args: HandlerArgs<P, Q, B>): unknown;
 }
@@ -94,7 +94,7 @@ function gatesFor(route: RouteSpec, svc: Services): Gate[] {
       return [adminGate(svc)];
     case 'media': {
       // Anonymous: the listener order without the credential (station → rate limit by IP → module).
-      const gates: Middleware[] = route.gates?.(svc) ?? [];
+      const gates: Gate[] = route.gates?.(svc) ?? [];
       if (route.rateLimit) gates.push(rateLimitGate(svc, route.rateLimit));
       if (route.module) gates.push(moduleGate(route.module));
       return gates;

@@ -1,8 +1,8 @@
-import type { Context, Next } from 'koa';
+import { stationByIdGate } from '../../http/gates.ts';
+import type { Context } from 'koa';
 import { defineRoute } from '../../http/route.ts';
 import { ErrorBody } from '../../http/schema.ts';
 import { NotFoundError, ValidationError } from '../../lib/errors.ts';
-import { isPublic } from '../stations/model.ts';
 import type { Services } from '../../services.ts';
 import { createMediaVersion } from './commands.ts';
 import { INLINE_BYTES, sendFile } from './delivery.ts';
@@ -15,16 +15,6 @@ import { readUpload, uploadMime } from './upload.ts';
 // Admin upload and anonymous delivery of published media bytes (docs/media.md).
 
 /** Media URLs name the station by id: 404 when it is unknown, inactive or public-offline. */
-function stationByIdGate(svc: Services) {
-  return async function mediaStation(ctx: Context, next: Next): Promise<void> {
-    const id = String(ctx.params.stationId ?? '');
-    const station = id.length >= 1 && id.length <= 80 ? await svc.stations.byIdOrNull(id) : null;
-    if (!station || !isPublic(station)) throw new NotFoundError('Station not found.');
-    ctx.state.station = station;
-    await next();
-  };
-}
-
 const bytesResponses = {
   200: { description: 'The whole file.', contentType: '*/*' },
   206: { description: 'One byte range (`Content-Range: bytes a-b/size`).', contentType: '*/*' },
