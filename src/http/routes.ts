@@ -3,7 +3,9 @@ import { systemRoutes } from '../domains/system/routes.ts';
 import { stationRoutes } from '../domains/stations/routes.ts';
 import { credentialRoutes } from '../domains/auth/routes.ts';
 import { contentRoutes } from '../domains/content/routes.ts';
+import { pushRoutes } from '../domains/push/routes.ts';
+import { weatherRoutes } from '../domains/weather/routes.ts';
 
 /** Every HTTP route of the web role. /openapi.json is generated from this table. */
 export const allRoutes: RouteSpec[] = [];
-allRoutes.push(...systemRoutes(() => allRoutes), ...stationRoutes, ...credentialRoutes, ...contentRoutes);
+allRoutes.push(...systemRoutes(() => allRoutes), ...stationRoutes, ...credentialRoutes, ...contentRoutes, ...pushRoutes, ...weatherRoutes);
