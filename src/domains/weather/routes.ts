@@ -2,13 +2,13 @@ import { defineRoute } from '../../http/route.ts';
 import { sendCacheable } from '../../http/etag.ts';
 import { ErrorBody, StationSlugParams } from '../../http/schema.ts';
 import { NotFoundError } from '../../lib/errors.ts';
-import type { Services } from '../../services.ts';
 import { StationIdParams } from '../stations/schemas.ts';
 import type { Station } from '../stations/model.ts';
 import type { Feed } from './model.ts';
 import { storeTraffic, storeWeather } from './commands.ts';
 import { trafficJson, weatherJson } from './presenter.ts';
 import { findStoredSnapshot } from './queries.ts';
+import { sourceRoutes, stationIdOf } from './sourceRoutes.ts';
 import { PutTrafficBody, PutWeatherBody, StoredReceipt, TrafficResponse, WeatherResponse } from './schemas.ts';
 
 // Weather and traffic: listener reads (station-delivery-api.md "Weather and traffic") and the admin
@@ -47,12 +47,6 @@ const adminErrors = {
  */
 function assertDelivered(station: Station, feed: Feed): void {
   if (!station.entitlements[feed] || !station.redistribution[feed]) throw new NotFoundError(`No ${feed} is available for this station.`);
-}
-
-async function stationIdOf(svc: Services, stationId: string): Promise<string> {
-  const station = await svc.stations.byIdOrNull(stationId);
-  if (!station) throw new NotFoundError('Station not found.');
-  return station.id;
 }
 
 export const weatherRoutes = [
@@ -116,4 +110,5 @@ export const weatherRoutes = [
       return storeTraffic(svc.db, { stationId: await stationIdOf(svc, params.stationId), body, now: svc.clock.now() });
     },
   }),
+  ...sourceRoutes,
 ];
