@@ -24,7 +24,7 @@ const WMO: Record<number, ConditionCode> = {
 };
 
 const Values = Type.Array(Nullable(Type.Number()));
-const Series = (names: string[]) => Type.Object({ time: Type.Array(Type.Integer()), ...Object.fromEntries(names.map((n) => [n, Values])) });
+const Series = (names: string[]) => Type.Object({ time: Type.Array(Type.Integer()), ...Object.fromEntries(names.map((n) => [n, Type.Optional(Values)])) });
 
 /** The part of the answer we read; anything else Open-Meteo sends is ignored. */
 export const OpenMeteoForecast = Type.Object({
