@@ -21,6 +21,10 @@ export const JOBS = {
   'media.variants': { queue: 'media', payload: Type.Object({ stationId: Type.String(), versionId: Type.String() }) },
   /** Re-presents records using a version a little after its variants were stored (docs/media.md). */
   'media.refresh': { queue: 'default', payload: Type.Object({ stationId: Type.String(), versionId: Type.String() }) },
+  'feeds.poll': {
+    queue: 'default',
+    payload: Type.Object({ stationId: Type.String(), feed: Type.Union([Type.Literal('weather'), Type.Literal('traffic')]) }),
+  },
 } as const satisfies Record<string, { queue: QueueName; payload: TSchema }>;
 
 export type JobName = keyof typeof JOBS;
@@ -53,6 +57,16 @@ export class Jobs {
   async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options: JobsOptions = {}) {
     parsePayload(name, payload);
     return this.queue(JOBS[name].queue).add(name, payload, options);
+  }
+
+  /** A repeatable job (BullMQ job scheduler) every `everyMs`; saving the same id again replaces its schedule. */
+  async schedule<N extends JobName>(id: string, everyMs: number, name: N, payload: JobPayload<N>): Promise<void> {
+    parsePayload(name, payload);
+    await this.queue(JOBS[name].queue).upsertJobScheduler(id, { every: everyMs }, { name, data: payload });
+  }
+
+  async unschedule(id: string, name: JobName): Promise<void> {
+    await this.queue(JOBS[name].queue).removeJobScheduler(id);
   }
 
   async close(): Promise<void> {

@@ -7,6 +7,7 @@ import { scheduleBoundary } from './schedule-boundary.ts';
 import { scheduleSweep } from './schedule-sweep.ts';
 import { mediaRefresh } from './mediaRefresh.ts';
 import { mediaVariants } from './mediaVariants.ts';
+import { feedsPoll } from './feedPoll.ts';
 
 export type JobHandler<N extends JobName> = (payload: JobPayload<N>, svc: Services, job: Job) => Promise<unknown>;
 
@@ -18,4 +19,5 @@ export const registry: { [N in JobName]: JobHandler<N> } = {
   'schedule.sweep': scheduleSweep,
   'media.variants': mediaVariants,
   'media.refresh': mediaRefresh,
+  'feeds.poll': feedsPoll,
 };

@@ -7,6 +7,8 @@ import { scheduleRoutes } from '../domains/schedule/routes.ts';
 import { graphqlRoutes } from '../graphql/routes.ts';
 import { previewRoutes } from '../domains/preview/routes.ts';
 import { mediaRoutes } from '../domains/media/routes.ts';
+import { pushRoutes } from '../domains/push/routes.ts';
+import { weatherRoutes } from '../domains/weather/routes.ts';
 
 /** Every HTTP route of the web role. /openapi.json is generated from this table. */
 export const allRoutes: RouteSpec[] = [];
@@ -19,4 +21,6 @@ allRoutes.push(
   ...graphqlRoutes,
   ...previewRoutes,
   ...mediaRoutes,
+  ...pushRoutes,
+  ...weatherRoutes,
 );

@@ -1,0 +1,114 @@
+import { defineRoute } from '../../http/route.ts';
+import { sendCacheable } from '../../http/etag.ts';
+import { ErrorBody, StationSlugParams } from '../../http/schema.ts';
+import { NotFoundError } from '../../lib/errors.ts';
+import { StationIdParams } from '../stations/schemas.ts';
+import type { Station } from '../stations/model.ts';
+import type { Feed } from './model.ts';
+import { storeTraffic, storeWeather } from './commands.ts';
+import { trafficJson, weatherJson } from './presenter.ts';
+import { findStoredSnapshot } from './queries.ts';
+import { sourceRoutes, stationIdOf } from './sourceRoutes.ts';
+import { PutTrafficBody, PutWeatherBody, StoredReceipt, TrafficResponse, WeatherResponse } from './schemas.ts';
+
+// Weather and traffic: listener reads (station-delivery-api.md "Weather and traffic") and the admin
+// PUTs an external collector stores through (decisions.md "Admin API").
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+const listener = {
+  tags: ['listener'],
+  surface: 'listener' as const,
+  scope: 'listener:read' as const,
+  rateLimit: 'listener' as const,
+  params: StationSlugParams,
+};
+
+const listenerErrors = {
+  304: { description: 'Not modified (If-None-Match matched the current ETag).' },
+  400: { description: 'Invalid parameters.', schema: ErrorBody },
+  401: { description: 'Missing or invalid credential.', schema: ErrorBody },
+  404: {
+    description: 'Station unknown, inactive or offline (NOT_FOUND); module switched off (MODULE_DISABLED); not entitled or no redistribution permission recorded (NOT_FOUND).',
+    schema: ErrorBody,
+  },
+  429: { description: 'Rate limited.', schema: ErrorBody },
+};
+
+const adminErrors = {
+  400: { description: 'Invalid snapshot (VALIDATION_ERROR with issues and suggestions).', schema: ErrorBody },
+  401: { description: 'Missing or invalid operator token.', schema: ErrorBody },
+  404: { description: 'Station not found.', schema: ErrorBody },
+};
+
+/**
+ * The module gate already answered MODULE_DISABLED; a station without the entitlement or the recorded
+ * redistribution permission gets a plain NOT_FOUND (the resource does not exist for it).
+ */
+function assertDelivered(station: Station, feed: Feed): void {
+  if (!station.entitlements[feed] || !station.redistribution[feed]) throw new NotFoundError(`No ${feed} is available for this station.`);
+}
+
+export const weatherRoutes = [
+  defineRoute({
+    ...listener,
+    method: 'get',
+    path: '/api/v1/stations/{stationSlug}/weather',
+    operationId: 'getWeather',
+    summary: 'Normalised weather snapshots with freshness',
+    description: 'Fresh while the snapshot is at most 3600 s old (by observedAt). `empty` freshness with `snapshots: []` until a snapshot was stored.',
+    module: 'weather',
+    responses: { 200: { description: 'Weather.', schema: WeatherResponse }, ...listenerErrors },
+    async handler({ ctx, svc, station }) {
+      assertDelivered(station, 'weather');
+      const stored = await findStoredSnapshot(svc.db, 'weather', station.id);
+      sendCacheable(ctx, weatherJson(station.timezone, stored, svc.clock.now()), JSON_TYPE);
+    },
+  }),
+  defineRoute({
+    ...listener,
+    method: 'get',
+    path: '/api/v1/stations/{stationSlug}/traffic',
+    operationId: 'getTraffic',
+    summary: 'Normalised traffic snapshot with incidents and freshness',
+    description: 'Fresh while the snapshot is at most 900 s old (by observedAt); an empty `incidents` array with `fresh` means no incidents. `empty` freshness with `snapshot: null` until a snapshot was stored.',
+    module: 'traffic',
+    responses: { 200: { description: 'Traffic.', schema: TrafficResponse }, ...listenerErrors },
+    async handler({ ctx, svc, station }) {
+      assertDelivered(station, 'traffic');
+      const stored = await findStoredSnapshot(svc.db, 'traffic', station.id);
+      sendCacheable(ctx, trafficJson(station.timezone, stored, svc.clock.now()), JSON_TYPE);
+    },
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/admin/v1/stations/{stationId}/weather',
+    operationId: 'adminPutWeather',
+    summary: 'Store the station’s normalised weather snapshots (replaces the previous ones)',
+    tags: ['admin'],
+    surface: 'admin',
+    params: StationIdParams,
+    body: PutWeatherBody,
+    bodyLimit: '4mb',
+    responses: { 200: { description: 'Stored.', schema: StoredReceipt }, ...adminErrors },
+    async handler({ svc, params, body }) {
+      return storeWeather(svc.db, { stationId: await stationIdOf(svc, params.stationId), body, now: svc.clock.now() });
+    },
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/admin/v1/stations/{stationId}/traffic',
+    operationId: 'adminPutTraffic',
+    summary: 'Store the station’s normalised traffic snapshot (replaces the previous one)',
+    tags: ['admin'],
+    surface: 'admin',
+    params: StationIdParams,
+    body: PutTrafficBody,
+    bodyLimit: '4mb',
+    responses: { 200: { description: 'Stored.', schema: StoredReceipt }, ...adminErrors },
+    async handler({ svc, params, body }) {
+      return storeTraffic(svc.db, { stationId: await stationIdOf(svc, params.stationId), body, now: svc.clock.now() });
+    },
+  }),
+  ...sourceRoutes,
+];
