@@ -91,6 +91,40 @@ type PublishedRecord {
 }
 type ContentPage { records: [PublishedRecord!]! nextCursor: String }
 
+type ProgramRef { id: ID! title: String! profileId: String }
+type PresenterRef { id: ID! title: String! }
+type Broadcast {
+  id: ID!
+  title: String!
+  startsAt: String!
+  endsAt: String!
+  timezone: String!
+  localDate: String!
+  resolution: String!
+  status: String!
+  cancellationReason: String!
+  repeatOfId: ID
+  nature: String!
+  program: ProgramRef!
+  presenters: [PresenterRef!]!
+}
+type Schedule { contractVersion: Int! timezone: String! broadcasts: [Broadcast!]! truncated: Boolean! }
+type Slot { weekday: Int! startTime: String! durationMinutes: Int! }
+type ProgramSummary {
+  id: ID!
+  title: String!
+  description: String
+  profileId: String
+  presenters: [PresenterRef!]!
+  slots: [Slot!]!
+}
+type Programs { contractVersion: Int! timezone: String! fromDate: String! throughDate: String! programs: [ProgramSummary!]! }
+type CurrentBroadcast { contractVersion: Int! timezone: String! asOf: String! broadcast: Broadcast }
+
+type Freshness { status: String! thresholdSeconds: Int ageSeconds: Int observedAt: String receivedAt: String }
+type Weather { timezone: String! freshness: Freshness! snapshots: JSON! }
+type Traffic { timezone: String! freshness: Freshness! snapshot: JSON }
+
 input PreviewInput {
   stationId: String!
   recordId: ID!
@@ -115,5 +149,12 @@ type Query {
   content(type: String!, cursor: String, limit: Int = 25, sort: ContentSort = publishedAt, direction: SortDirection = desc, filter: [ContentFilter!]): ContentPage
   contentRecord(id: ID!): PublishedRecord
   contentBySlug(type: String!, slug: String!): PublishedRecord
+  schedule(fromDate: String, throughDate: String): Schedule
+  programs(fromDate: String, throughDate: String): Programs
+  currentBroadcast: CurrentBroadcast
+  "null when the station does not deliver weather (no error)"
+  weather: Weather
+  "null when the station does not deliver traffic (no error)"
+  traffic: Traffic
 }
 `;
