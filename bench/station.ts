@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, load, startBare, startRole, waitFor } from './support/run.ts';
+import { freePort, load, measure, startBare, startRole, waitFor } from './support/run.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ADMIN = 'bench-admin-token-0123456789';
@@ -60,19 +60,23 @@ async function main() {
         ['200 with credential', auth],
         ['304 with If-None-Match', { ...auth, 'if-none-match': etag }],
       ] as const) {
-        const waveline = await load(url, headers, SECONDS);
-        const baseline = await load(`http://127.0.0.1:${barePort}/`, 'if-none-match' in headers ? { 'if-none-match': etag } : {}, SECONDS);
+        const waveline = await measure(url, headers, SECONDS, web.pid!);
+        const baseline = await measure(`http://127.0.0.1:${barePort}/`, 'if-none-match' in headers ? { 'if-none-match': etag } : {}, SECONDS, bare.pid!);
         rows.push({
           case: name,
           'waveline req/s': Math.round(waveline.rps),
           'waveline p99 ms': waveline.p99,
           'bare req/s': Math.round(baseline.rps),
           'bare p99 ms': baseline.p99,
-          'ratio (waveline/bare)': `${((waveline.rps / baseline.rps) * 100).toFixed(1)}%`,
-          'waveline non-2xx': waveline.non2xx,
+          'throughput ratio': `${((waveline.rps / baseline.rps) * 100).toFixed(1)}%`,
+          'waveline CPU µs/req': waveline.cpuUsPerRequest.toFixed(1),
+          'bare CPU µs/req': baseline.cpuUsPerRequest.toFixed(1),
+          'CPU ratio (bare/waveline)': `${((baseline.cpuUsPerRequest / waveline.cpuUsPerRequest) * 100).toFixed(1)}%`,
         });
       }
       console.log(`\nstation document, ${SECONDS}s per case, 50 connections, web and baseline each in their own process`);
+      console.log('throughput ratio = waveline req/s ÷ bare req/s; CPU ratio = bare CPU per request ÷ waveline CPU per request (the share of');
+      console.log('bare-server efficiency Waveline reaches; steadier than throughput when other work shares the machine).');
       console.table(rows);
     } finally {
       bare.kill();

@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { readFileSync } from 'node:fs';
 
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -49,6 +50,23 @@ export interface Figures {
 export async function load(url: string, headers: Record<string, string>, seconds: number, connections = 50): Promise<Figures> {
   const result = await autocannon({ url, headers, duration: seconds, connections, pipelining: 1 });
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+}
+
+/** CPU time (user + system, ms) a process has used so far, from /proc (Linux). */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime
+  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
+/** Runs a load and reports it with the server's CPU time per request (robust to a busy machine). */
+export async function measure(url: string, headers: Record<string, string>, seconds: number, serverPid: number): Promise<Figures & { cpuUsPerRequest: number }> {
+  const before = cpuMs(serverPid);
+  const result = await autocannon({ url, headers, duration: seconds, connections: 50, pipelining: 1 });
+  const cpu = cpuMs(serverPid) - before;
+  const total = result.requests.total;
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, cpuUsPerRequest: (cpu * 1000) / Math.max(1, total) };
 }
 
 export function table(rows: Array<Record<string, string | number>>): void {

@@ -1,16 +1,12 @@
+import { adminErrorResponses } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
-import { ErrorBody, Type } from '../../http/schema.ts';
-import { NotFoundError } from '../../lib/errors.ts';
+import { Type } from '../../http/schema.ts';
 import { StationIdParams } from '../stations/schemas.ts';
 import { createCredential, revokeCredential, rotateCredential } from './commands.ts';
 import { presentCredential, type CredentialRow } from './model.ts';
 import { CreateCredentialBody, CreatedCredential, CredentialParams, CredentialView } from './schemas.ts';
 
-const adminErrors = {
-  400: { description: 'Invalid input.', schema: ErrorBody },
-  401: { description: 'Missing or invalid operator token.', schema: ErrorBody },
-  404: { description: 'Station or credential not found.', schema: ErrorBody },
-};
+const adminErrors = adminErrorResponses('Station or credential not found.');
 
 const created = (row: CredentialRow, token: string) => ({
   id: row.id,
@@ -32,8 +28,7 @@ export const credentialRoutes = [
     body: CreateCredentialBody,
     responses: { 201: { description: 'The credential with its secret.', schema: CreatedCredential }, ...adminErrors },
     async handler({ ctx, svc, params, body }) {
-      const station = await svc.stations.byIdOrNull(params.stationId);
-      if (!station) throw new NotFoundError('Station not found.');
+      const station = await svc.stations.require(params.stationId);
       const { row, token } = await createCredential(svc.db, { stationId: station.id, scopes: body.scopes, label: body.label, expiresAt: body.expiresAt, now: svc.clock.now() });
       ctx.status = 201;
       return created(row, token);

@@ -1,7 +1,6 @@
+import { adminErrorResponses } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
 import { ErrorBody, Type } from '../../http/schema.ts';
-import { NotFoundError } from '../../lib/errors.ts';
-import type { Services } from '../../services.ts';
 import { publishRecord, unpublishRecord } from './publish.ts';
 import { deleteRecord, saveDraft } from './records.ts';
 import { ContentTypeParams, PublishBody, PublishedReceipt, PutContentTypeBody, PutRecordBody, RecordParams, SavedContentType, SavedRecord } from './schemas.ts';
@@ -9,19 +8,9 @@ import { saveContentType } from './types.ts';
 
 // The admin side the editorial system calls (decisions.md, "Admin API").
 
-const adminErrors = {
-  400: { description: 'Invalid input (VALIDATION_ERROR with issues).', schema: ErrorBody },
-  401: { description: 'Missing or invalid operator token.', schema: ErrorBody },
-  404: { description: 'Station or record not found.', schema: ErrorBody },
-};
+const adminErrors = adminErrorResponses('Station or record not found.');
 
 const admin = { tags: ['admin'], surface: 'admin' as const };
-
-async function stationIdOf(svc: Services, stationId: string): Promise<string> {
-  const station = await svc.stations.byIdOrNull(stationId);
-  if (!station) throw new NotFoundError('Station not found.');
-  return station.id;
-}
 
 export const contentAdminRoutes = [
   defineRoute({
@@ -34,7 +23,7 @@ export const contentAdminRoutes = [
     body: PutContentTypeBody,
     responses: { 200: { description: 'The current version.', schema: SavedContentType }, ...adminErrors },
     async handler({ svc, params, body }) {
-      const stationId = await stationIdOf(svc, params.stationId);
+      const stationId = (await svc.stations.require(params.stationId)).id;
       return saveContentType(svc.db, { stationId, key: params.key, body, now: svc.clock.now() });
     },
   }),
@@ -48,7 +37,7 @@ export const contentAdminRoutes = [
     body: PutRecordBody,
     responses: { 200: { description: 'The draft revision.', schema: SavedRecord }, 409: { description: 'The id belongs to another station.', schema: ErrorBody }, ...adminErrors },
     async handler({ svc, params, body }) {
-      const stationId = await stationIdOf(svc, params.stationId);
+      const stationId = (await svc.stations.require(params.stationId)).id;
       return saveDraft(svc.db, { stationId, recordId: params.recordId, body, now: svc.clock.now() });
     },
   }),
@@ -62,7 +51,7 @@ export const contentAdminRoutes = [
     body: PublishBody,
     responses: { 200: { description: 'Published.', schema: PublishedReceipt }, 409: { description: 'No such revision (REVISION_CONFLICT).', schema: ErrorBody }, ...adminErrors },
     async handler({ svc, params, body }) {
-      const stationId = await stationIdOf(svc, params.stationId);
+      const stationId = (await svc.stations.require(params.stationId)).id;
       return publishRecord(svc, { stationId, recordId: params.recordId.toLowerCase(), revision: body.revision });
     },
   }),
@@ -75,7 +64,7 @@ export const contentAdminRoutes = [
     params: RecordParams,
     responses: { 200: { description: 'Not delivered any more.', schema: Type.Object({ id: Type.String(), published: Type.Literal(false) }) }, ...adminErrors },
     async handler({ svc, params }) {
-      const stationId = await stationIdOf(svc, params.stationId);
+      const stationId = (await svc.stations.require(params.stationId)).id;
       return unpublishRecord(svc, { stationId, recordId: params.recordId.toLowerCase() });
     },
   }),
@@ -88,7 +77,7 @@ export const contentAdminRoutes = [
     params: RecordParams,
     responses: { 204: { description: 'Deleted (also when it did not exist).' }, ...adminErrors },
     async handler({ ctx, svc, params }) {
-      const stationId = await stationIdOf(svc, params.stationId);
+      const stationId = (await svc.stations.require(params.stationId)).id;
       await deleteRecord(svc, stationId, params.recordId.toLowerCase());
       ctx.status = 204;
     },

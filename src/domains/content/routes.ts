@@ -1,6 +1,7 @@
+import { listenerErrorResponses } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
 import { sendCacheable } from '../../http/etag.ts';
-import { ErrorBody, StationSlugParams } from '../../http/schema.ts';
+import { StationSlugParams } from '../../http/schema.ts';
 import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { contentAdminRoutes } from './adminRoutes.ts';
 import { presentContentType } from './presenter.ts';
@@ -13,13 +14,7 @@ import { findTypeVersion, listCurrentTypes } from './types.ts';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-const listenerErrors = {
-  304: { description: 'Not modified (If-None-Match matched the current ETag).' },
-  400: { description: 'Invalid parameters (VALIDATION_ERROR with issues).', schema: ErrorBody },
-  401: { description: 'Missing or invalid credential.', schema: ErrorBody },
-  404: { description: 'Station unknown, inactive or offline; module switched off (MODULE_DISABLED); or nothing published.', schema: ErrorBody },
-  429: { description: 'Rate limited.', schema: ErrorBody },
-};
+const listenerErrors = listenerErrorResponses('Station unknown, inactive or offline; module switched off (MODULE_DISABLED); or nothing published.');
 
 const listener = { tags: ['listener'], surface: 'listener' as const, scope: 'listener:read' as const, rateLimit: 'listener' as const };
 

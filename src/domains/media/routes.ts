@@ -87,8 +87,7 @@ export const mediaRoutes = [
       415: { description: 'A form instead of raw bytes, a Content-Encoding, or an image type that cannot be rendered.', schema: ErrorBody },
     },
     async handler({ ctx, svc, params, query }) {
-      const station = await svc.stations.byIdOrNull(params.stationId);
-      if (!station) throw new NotFoundError('Station not found.');
+      const station = await svc.stations.require(params.stationId);
       const mime = uploadMime(ctx.get('content-type'), ctx.get('content-encoding'));
       // Known before the bytes arrive: refuse an unknown asset without reading 50 MiB first.
       const assetId = query.assetId?.toLowerCase();

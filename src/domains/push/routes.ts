@@ -92,8 +92,7 @@ export const pushRoutes = [
       404: { description: 'Station not found.', schema: ErrorBody },
     },
     async handler({ svc, params }) {
-      const station = await svc.stations.byIdOrNull(params.stationId);
-      if (!station) throw new NotFoundError('Station not found.');
+      const station = await svc.stations.require(params.stationId);
       return presentDeviceCount(await countDevices(svc.db, station.id));
     },
   }),

@@ -1,6 +1,7 @@
+import { listenerErrorResponses } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
 import { sendCacheable } from '../../http/etag.ts';
-import { ErrorBody, Type } from '../../http/schema.ts';
+import { Type } from '../../http/schema.ts';
 import { MAX_BROADCASTS } from './model.ts';
 import { broadcastOnAir, broadcastsOverlapping, programsWithBroadcasts } from './queries.ts';
 import { presentCurrentBroadcast, presentPrograms, presentSchedule } from './presenter.ts';
@@ -9,13 +10,7 @@ import { buildCalendar, ICS_CONTENT_TYPE } from './ics.ts';
 import { resolveWindow } from './window.ts';
 import { scheduleAdminRoutes } from './admin-routes.ts';
 
-const listenerErrors = {
-  304: { description: 'Not modified (If-None-Match matched the current ETag).' },
-  400: { description: 'Invalid parameters.', schema: ErrorBody },
-  401: { description: 'Missing or invalid credential.', schema: ErrorBody },
-  404: { description: 'Station unknown, inactive or offline, or the module is switched off.', schema: ErrorBody },
-  429: { description: 'Rate limited.', schema: ErrorBody },
-};
+const listenerErrors = listenerErrorResponses('Station unknown, inactive or offline, or the module is switched off.');
 
 const listener = { tags: ['listener'], surface: 'listener' as const, scope: 'listener:read' as const, rateLimit: 'listener' as const, params: StationSlugParams };
 

@@ -1,6 +1,7 @@
 import { TtlCache } from '../../lib/cache.ts';
 import type { Db } from '../../lib/db.ts';
 import type { Invalidation } from '../../lib/invalidation.ts';
+import { NotFoundError } from '../../lib/errors.ts';
 import type { Station } from './model.ts';
 import { findStationById, findStationBySlug } from './queries.ts';
 
@@ -31,6 +32,13 @@ export class StationCache {
     if (hit !== undefined) return hit;
     const station = await findStationById(this.db, id);
     this.byId.set(id, station);
+    return station;
+  }
+
+  /** The station by id, or 404 NOT_FOUND (admin routes that name a station). */
+  async require(id: string): Promise<Station> {
+    const station = await this.byIdOrNull(id);
+    if (!station) throw new NotFoundError('Station not found.');
     return station;
   }
 

@@ -1,25 +1,15 @@
+import { listenerErrorResponses, adminErrorResponses } from '../../http/responses.ts';
 import type { Station } from './model.ts';
 import { defineRoute } from '../../http/route.ts';
 import { sendCacheable, strongEtag } from '../../http/etag.ts';
-import { NotFoundError } from '../../lib/errors.ts';
 import { ErrorBody } from '../../http/schema.ts';
 import { createStation, updateStation } from './commands.ts';
 import { presentAdminStation, presentStationDocument } from './presenter.ts';
 import { AdminStation, CreateStationBody, PatchStationBody, StationDocument, StationIdParams, StationSlugParams } from './schemas.ts';
 
-const listenerErrors = {
-  304: { description: 'Not modified (If-None-Match matched the current ETag).' },
-  400: { description: 'Invalid parameters.', schema: ErrorBody },
-  401: { description: 'Missing or invalid credential.', schema: ErrorBody },
-  404: { description: 'Station unknown, inactive or offline.', schema: ErrorBody },
-  429: { description: 'Rate limited.', schema: ErrorBody },
-};
+const listenerErrors = listenerErrorResponses('Station unknown, inactive or offline.');
 
-const adminErrors = {
-  400: { description: 'Invalid input.', schema: ErrorBody },
-  401: { description: 'Missing or invalid operator token.', schema: ErrorBody },
-  404: { description: 'Station not found.', schema: ErrorBody },
-};
+const adminErrors = adminErrorResponses('Station not found.');
 
 // Cached station objects are replaced on every change, so the serialised document can be memoised per object.
 const documents = new WeakMap<Station, { bytes: Buffer; etag: string }>();
@@ -71,8 +61,7 @@ export const stationRoutes = [
     params: StationIdParams,
     responses: { 200: { description: 'The station (admin view).', schema: AdminStation }, ...adminErrors },
     async handler({ svc, params }) {
-      const station = await svc.stations.byIdOrNull(params.stationId);
-      if (!station) throw new NotFoundError('Station not found.');
+      const station = await svc.stations.require(params.stationId);
       return presentAdminStation(station);
     },
   }),

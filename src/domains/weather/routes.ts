@@ -1,6 +1,7 @@
+import { listenerErrorResponses, adminErrorResponses } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
 import { sendCacheable } from '../../http/etag.ts';
-import { ErrorBody, StationSlugParams } from '../../http/schema.ts';
+import { StationSlugParams } from '../../http/schema.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { StationIdParams } from '../stations/schemas.ts';
 import type { Station } from '../stations/model.ts';
@@ -8,7 +9,7 @@ import type { Feed } from './model.ts';
 import { storeTraffic, storeWeather } from './commands.ts';
 import { trafficJson, weatherJson } from './presenter.ts';
 import { findStoredSnapshot } from './queries.ts';
-import { sourceRoutes, stationIdOf } from './sourceRoutes.ts';
+import { sourceRoutes } from './sourceRoutes.ts';
 import { PutTrafficBody, PutWeatherBody, StoredReceipt, TrafficResponse, WeatherResponse } from './schemas.ts';
 
 // Weather and traffic: listener reads (station-delivery-api.md "Weather and traffic") and the admin
@@ -24,22 +25,9 @@ const listener = {
   params: StationSlugParams,
 };
 
-const listenerErrors = {
-  304: { description: 'Not modified (If-None-Match matched the current ETag).' },
-  400: { description: 'Invalid parameters.', schema: ErrorBody },
-  401: { description: 'Missing or invalid credential.', schema: ErrorBody },
-  404: {
-    description: 'Station unknown, inactive or offline (NOT_FOUND); module switched off (MODULE_DISABLED); not entitled or no redistribution permission recorded (NOT_FOUND).',
-    schema: ErrorBody,
-  },
-  429: { description: 'Rate limited.', schema: ErrorBody },
-};
+const listenerErrors = listenerErrorResponses('Station unknown, inactive or offline (NOT_FOUND); module switched off (MODULE_DISABLED); not entitled or no redistribution permission recorded (NOT_FOUND).');
 
-const adminErrors = {
-  400: { description: 'Invalid snapshot (VALIDATION_ERROR with issues and suggestions).', schema: ErrorBody },
-  401: { description: 'Missing or invalid operator token.', schema: ErrorBody },
-  404: { description: 'Station not found.', schema: ErrorBody },
-};
+const adminErrors = adminErrorResponses('Station not found.');
 
 /**
  * The module gate already answered MODULE_DISABLED; a station without the entitlement or the recorded
@@ -92,7 +80,7 @@ export const weatherRoutes = [
     bodyLimit: '4mb',
     responses: { 200: { description: 'Stored.', schema: StoredReceipt }, ...adminErrors },
     async handler({ svc, params, body }) {
-      return storeWeather(svc.db, { stationId: await stationIdOf(svc, params.stationId), body, now: svc.clock.now() });
+      return storeWeather(svc.db, { stationId: (await svc.stations.require(params.stationId)).id, body, now: svc.clock.now() });
     },
   }),
   defineRoute({
@@ -107,7 +95,7 @@ export const weatherRoutes = [
     bodyLimit: '4mb',
     responses: { 200: { description: 'Stored.', schema: StoredReceipt }, ...adminErrors },
     async handler({ svc, params, body }) {
-      return storeTraffic(svc.db, { stationId: await stationIdOf(svc, params.stationId), body, now: svc.clock.now() });
+      return storeTraffic(svc.db, { stationId: (await svc.stations.require(params.stationId)).id, body, now: svc.clock.now() });
     },
   }),
   ...sourceRoutes,

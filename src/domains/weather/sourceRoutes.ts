@@ -1,7 +1,7 @@
+import { adminErrorResponses } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
-import { ErrorBody, Type } from '../../http/schema.ts';
+import { Type } from '../../http/schema.ts';
 import { NotFoundError } from '../../lib/errors.ts';
-import type { Services } from '../../services.ts';
 import type { Feed } from './model.ts';
 import { FeedSourceView, OpenMeteoSourceBody, TomTomSourceBody } from './sourceSchemas.ts';
 import { deleteSource, findSourceView, saveSource, trafficSource, weatherSource } from './sources.ts';
@@ -11,19 +11,9 @@ import { deleteSource, findSourceView, saveSource, trafficSource, weatherSource 
 
 const StationFeedParams = Type.Object({ stationId: Type.String({ minLength: 1, maxLength: 80 }) }, { additionalProperties: false });
 
-const adminErrors = {
-  400: { description: 'Invalid input (VALIDATION_ERROR with issues).', schema: ErrorBody },
-  401: { description: 'Missing or invalid operator token.', schema: ErrorBody },
-  404: { description: 'Station (or source) not found.', schema: ErrorBody },
-};
+const adminErrors = adminErrorResponses('Station (or source) not found.');
 
 const admin = { tags: ['admin'], surface: 'admin' as const, params: StationFeedParams };
-
-export async function stationIdOf(svc: Services, stationId: string): Promise<string> {
-  const station = await svc.stations.byIdOrNull(stationId);
-  if (!station) throw new NotFoundError('Station not found.');
-  return station.id;
-}
 
 function readAndDelete(feed: Feed) {
   const path = `/admin/v1/stations/{stationId}/${feed}/source`;
@@ -37,7 +27,7 @@ function readAndDelete(feed: Feed) {
       summary: `The ${feed} provider source and its last poll (API keys are never shown)`,
       responses: { 200: { description: 'The source.', schema: FeedSourceView }, ...adminErrors },
       async handler({ svc, params }) {
-        const view = await findSourceView(svc.db, await stationIdOf(svc, params.stationId), feed);
+        const view = await findSourceView(svc.db, (await svc.stations.require(params.stationId)).id, feed);
         if (!view) throw new NotFoundError(`No ${feed} source is configured.`);
         return view;
       },
@@ -50,7 +40,7 @@ function readAndDelete(feed: Feed) {
       summary: `Stop polling a ${feed} provider (stored data stays until replaced)`,
       responses: { 204: { description: 'Removed (also when there was none).' }, ...adminErrors },
       async handler({ ctx, svc, params }) {
-        await deleteSource(svc.db, svc.jobs, await stationIdOf(svc, params.stationId), feed);
+        await deleteSource(svc.db, svc.jobs, (await svc.stations.require(params.stationId)).id, feed);
         ctx.status = 204;
       },
     }),
@@ -67,7 +57,7 @@ export const sourceRoutes = [
     body: OpenMeteoSourceBody,
     responses: { 200: { description: 'The source.', schema: FeedSourceView }, ...adminErrors },
     async handler({ svc, params, body }) {
-      const source = weatherSource(await stationIdOf(svc, params.stationId), body);
+      const source = weatherSource((await svc.stations.require(params.stationId)).id, body);
       return saveSource(svc.db, svc.jobs, source, svc.clock.now());
     },
   }),
@@ -80,7 +70,7 @@ export const sourceRoutes = [
     body: TomTomSourceBody,
     responses: { 200: { description: 'The source (without the API key).', schema: FeedSourceView }, ...adminErrors },
     async handler({ svc, params, body }) {
-      const source = trafficSource(await stationIdOf(svc, params.stationId), body);
+      const source = trafficSource((await svc.stations.require(params.stationId)).id, body);
       return saveSource(svc.db, svc.jobs, source, svc.clock.now());
     },
   }),

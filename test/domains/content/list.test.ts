@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { refreshRecordsUsingMedia } from '../../../src/domains/content/publish.ts';
 import { startTestServer, type TestServer } from '../../support/server.ts';
-import { contentFixture, insertMedia, listPath, publish, published, putRecord, putType, walk } from './helpers.ts';
+import { contentFixture, insertMedia, listPath, published, putType, walk } from './helpers.ts';
 
 interface Published {
   id: string;
