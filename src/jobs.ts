@@ -1,6 +1,6 @@
-import type { Queue, JobsOptions } from 'bullmq';
+import type { Job, Queue, QueueEvents, JobsOptions } from 'bullmq';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { createQueue } from './lib/queue.ts';
+import { createQueue, createQueueEvents } from './lib/queue.ts';
 import type { Logger } from './lib/logger.ts';
 import type { Redis } from './lib/redis.ts';
 import { validate } from './http/validate.ts';
@@ -13,6 +13,10 @@ export type QueueName = (typeof QUEUES)[number];
 
 export const JOBS = {
   'health.ping': { queue: 'default', payload: Type.Object({ at: Type.String() }) },
+  /** Rundown following of one stored observation; job id = observation id. */
+  'nowPlaying.follow': { queue: 'ingest', payload: Type.Object({ observationId: Type.String({ format: 'uuid' }) }) },
+  /** Third-party artwork lookup for one stored observation; job id = `artwork-{observation id}`. */
+  'nowPlaying.artwork': { queue: 'default', payload: Type.Object({ observationId: Type.String({ format: 'uuid' }) }) },
 } as const satisfies Record<string, { queue: QueueName; payload: TSchema }>;
 
 export type JobName = keyof typeof JOBS;
@@ -26,6 +30,7 @@ export function parsePayload<N extends JobName>(name: N, data: unknown): JobPayl
 /** Typed producer side of the queues. */
 export class Jobs {
   private readonly queues = new Map<QueueName, { queue: Queue; connection: Redis }>();
+  private readonly events = new Map<QueueName, { events: QueueEvents; connection: Redis }>();
   private readonly redisUrl: string;
   private readonly logger: Logger;
   constructor(redisUrl: string, logger: Logger) {
@@ -47,7 +52,31 @@ export class Jobs {
     return this.queue(JOBS[name].queue).add(name, payload, options);
   }
 
+  /**
+   * Waits at most `timeoutMs` for a job to finish and returns its return value; `undefined` when it did
+   * not finish in time or failed. One QueueEvents connection per queue and process serves every waiter.
+   */
+  async waitFor(job: Job, timeoutMs: number): Promise<unknown> {
+    const name = job.name as JobName;
+    const queue = JOBS[name].queue;
+    let entry = this.events.get(queue);
+    if (!entry) {
+      entry = createQueueEvents(queue, this.redisUrl, this.logger);
+      this.events.set(queue, entry);
+    }
+    try {
+      return await job.waitUntilFinished(entry.events, Math.max(1, timeoutMs));
+    } catch {
+      return undefined;
+    }
+  }
+
   async close(): Promise<void> {
+    for (const { events, connection } of this.events.values()) {
+      await events.close();
+      connection.disconnect();
+    }
+    this.events.clear();
     for (const { queue, connection } of this.queues.values()) {
       await queue.close();
       connection.disconnect();
