@@ -46,5 +46,7 @@ export function createWorker(
   const worker = new Worker(name, processor, { connection, prefix: keys.queuePrefix, concurrency: 4, ...options });
   worker.on('error', (err) => logger.error({ err, queue: name }, 'worker error'));
   worker.on('failed', (job: Job | undefined, err: Error) => logger.warn({ err, job: job?.name, id: job?.id }, 'job failed'));
+  // BullMQ leaves a connection it was handed open on close(); this one belongs to the worker alone.
+  worker.on('closed', () => connection.disconnect());
   return worker;
 }
