@@ -1,5 +1,5 @@
 import { request, type Reply } from './http.ts';
-import { createStation, createToken, type TestStation } from './factories.ts';
+import { createStation, createToken, eventually, type TestStation } from './factories.ts';
 
 export const INGEST_PATH = '/api/v1/integrations/playback';
 
@@ -21,4 +21,9 @@ export async function ingestFixture(baseUrl: string, overrides: Record<string, u
   const { token: ingestToken } = await createToken(baseUrl, station.id, ['ingest:write']);
   const { token: listenerToken } = await createToken(baseUrl, station.id, ['listener:read']);
   return { station, ingestToken, listenerToken };
+}
+
+/** `eventually()` for checks that answer null/undefined until ready: the ready value, typed without null. */
+export async function until<T>(check: () => Promise<T | null | undefined> | T | null | undefined, options?: { timeoutMs?: number }): Promise<NonNullable<T>> {
+  return (await eventually(check, options)) as NonNullable<T>;
 }

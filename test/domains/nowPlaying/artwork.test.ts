@@ -8,7 +8,7 @@ import { MISS_RETRY_MS, cacheKey } from '../../../src/domains/nowPlaying/artwork
 import { startTestServer, type TestServer } from '../../support/server.ts';
 import { request } from '../../support/http.ts';
 import { eventually } from '../../support/factories.ts';
-import { ingest, ingestFixture } from '../../support/ingest.ts';
+import { ingest, ingestFixture, until } from '../../support/ingest.ts';
 import { FakeCatalogues } from '../../support/fake-catalogues.ts';
 import { startWorkers } from '../../../workers/index.ts';
 
@@ -66,7 +66,7 @@ describe('artwork lookup', () => {
     expect(fake.requests.musicbrainz).to.have.length(0);
     const np = await request(server.url, 'GET', `/api/v1/stations/${st.slug}/now-playing`, { token: listenerToken });
     expect(np.body.track.artworkUrl).to.equal(url);
-    const rows = await eventually(() => {
+    const rows = await until(() => {
       const mine = messages.filter((m) => m.stationId === st.id && m.kind === 'now-playing');
       return mine.length >= 2 ? mine : null;
     });
@@ -101,7 +101,7 @@ describe('artwork lookup', () => {
     fake.modes.coverart = 'insecure';
     const { station: st, ingestToken } = await station();
     await ingest(server.url, st, ingestToken, { artist: track.artist, title: track.title });
-    const job = await eventually(() => artworkJob(st.id).then((j) => (j?.finishedOn ? j : null)));
+    const job = await until(() => artworkJob(st.id).then((j) => (j?.finishedOn ? j : null)));
     expect(job.returnvalue).to.deep.equal({ status: 'miss', source: 'lookup' });
     expect(await storedArtwork(st.id)).to.equal(null);
   });
@@ -118,7 +118,7 @@ describe('artwork lookup', () => {
     expect(cached).to.deep.equal({ miss: true, retryAt: clock.now().getTime() + MISS_RETRY_MS });
 
     await ingest(server.url, st, ingestToken, { eventId: 'm2', artist: track.artist, title: track.title });
-    const second = await eventually(() => artworkJob(st.id).then((j) => (j?.finishedOn ? j : null)));
+    const second = await until(() => artworkJob(st.id).then((j) => (j?.finishedOn ? j : null)));
     expect(second.returnvalue).to.deep.equal({ status: 'miss', source: 'cache' });
     expect(fake.requests.itunes).to.have.length(1);
 
@@ -146,7 +146,7 @@ describe('artwork lookup', () => {
     fake.modes.musicbrainz = 'error';
     const { station: st, ingestToken } = await station();
     await ingest(server.url, st, ingestToken, { artist: track.artist, title: track.title });
-    const job = await eventually(() => artworkJob(st.id).then((j) => (j && j.attemptsMade >= 1 ? j : null)));
+    const job = await until(() => artworkJob(st.id).then((j) => (j && j.attemptsMade >= 1 ? j : null)));
     expect(job.failedReason).to.match(/answered 503|failed/);
     expect(await server.svc.redis.get(cacheKey(track))).to.equal(null);
     expect(await storedArtwork(st.id)).to.equal(null);

@@ -93,8 +93,8 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
     const [row] = await stored(station.id);
     expect(row.rundown_item_id).to.equal(null);
     expect(row.score).to.be.below(0.6);
-    const history = await (await fetch(`${server.url}/api/v1/stations/${station.slug}/track-history`, { headers: { authorization: `Bearer ${listenerToken}` } })).json();
-    expect(history.items.map((i: { title: string }) => i.title)).to.deep.equal(['Something Else Entirely']);
+    const history = (await (await fetch(`${server.url}/api/v1/stations/${station.slug}/track-history`, { headers: { authorization: `Bearer ${listenerToken}` } })).json()) as { items: Array<{ title: string }> };
+    expect(history.items.map((i) => i.title)).to.deep.equal(['Something Else Entirely']);
   });
 
   it('rule 8: equal scores are broken by the nearness of the planned slot to observedAt', async () => {

@@ -197,7 +197,7 @@ describe('now-playing and track-history reads', () => {
       const { station, ingestToken, listenerToken } = await fixture();
       const mine = () => messages.filter((m) => m.stationId === station.id);
       await ingest(server.url, station, ingestToken, { observedAt: T0.getTime() - 5000, artist: 'A', title: 'First', durationSeconds: 100 });
-      const [first] = await eventually(() => (mine().length === 1 ? mine() : null));
+      const [first] = (await eventually(() => (mine().length === 1 ? mine() : null))) as FeedMessage[];
       expect(first).to.include({ kind: 'now-playing', entry: 'current', deleted: false });
       expect(first.data).to.deep.equal((await nowPlaying(station.slug, listenerToken)).body);
       const [row] = await server.svc.db('feed_rows').where({ station_id: station.id, kind: 'now-playing' });
@@ -206,7 +206,7 @@ describe('now-playing and track-history reads', () => {
       await ingest(server.url, station, ingestToken, { artist: 'A', title: 'First', durationSeconds: 100 }); // collapsed
       await ingest(server.url, station, ingestToken, { observedAt: T0.getTime() + 301_000, artist: 'A', title: 'Future' }); // rejected
       await ingest(server.url, station, ingestToken, { eventId: 'x', artist: 'A', title: 'Second' });
-      const all = await eventually(() => (mine().length >= 2 ? mine() : null));
+      const all = (await eventually(() => (mine().length >= 2 ? mine() : null))) as FeedMessage[];
       expect(all).to.have.length(2);
       expect((all[1].data as { track: { title: string } }).track.title).to.equal('Second');
       expect(all[1].seq).to.be.greaterThan(all[0].seq);
