@@ -13,7 +13,7 @@ import {
   type ObservationInput,
   type ObservationRow,
 } from './model.ts';
-import { lastReceived, observationById } from './queries.ts';
+import { isLaterThan, lockForIngest, observationById } from './queries.ts';
 
 // The ingest command: decisions.md's ordered outcome rules. Storage (rules 1–5) happens in one
 // transaction that holds the station's row lock, so concurrent retries and collapse candidates of one
@@ -57,11 +57,8 @@ export async function ingestObservation(svc: Services, station: Station, input: 
   const fingerprint = fingerprintOf(input);
   const pending = input.isPlaying && station.rundownFollowing;
   const stored = await inTransaction<Stored>(svc.db, async (tx) => {
-    await tx.trx('stations').where({ id: station.id }).forUpdate().select('id');
-    if (input.eventId === null) {
-      const previous = await lastReceived(tx.trx, station.id);
-      if (previous && collapses(previous, input, receivedAt)) return { kind: 'existing', row: previous };
-    }
+    const { lastReceived, latest } = await lockForIngest(tx.trx, station.id);
+    if (lastReceived && collapses(lastReceived, input, receivedAt)) return { kind: 'existing', row: lastReceived };
     const [row] = await tx
       .trx<ObservationRow>('observations')
       .insert({
@@ -92,7 +89,7 @@ export async function ingestObservation(svc: Services, station: Station, input: 
       const existing = await tx.trx<ObservationRow>('observations').where({ station_id: station.id, event_id: input.eventId }).first();
       return existing && existing.fingerprint === fingerprint ? { kind: 'existing', row: existing } : { kind: 'conflict' };
     }
-    await upsertNowPlayingRow(tx, svc, station);
+    await upsertNowPlayingRow(tx, svc, station, latest && isLaterThan(latest, row) ? latest : row);
     return { kind: 'stored', row };
   });
 

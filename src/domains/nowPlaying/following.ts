@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Services } from '../../services.ts';
 import { refreshOnAir } from '../schedule/onair.ts';
 import { bestItem, outcomeFor, type PlannedItem } from './matching.ts';
-import { momentOf, type IngestResult, type ObservationRow, type Outcome } from './model.ts';
+import type { IngestResult, ObservationRow, Outcome } from './model.ts';
 import { observationById } from './queries.ts';
 
 // Rundown following (decisions.md, Ingest rules 6–8), run by the `nowPlaying.follow` job after the
@@ -16,38 +16,56 @@ interface Decision {
   score: number | null;
 }
 
-/** The published, non-cancelled broadcast covering `at` (the latest-starting one if several overlap). */
-async function liveBroadcastId(db: Knex, stationId: string, at: Date): Promise<string | null> {
-  const row = await db('broadcasts')
-    .select('id')
-    .where({ station_id: stationId, published: true, cancelled: false, cancellation_reason: '' })
-    .andWhere('starts_at', '<=', at)
-    .andWhere('ends_at', '>', at)
-    .orderBy('starts_at', 'desc')
-    .first();
-  return (row?.id as string | undefined) ?? null;
+interface FollowRow {
+  id: string;
+  station_id: string;
+  artist: string | null;
+  title: string | null;
+  sort_at: Date;
+  followed_at: Date | null;
+  accepted: boolean;
+  outcome: Outcome;
+  live_broadcast_id: string | null;
+  item_id: string | null;
+  item_artist: string | null;
+  item_title: string | null;
+  planned_starts_at: Date | null;
+  planned_ends_at: Date | null;
 }
 
-async function plannedItems(db: Knex, broadcastId: string): Promise<PlannedItem[]> {
-  const rows = await db('rundown_items')
-    .select('id', 'artist', 'title', 'planned_starts_at', 'planned_ends_at')
-    .where({ broadcast_id: broadcastId })
-    .orderBy('position');
-  return rows.map((r) => ({
-    id: r.id as string,
-    artist: r.artist as string | null,
-    title: r.title as string,
-    plannedStartsAt: r.planned_starts_at as Date,
-    plannedEndsAt: (r.planned_ends_at as Date | null) ?? null,
-  }));
+/**
+ * The observation, the published non-cancelled broadcast covering its moment (the latest-starting one
+ * if several overlap) and that broadcast's rundown, in one round trip: one row per item, or one row
+ * with null item columns. `sort_at` is the observation's moment (observedAt, else its receipt).
+ */
+async function loadForFollowing(db: Knex, observationId: string): Promise<FollowRow[]> {
+  const result = await db.raw<{ rows: FollowRow[] }>(
+    `SELECT o.id, o.station_id, o.artist, o.title, o.sort_at, o.followed_at, o.accepted, o.outcome,
+            b.id AS live_broadcast_id, i.id AS item_id, i.artist AS item_artist, i.title AS item_title,
+            i.planned_starts_at, i.planned_ends_at
+       FROM observations o
+       LEFT JOIN LATERAL (
+         SELECT id FROM broadcasts
+          WHERE station_id = o.station_id AND published AND NOT cancelled AND cancellation_reason = ''
+            AND starts_at <= o.sort_at AND ends_at > o.sort_at
+          ORDER BY starts_at DESC LIMIT 1
+       ) b ON true
+       LEFT JOIN rundown_items i ON i.broadcast_id = b.id
+      WHERE o.id = ?
+      ORDER BY i.position`,
+    [observationId],
+  );
+  return result.rows;
 }
 
-export async function decide(db: Knex, observation: ObservationRow): Promise<Decision> {
-  const at = momentOf(observation);
-  const broadcastId = await liveBroadcastId(db, observation.station_id, at);
+export function decide(rows: FollowRow[]): Decision {
+  const [observation] = rows;
+  const broadcastId = observation.live_broadcast_id;
   if (!broadcastId) return { outcome: 'no-live-broadcast', accepted: false, broadcast_id: null, rundown_item_id: null, score: null };
-  const items = await plannedItems(db, broadcastId);
-  const best = bestItem({ artist: observation.artist, title: observation.title ?? '' }, items, at);
+  const items: PlannedItem[] = rows
+    .filter((r) => r.item_id !== null)
+    .map((r) => ({ id: r.item_id as string, artist: r.item_artist, title: r.item_title as string, plannedStartsAt: r.planned_starts_at as Date, plannedEndsAt: r.planned_ends_at }));
+  const best = bestItem({ artist: observation.artist, title: observation.title ?? '' }, items, observation.sort_at);
   if (!best) return { outcome: 'on-air-not-following-rundown', accepted: false, broadcast_id: broadcastId, rundown_item_id: null, score: null };
   const outcome = outcomeFor(best.score);
   return {
@@ -62,11 +80,12 @@ export async function decide(db: Knex, observation: ObservationRow): Promise<Dec
 
 /** Follows one stored observation and stores the outcome; the on-air row is refreshed afterwards. */
 export async function followObservation(svc: Services, observationId: string): Promise<IngestResult> {
-  const observation = await observationById(svc.db, observationId);
+  const rows = await loadForFollowing(svc.db, observationId);
+  const observation = rows[0];
   // The station (and its observations) may have been deleted meanwhile: nothing to follow.
   if (!observation) return { accepted: true, outcome: 'recorded' };
   if (observation.followed_at !== null) return { accepted: observation.accepted, outcome: observation.outcome };
-  const decision = await decide(svc.db, observation);
+  const decision = decide(rows);
   const [updated] = await svc
     .db<ObservationRow>('observations')
     .where({ id: observationId })

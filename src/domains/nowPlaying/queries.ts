@@ -16,11 +16,39 @@ export async function latestTrack(db: Knex, stationId: string): Promise<TrackRow
   return (row as TrackRow | undefined) ?? null;
 }
 
-/** The most recently received observation: what the collapse rule compares with. */
-export async function lastReceived(db: Knex, stationId: string): Promise<ObservationRow | null> {
-  const row = await db<ObservationRow>('observations').where('station_id', stationId).orderBy('receipt_seq', 'desc').first();
-  return row ?? null;
+const TIMESTAMPS = ['observed_at', 'received_at', 'sort_at', 'followed_at'] as const;
+
+/** A row that travelled as JSON (to_jsonb) back into its column types. */
+function reviveRow<T>(json: Record<string, unknown> | null): T | null {
+  if (!json) return null;
+  for (const key of TIMESTAMPS) if (typeof json[key] === 'string') json[key] = new Date(json[key] as string);
+  return json as T;
 }
+
+/**
+ * Locks the station row for an ingest (so one station's observations are decided one at a time) and
+ * reads, in the same round trip, the most recently received observation (the collapse rule) and the
+ * latest one (the now-playing row).
+ */
+export async function lockForIngest(trx: Knex, stationId: string): Promise<{ lastReceived: ObservationRow | null; latest: TrackRow | null }> {
+  const result = await trx.raw<{ rows: Array<{ last_received: Record<string, unknown> | null; latest: Record<string, unknown> | null }> }>(
+    `SELECT to_jsonb(r) AS last_received, to_jsonb(l) AS latest
+       FROM stations s
+       LEFT JOIN LATERAL (SELECT * FROM observations WHERE station_id = s.id ORDER BY receipt_seq DESC LIMIT 1) r ON true
+       LEFT JOIN LATERAL (
+         SELECT ${TRACK_COLUMNS.join(', ')} FROM observations WHERE station_id = s.id ORDER BY sort_at DESC, receipt_seq DESC LIMIT 1
+       ) l ON true
+      WHERE s.id = ?
+        FOR UPDATE OF s`,
+    [stationId],
+  );
+  const row = result.rows[0];
+  return { lastReceived: reviveRow<ObservationRow>(row?.last_received ?? null), latest: reviveRow<TrackRow>(row?.latest ?? null) };
+}
+
+/** Whether `a` comes after `b` in the "latest" order: observedAt (receipt when absent), then receipt. */
+export const isLaterThan = (a: Pick<TrackRow, 'sort_at' | 'receipt_seq'>, b: Pick<TrackRow, 'sort_at' | 'receipt_seq'>): boolean =>
+  a.sort_at.getTime() > b.sort_at.getTime() || (a.sort_at.getTime() === b.sort_at.getTime() && Number(a.receipt_seq) > Number(b.receipt_seq));
 
 export async function observationById(db: Knex, id: string): Promise<ObservationRow | null> {
   return (await db<ObservationRow>('observations').where({ id }).first()) ?? null;
