@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import type { Job, Queue, QueueEvents, JobsOptions } from 'bullmq';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { createQueue, createQueueEvents } from './lib/queue.ts';
@@ -52,23 +53,54 @@ export class Jobs {
     return this.queue(JOBS[name].queue).add(name, payload, options);
   }
 
-  /**
-   * Waits at most `timeoutMs` for a job to finish and returns its return value; `undefined` when it did
-   * not finish in time or failed. One QueueEvents connection per queue and process serves every waiter.
-   */
-  async waitFor(job: Job, timeoutMs: number): Promise<unknown> {
-    const name = job.name as JobName;
-    const queue = JOBS[name].queue;
+  private queueEvents(queue: QueueName): QueueEvents {
     let entry = this.events.get(queue);
     if (!entry) {
       entry = createQueueEvents(queue, this.redisUrl, this.logger);
       this.events.set(queue, entry);
     }
+    return entry.events;
+  }
+
+  /**
+   * Waits at most `timeoutMs` for a job to finish and returns its return value; `undefined` when it did
+   * not finish in time or failed. One QueueEvents connection per queue and process serves every waiter.
+   */
+  async waitFor(job: Job, timeoutMs: number): Promise<unknown> {
     try {
-      return await job.waitUntilFinished(entry.events, Math.max(1, timeoutMs));
+      return await job.waitUntilFinished(this.queueEvents(JOBS[job.name as JobName].queue), Math.max(1, timeoutMs));
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * Adds a job under a new, never used id and waits at most `timeoutMs` for its return value
+   * (`undefined` on timeout or failure). Listening starts before the job is added, so unlike
+   * `waitFor` no extra status check is needed; a repeated id must use `enqueue` + `waitFor`.
+   */
+  async runNew<N extends JobName>(name: N, payload: JobPayload<N>, jobId: string, timeoutMs: number): Promise<unknown> {
+    const queueEvents = this.queueEvents(JOBS[name].queue);
+    await queueEvents.waitUntilReady();
+    // Per-job event names (`completed:{id}`) are emitted by QueueEvents but absent from its typings.
+    const events = queueEvents as unknown as EventEmitter;
+    return new Promise((resolve) => {
+      const done = (value: unknown) => {
+        clearTimeout(timer);
+        events.off(`completed:${jobId}`, onCompleted);
+        events.off(`failed:${jobId}`, onFailed);
+        resolve(value);
+      };
+      const onCompleted = (args: { returnvalue: unknown }) => done(args.returnvalue);
+      const onFailed = () => done(undefined);
+      const timer = setTimeout(() => done(undefined), Math.max(1, timeoutMs));
+      events.on(`completed:${jobId}`, onCompleted);
+      events.on(`failed:${jobId}`, onFailed);
+      this.enqueue(name, payload, { jobId }).catch((err: unknown) => {
+        this.logger.warn({ err, job: name }, 'could not enqueue');
+        done(undefined);
+      });
+    });
   }
 
   async close(): Promise<void> {

@@ -97,11 +97,11 @@ export async function ingestObservation(svc: Services, station: Station, input: 
   if (stored.kind === 'stored') {
     if (station.artworkLookup && input.artworkUrl === null && input.title !== null) requestArtwork(svc, stored.row.id);
     if (!pending) return resultOf(stored.row);
-    return follow(svc, stored.row.id, deadline);
+    return follow(svc, stored.row.id, deadline, true);
   }
   // A retry or a collapsed repeat answers what its observation answers (waiting for its following too).
   if (stored.row.followed_at !== null) return resultOf(stored.row);
-  return follow(svc, stored.row.id, deadline);
+  return follow(svc, stored.row.id, deadline, false);
 }
 
 /**
@@ -109,10 +109,11 @@ export async function ingestObservation(svc: Services, station: Station, input: 
  * the observation id, so a retry that arrives before the original request enqueued the job adds the
  * same job, and every waiter hears the one result.
  */
-async function follow(svc: Services, observationId: string, deadline: number): Promise<IngestResult> {
+async function follow(svc: Services, observationId: string, deadline: number, isNew: boolean): Promise<IngestResult> {
   try {
-    const job = await svc.jobs.enqueue('nowPlaying.follow', { observationId }, { jobId: observationId });
-    const value = await svc.jobs.waitFor(job, deadline - Date.now());
+    let value: unknown;
+    if (isNew) value = await svc.jobs.runNew('nowPlaying.follow', { observationId }, observationId, deadline - Date.now());
+    else value = await svc.jobs.waitFor(await svc.jobs.enqueue('nowPlaying.follow', { observationId }, { jobId: observationId }), deadline - Date.now());
     if (isResult(value)) return value;
   } catch (err) {
     svc.logger.warn({ err, observationId }, 'rundown following could not be started or awaited');

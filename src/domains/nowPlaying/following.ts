@@ -54,7 +54,7 @@ async function loadForFollowing(db: Knex, observationId: string): Promise<Follow
       WHERE o.id = ?
       ORDER BY i.position`,
     [observationId],
-  );
+  ).options({ name: 'nowplaying_load_for_following' });
   return result.rows;
 }
 

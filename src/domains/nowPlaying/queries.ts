@@ -2,6 +2,8 @@ import type { Knex } from 'knex';
 import { TRACK_COLUMNS, type ObservationRow, type TrackRow } from './model.ts';
 
 // Reads of stored observations. Each follows one of the indexes of the observation_following migration.
+// The per-ingest and per-read ones are named prepared statements (`options({name})`): Postgres plans
+// them once per connection instead of on every call, which costs more than running them.
 
 /**
  * The station's latest observation: greatest observedAt (its receipt when absent), ties by later
@@ -12,7 +14,8 @@ export async function latestTrack(db: Knex, stationId: string): Promise<TrackRow
     .select([...TRACK_COLUMNS])
     .where('station_id', stationId)
     .orderBy([{ column: 'sort_at', order: 'desc' }, { column: 'receipt_seq', order: 'desc' }])
-    .first();
+    .first()
+    .options({ name: 'nowplaying_latest_track' });
   return (row as TrackRow | undefined) ?? null;
 }
 
@@ -41,7 +44,7 @@ export async function lockForIngest(trx: Knex, stationId: string): Promise<{ las
       WHERE s.id = ?
         FOR UPDATE OF s`,
     [stationId],
-  );
+  ).options({ name: 'nowplaying_lock_for_ingest' });
   const row = result.rows[0];
   return { lastReceived: reviveRow<ObservationRow>(row?.last_received ?? null), latest: reviveRow<TrackRow>(row?.latest ?? null) };
 }
