@@ -21,7 +21,7 @@ interface FollowRow {
   station_id: string;
   artist: string | null;
   title: string | null;
-  sort_at: Date;
+  sort_ms: number;
   followed_at: Date | null;
   accepted: boolean;
   outcome: Outcome;
@@ -29,20 +29,23 @@ interface FollowRow {
   item_id: string | null;
   item_artist: string | null;
   item_title: string | null;
-  planned_starts_at: Date | null;
-  planned_ends_at: Date | null;
+  planned_starts_ms: number | null;
+  planned_ends_ms: number | null;
 }
 
 /**
  * The observation, the published non-cancelled broadcast covering its moment (the latest-starting one
  * if several overlap) and that broadcast's rundown, in one round trip: one row per item, or one row
- * with null item columns. `sort_at` is the observation's moment (observedAt, else its receipt).
+ * with null item columns. `sort_ms` is the observation's moment (observedAt, else its receipt). Times
+ * travel as epoch milliseconds: a 30-item rundown would otherwise cost 60 date parses per observation.
  */
 async function loadForFollowing(db: Knex, observationId: string): Promise<FollowRow[]> {
   const result = await db.raw<{ rows: FollowRow[] }>(
-    `SELECT o.id, o.station_id, o.artist, o.title, o.sort_at, o.followed_at, o.accepted, o.outcome,
+    `SELECT o.id, o.station_id, o.artist, o.title, o.followed_at, o.accepted, o.outcome,
+            (extract(epoch FROM o.sort_at) * 1000)::float8 AS sort_ms,
             b.id AS live_broadcast_id, i.id AS item_id, i.artist AS item_artist, i.title AS item_title,
-            i.planned_starts_at, i.planned_ends_at
+            (extract(epoch FROM i.planned_starts_at) * 1000)::float8 AS planned_starts_ms,
+            (extract(epoch FROM i.planned_ends_at) * 1000)::float8 AS planned_ends_ms
        FROM observations o
        LEFT JOIN LATERAL (
          SELECT id FROM broadcasts
@@ -64,8 +67,8 @@ export function decide(rows: FollowRow[]): Decision {
   if (!broadcastId) return { outcome: 'no-live-broadcast', accepted: false, broadcast_id: null, rundown_item_id: null, score: null };
   const items: PlannedItem[] = rows
     .filter((r) => r.item_id !== null)
-    .map((r) => ({ id: r.item_id as string, artist: r.item_artist, title: r.item_title as string, plannedStartsAt: r.planned_starts_at as Date, plannedEndsAt: r.planned_ends_at }));
-  const best = bestItem({ artist: observation.artist, title: observation.title ?? '' }, items, observation.sort_at);
+    .map((r) => ({ id: r.item_id as string, artist: r.item_artist, title: r.item_title as string, plannedStartsMs: r.planned_starts_ms as number, plannedEndsMs: r.planned_ends_ms }));
+  const best = bestItem({ artist: observation.artist, title: observation.title ?? '' }, items, observation.sort_ms);
   if (!best) return { outcome: 'on-air-not-following-rundown', accepted: false, broadcast_id: broadcastId, rundown_item_id: null, score: null };
   const outcome = outcomeFor(best.score);
   return {

@@ -13,8 +13,22 @@ const TIE = 1e-9;
 const BRACKETED = /[([{][^)\]}]*[)\]}]/gu;
 const FEATURING = /(^|\s)(feat\.?|ft\.?|featuring)\s.*$/u;
 
+// Rundown items are compared with every observation of their broadcast: their normal forms are kept.
+const normalised = new Map<string, string>();
+const NORMALISED_MAX = 20_000;
+
 /** Lower case, accents and punctuation gone, `(Radio Edit)`/`[Live]` and `feat. X` parts dropped. */
 export function normalise(text: string): string {
+  let hit = normalised.get(text);
+  if (hit === undefined) {
+    hit = normaliseUncached(text);
+    if (normalised.size >= NORMALISED_MAX) normalised.clear();
+    normalised.set(text, hit);
+  }
+  return hit;
+}
+
+function normaliseUncached(text: string): string {
   const plain = text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
   const words = (s: string) => s.replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
   const stripped = words(plain.replace(BRACKETED, ' ').replace(FEATURING, ' '));
@@ -50,14 +64,15 @@ export function score(observed: Track, planned: Track): number {
 
 export interface PlannedItem extends Track {
   id: string;
-  plannedStartsAt: Date;
-  plannedEndsAt: Date | null;
+  /** Planned slot in Unix milliseconds. */
+  plannedStartsMs: number;
+  plannedEndsMs: number | null;
 }
 
 /** How far `at` lies from the item's planned slot (0 inside it). */
 function slotDistance(item: PlannedItem, at: number): number {
-  const start = item.plannedStartsAt.getTime();
-  const end = item.plannedEndsAt?.getTime() ?? null;
+  const start = item.plannedStartsMs;
+  const end = item.plannedEndsMs;
   if (end === null) return Math.abs(at - start);
   if (at < start) return start - at;
   if (at > end) return at - end;
@@ -69,13 +84,13 @@ export interface BestMatch {
   score: number;
 }
 
-/** The best-scoring item; among equal scores the one planned nearest to `at`. */
-export function bestItem(observed: Track, items: PlannedItem[], at: Date): BestMatch | null {
+/** The best-scoring item; among equal scores the one planned nearest to `at` (Unix ms). */
+export function bestItem(observed: Track, items: PlannedItem[], at: number): BestMatch | null {
   let best: BestMatch | null = null;
   let bestDistance = Infinity;
   for (const item of items) {
     const s = score(observed, item);
-    const d = slotDistance(item, at.getTime());
+    const d = slotDistance(item, at);
     if (!best || s > best.score + TIE || (Math.abs(s - best.score) <= TIE && d < bestDistance)) {
       best = { item, score: s };
       bestDistance = d;
