@@ -1,7 +1,8 @@
 import { request as httpRequest } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import { startTestServer, type TestServer } from '../../support/server.ts';
-import { request } from '../../support/http.ts';
+import { admin, request } from '../../support/http.ts';
 import { createStation, createToken } from '../../support/factories.ts';
 import { ingest, ingestFixture, INGEST_PATH } from '../../support/ingest.ts';
 import { startWorkers } from '../../../workers/index.ts';
@@ -74,6 +75,16 @@ describe('now-playing ingest: request surface', () => {
     expect(await countRows(server, other.id)).to.equal(0);
   });
 
+  it('403 for a switched-off station (after authentication); a public-offline one still ingests', async () => {
+    const { station, ingestToken } = await ingestFixture(server.url, { rundownFollowing: false });
+    await admin(server.url, 'PATCH', `/stations/${station.id}`, { active: false });
+    const off = await ingest(server.url, station, ingestToken, { artist: 'A', title: 'B' });
+    expect(off.status).to.equal(403);
+    expect(off.body.error).to.be.a('string');
+    await admin(server.url, 'PATCH', `/stations/${station.id}`, { active: true, publicOnline: false });
+    expect((await ingest(server.url, station, ingestToken, { artist: 'A', title: 'B' })).status).to.equal(200);
+  });
+
   it('415 for a non-JSON content type, 400 for a body that is not a JSON object', async () => {
     const { station, ingestToken } = await ingestFixture(server.url);
     const path = `${INGEST_PATH}?stationSlug=${station.slug}`;
@@ -82,6 +93,8 @@ describe('now-playing ingest: request surface', () => {
     expect(form.body.error).to.match(/application\/json/);
     const text = await request(server.url, 'POST', path, { token: ingestToken, headers: { 'content-type': 'text/plain' }, body: '{"artist":"A","title":"B"}' });
     expect(text.status).to.equal(415);
+    const gzipped = await request(server.url, 'POST', path, { token: ingestToken, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync('{"artist":"A","title":"B"}') });
+    expect(gzipped.status).to.equal(415);
     for (const body of ['{"artist": "A",', '[]', '"x"', 'null', '']) {
       const res = await request(server.url, 'POST', path, { token: ingestToken, headers: { 'content-type': 'application/json; charset=utf-8' }, body });
       expect(res.status, body).to.equal(400);
@@ -198,5 +211,20 @@ describe('now-playing ingest: request surface', () => {
     const res = await ingest(server.url, station, ingestToken, { isPlaying: false });
     expect(res.body).to.deep.equal({ accepted: true, outcome: 'not-playing' });
     expect(await countRows(server, station.id)).to.equal(1);
+  });
+
+  it('is rate limited per credential with 429 {error} (RATE_LIMIT_INGEST_PER_MINUTE)', async () => {
+    const limited = await startTestServer({ env: { RATE_LIMIT_INGEST_PER_MINUTE: '2' } });
+    try {
+      const { station, ingestToken } = await ingestFixture(limited.url, { rundownFollowing: false });
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) statuses.push((await ingest(limited.url, station, ingestToken, { eventId: `rl-${i}`, artist: 'A', title: 'B' })).status);
+      expect(statuses).to.deep.equal([200, 200, 429]);
+      const res = await ingest(limited.url, station, ingestToken, { artist: 'A', title: 'B' });
+      expect(res.body.error).to.be.a('string');
+      expect(res.headers.get('retry-after')).to.match(/^\d+$/);
+    } finally {
+      await limited.close();
+    }
   });
 });
