@@ -104,6 +104,7 @@ function observation(station: BenchStation): { body: string; key: string } {
 
 interface Sample {
   latencyMs: number;
+  sentAt: number;
   respondedAt: number;
   key: string;
   outcome: string;
@@ -124,7 +125,7 @@ async function send(pool: Pool, station: BenchStation): Promise<Sample | null> {
     process.stderr.write(`bench: ${res.statusCode} ${text}\n`);
     return null;
   }
-  return { latencyMs: respondedAt - started, respondedAt, key, outcome: (JSON.parse(text) as { outcome: string }).outcome };
+  return { latencyMs: respondedAt - started, sentAt: started, respondedAt, key, outcome: (JSON.parse(text) as { outcome: string }).outcome };
 }
 
 /** Open loop: one request every 1000/rate ms on schedule, whatever the answers take. */
@@ -189,12 +190,17 @@ async function main(): Promise<void> {
     const paced = await openLoop(pool, stations, RATE, RATE_SECONDS);
     await new Promise((r) => setTimeout(r, 500)); // let the last feed rows arrive
     const delays: number[] = [];
+    const sinceSent: number[] = [];
     let missing = 0;
     for (const sample of paced) {
       const arrived = published.get(sample.key);
-      if (arrived === undefined) missing++;
+      if (arrived === undefined) {
+        missing++;
+        continue;
+      }
       // Rows are published after commit, before rundown following is awaited: usually before the response.
-      else delays.push(Math.max(0, arrived - sample.respondedAt));
+      delays.push(Math.max(0, arrived - sample.respondedAt));
+      sinceSent.push(arrived - sample.sentAt);
     }
 
     process.stderr.write(`bench: closed loop, ${CONCURRENCY} in flight for ${MAX_SECONDS} s\n`);
@@ -207,7 +213,7 @@ async function main(): Promise<void> {
     const observationsPerSecond = Math.round(max.samples.length / max.elapsedS);
     const report = {
       stations: STATIONS,
-      openLoop: { rate: RATE, seconds: RATE_SECONDS, sent: RATE * RATE_SECONDS, answered: paced.length, ingestLatencyMs: ingest, publishDelayAfterResponseMs: publish, feedRowsNotSeen: missing },
+      openLoop: { rate: RATE, seconds: RATE_SECONDS, sent: RATE * RATE_SECONDS, answered: paced.length, ingestLatencyMs: ingest, publishDelayAfterResponseMs: publish, feedRowAfterRequestSentMs: summary(sinceSent), feedRowsNotSeen: missing },
       closedLoop: { concurrency: CONCURRENCY, seconds: Math.round(max.elapsedS * 10) / 10, observations: max.samples.length, observationsPerSecond, latencyMs: summary(max.samples.map((s) => s.latencyMs)) },
       outcomes,
       targets: {
