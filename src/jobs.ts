@@ -1,6 +1,7 @@
-import type { Queue, JobsOptions } from 'bullmq';
+import type { EventEmitter } from 'node:events';
+import type { Job, Queue, QueueEvents, JobsOptions } from 'bullmq';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { createQueue } from './lib/queue.ts';
+import { createQueue, createQueueEvents } from './lib/queue.ts';
 import type { Logger } from './lib/logger.ts';
 import type { Redis } from './lib/redis.ts';
 import { validate } from './http/validate.ts';
@@ -25,6 +26,10 @@ export const JOBS = {
     queue: 'default',
     payload: Type.Object({ stationId: Type.String(), feed: Type.Union([Type.Literal('weather'), Type.Literal('traffic')]) }),
   },
+  /** Rundown following of one stored observation; job id = observation id. */
+  'nowPlaying.follow': { queue: 'ingest', payload: Type.Object({ observationId: Type.String({ format: 'uuid' }) }) },
+  /** Third-party artwork lookup for one stored observation; job id = `artwork-{observation id}`. */
+  'nowPlaying.artwork': { queue: 'default', payload: Type.Object({ observationId: Type.String({ format: 'uuid' }) }) },
 } as const satisfies Record<string, { queue: QueueName; payload: TSchema }>;
 
 export type JobName = keyof typeof JOBS;
@@ -38,6 +43,7 @@ export function parsePayload<N extends JobName>(name: N, data: unknown): JobPayl
 /** Typed producer side of the queues. */
 export class Jobs {
   private readonly queues = new Map<QueueName, { queue: Queue; connection: Redis }>();
+  private readonly events = new Map<QueueName, { events: QueueEvents; connection: Redis }>();
   private readonly redisUrl: string;
   private readonly logger: Logger;
   constructor(redisUrl: string, logger: Logger) {
@@ -69,7 +75,62 @@ export class Jobs {
     await this.queue(JOBS[name].queue).removeJobScheduler(id);
   }
 
+  private queueEvents(queue: QueueName): QueueEvents {
+    let entry = this.events.get(queue);
+    if (!entry) {
+      entry = createQueueEvents(queue, this.redisUrl, this.logger);
+      this.events.set(queue, entry);
+    }
+    return entry.events;
+  }
+
+  /**
+   * Waits at most `timeoutMs` for a job to finish and returns its return value; `undefined` when it did
+   * not finish in time or failed. One QueueEvents connection per queue and process serves every waiter.
+   */
+  async waitFor(job: Job, timeoutMs: number): Promise<unknown> {
+    try {
+      return await job.waitUntilFinished(this.queueEvents(JOBS[job.name as JobName].queue), Math.max(1, timeoutMs));
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * Adds a job under a new, never used id and waits at most `timeoutMs` for its return value
+   * (`undefined` on timeout or failure). Listening starts before the job is added, so unlike
+   * `waitFor` no extra status check is needed; a repeated id must use `enqueue` + `waitFor`.
+   */
+  async runNew<N extends JobName>(name: N, payload: JobPayload<N>, jobId: string, timeoutMs: number): Promise<unknown> {
+    const queueEvents = this.queueEvents(JOBS[name].queue);
+    await queueEvents.waitUntilReady();
+    // Per-job event names (`completed:{id}`) are emitted by QueueEvents but absent from its typings.
+    const events = queueEvents as unknown as EventEmitter;
+    return new Promise((resolve) => {
+      const done = (value: unknown) => {
+        clearTimeout(timer);
+        events.off(`completed:${jobId}`, onCompleted);
+        events.off(`failed:${jobId}`, onFailed);
+        resolve(value);
+      };
+      const onCompleted = (args: { returnvalue: unknown }) => done(args.returnvalue);
+      const onFailed = () => done(undefined);
+      const timer = setTimeout(() => done(undefined), Math.max(1, timeoutMs));
+      events.on(`completed:${jobId}`, onCompleted);
+      events.on(`failed:${jobId}`, onFailed);
+      this.enqueue(name, payload, { jobId }).catch((err: unknown) => {
+        this.logger.warn({ err, job: name }, 'could not enqueue');
+        done(undefined);
+      });
+    });
+  }
+
   async close(): Promise<void> {
+    for (const { events, connection } of this.events.values()) {
+      await events.close();
+      connection.disconnect();
+    }
+    this.events.clear();
     for (const { queue, connection } of this.queues.values()) {
       await queue.close();
       connection.disconnect();

@@ -8,6 +8,8 @@ import { scheduleSweep } from './schedule-sweep.ts';
 import { mediaRefresh } from './mediaRefresh.ts';
 import { mediaVariants } from './mediaVariants.ts';
 import { feedsPoll } from './feedPoll.ts';
+import { nowPlayingFollow } from './nowPlayingFollow.ts';
+import { nowPlayingArtwork } from './nowPlayingArtwork.ts';
 
 export type JobHandler<N extends JobName> = (payload: JobPayload<N>, svc: Services, job: Job) => Promise<unknown>;
 
@@ -20,4 +22,6 @@ export const registry: { [N in JobName]: JobHandler<N> } = {
   'media.variants': mediaVariants,
   'media.refresh': mediaRefresh,
   'feeds.poll': feedsPoll,
+  'nowPlaying.follow': nowPlayingFollow,
+  'nowPlaying.artwork': nowPlayingArtwork,
 };

@@ -1,0 +1,236 @@
+// npm run bench:ingest — now-playing ingest under load, with the worker running.
+//
+// Starts `waveline web` and `waveline worker` as separate processes on a database of its own
+// (BENCH_DATABASE_URL, recreated) and a Redis index of its own (BENCH_REDIS_URL, flushed), creates
+// BENCH_STATIONS stations each with a live broadcast and a 30-item rundown, then measures:
+//   1. open loop at BENCH_RATE req/s (default 200) spread over the stations: ingest latency p50/p99
+//      and the delay from each ingest response to its `now-playing` feed row arriving on Redis;
+//   2. closed loop with BENCH_CONCURRENCY requests in flight: sustained observations/s.
+// Rate limits are off (RATE_LIMIT_*=0), as decisions.md says benchmarks run.
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Redis } from 'ioredis';
+import { Pool } from 'undici';
+import { createDb } from '../src/lib/db.ts';
+import { keys } from '../src/lib/keys.ts';
+import { loadConfig } from '../src/config.ts';
+import { migrate } from '../src/roles/migrate.ts';
+import { freePort, recreateDatabase, startRole, stopRole, summary, waitUntilReady } from './support.ts';
+
+const env = process.env;
+const DATABASE_URL = env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench_ingest';
+const REDIS_URL = env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/14';
+const STATIONS = Number(env.BENCH_STATIONS ?? 50);
+const RATE = Number(env.BENCH_RATE ?? 200);
+const RATE_SECONDS = Number(env.BENCH_DURATION_SECONDS ?? 30);
+const CONCURRENCY = Number(env.BENCH_CONCURRENCY ?? 32);
+const MAX_SECONDS = Number(env.BENCH_MAX_SECONDS ?? 15);
+const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+const TARGETS = { observationsPerSecond: 500, ingestP99Ms: 25, publishDelayP99Ms: 10 };
+
+interface BenchStation {
+  id: string;
+  slug: string;
+  token: string;
+  rundown: Array<{ artist: string; title: string }>;
+  lastObservedAt: number;
+}
+
+const roleEnv = (port: number): Record<string, string> => ({
+  NODE_ENV: 'production',
+  DATABASE_URL,
+  REDIS_URL,
+  PORT: String(port),
+  WAVELINE_ADMIN_TOKEN: ADMIN_TOKEN,
+  WAVELINE_SECRET: 'bench-secret-0123456789abcdef',
+  LOG_LEVEL: 'warn',
+  RATE_LIMIT_LISTENER_PER_MINUTE: '0',
+  RATE_LIMIT_GRAPHQL_PER_MINUTE: '0',
+  RATE_LIMIT_PUSH_PER_MINUTE: '0',
+  RATE_LIMIT_INGEST_PER_MINUTE: '0',
+  RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0',
+});
+
+async function adminPost(baseUrl: string, path: string, body: unknown): Promise<Record<string, string>> {
+  const res = await fetch(`${baseUrl}/admin/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
+  return (await res.json()) as Record<string, string>;
+}
+
+/** Stations through the admin API; their live broadcast and rundown straight into the tables. */
+async function setUp(baseUrl: string): Promise<BenchStation[]> {
+  const db = createDb(DATABASE_URL, { max: 4 });
+  const now = Date.now();
+  const stations: BenchStation[] = [];
+  for (let s = 0; s < STATIONS; s++) {
+    const station = await adminPost(baseUrl, '/stations', { slug: `bench-${s}-${randomUUID().slice(0, 6)}`, name: `Bench ${s}`, timezone: 'Europe/Berlin' });
+    const { token } = await adminPost(baseUrl, `/stations/${station.id}/credentials`, { scopes: ['ingest:write'] });
+    const programId = randomUUID();
+    const broadcastId = randomUUID();
+    await db('programs').insert({ id: programId, station_id: station.id, title: 'Bench Show' });
+    const startsAt = now - 3600_000;
+    await db('broadcasts').insert({ id: broadcastId, station_id: station.id, program_id: programId, starts_at: new Date(startsAt), ends_at: new Date(now + 7200_000), nature: 'live' });
+    const rundown = Array.from({ length: 30 }, (_, i) => ({ artist: `Artist ${s}-${i}`, title: `Planned Song Number ${i}` }));
+    await db('rundown_items').insert(
+      rundown.map((item, i) => ({
+        id: randomUUID(),
+        broadcast_id: broadcastId,
+        station_id: station.id,
+        position: i,
+        kind: 'track',
+        artist: item.artist,
+        title: item.title,
+        duration_seconds: 360,
+        planned_starts_at: new Date(startsAt + i * 360_000),
+        planned_ends_at: new Date(startsAt + (i + 1) * 360_000),
+      })),
+    );
+    stations.push({ id: station.id, slug: station.slug, token, rundown, lastObservedAt: 0 });
+  }
+  await db.destroy();
+  return stations;
+}
+
+/** Mostly planned tracks (matched), some covers (uncertain) and some unplanned ones (ignored). */
+function observation(station: BenchStation): { body: string; key: string } {
+  const observedAt = Math.max(Date.now(), station.lastObservedAt + 1);
+  station.lastObservedAt = observedAt;
+  const item = station.rundown[Math.floor(Math.random() * station.rundown.length)];
+  const roll = Math.random();
+  const track = roll < 0.8 ? item : roll < 0.9 ? { artist: 'Tribute Band', title: item.title } : { artist: 'Unplanned', title: `Surprise ${randomUUID()}` };
+  const body = JSON.stringify({ eventId: randomUUID(), observedAt, ...track, durationSeconds: 240 });
+  return { body, key: `${station.id}|${new Date(observedAt).toISOString()}` };
+}
+
+interface Sample {
+  latencyMs: number;
+  sentAt: number;
+  respondedAt: number;
+  key: string;
+  outcome: string;
+}
+
+async function send(pool: Pool, station: BenchStation): Promise<Sample | null> {
+  const { body, key } = observation(station);
+  const started = performance.now();
+  const res = await pool.request({
+    method: 'POST',
+    path: `/api/v1/integrations/playback?stationSlug=${station.slug}`,
+    headers: { authorization: `Bearer ${station.token}`, 'content-type': 'application/json' },
+    body,
+  });
+  const text = await res.body.text();
+  const respondedAt = performance.now();
+  if (res.statusCode !== 200) {
+    process.stderr.write(`bench: ${res.statusCode} ${text}\n`);
+    return null;
+  }
+  return { latencyMs: respondedAt - started, sentAt: started, respondedAt, key, outcome: (JSON.parse(text) as { outcome: string }).outcome };
+}
+
+/** Open loop: one request every 1000/rate ms on schedule, whatever the answers take. */
+async function openLoop(pool: Pool, stations: BenchStation[], rate: number, seconds: number): Promise<Sample[]> {
+  const total = rate * seconds;
+  const start = performance.now();
+  const pending: Array<Promise<Sample | null>> = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    pending.push(send(pool, stations[i % stations.length]));
+  }
+  return (await Promise.all(pending)).filter((s): s is Sample => s !== null);
+}
+
+/** Closed loop: `concurrency` requests always in flight. */
+async function closedLoop(pool: Pool, stations: BenchStation[], concurrency: number, seconds: number): Promise<{ samples: Sample[]; elapsedS: number }> {
+  const samples: Sample[] = [];
+  const start = performance.now();
+  const end = start + seconds * 1000;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const sample = await send(pool, stations[next++ % stations.length]);
+        if (sample) samples.push(sample);
+      }
+    }),
+  );
+  return { samples, elapsedS: (performance.now() - start) / 1000 };
+}
+
+async function main(): Promise<void> {
+  loadConfig({ DATABASE_URL, REDIS_URL }); // fail early on a malformed URL
+  await recreateDatabase(DATABASE_URL);
+  await migrate(loadConfig({ DATABASE_URL, REDIS_URL }));
+  const redis = new Redis(REDIS_URL);
+  await redis.flushdb();
+
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const web = startRole('web', roleEnv(port));
+  const worker = startRole('worker', roleEnv(0));
+  const pool = new Pool(baseUrl, { connections: Math.max(CONCURRENCY, 64), pipelining: 1 });
+  try {
+    await waitUntilReady(baseUrl);
+    const stations = await setUp(baseUrl);
+
+    const published = new Map<string, number>();
+    redis.on('pmessage', (_pattern: string, _channel: string, raw: string) => {
+      const arrived = performance.now();
+      const message = JSON.parse(raw) as { stationId: string; kind: string; data: { track: { observedAt: string | null } | null } };
+      if (message.kind === 'now-playing' && message.data.track?.observedAt) published.set(`${message.stationId}|${message.data.track.observedAt}`, arrived);
+    });
+    await redis.psubscribe(keys.feedChannelPattern);
+
+    process.stderr.write(`bench: ${STATIONS} stations ready; warming up\n`);
+    await openLoop(pool, stations, Math.min(RATE, 100), 5);
+
+    process.stderr.write(`bench: open loop ${RATE} req/s for ${RATE_SECONDS} s\n`);
+    const paced = await openLoop(pool, stations, RATE, RATE_SECONDS);
+    await new Promise((r) => setTimeout(r, 500)); // let the last feed rows arrive
+    const delays: number[] = [];
+    const sinceSent: number[] = [];
+    let missing = 0;
+    for (const sample of paced) {
+      const arrived = published.get(sample.key);
+      if (arrived === undefined) {
+        missing++;
+        continue;
+      }
+      // Rows are published after commit, before rundown following is awaited: usually before the response.
+      delays.push(Math.max(0, arrived - sample.respondedAt));
+      sinceSent.push(arrived - sample.sentAt);
+    }
+
+    process.stderr.write(`bench: closed loop, ${CONCURRENCY} in flight for ${MAX_SECONDS} s\n`);
+    const max = await closedLoop(pool, stations, CONCURRENCY, MAX_SECONDS);
+
+    const outcomes: Record<string, number> = {};
+    for (const s of [...paced, ...max.samples]) outcomes[s.outcome] = (outcomes[s.outcome] ?? 0) + 1;
+    const ingest = summary(paced.map((s) => s.latencyMs));
+    const publish = summary(delays);
+    const observationsPerSecond = Math.round(max.samples.length / max.elapsedS);
+    const report = {
+      stations: STATIONS,
+      openLoop: { rate: RATE, seconds: RATE_SECONDS, sent: RATE * RATE_SECONDS, answered: paced.length, ingestLatencyMs: ingest, publishDelayAfterResponseMs: publish, feedRowAfterRequestSentMs: summary(sinceSent), feedRowsNotSeen: missing },
+      closedLoop: { concurrency: CONCURRENCY, seconds: Math.round(max.elapsedS * 10) / 10, observations: max.samples.length, observationsPerSecond, latencyMs: summary(max.samples.map((s) => s.latencyMs)) },
+      outcomes,
+      targets: {
+        observationsPerSecond: `${observationsPerSecond} (target ≥ ${TARGETS.observationsPerSecond}) ${observationsPerSecond >= TARGETS.observationsPerSecond ? 'PASS' : 'FAIL'}`,
+        ingestP99Ms: `${ingest.p99} (target ≤ ${TARGETS.ingestP99Ms}) ${ingest.p99 <= TARGETS.ingestP99Ms ? 'PASS' : 'FAIL'}`,
+        publishDelayP99Ms: `${publish.p99} (target ≤ ${TARGETS.publishDelayP99Ms}) ${publish.p99 <= TARGETS.publishDelayP99Ms ? 'PASS' : 'FAIL'}`,
+      },
+    };
+    process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+  } finally {
+    await pool.close();
+    redis.disconnect();
+    await Promise.all([stopRole(web), stopRole(worker)]);
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,98 @@
+import { createHash } from 'node:crypto';
+import { inTransaction } from '../../../lib/db.ts';
+import { keys } from '../../../lib/keys.ts';
+import type { Services } from '../../../services.ts';
+import { upsertNowPlayingRow } from '../feed.ts';
+import { normalise, type Track } from '../matching.ts';
+import type { ObservationRow } from '../model.ts';
+import { latestTrack, observationById } from '../queries.ts';
+import { ProviderError } from './http.ts';
+import { PROVIDERS, type ArtworkProvider } from './providers.ts';
+
+// Artwork lookup for a stored observation (station-delivery-api.md, "Artwork"): cached hits and
+// misses, providers in order, the stored track filled and a follow-up `now-playing` row published.
+
+/** A found cover is kept this long. */
+export const HIT_TTL_SECONDS = 30 * 24 * 3600;
+/** A track no catalogue knows is asked about again after this long (catalogues grow). */
+export const MISS_RETRY_MS = 6 * 3600 * 1000;
+
+type CacheEntry = { url: string } | { miss: true; retryAt: number };
+
+export class ArtworkUnavailableError extends Error {}
+
+export type ArtworkResult =
+  | { status: 'skipped'; reason: string }
+  | { status: 'hit'; url: string; source: string; filled: boolean }
+  | { status: 'miss'; source: 'cache' | 'lookup' };
+
+export const cacheKey = (track: Track): string =>
+  keys.artwork(createHash('sha256').update(`${track.artist ? normalise(track.artist) : ''}\n${normalise(track.title)}`).digest('hex'));
+
+async function readCache(svc: Services, key: string): Promise<CacheEntry | null> {
+  const raw = await svc.redis.get(key);
+  if (!raw) return null;
+  try {
+    return JSON.parse(raw) as CacheEntry;
+  } catch {
+    return null;
+  }
+}
+
+/** Asks each provider in turn; null when none knows the track; throws when none knew and one failed. */
+async function lookUp(svc: Services, track: Track, providers: ArtworkProvider[]): Promise<{ url: string; source: string } | null> {
+  const failures: string[] = [];
+  for (const provider of providers) {
+    try {
+      const url = await provider.find(track, svc.config.artwork);
+      if (url) return { url, source: provider.name };
+    } catch (err) {
+      if (!(err instanceof ProviderError)) throw err;
+      failures.push(err.message);
+      svc.logger.warn({ provider: provider.name, err: err.message }, 'artwork provider failed');
+    }
+  }
+  // A failure is not knowledge: cache nothing and let the job retry.
+  if (failures.length) throw new ArtworkUnavailableError(failures.join('; '));
+  return null;
+}
+
+/** Fills the observation's artwork (only if still unknown) and republishes now-playing when it is the latest. */
+async function fill(svc: Services, observation: ObservationRow, url: string): Promise<boolean> {
+  const station = await svc.stations.byIdOrNull(observation.station_id);
+  return inTransaction(svc.db, async (tx) => {
+    const updated = await tx.trx('observations').where({ id: observation.id }).whereNull('artwork_url').update({ artwork_url: url });
+    if (!updated || !station) return updated > 0;
+    const latest = await latestTrack(tx.trx, observation.station_id);
+    if (latest?.id === observation.id) await upsertNowPlayingRow(tx, svc, station);
+    return true;
+  });
+}
+
+export async function lookUpArtwork(svc: Services, observationId: string, providers: ArtworkProvider[] = PROVIDERS): Promise<ArtworkResult> {
+  const observation = await observationById(svc.db, observationId);
+  if (!observation) return { status: 'skipped', reason: 'observation gone' };
+  if (observation.artwork_url) return { status: 'skipped', reason: 'artwork already known' };
+  if (!observation.title) return { status: 'skipped', reason: 'no track' };
+  const station = await svc.stations.byIdOrNull(observation.station_id);
+  if (!station?.artworkLookup) return { status: 'skipped', reason: 'lookup switched off' };
+
+  const track: Track = { artist: observation.artist, title: observation.title };
+  const key = cacheKey(track);
+  const now = svc.clock.now().getTime();
+  const cached = await readCache(svc, key);
+  if (cached && 'url' in cached) {
+    return { status: 'hit', url: cached.url, source: 'cache', filled: await fill(svc, observation, cached.url) };
+  }
+  if (cached && cached.retryAt > now) return { status: 'miss', source: 'cache' };
+
+  const found = await lookUp(svc, track, providers);
+  if (!found) {
+    const entry: CacheEntry = { miss: true, retryAt: now + MISS_RETRY_MS };
+    // Redis drops the entry a day after it stopped mattering; the clock check above decides retries.
+    await svc.redis.set(key, JSON.stringify(entry), 'EX', Math.ceil(MISS_RETRY_MS / 1000) + 86400);
+    return { status: 'miss', source: 'lookup' };
+  }
+  await svc.redis.set(key, JSON.stringify({ url: found.url } satisfies CacheEntry), 'EX', HIT_TTL_SECONDS);
+  return { status: 'hit', url: found.url, source: found.source, filled: await fill(svc, observation, found.url) };
+}

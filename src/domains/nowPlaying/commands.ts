@@ -1,0 +1,130 @@
+import { inTransaction } from '../../lib/db.ts';
+import { newId } from '../../lib/ids.ts';
+import type { Services } from '../../services.ts';
+import type { Station } from '../stations/model.ts';
+import { fingerprintOf } from './bind.ts';
+import { upsertNowPlayingRow } from './feed.ts';
+import {
+  COLLAPSE_WINDOW_MS,
+  FOLLOW_WAIT_MS,
+  MAX_FUTURE_MS,
+  OUTCOMES,
+  type IngestResult,
+  type ObservationInput,
+  type ObservationRow,
+} from './model.ts';
+import { isLaterThan, lockForIngest, observationById } from './queries.ts';
+
+// The ingest command: decisions.md's ordered outcome rules. Storage (rules 1–5) happens in one
+// transaction that holds the station's row lock, so concurrent retries and collapse candidates of one
+// station are decided one after the other; rundown following (rules 6–9) runs in the worker afterwards.
+
+const REJECTED: IngestResult = { accepted: false, outcome: 'rejected' };
+const RECORDED: IngestResult = { accepted: true, outcome: 'recorded' };
+
+type Stored =
+  | { kind: 'stored'; row: ObservationRow }
+  | { kind: 'existing'; row: ObservationRow }
+  | { kind: 'conflict' };
+
+const sameTrack = (row: ObservationRow, input: ObservationInput): boolean =>
+  row.artist === input.artist && row.title === input.title && row.album === input.album && row.is_playing === input.isPlaying;
+
+/** Rule 3: no eventId on either side, the same track and play state, received less than 30 s apart. */
+function collapses(previous: ObservationRow, input: ObservationInput, receivedAt: Date): boolean {
+  return (
+    input.eventId === null &&
+    previous.event_id === null &&
+    sameTrack(previous, input) &&
+    receivedAt.getTime() - previous.received_at.getTime() < COLLAPSE_WINDOW_MS
+  );
+}
+
+const resultOf = (row: Pick<ObservationRow, 'accepted' | 'outcome'>): IngestResult => ({ accepted: row.accepted, outcome: row.outcome });
+
+function isResult(value: unknown): value is IngestResult {
+  const v = value as Partial<IngestResult> | null;
+  return !!v && typeof v.accepted === 'boolean' && (OUTCOMES as readonly string[]).includes(v.outcome as string);
+}
+
+export async function ingestObservation(svc: Services, station: Station, input: ObservationInput): Promise<IngestResult> {
+  const receivedAt = svc.clock.now();
+  // Waiting is bounded in real time, whatever clock the service runs on.
+  const deadline = Date.now() + FOLLOW_WAIT_MS;
+  // Rule 2 before storage. (Rule 1 cannot answer differently: an observation this far ahead was never stored.)
+  if (input.observedAt && input.observedAt.getTime() - receivedAt.getTime() > MAX_FUTURE_MS) return REJECTED;
+
+  const fingerprint = fingerprintOf(input);
+  const pending = input.isPlaying && station.rundownFollowing;
+  const stored = await inTransaction<Stored>(svc.db, async (tx) => {
+    const { lastReceived, latest } = await lockForIngest(tx.trx, station.id);
+    if (lastReceived && collapses(lastReceived, input, receivedAt)) return { kind: 'existing', row: lastReceived };
+    const [row] = await tx
+      .trx<ObservationRow>('observations')
+      .insert({
+        id: newId(),
+        station_id: station.id,
+        event_id: input.eventId,
+        fingerprint,
+        artist: input.artist,
+        title: input.title,
+        album: input.album,
+        duration_seconds: input.durationSeconds,
+        artwork_url: input.artworkUrl,
+        source_track_id: input.sourceTrackId,
+        is_playing: input.isPlaying,
+        observed_at: input.observedAt,
+        received_at: receivedAt,
+        sort_at: input.observedAt ?? receivedAt,
+        // Rules 4 and 5 are final here; otherwise `recorded` stands until the worker has followed it.
+        outcome: input.isPlaying ? 'recorded' : 'not-playing',
+        accepted: true,
+        followed_at: pending ? null : receivedAt,
+      })
+      .onConflict(['station_id', 'event_id'])
+      .ignore()
+      .returning('*');
+    if (!row) {
+      // Rule 1: this eventId was stored before; the unique constraint decided, the fingerprint tells retry from misuse.
+      const existing = await tx.trx<ObservationRow>('observations').where({ station_id: station.id, event_id: input.eventId }).first();
+      return existing && existing.fingerprint === fingerprint ? { kind: 'existing', row: existing } : { kind: 'conflict' };
+    }
+    await upsertNowPlayingRow(tx, svc, station, latest && isLaterThan(latest, row) ? latest : row);
+    return { kind: 'stored', row };
+  });
+
+  if (stored.kind === 'conflict') return REJECTED;
+  if (stored.kind === 'stored') {
+    if (station.artworkLookup && input.artworkUrl === null && input.title !== null) requestArtwork(svc, stored.row.id);
+    if (!pending) return resultOf(stored.row);
+    return follow(svc, stored.row.id, deadline, true);
+  }
+  // A retry or a collapsed repeat answers what its observation answers (waiting for its following too).
+  if (stored.row.followed_at !== null) return resultOf(stored.row);
+  return follow(svc, stored.row.id, deadline, false);
+}
+
+/**
+ * Starts or joins rundown following of an observation and waits for it until `deadline`. The job id is
+ * the observation id, so a retry that arrives before the original request enqueued the job adds the
+ * same job, and every waiter hears the one result.
+ */
+async function follow(svc: Services, observationId: string, deadline: number, isNew: boolean): Promise<IngestResult> {
+  try {
+    let value: unknown;
+    if (isNew) value = await svc.jobs.runNew('nowPlaying.follow', { observationId }, observationId, deadline - Date.now());
+    else value = await svc.jobs.waitFor(await svc.jobs.enqueue('nowPlaying.follow', { observationId }, { jobId: observationId }), deadline - Date.now());
+    if (isResult(value)) return value;
+  } catch (err) {
+    svc.logger.warn({ err, observationId }, 'rundown following could not be started or awaited');
+  }
+  // Rule 9: not finished in time. The worker may still have finished just now: report what is stored.
+  const row = await observationById(svc.db, observationId);
+  return row && row.followed_at !== null ? resultOf(row) : RECORDED;
+}
+
+function requestArtwork(svc: Services, observationId: string): void {
+  svc.jobs
+    .enqueue('nowPlaying.artwork', { observationId }, { jobId: `artwork-${observationId}` })
+    .catch((err: unknown) => svc.logger.warn({ err, observationId }, 'artwork lookup could not be enqueued'));
+}

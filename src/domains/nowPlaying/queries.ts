@@ -1,0 +1,75 @@
+import type { Knex } from 'knex';
+import { TRACK_COLUMNS, type ObservationRow, type TrackRow } from './model.ts';
+
+// Reads of stored observations. Each follows one of the indexes of the observation_following migration.
+// The per-ingest and per-read ones are named prepared statements (`options({name})`): Postgres plans
+// them once per connection instead of on every call, which costs more than running them.
+
+/**
+ * The station's latest observation: greatest observedAt (its receipt when absent), ties by later
+ * receipt, so a late retry of an old track never replaces the current one (decisions.md, Clarifications).
+ */
+export async function latestTrack(db: Knex, stationId: string): Promise<TrackRow | null> {
+  const row = await db<ObservationRow>('observations')
+    .select([...TRACK_COLUMNS])
+    .where('station_id', stationId)
+    .orderBy([{ column: 'sort_at', order: 'desc' }, { column: 'receipt_seq', order: 'desc' }])
+    .first()
+    .options({ name: 'nowplaying_latest_track' });
+  return (row as TrackRow | undefined) ?? null;
+}
+
+const TIMESTAMPS = ['observed_at', 'received_at', 'sort_at', 'followed_at'] as const;
+
+/** A row that travelled as JSON (to_jsonb) back into its column types. */
+function reviveRow<T>(json: Record<string, unknown> | null): T | null {
+  if (!json) return null;
+  for (const key of TIMESTAMPS) if (typeof json[key] === 'string') json[key] = new Date(json[key] as string);
+  return json as T;
+}
+
+/**
+ * Locks the station row for an ingest (so one station's observations are decided one at a time) and
+ * reads, in the same round trip, the most recently received observation (the collapse rule) and the
+ * latest one (the now-playing row).
+ */
+export async function lockForIngest(trx: Knex, stationId: string): Promise<{ lastReceived: ObservationRow | null; latest: TrackRow | null }> {
+  const result = await trx.raw<{ rows: Array<{ last_received: Record<string, unknown> | null; latest: Record<string, unknown> | null }> }>(
+    `SELECT to_jsonb(r) AS last_received, to_jsonb(l) AS latest
+       FROM stations s
+       LEFT JOIN LATERAL (SELECT * FROM observations WHERE station_id = s.id ORDER BY receipt_seq DESC LIMIT 1) r ON true
+       LEFT JOIN LATERAL (
+         SELECT ${TRACK_COLUMNS.join(', ')} FROM observations WHERE station_id = s.id ORDER BY sort_at DESC, receipt_seq DESC LIMIT 1
+       ) l ON true
+      WHERE s.id = ?
+        FOR UPDATE OF s`,
+    [stationId],
+  ).options({ name: 'nowplaying_lock_for_ingest' });
+  const row = result.rows[0];
+  return { lastReceived: reviveRow<ObservationRow>(row?.last_received ?? null), latest: reviveRow<TrackRow>(row?.latest ?? null) };
+}
+
+/** Whether `a` comes after `b` in the "latest" order: observedAt (receipt when absent), then receipt. */
+export const isLaterThan = (a: Pick<TrackRow, 'sort_at' | 'receipt_seq'>, b: Pick<TrackRow, 'sort_at' | 'receipt_seq'>): boolean =>
+  a.sort_at.getTime() > b.sort_at.getTime() || (a.sort_at.getTime() === b.sort_at.getTime() && Number(a.receipt_seq) > Number(b.receipt_seq));
+
+export async function observationById(db: Knex, id: string): Promise<ObservationRow | null> {
+  return (await db<ObservationRow>('observations').where({ id }).first()) ?? null;
+}
+
+/** Position in the history order, carried by a signed cursor. */
+export interface HistoryPosition {
+  sortAt: string;
+  seq: number;
+}
+
+/** Playing observations, newest first; `limit + 1` rows so the caller knows whether another page exists. */
+export async function historyRows(db: Knex, stationId: string, limit: number, after: HistoryPosition | null): Promise<TrackRow[]> {
+  const query = db<ObservationRow>('observations')
+    .select([...TRACK_COLUMNS])
+    .where({ station_id: stationId, is_playing: true })
+    .orderBy([{ column: 'sort_at', order: 'desc' }, { column: 'receipt_seq', order: 'desc' }])
+    .limit(limit + 1);
+  if (after) query.andWhereRaw('(sort_at, receipt_seq) < (?::timestamptz, ?::bigint)', [after.sortAt, after.seq]);
+  return (await query) as unknown as TrackRow[];
+}

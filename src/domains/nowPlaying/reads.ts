@@ -1,0 +1,43 @@
+import { ValidationError } from '../../lib/errors.ts';
+import { sign, verify } from '../../lib/tokens.ts';
+import type { Services } from '../../services.ts';
+import type { Station } from '../stations/model.ts';
+import { presentHistoryItem, presentNowPlaying } from './presenter.ts';
+import { historyRows, latestTrack, type HistoryPosition } from './queries.ts';
+import type { NowPlaying, TrackHistory, TrackHistoryQuery } from './schemas.ts';
+
+// The two listener reads, shared by REST and GraphQL.
+
+export async function nowPlayingOf(svc: Pick<Services, 'db' | 'clock'>, station: Station): Promise<NowPlaying> {
+  return presentNowPlaying(station, await latestTrack(svc.db, station.id), svc.clock.now());
+}
+
+interface CursorPayload extends HistoryPosition {
+  st: string;
+}
+
+/** A cursor is signed with WAVELINE_SECRET and bound to its station; anything else is 400. */
+function readCursor(secret: string, cursor: string | undefined, stationId: string): HistoryPosition | null {
+  if (cursor === undefined) return null;
+  const payload = verify<CursorPayload>(secret, cursor);
+  if (!payload || payload.st !== stationId || typeof payload.sortAt !== 'string' || Number.isNaN(Date.parse(payload.sortAt)) || !Number.isSafeInteger(payload.seq)) {
+    throw new ValidationError('Invalid cursor.', [
+      { path: 'cursor', code: 'invalid_cursor', message: 'cursor must be a nextCursor of this station’s track history, passed back unchanged' },
+    ]);
+  }
+  return { sortAt: payload.sortAt, seq: payload.seq };
+}
+
+/** One page of track history: playing observations, newest first; `limit` 1..100, default 25. */
+export async function trackHistoryPage(svc: Pick<Services, 'db' | 'config'>, station: Station, query: TrackHistoryQuery): Promise<TrackHistory> {
+  const limit = query.limit ?? 25;
+  const after = readCursor(svc.config.secret, query.cursor, station.id);
+  const rows = await historyRows(svc.db, station.id, limit, after);
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  const nextCursor =
+    rows.length > limit && last
+      ? sign(svc.config.secret, { st: station.id, sortAt: last.sort_at.toISOString(), seq: Number(last.receipt_seq) } satisfies CursorPayload)
+      : null;
+  return { contractVersion: 1, items: page.map(presentHistoryItem), nextCursor };
+}

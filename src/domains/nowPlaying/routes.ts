@@ -1,0 +1,109 @@
+import type { Context } from 'koa';
+import { defineRoute } from '../../http/route.ts';
+import { authenticate } from '../../http/gates.ts';
+import { ErrorBody, LegacyErrorBody } from '../../http/schema.ts';
+import { validate } from '../../http/validate.ts';
+import { ForbiddenError, UnauthenticatedError, ValidationError } from '../../lib/errors.ts';
+import type { Services } from '../../services.ts';
+import type { Station } from '../stations/model.ts';
+import { bindObservation } from './bind.ts';
+import { readJsonObject } from './body.ts';
+import { ingestObservation } from './commands.ts';
+import { INGEST_BODY_LIMIT } from './model.ts';
+import { nowPlayingOf, trackHistoryPage } from './reads.ts';
+import { IngestBody, IngestQuery, IngestResponse, NowPlaying, StationSlugParams, TrackHistory, TrackHistoryQuery } from './schemas.ts';
+
+const listenerErrors = {
+  304: { description: 'Not modified (If-None-Match matched the current ETag).' },
+  400: { description: 'Invalid parameters.', schema: ErrorBody },
+  401: { description: 'Missing or invalid credential.', schema: ErrorBody },
+  404: { description: 'Station unknown, inactive or offline, or the resource switched off.', schema: ErrorBody },
+  429: { description: 'Rate limited.', schema: ErrorBody },
+};
+
+const legacy = (description: string) => ({ description, schema: LegacyErrorBody });
+
+/**
+ * The station named by exactly one of `stationSlug` / `stationId`, authenticated with an `ingest:write`
+ * credential of that very station (an unknown station answers like a wrong credential: 401).
+ */
+async function ingestStation(svc: Services, ctx: Context, query: IngestQuery): Promise<Station> {
+  if ((query.stationSlug === undefined) === (query.stationId === undefined)) {
+    throw new ValidationError('Invalid query parameters.', [
+      { path: 'stationSlug', code: 'invalid_value', message: 'send exactly one of stationSlug or stationId' },
+    ]);
+  }
+  const station = query.stationSlug !== undefined ? await svc.stations.bySlugOrNull(query.stationSlug) : await svc.stations.byIdOrNull(query.stationId as string);
+  if (!station) throw new UnauthenticatedError();
+  const credential = await authenticate(svc, ctx, 'ingest:write', station.id);
+  if (!station.active) throw new ForbiddenError('The station is inactive.');
+  await svc.rateLimits.take(ctx, 'ingest', credential.id);
+  return station;
+}
+
+export const nowPlayingRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/api/v1/integrations/playback',
+    operationId: 'ingestPlayback',
+    summary: 'Report a now-playing observation (encoders and automation systems)',
+    description:
+      'Stores the observation, then follows it against the live rundown. Query: exactly one of stationSlug or stationId, naming the credential’s station. ' +
+      'Content-Type application/json, body at most 8 KiB. Errors use the legacy `{error: string}` body. Outcome rules: docs/now-playing.md.',
+    tags: ['ingest'],
+    surface: 'ingest',
+    scope: 'ingest:write',
+    rateLimit: 'ingest',
+    query: IngestQuery,
+    body: IngestBody,
+    bodyParser: 'none',
+    responses: {
+      200: { description: 'Stored (or deduplicated) and followed; inspect both fields.', schema: IngestResponse },
+      400: legacy('Invalid query or body; the message names the field.'),
+      401: legacy('Missing or invalid credential, or not the credential’s station.'),
+      403: legacy('The station is inactive.'),
+      413: legacy('Body larger than 8 KiB.'),
+      415: legacy('Content-Type is not application/json.'),
+      429: legacy('Rate limited.'),
+    },
+    async handler({ ctx, svc, query }) {
+      const station = await ingestStation(svc, ctx, query);
+      const raw = await readJsonObject(ctx, INGEST_BODY_LIMIT);
+      const observation = bindObservation(validate<IngestBody>(IngestBody, 'body', raw));
+      return ingestObservation(svc, station, observation);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/stations/{stationSlug}/now-playing',
+    operationId: 'getNowPlaying',
+    summary: 'The latest reported track with timing and freshness',
+    tags: ['listener'],
+    surface: 'listener',
+    scope: 'listener:read',
+    module: 'nowPlaying',
+    rateLimit: 'listener',
+    params: StationSlugParams,
+    responses: { 200: { description: 'Now playing.', schema: NowPlaying }, ...listenerErrors },
+    async handler({ svc, station }) {
+      return nowPlayingOf(svc, station);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/stations/{stationSlug}/track-history',
+    operationId: 'getTrackHistory',
+    summary: 'Reported tracks that were playing, newest first',
+    tags: ['listener'],
+    surface: 'listener',
+    scope: 'listener:read',
+    module: 'trackHistory',
+    rateLimit: 'listener',
+    params: StationSlugParams,
+    query: TrackHistoryQuery,
+    responses: { 200: { description: 'A page of track history.', schema: TrackHistory }, ...listenerErrors },
+    async handler({ svc, station, query }) {
+      return trackHistoryPage(svc, station, query);
+    },
+  }),
+];
