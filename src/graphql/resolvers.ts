@@ -15,7 +15,7 @@ import { UnauthenticatedError } from '../lib/errors.ts';
 import { grantAllows } from '../domains/preview/grants.ts';
 import { previewRevision } from '../domains/preview/queries.ts';
 import { guard, invalid, notFound } from './errors.ts';
-import { scheduleResolvers } from './schedule.ts';
+import { readResolvers } from './reads.ts';
 
 export type GraphQLContext = {
   svc: Services;
@@ -71,7 +71,7 @@ interface PreviewInput {
 }
 
 export const rootValue = {
-  ...scheduleResolvers,
+  ...readResolvers,
   previewEditorial: (args: { input?: PreviewInput | null }, ctx: GraphQLContext) =>
     guard(async () => {
       const input = args.input;

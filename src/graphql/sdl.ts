@@ -121,6 +121,39 @@ type ProgramSummary {
 type Programs { contractVersion: Int! timezone: String! fromDate: String! throughDate: String! programs: [ProgramSummary!]! }
 type CurrentBroadcast { contractVersion: Int! timezone: String! asOf: String! broadcast: Broadcast }
 
+type Track {
+  artist: String
+  title: String
+  album: String
+  durationSeconds: Float
+  "HTTPS; null when unknown"
+  artworkUrl: String
+  isPlaying: Boolean!
+  observedAt: String
+  receivedAt: String!
+}
+type NowPlaying {
+  contractVersion: Int!
+  stationId: String!
+  timezone: String!
+  track: Track
+  elapsedSeconds: Int
+  endsAt: String
+  freshness: Freshness!
+}
+type TrackHistoryItem {
+  id: ID!
+  artist: String
+  title: String
+  album: String
+  durationSeconds: Float
+  artworkUrl: String
+  isPlaying: Boolean!
+  observedAt: String
+  receivedAt: String!
+}
+type TrackHistory { contractVersion: Int! items: [TrackHistoryItem!]! nextCursor: String }
+
 type Freshness { status: String! thresholdSeconds: Int ageSeconds: Int observedAt: String receivedAt: String }
 type Weather { timezone: String! freshness: Freshness! snapshots: JSON! }
 type Traffic { timezone: String! freshness: Freshness! snapshot: JSON }
@@ -152,6 +185,8 @@ type Query {
   schedule(fromDate: String, throughDate: String): Schedule
   programs(fromDate: String, throughDate: String): Programs
   currentBroadcast: CurrentBroadcast
+  nowPlaying: NowPlaying
+  trackHistory(cursor: String, limit: Int = 25): TrackHistory
   "null when the station does not deliver weather (no error)"
   weather: Weather
   "null when the station does not deliver traffic (no error)"

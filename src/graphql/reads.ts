@@ -9,10 +9,12 @@ import { delivers } from '../domains/stations/model.ts';
 import { findStoredSnapshot } from '../domains/weather/queries.ts';
 import { trafficJson, weatherJson } from '../domains/weather/presenter.ts';
 import { ModuleDisabledError } from '../lib/errors.ts';
+import { nowPlayingOf, trackHistoryPage } from '../domains/nowPlaying/reads.ts';
+import { TrackHistoryQuery } from '../domains/nowPlaying/schemas.ts';
 import { guard } from './errors.ts';
 import type { GraphQLContext } from './resolvers.ts';
 
-// Schedule, programs, current broadcast, weather and traffic over GraphQL: the REST queries and
+// Schedule, programs, current broadcast, now playing, track history, weather and traffic over GraphQL: the REST queries and
 // presenters, with the same window rules and errors.
 
 const WindowArgs = Type.Object({ fromDate: Type.Optional(LocalDate), throughDate: Type.Optional(LocalDate) }, { additionalProperties: false });
@@ -30,7 +32,7 @@ function windowOf(args: WindowArgs, ctx: GraphQLContext) {
   return resolveWindow(validate(WindowArgs, 'query', query), ctx.station.timezone, ctx.svc.clock.now());
 }
 
-function requireModule(ctx: GraphQLContext, module: 'schedule' | 'programs' | 'currentBroadcast'): void {
+function requireModule(ctx: GraphQLContext, module: 'schedule' | 'programs' | 'currentBroadcast' | 'nowPlaying' | 'trackHistory'): void {
   if (!ctx.station.modules[module]) throw new ModuleDisabledError(module);
 }
 
@@ -40,7 +42,7 @@ function withoutVersion(json: string): unknown {
   return rest;
 }
 
-export const scheduleResolvers = {
+export const readResolvers = {
   schedule: (args: WindowArgs, ctx: GraphQLContext) =>
     guard(async () => {
       requireModule(ctx, 'schedule');
@@ -61,6 +63,22 @@ export const scheduleResolvers = {
       requireModule(ctx, 'currentBroadcast');
       const now = ctx.svc.clock.now();
       return presentCurrentBroadcast(await broadcastOnAir(ctx.svc.db, ctx.station.id, now), ctx.station.timezone, now);
+    }),
+
+  nowPlaying: (_: unknown, ctx: GraphQLContext) =>
+    guard(async () => {
+      requireModule(ctx, 'nowPlaying');
+      return nowPlayingOf(ctx.svc, ctx.station);
+    }),
+
+  trackHistory: (args: { cursor?: string | null; limit?: number | null }, ctx: GraphQLContext) =>
+    guard(async () => {
+      requireModule(ctx, 'trackHistory');
+      const query = validate<TrackHistoryQuery>(TrackHistoryQuery, 'query', {
+        ...(args.cursor != null ? { cursor: args.cursor } : {}),
+        ...(args.limit != null ? { limit: args.limit } : {}),
+      });
+      return trackHistoryPage(ctx.svc, ctx.station, query);
     }),
 
   weather: (_: unknown, ctx: GraphQLContext) =>
