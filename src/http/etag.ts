@@ -13,17 +13,24 @@ export function matchesIfNoneMatch(header: string, etag: string): boolean {
   return header.split(',').some((raw) => raw.trim().replace(/^W\//, '') === etag);
 }
 
-/** Sends bytes with their ETag, or 304 with no body when the client already has them. */
+/**
+ * Sends bytes with their ETag, or 304 with no body when the client already has them.
+ *
+ * This is the last step of every listener read, the hottest path of the service, so it writes the
+ * status line and its headers in one `writeHead` and ends the response itself (`ctx.respond = false`)
+ * instead of letting Koa assemble the response header by header; headers set earlier (request id,
+ * CORS, Cache-Control, rate limit) are already on the response and go out with them.
+ */
 export function sendCacheable(ctx: Context, bytes: Buffer | string, contentType: string, etag = strongEtag(bytes)): void {
-  ctx.set('ETag', etag);
-  if (matchesIfNoneMatch(ctx.get('if-none-match'), etag)) {
-    ctx.status = 304;
-    ctx.body = null;
+  const res = ctx.res;
+  ctx.respond = false;
+  if (matchesIfNoneMatch(ctx.req.headers['if-none-match'] ?? '', etag)) {
+    res.writeHead(304, { ETag: etag });
+    res.end();
     return;
   }
-  ctx.status = 200;
-  ctx.type = contentType;
-  ctx.body = bytes;
+  res.writeHead(200, { ETag: etag, 'Content-Type': contentType, 'Content-Length': typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length });
+  res.end(bytes);
 }
 
 export function sendJson(ctx: Context, body: unknown): void {
