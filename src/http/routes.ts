@@ -9,6 +9,7 @@ import { previewRoutes } from '../domains/preview/routes.ts';
 import { mediaRoutes } from '../domains/media/routes.ts';
 import { pushRoutes } from '../domains/push/routes.ts';
 import { weatherRoutes } from '../domains/weather/routes.ts';
+import { adminRoutes } from '../domains/admin/routes.ts';
 
 /** Every HTTP route of the web role. /openapi.json is generated from this table. */
 export const allRoutes: RouteSpec[] = [];
@@ -23,4 +24,5 @@ allRoutes.push(
   ...mediaRoutes,
   ...pushRoutes,
   ...weatherRoutes,
+  ...adminRoutes,
 );
