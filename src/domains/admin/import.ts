@@ -62,7 +62,11 @@ function withinImport(svc: Services, tx: Tx): Services {
     return Promise.resolve(undefined);
   };
   jobs.enqueue = enqueue as unknown as Jobs['enqueue'];
-  return { ...svc, db: tx.trx, jobs, bus: { publish: async (message) => later('publish a feed frame', () => svc.bus.publish(message)) } };
+  // Each reading at least 1 ms after the previous one: publications in bundle order get increasing
+  // `publishedAt` even when the clock stands still (a test clock) or several fall in one millisecond.
+  let last = 0;
+  const clock = { now: () => new Date((last = Math.max(svc.clock.now().getTime(), last + 1))) };
+  return { ...svc, db: tx.trx, clock, jobs, bus: { publish: async (message) => later('publish a feed frame', () => svc.bus.publish(message)) } };
 }
 
 interface DecodedMedia {

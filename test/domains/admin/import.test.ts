@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { startWorkers } from '../../../workers/index.ts';
 import { startTestServer, type TestServer } from '../../support/server.ts';
-import { admin, request } from '../../support/http.ts';
+import { admin, request, type Reply } from '../../support/http.ts';
 import { eventually } from '../../support/factories.ts';
 import { bundleIds, picture, sampleBundle } from './helpers.ts';
 
@@ -22,9 +22,9 @@ describe('POST /admin/v1/import', function () {
 
   describe('a complete bundle', () => {
     const ids = bundleIds();
-    let res: Awaited<ReturnType<typeof admin>>;
+    let res: Reply;
     let tokens: Record<string, string>;
-    let get: (path: string) => ReturnType<typeof request>;
+    let get: (path: string) => Promise<Reply>;
     before(async () => {
       res = await admin(server.url, 'POST', '/import', sampleBundle(ids, image));
       expect(res.status, JSON.stringify(res.body)).to.equal(201);
@@ -113,7 +113,7 @@ describe('POST /admin/v1/import', function () {
           const r = await fetch(`${server.url}/api/media/public/${station}/${versionId}/thumb`);
           return r.status === 200 ? r : null;
         }, { timeoutMs: 15_000 });
-        expect(thumb.headers.get('content-type')).to.equal('image/webp');
+        expect(thumb!.headers.get('content-type')).to.equal('image/webp');
       } finally {
         await workers.close();
       }
