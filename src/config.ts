@@ -36,6 +36,11 @@ export interface Config {
     maxBackpressureBytes: number;
     idleTimeoutSeconds: number;
   };
+  /**
+   * `waveline dev` loads the demo station (demo/bundle.json) into a database that has no stations and
+   * prints its fresh credentials once. `WAVELINE_DEMO=0` skips that; other roles never load it.
+   */
+  demo: boolean;
   /** Third-party artwork catalogues (base URLs so tests can point them at a local server). */
   artwork: {
     itunesBaseUrl: string;
@@ -61,6 +66,14 @@ function int(env: Env, name: string, fallback: number, min = 0, max = 2 ** 31): 
   const value = Number(raw);
   if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
   return value;
+}
+
+function bool(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === '1' || raw === 'true') return true;
+  if (raw === '0' || raw === 'false') return false;
+  throw new ConfigError(`${name} must be 0 or 1, got "${raw}"`);
 }
 
 function url(env: Env, name: string, fallback: string, protocols: string[]): string {
@@ -108,6 +121,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       maxBackpressureBytes: int(env, 'GATEWAY_MAX_BACKPRESSURE_BYTES', 1024 * 1024, 1024),
       idleTimeoutSeconds: int(env, 'GATEWAY_IDLE_TIMEOUT_SECONDS', 120, 8, 960),
     },
+    demo: bool(env, 'WAVELINE_DEMO', true),
     artwork: {
       itunesBaseUrl: url(env, 'ARTWORK_ITUNES_BASE_URL', 'https://itunes.apple.com', ['http:', 'https:']),
       musicbrainzBaseUrl: url(env, 'ARTWORK_MUSICBRAINZ_BASE_URL', 'https://musicbrainz.org', ['http:', 'https:']),

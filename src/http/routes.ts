@@ -10,6 +10,7 @@ import { mediaRoutes } from '../domains/media/routes.ts';
 import { pushRoutes } from '../domains/push/routes.ts';
 import { weatherRoutes } from '../domains/weather/routes.ts';
 import { nowPlayingRoutes } from '../domains/nowPlaying/routes.ts';
+import { adminRoutes } from '../domains/admin/routes.ts';
 
 /** Every HTTP route of the web role. /openapi.json is generated from this table. */
 export const allRoutes: RouteSpec[] = [];
@@ -25,4 +26,5 @@ allRoutes.push(
   ...pushRoutes,
   ...weatherRoutes,
   ...nowPlayingRoutes,
+  ...adminRoutes,
 );

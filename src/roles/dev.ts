@@ -6,6 +6,7 @@ import { migrate } from './migrate.ts';
 import { startWeb } from './web.ts';
 import { startGateway } from '../gateway/server.ts';
 import { startWorkers } from '../../workers/index.ts';
+import { demoCredentialsBlock, loadDemoIfEmpty } from '../domains/admin/demo.ts';
 
 /** All three roles in one process, on a migrated database: what `npm start` runs. */
 export async function run(config: Readonly<Config>): Promise<void> {
@@ -17,10 +18,13 @@ export async function run(config: Readonly<Config>): Promise<void> {
   shutdown.add('services', () => svc.close());
   const workers = await startWorkers(svc);
   shutdown.add('worker', () => workers.close());
+  // Before web listens, so the first request already sees the demo; a failure never stops dev.
+  const demo = config.demo ? await loadDemoIfEmpty(svc).catch((err: unknown) => void logger.error({ err }, 'could not load the demo bundle')) : null;
   const gateway = await startGateway(config, logger, config.gatewayPort);
   shutdown.add('gateway', () => gateway.close());
   const web = await startWeb(svc, config.port, logger);
   shutdown.add('web', () => web.close());
   shutdown.listen();
   logger.info({ web: config.publicBaseUrl, realtime: config.realtimePublicUrl }, 'waveline dev is up');
+  if (demo) logger.info(demoCredentialsBlock(demo, config.publicBaseUrl));
 }
