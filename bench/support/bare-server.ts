@@ -1,18 +1,37 @@
-// Baseline for the benchmarks: a bare node:http server answering fixed bytes (200, or 304 when
-// If-None-Match matches), i.e. the least work any HTTP server on this machine can do for that answer.
+// Baselines for the benchmarks, answering fixed bytes (200, or 304 when If-None-Match matches):
+// - `node`: a bare node:http server, the least work any HTTP server on this machine can do for that answer;
+// - `koa`: a one-middleware Koa app, the floor of the framework the web role is built on.
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
+import Koa from 'koa';
 
-const body = readFileSync(process.argv[2]);
-const etag = process.argv[3];
-const port = Number(process.argv[4]);
+const [bodyFile, etag, portText, kind = 'node'] = process.argv.slice(2);
+const body = readFileSync(bodyFile);
+const port = Number(portText);
 
-createServer((req, res) => {
-  if (req.headers['if-none-match'] === etag) {
-    res.writeHead(304, { ETag: etag, 'Cache-Control': 'no-store' });
-    res.end();
-    return;
-  }
-  res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': body.length, ETag: etag, 'Cache-Control': 'no-store' });
-  res.end(body);
-}).listen(port, () => process.send?.('ready'));
+const server =
+  kind === 'koa'
+    ? createServer(
+        new Koa()
+          .use((ctx) => {
+            ctx.set('ETag', etag);
+            ctx.set('Cache-Control', 'no-store');
+            if (ctx.get('if-none-match') === etag) {
+              ctx.status = 304;
+              return;
+            }
+            ctx.type = 'application/json; charset=utf-8';
+            ctx.body = body;
+          })
+          .callback(),
+      )
+    : createServer((req, res) => {
+        if (req.headers['if-none-match'] === etag) {
+          res.writeHead(304, { ETag: etag, 'Cache-Control': 'no-store' });
+          res.end();
+          return;
+        }
+        res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': body.length, ETag: etag, 'Cache-Control': 'no-store' });
+        res.end(body);
+      });
+server.listen(port, () => process.send?.('ready'));

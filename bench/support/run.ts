@@ -34,8 +34,8 @@ export function startRole(role: string, env: Record<string, string>): ChildProce
   return spawn(process.execPath, ['src/main.ts', role], { cwd: root, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'inherit', 'inherit'] });
 }
 
-export async function startBare(bodyFile: string, etag: string, port: number): Promise<ChildProcess> {
-  const child = fork(resolve(root, 'bench/support/bare-server.ts'), [bodyFile, etag, String(port)], { stdio: 'inherit' });
+export async function startBare(bodyFile: string, etag: string, port: number, kind: 'node' | 'koa' = 'node'): Promise<ChildProcess> {
+  const child = fork(resolve(root, 'bench/support/bare-server.ts'), [bodyFile, etag, String(port), kind], { stdio: 'inherit' });
   await new Promise<void>((ok) => child.once('message', () => ok()));
   return child;
 }

@@ -63,7 +63,7 @@ export async function authenticate(svc: Services, ctx: Context, scope: Scope, st
   const now = svc.clock.now();
   if (
     !credential ||
-    !safeEqual(credential.stationId, stationId) ||
+    credential.stationId !== stationId ||
     credential.revokedAt !== null ||
     credential.expiresAt.getTime() <= now.getTime() ||
     !credential.scopes.includes(scope)
