@@ -43,8 +43,9 @@ export async function recreateDatabase(databaseUrl: string): Promise<void> {
 }
 
 /** Starts `waveline <role>` as its own Node process (as the Procfile does). */
+/** Starts a role as its own process; BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each role there. */
 export function startRole(role: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, ['src/main.ts', role], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CPU_PROF] : []), 'src/main.ts', role], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   child.on('exit', (code, signal) => {
     if (code !== 0 && signal !== 'SIGTERM') process.stderr.write(`bench: ${role} exited (${code ?? signal})\n`);
   });

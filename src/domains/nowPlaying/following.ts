@@ -100,7 +100,8 @@ export async function followObservation(svc: Services, observationId: string): P
     const current = await observationById(svc.db, observationId);
     return current ? { accepted: current.accepted, outcome: current.outcome } : { accepted: true, outcome: 'recorded' };
   }
-  if (decision.broadcast_id) {
+  // Only matched and uncertain observations move the on-air row (its position and `followed`).
+  if (decision.broadcast_id && (decision.outcome === 'matched' || decision.outcome === 'uncertain')) {
     // The outcome is stored either way; a failed refresh is caught up at the next boundary or match.
     await refreshOnAir(svc, observation.station_id).catch((err: unknown) => svc.logger.warn({ err, observationId }, 'on-air refresh after following failed'));
   }
