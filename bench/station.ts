@@ -3,7 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, load, measure, startBare, startRole, waitFor } from './support/run.ts';
+import { freePort, load, measure, startBare, startRole, stopRole, waitUntilReady } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ADMIN = 'bench-admin-token-0123456789';
@@ -33,7 +33,7 @@ async function main() {
   const web = startRole('web', { ...env, PORT: String(port) });
   const base = `http://127.0.0.1:${port}`;
   try {
-    await waitFor(`${base}/healthz`);
+    await waitUntilReady(base);
     const slug = `bench-${Date.now().toString(36)}`;
     const station = await adminCall(base, 'POST', '/stations', {
       slug,
@@ -102,7 +102,7 @@ async function main() {
       koa.kill();
     }
   } finally {
-    web.kill('SIGTERM');
+    await stopRole(web);
   }
 }
 

@@ -1,4 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
 import { createServer } from 'node:net';
 import pg from 'pg';
 
@@ -70,4 +72,41 @@ export async function waitUntilReady(baseUrl: string, timeoutMs = 30_000): Promi
     if (Date.now() > deadline) throw new Error(`${baseUrl} did not become ready`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+// ---- HTTP load against a server process, with its CPU time per request ----
+
+export async function startBare(bodyFile: string, etag: string, port: number, kind: 'node' | 'koa' = 'node'): Promise<ChildProcess> {
+  const child = fork(new URL('./support/bare-server.ts', import.meta.url).pathname, [bodyFile, etag, String(port), kind], { stdio: 'inherit' });
+  await new Promise<void>((ok) => child.once('message', () => ok()));
+  return child;
+}
+
+export interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+}
+
+export async function load(url: string, headers: Record<string, string>, seconds: number, connections = 50): Promise<Figures> {
+  const result = await autocannon({ url, headers, duration: seconds, connections, pipelining: 1 });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx };
+}
+
+/** CPU time (user + system, ms) a process has used so far, from /proc (Linux). */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime
+  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
+/** Runs a load and reports it with the server's CPU time per request (robust to a busy machine). */
+export async function measure(url: string, headers: Record<string, string>, seconds: number, serverPid: number): Promise<Figures & { cpuUsPerRequest: number }> {
+  const before = cpuMs(serverPid);
+  const result = await autocannon({ url, headers, duration: seconds, connections: 50, pipelining: 1 });
+  const cpu = cpuMs(serverPid) - before;
+  const total = result.requests.total;
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, cpuUsPerRequest: (cpu * 1000) / Math.max(1, total) };
 }
