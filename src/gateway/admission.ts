@@ -64,9 +64,19 @@ export function clientIp(socketAddress: string, forwardedFor: string, trustedPro
   return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
 }
 
+interface GateEntry {
+  verdict: Promise<Rejection | null>;
+  /** The settled verdict, so a cached station is admitted without waiting. */
+  settled?: { rejection: Rejection | null };
+}
+
+/** Parsed channel lists by query string: thousands of listeners of a station share one array. */
+const PARSED_CACHE_SIZE = 1000;
+
 export class Admission {
-  private readonly gates = new TtlCache<string, Promise<Rejection | null>>(GATE_TTL_MS, 10_000);
-  private readonly connectionsByIp = new Map<string, number>();
+  private readonly gates = new TtlCache<string, GateEntry>(GATE_TTL_MS, 10_000);
+  private readonly parsed = new Map<string, readonly string[]>();
+  private readonly connectionsByIp = new Map<string, { ip: string; count: number }>();
   private readonly store: FeedStore;
   private readonly maxPerIp: number;
   private readonly attempts: RateLimiterAbstract | null;
@@ -94,6 +104,11 @@ export class Admission {
     }
   }
 
+  /** Whether connection attempts are counted (then every admission waits for Redis). */
+  get limitsAttempts(): boolean {
+    return this.attempts !== null;
+  }
+
   /** Takes one connection attempt from the client IP's bucket. */
   async takeAttempt(ip: string): Promise<Rejection | null> {
     if (!this.attempts) return null;
@@ -107,32 +122,62 @@ export class Admission {
     }
   }
 
-  /** Counts a connection against its IP, or refuses it when the IP holds the maximum already. */
-  reserveConnection(ip: string): Rejection | null {
-    const held = this.connectionsByIp.get(ip) ?? 0;
-    if (held >= this.maxPerIp) return reject('RATE_LIMITED', `Too many open feed connections from one address (at most ${this.maxPerIp}).`);
-    this.connectionsByIp.set(ip, held + 1);
-    return null;
+  /** `parseChannels`, remembered per query string. */
+  channels(query: string): readonly string[] | Rejection {
+    const hit = this.parsed.get(query);
+    if (hit) return hit;
+    const parsed = parseChannels(query);
+    if ('code' in parsed) return parsed;
+    if (this.parsed.size >= PARSED_CACHE_SIZE) this.parsed.clear();
+    const stationIds = Object.freeze(parsed.stationIds);
+    this.parsed.set(query, stationIds);
+    return stationIds;
+  }
+
+  /**
+   * Counts a connection against its IP; returns the IP (one string shared by all its connections), or a
+   * refusal when the IP holds the maximum already.
+   */
+  reserveConnection(ip: string): string | Rejection {
+    const held = this.connectionsByIp.get(ip);
+    if (!held) {
+      this.connectionsByIp.set(ip, { ip, count: 1 });
+      return ip;
+    }
+    if (held.count >= this.maxPerIp) return reject('RATE_LIMITED', `Too many open feed connections from one address (at most ${this.maxPerIp}).`);
+    held.count++;
+    return held.ip;
   }
 
   releaseConnection(ip: string): void {
-    const held = (this.connectionsByIp.get(ip) ?? 1) - 1;
-    if (held <= 0) this.connectionsByIp.delete(ip);
-    else this.connectionsByIp.set(ip, held);
+    const held = this.connectionsByIp.get(ip);
+    if (!held) return;
+    if (--held.count <= 0) this.connectionsByIp.delete(ip);
   }
 
   /** Unknown, inactive or public-offline → NOT_FOUND; realtime switched off → MODULE_DISABLED. */
   gate(stationId: string): Promise<Rejection | null> {
     const hit = this.gates.get(stationId);
-    if (hit) return hit;
-    const verdict = this.store.stationGate(stationId).then((gate) => {
-      if (!gate || !gate.active || !gate.publicOnline) return reject('NOT_FOUND', `No public station for channel ${stationChannel(stationId)}.`);
-      if (!gate.realtime) return reject('MODULE_DISABLED', 'The realtime module is switched off for this station.');
-      return null;
+    if (hit) return hit.verdict;
+    const entry: GateEntry = {
+      verdict: this.store.stationGate(stationId).then((gate) => {
+        let rejection: Rejection | null = null;
+        if (!gate || !gate.active || !gate.publicOnline) rejection = reject('NOT_FOUND', `No public station for channel ${stationChannel(stationId)}.`);
+        else if (!gate.realtime) rejection = reject('MODULE_DISABLED', 'The realtime module is switched off for this station.');
+        entry.settled = { rejection };
+        return rejection;
+      }),
+    };
+    this.gates.set(stationId, entry);
+    entry.verdict.catch(() => {
+      if (this.gates.get(stationId) === entry) this.gates.delete(stationId);
     });
-    this.gates.set(stationId, verdict);
-    verdict.catch(() => this.gates.delete(stationId));
-    return verdict;
+    return entry.verdict;
+  }
+
+  /** The cached verdict when it is already known, else undefined. */
+  gateNow(stationId: string): { rejection: Rejection | null } | undefined {
+    return this.gates.get(stationId)?.settled;
   }
 
   forget(stationId: string): void {

@@ -11,6 +11,8 @@ interface Subscription {
   feed: StationFeed;
   refs: number;
   ready: Promise<StationFeed>;
+  /** Subscribed and loaded: new listeners can be served without waiting. */
+  warm: boolean;
 }
 
 export interface BridgeOptions {
@@ -42,7 +44,7 @@ export class FeedBridge {
   private readonly subscriptions = new Map<string, Subscription>();
   private readonly byChannel = new Map<string, StationFeed>();
   private readonly store: FeedStore;
-  private readonly publish: (topic: string, frame: string) => void;
+  private readonly publish: (topic: string, frame: Buffer) => void;
   private readonly logger: Logger;
   private connectedBefore = false;
   private closing = false;
@@ -51,7 +53,7 @@ export class FeedBridge {
   /** Called after a reconnection, when invalidation messages may have been missed. */
   onResubscribed: () => void = () => {};
 
-  constructor(redisUrl: string, store: FeedStore, publish: (topic: string, frame: string) => void, logger: Logger, options: BridgeOptions = {}) {
+  constructor(redisUrl: string, store: FeedStore, publish: (topic: string, frame: Buffer) => void, logger: Logger, options: BridgeOptions = {}) {
     this.store = store;
     this.publish = publish;
     this.logger = logger;
@@ -77,16 +79,17 @@ export class FeedBridge {
     if (!sub) {
       const channel = keys.feedChannel(stationId);
       const feed = new StationFeed(stationId, this.store, (frame) => this.publish(feed.topic, frame), this.logger);
-      const ready = (async () => {
+      const created: Subscription = { feed, refs: 0, ready: Promise.resolve(feed), warm: false };
+      created.ready = (async () => {
         await this.subscriber.subscribe(channel);
         await feed.load();
+        created.warm = true;
         return feed;
       })();
-      const created: Subscription = { feed, refs: 0, ready };
       sub = created;
       this.subscriptions.set(stationId, created);
       this.byChannel.set(channel, feed);
-      ready.catch(() => {
+      created.ready.catch(() => {
         if (this.subscriptions.get(stationId) === created) this.drop(stationId, created);
       });
     }
@@ -97,6 +100,19 @@ export class FeedBridge {
       sub.refs--;
       throw err;
     }
+  }
+
+  /** Whether a station's feed is subscribed and loaded. */
+  isWarm(stationId: string): boolean {
+    return this.subscriptions.get(stationId)?.warm === true;
+  }
+
+  /** Counts a listener of a station whose feed is warm already; undefined when it has to be loaded. */
+  acquireNow(stationId: string): StationFeed | undefined {
+    const sub = this.subscriptions.get(stationId);
+    if (!sub?.warm) return undefined;
+    sub.refs++;
+    return sub.feed;
   }
 
   /** The warm feed of a station this gateway holds listeners for. */

@@ -1,7 +1,7 @@
 import * as uWS from 'uWebSockets.js';
 import type { Config } from '../config.ts';
 import type { Logger } from '../lib/logger.ts';
-import { Admission, CLOSE_INTERNAL, clientIp, parseChannels, type Rejection } from './admission.ts';
+import { Admission, CLOSE_INTERNAL, clientIp, type Rejection } from './admission.ts';
 import { FeedBridge } from './bridge.ts';
 import { errorFrame } from './frames.ts';
 import { FeedStore } from './store.ts';
@@ -24,14 +24,20 @@ export interface GatewayOptions {
 /** Per-socket state, kept small: a gateway holds tens of thousands of these. */
 interface Connection {
   ip: string;
-  stationIds: string[];
-  rejection: Rejection | null;
+  /** The raw query until admission has read it. */
+  query: string;
+  /** Stations whose feed this socket receives (set once admitted; shared between sockets). */
+  stationIds: readonly string[];
+  admitted: boolean;
+  closed: boolean;
 }
 
 /** Close code telling clients this node is going away and they should reconnect elsewhere. */
 const CLOSE_RESTARTING = 1012;
 /** Time given to clients to answer the close handshake before the remaining sockets are cut. */
 const CLOSE_GRACE_MS = 300;
+const isRejection = (value: readonly string[] | Rejection): value is Rejection => 'code' in value;
+const UNAVAILABLE: Rejection = { code: 'PROVIDER_UNAVAILABLE', message: 'The feed is temporarily unavailable; reconnect later.', closeCode: CLOSE_INTERNAL };
 
 export async function startGateway(config: Readonly<Config>, logger: Logger, port: number, options: GatewayOptions = {}): Promise<Gateway> {
   const app = uWS.App();
@@ -50,6 +56,9 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     });
   }
 
+  /** Stations with connections still being decided (their sockets already list the station). */
+  const deciding = new Map<string, number>();
+
   /** After an admin change: sockets of a station that may no longer be listened to are refused. */
   async function recheck(stationId: string): Promise<void> {
     const rejection = await admission.gate(stationId).catch(() => null);
@@ -58,7 +67,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   }
   bridge.onStationChanged = (stationId) => {
     admission.forget(stationId);
-    if (bridge.feed(stationId)) void recheck(stationId);
+    if (bridge.feed(stationId) || deciding.has(stationId)) void recheck(stationId);
   };
   bridge.onResubscribed = () => {
     admission.forgetAll();
@@ -66,40 +75,94 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   };
   await bridge.start();
 
-  /** Decides on a connection; on success its stations are warm and counted until the socket closes. */
-  async function admit(ip: string, query: string): Promise<Connection> {
-    const refused = (rejection: Rejection): Connection => ({ ip, stationIds: [], rejection });
-    const limited = await admission.takeAttempt(ip);
-    if (limited) return refused(limited);
-    const parsed = parseChannels(query);
-    if ('code' in parsed) return refused(parsed);
-    // Let invalidation messages already received in this loop turn run before the gate is read.
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    for (const stationId of parsed.stationIds) {
-      const rejection = await admission.gate(stationId);
-      if (rejection) return refused(rejection);
+  /** Counts the connection and its stations; the caller has checked every gate. */
+  function reserve(conn: Connection, stationIds: readonly string[]): Rejection | null {
+    const ip = admission.reserveConnection(conn.ip);
+    if (typeof ip !== 'string') return ip;
+    conn.ip = ip;
+    conn.stationIds = stationIds;
+    conn.admitted = true;
+    return null;
+  }
+
+  /**
+   * The common case decided without waiting: no attempt counting, station gates cached and feeds warm.
+   * Returns undefined when something has to be read first.
+   */
+  function admitNow(conn: Connection): Rejection | null | undefined {
+    if (admission.limitsAttempts) return undefined;
+    const stationIds = admission.channels(conn.query);
+    if (isRejection(stationIds)) return stationIds;
+    for (const stationId of stationIds) {
+      const known = admission.gateNow(stationId);
+      if (!known) return undefined;
+      if (known.rejection) return known.rejection;
     }
-    const tooMany = admission.reserveConnection(ip);
-    if (tooMany) return refused(tooMany);
+    if (!stationIds.every((stationId) => bridge.isWarm(stationId))) return undefined;
+    const refused = reserve(conn, stationIds);
+    if (refused) return refused;
+    for (const stationId of stationIds) bridge.acquireNow(stationId);
+    return null;
+  }
+
+  async function admitLater(conn: Connection): Promise<Rejection | null> {
+    const limited = await admission.takeAttempt(conn.ip);
+    if (limited) return limited;
+    const stationIds = admission.channels(conn.query);
+    if (isRejection(stationIds)) return stationIds;
+    // Listed at once, so an admin change arriving while this connection waits refuses it too.
+    conn.stationIds = stationIds;
+    for (const stationId of stationIds) deciding.set(stationId, (deciding.get(stationId) ?? 0) + 1);
+    try {
+      return await decide(conn, stationIds);
+    } finally {
+      for (const stationId of stationIds) {
+        const count = (deciding.get(stationId) ?? 1) - 1;
+        if (count > 0) deciding.set(stationId, count);
+        else deciding.delete(stationId);
+      }
+    }
+  }
+
+  async function decide(conn: Connection, stationIds: readonly string[]): Promise<Rejection | null> {
+    for (const stationId of stationIds) {
+      const rejection = await admission.gate(stationId);
+      if (rejection) return rejection;
+    }
     const acquired: string[] = [];
     try {
-      for (const stationId of parsed.stationIds) {
+      for (const stationId of stationIds) {
         await bridge.acquire(stationId);
         acquired.push(stationId);
       }
     } catch (err) {
       logger.warn({ err }, 'could not load feed state for a connection');
       for (const stationId of acquired) bridge.release(stationId);
-      admission.releaseConnection(ip);
-      return refused({ code: 'PROVIDER_UNAVAILABLE', message: 'The feed is temporarily unavailable; reconnect later.', closeCode: CLOSE_INTERNAL });
+      return UNAVAILABLE;
     }
-    return { ip, stationIds: parsed.stationIds, rejection: null };
+    const refused = conn.closed ? null : reserve(conn, stationIds);
+    if (refused || conn.closed) for (const stationId of stationIds) bridge.release(stationId);
+    return refused;
   }
 
-  function forgetConnection(conn: Connection): void {
-    if (conn.rejection) return;
+  function release(conn: Connection): void {
+    if (!conn.admitted) return;
+    conn.admitted = false;
     for (const stationId of conn.stationIds) bridge.release(stationId);
     admission.releaseConnection(conn.ip);
+  }
+
+  /** The current state, then live events: both in one turn, so no change falls in between. */
+  function start(ws: uWS.WebSocket<Connection>): void {
+    const conn = ws.getUserData();
+    for (const stationId of conn.stationIds) {
+      const feed = bridge.feed(stationId);
+      if (!feed) continue;
+      for (const frame of feed.snapshot()) {
+        if (ws.send(frame, false, false) === 2 || conn.closed) return; // closed for backpressure
+      }
+      ws.subscribe(feed.topic);
+    }
   }
 
   app.ws<Connection>('/v1/realtime', {
@@ -110,52 +173,48 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     idleTimeout: config.gateway.idleTimeoutSeconds,
     sendPingsAutomatically: true,
     maxLifetime: 0,
+    // The upgrade always completes at once and the connection is decided in `open` (on the spot in the
+    // common case). Upgrading later, after an await, needs `res.cork(() => res.upgrade())`, which in this
+    // uWS build can close the fresh socket at random (uWebSockets.js#1108), and it kept ~640 bytes of
+    // native memory per connection.
     upgrade(res, req, context) {
-      const key = req.getHeader('sec-websocket-key');
-      const protocol = req.getHeader('sec-websocket-protocol');
-      const extensions = req.getHeader('sec-websocket-extensions');
-      const query = req.getQuery() ?? '';
-      const ip = clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), config.gateway.trustedProxyHops);
       if (draining) {
         res.writeStatus('503 Service Unavailable').end();
         return;
       }
-      let aborted = false;
-      res.onAborted(() => {
-        aborted = true;
-      });
-      admit(ip, query)
-        .catch((err: unknown): Connection => {
-          logger.warn({ err }, 'feed admission failed');
-          return { ip, stationIds: [], rejection: { code: 'PROVIDER_UNAVAILABLE', message: 'The feed is temporarily unavailable; reconnect later.', closeCode: CLOSE_INTERNAL } };
-        })
-        .then((conn) => {
-          if (aborted) return forgetConnection(conn);
-          res.cork(() => res.upgrade(conn, key, protocol, extensions, context));
-        });
+      const ip = clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), config.gateway.trustedProxyHops);
+      const conn: Connection = { ip, query: req.getQuery() ?? '', stationIds: [], admitted: false, closed: false };
+      res.upgrade(conn, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
     },
     open(ws) {
       const conn = ws.getUserData();
-      if (conn.rejection) return refuse(ws, conn.rejection);
       sockets.add(ws);
       if (draining) return ws.end(CLOSE_RESTARTING, 'restarting');
-      // The current state, then live events: both happen in this one turn, so nothing falls in between.
-      for (const stationId of conn.stationIds) {
-        const feed = bridge.feed(stationId);
-        if (!feed) continue;
-        for (const frame of feed.snapshot()) {
-          if (ws.send(frame, false, false) === 2 || !sockets.has(ws)) return; // closed for backpressure
-        }
-        ws.subscribe(feed.topic);
+      const now = admitNow(conn);
+      if (now !== undefined) {
+        conn.query = '';
+        return now ? refuse(ws, now) : start(ws);
       }
+      admitLater(conn)
+        .catch((err: unknown): Rejection => {
+          logger.warn({ err }, 'feed admission failed');
+          return UNAVAILABLE;
+        })
+        .then((rejection) => {
+          conn.query = '';
+          if (conn.closed) return;
+          if (rejection) refuse(ws, rejection);
+          else ws.cork(() => start(ws));
+        });
     },
     message() {
       // Clients have nothing to say on this feed; their frames are ignored.
     },
     close(ws) {
       const conn = ws.getUserData();
-      if (!conn.rejection) sockets.delete(ws);
-      forgetConnection(conn);
+      conn.closed = true;
+      sockets.delete(ws);
+      release(conn);
     },
   });
   app.get('/v1/realtime', (res) => {

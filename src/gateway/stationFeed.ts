@@ -36,7 +36,7 @@ export class StationFeed {
   /** The public channel, also the uWS topic its sockets subscribe to. */
   readonly topic: string;
   private readonly store: FeedStore;
-  private readonly publish: (frame: string) => void;
+  private readonly publish: (frame: Buffer) => void;
   private readonly logger: Logger;
   /** schedule, on-air, now-playing rows (always held with data). */
   private readonly fixed = new Map<string, HeldRow>();
@@ -51,14 +51,16 @@ export class StationFeed {
   private loaded = false;
   private closed = false;
   private buffered: StoredRow[] = [];
-  private snapshotFrames: string[] | null = null;
+  // Frames are held and sent as UTF-8 buffers: uWS then copies bytes instead of converting a JS string
+  // for every socket (which also left native memory behind per connection).
+  private snapshotFrames: Buffer[] | null = null;
   private repairTimer: NodeJS.Timeout | null = null;
   private catchingUp: Promise<void> | null = null;
   private catchUpAgain = false;
   private refilling = false;
   private catchUpAfterLoad = false;
 
-  constructor(stationId: string, store: FeedStore, publish: (frame: string) => void, logger: Logger) {
+  constructor(stationId: string, store: FeedStore, publish: (frame: Buffer) => void, logger: Logger) {
     this.stationId = stationId;
     this.topic = stationChannel(stationId);
     this.store = store;
@@ -122,11 +124,11 @@ export class StationFeed {
   }
 
   /** One `create` event per current row: schedule, on-air, now-playing, then the newest content first. */
-  snapshot(): string[] {
+  snapshot(): Buffer[] {
     if (this.snapshotFrames) return this.snapshotFrames;
     const fixed = [...this.fixed.values()].sort((a, b) => (FIXED_ORDER.get(kindOf(a.rowId)) ?? 9) - (FIXED_ORDER.get(kindOf(b.rowId)) ?? 9));
     const content = [...this.contentBodies.values()].sort((a, b) => b.seq - a.seq).slice(0, SNAPSHOT_CONTENT_ROWS);
-    this.snapshotFrames = [...fixed, ...content].map((row) => eventFrame(this.stationId, row.rowId, 'create', row.updatedAt, row.payload));
+    this.snapshotFrames = [...fixed, ...content].map((row) => Buffer.from(eventFrame(this.stationId, row.rowId, 'create', row.updatedAt, row.payload)));
     return this.snapshotFrames;
   }
 
@@ -136,7 +138,7 @@ export class StationFeed {
   }
 
   /** Applies a change; returns the frame to send, or null when it is already reflected or stale. */
-  private apply(row: StoredRow): string | null {
+  private apply(row: StoredRow): Buffer | null {
     if (row.seq <= this.watermark) return null;
     const rowId = feedRowId(row.kind, row.entry);
     const known = row.kind === 'content' ? this.contentSeq.get(rowId) : this.fixed.get(rowId)?.seq;
@@ -146,7 +148,7 @@ export class StationFeed {
     const action: FeedAction = row.deleted ? 'delete' : known === undefined ? 'create' : 'update';
     const held = this.hold(row);
     const payload = held?.payload ?? payloadJson(this.stationId, { kind: row.kind, entry: row.entry, data: null, updatedAt: row.updatedAt });
-    return eventFrame(this.stationId, rowId, action, row.updatedAt, payload);
+    return Buffer.from(eventFrame(this.stationId, rowId, action, row.updatedAt, payload));
   }
 
   /** Puts a row into the current state (or takes it out); returns the held row. */

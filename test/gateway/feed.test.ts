@@ -60,7 +60,8 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
   it('sends each change as it is written: create for a new row, update for an existing one, .delete with null data for a removed one', async () => {
     const station = await createStation(server.url);
     const { svc } = server;
-    const client = await FeedClient.connect(gateway.url, realtimePath(station.id));
+    await writeRow(svc, station.id, 'on-air', 'current', null);
+    const client = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
     const prefix = `stations.${station.id}.feed.rows`;
 
     // now-playing ingest
@@ -99,19 +100,23 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
   it('delivers only the subscribed stations, each event naming its own channel and station', async () => {
     const a = await createStation(server.url);
     const b = await createStation(server.url);
-    const onlyA = await FeedClient.connect(gateway.url, realtimePath(a.id));
-    const both = await FeedClient.connect(gateway.url, realtimePath(a.id, b.id));
+    await writeRow(server.svc, a.id, 'on-air', 'current', null);
+    await writeRow(server.svc, b.id, 'on-air', 'current', null);
+    const onlyA = await FeedClient.ready(gateway.url, realtimePath(a.id), 1);
+    const both = await FeedClient.ready(gateway.url, realtimePath(a.id, b.id), 2);
     await writeRow(server.svc, b.id, 'now-playing', 'current', { track: 'b' });
     await writeRow(server.svc, a.id, 'now-playing', 'current', { track: 'a' });
-    await both.waitFrames(2);
-    await onlyA.waitFrames(1);
+    await both.waitFrames(4);
+    await onlyA.waitFrames(2);
     expect(both.events().map((f) => [f.data.channels, f.data.payload.station_id])).to.have.deep.members([
+      [[channelOf(a.id)], a.id],
+      [[channelOf(b.id)], b.id],
       [[channelOf(a.id)], a.id],
       [[channelOf(b.id)], b.id],
     ]);
     // b's event reached `both` after a's was sent; one more look at `onlyA` finds nothing of b
     await writeRow(server.svc, a.id, 'now-playing', 'current', { track: 'a2' });
-    await onlyA.waitFrames(2);
+    await onlyA.waitFrames(3);
     expect(onlyA.events().every((f) => f.data.payload.station_id === a.id && f.data.channels[0] === channelOf(a.id))).to.equal(true);
     onlyA.close();
     both.close();

@@ -78,6 +78,17 @@ export class FeedClient {
     return client;
   }
 
+  /**
+   * Connects and waits for the current state (`stateRows` events). Only then is every later change sure
+   * to arrive as a live event: a change committed while a new connection is being decided (a few
+   * milliseconds after open, when the gateway has to load the station) is part of the current state.
+   */
+  static async ready(base: string, path: string, stateRows: number, options: WebSocket.ClientOptions = {}): Promise<FeedClient> {
+    const client = await FeedClient.connect(base, path, options);
+    await client.waitFrames(stateRows);
+    return client;
+  }
+
   events(): EventFrame[] {
     return this.frames.filter((f) => f.type === 'event');
   }
@@ -95,7 +106,7 @@ export class FeedClient {
 
   /** Waits for an event matching `match` and returns it. */
   async waitEvent(match: (frame: EventFrame) => boolean, timeoutMs = 5000): Promise<EventFrame> {
-    return eventually(() => this.events().find(match), { timeoutMs });
+    return (await eventually(() => this.events().find(match), { timeoutMs })) as EventFrame;
   }
 
   /** The state a client builds from its frames: row id → parsed data_json, removed rows dropped. */
