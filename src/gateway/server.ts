@@ -26,7 +26,7 @@ interface Connection {
   ip: string;
   /** The raw query until admission has read it. */
   query: string;
-  /** Stations whose feed this socket receives (set once admitted; shared between sockets). */
+  /** Stations whose feed this socket receives (set while it is decided; one array shared by many sockets). */
   stationIds: readonly string[];
   admitted: boolean;
   closed: boolean;
