@@ -32,9 +32,16 @@ export interface Config {
   };
   /** Gateway limits. */
   gateway: {
+    /** Open feed connections one client IP may hold on one gateway node. */
     maxConnectionsPerIp: number;
+    /** Bytes a slow client may have buffered before it is closed (it reconnects and gets the current state). */
     maxBackpressureBytes: number;
+    /** Seconds without traffic before a peer counts as dead; pings go out well before. */
     idleTimeoutSeconds: number;
+    /** Largest frame a client may send (clients have nothing to say; larger frames close the connection). */
+    maxMessageBytes: number;
+    /** Proxies in front of the gateway that append to X-Forwarded-For; 0 trusts only the socket address. */
+    trustedProxyHops: number;
   };
   /**
    * `waveline dev` loads the demo station (demo/bundle.json) into a database that has no stations and
@@ -120,6 +127,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       maxConnectionsPerIp: int(env, 'GATEWAY_MAX_CONNECTIONS_PER_IP', 1000, 1),
       maxBackpressureBytes: int(env, 'GATEWAY_MAX_BACKPRESSURE_BYTES', 1024 * 1024, 1024),
       idleTimeoutSeconds: int(env, 'GATEWAY_IDLE_TIMEOUT_SECONDS', 120, 8, 960),
+      maxMessageBytes: int(env, 'GATEWAY_MAX_MESSAGE_BYTES', 1024, 128, 1024 * 1024),
+      trustedProxyHops: int(env, 'GATEWAY_TRUSTED_PROXY_HOPS', 1, 0, 10),
     },
     demo: bool(env, 'WAVELINE_DEMO', true),
     artwork: {

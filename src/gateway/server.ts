@@ -1,33 +1,258 @@
 import * as uWS from 'uWebSockets.js';
 import type { Config } from '../config.ts';
 import type { Logger } from '../lib/logger.ts';
+import { Admission, CLOSE_INTERNAL, clientIp, type Rejection } from './admission.ts';
+import { FeedBridge } from './bridge.ts';
+import { errorFrame } from './frames.ts';
+import { FeedStore } from './store.ts';
 
-// The realtime gateway. It never imports Koa or knex: it speaks to Redis only.
+// The realtime gateway (decisions.md, "Realtime feed"). It never imports Koa or knex: Postgres through a
+// small `pg` pool (station gate, current rows, catch-up), Redis for the feed bus and invalidations.
 
 export interface Gateway {
   port: number;
+  /** CLIENT SETNAME of the gateway's Redis subscriber connection. */
+  redisClientName: string;
   close(): Promise<void>;
 }
 
-export async function startGateway(config: Readonly<Config>, logger: Logger, port: number): Promise<Gateway> {
+export interface GatewayOptions {
+  /** Fixed delay between Redis reconnection attempts of the subscriber. */
+  redisReconnectDelayMs?: number;
+}
+
+/** Per-socket state, kept small: a gateway holds tens of thousands of these. */
+interface Connection {
+  ip: string;
+  /** The raw query until admission has read it. */
+  query: string;
+  /** Stations whose feed this socket receives (set while it is decided; one array shared by many sockets). */
+  stationIds: readonly string[];
+  admitted: boolean;
+  closed: boolean;
+}
+
+/** Close code telling clients this node is going away and they should reconnect elsewhere. */
+const CLOSE_RESTARTING = 1012;
+/** Time given to clients to answer the close handshake before the remaining sockets are cut. */
+const CLOSE_GRACE_MS = 300;
+const isRejection = (value: readonly string[] | Rejection): value is Rejection => 'code' in value;
+const UNAVAILABLE: Rejection = { code: 'PROVIDER_UNAVAILABLE', message: 'The feed is temporarily unavailable; reconnect later.', closeCode: CLOSE_INTERNAL };
+
+export async function startGateway(config: Readonly<Config>, logger: Logger, port: number, options: GatewayOptions = {}): Promise<Gateway> {
   const app = uWS.App();
+  const store = new FeedStore(config.databaseUrl, logger);
+  const admission = new Admission(config, store, logger);
+  const bridge = new FeedBridge(config.redisUrl, store, (topic, frame) => app.publish(topic, frame, false, false), logger, {
+    reconnectDelayMs: options.redisReconnectDelayMs,
+  });
+  const sockets = new Set<uWS.WebSocket<Connection>>();
   let draining = false;
+
+  function refuse(ws: uWS.WebSocket<Connection>, rejection: Rejection): void {
+    ws.cork(() => {
+      ws.send(errorFrame(rejection.code, rejection.message));
+      ws.end(rejection.closeCode, rejection.code);
+    });
+  }
+
+  /** Stations with connections still being decided (their sockets already list the station). */
+  const deciding = new Map<string, number>();
+
+  /** After an admin change: sockets of a station that may no longer be listened to are refused. */
+  async function recheck(stationId: string): Promise<void> {
+    const rejection = await admission.gate(stationId).catch(() => null);
+    if (!rejection) return;
+    for (const ws of sockets) if (ws.getUserData().stationIds.includes(stationId)) refuse(ws, rejection);
+  }
+  bridge.onStationChanged = (stationId) => {
+    admission.forget(stationId);
+    if (bridge.feed(stationId) || deciding.has(stationId)) void recheck(stationId);
+  };
+  bridge.onResubscribed = () => {
+    admission.forgetAll();
+    for (const stationId of bridge.stations()) void recheck(stationId);
+  };
+  await bridge.start();
+
+  /** Counts the connection and its stations; the caller has checked every gate. */
+  function reserve(conn: Connection, stationIds: readonly string[]): Rejection | null {
+    const ip = admission.reserveConnection(conn.ip);
+    if (typeof ip !== 'string') return ip;
+    conn.ip = ip;
+    conn.stationIds = stationIds;
+    conn.admitted = true;
+    return null;
+  }
+
+  /**
+   * The common case decided without waiting: no attempt counting, station gates cached and feeds warm.
+   * Returns undefined when something has to be read first.
+   */
+  function admitNow(conn: Connection): Rejection | null | undefined {
+    if (admission.limitsAttempts) return undefined;
+    const stationIds = admission.channels(conn.query);
+    if (isRejection(stationIds)) return stationIds;
+    for (const stationId of stationIds) {
+      const known = admission.gateNow(stationId);
+      if (!known) return undefined;
+      if (known.rejection) return known.rejection;
+    }
+    if (!stationIds.every((stationId) => bridge.isWarm(stationId))) return undefined;
+    const refused = reserve(conn, stationIds);
+    if (refused) return refused;
+    for (const stationId of stationIds) bridge.acquireNow(stationId);
+    return null;
+  }
+
+  async function admitLater(conn: Connection): Promise<Rejection | null> {
+    const limited = await admission.takeAttempt(conn.ip);
+    if (limited) return limited;
+    const stationIds = admission.channels(conn.query);
+    if (isRejection(stationIds)) return stationIds;
+    // Listed at once, so an admin change arriving while this connection waits refuses it too.
+    conn.stationIds = stationIds;
+    for (const stationId of stationIds) deciding.set(stationId, (deciding.get(stationId) ?? 0) + 1);
+    try {
+      return await decide(conn, stationIds);
+    } finally {
+      for (const stationId of stationIds) {
+        const count = (deciding.get(stationId) ?? 1) - 1;
+        if (count > 0) deciding.set(stationId, count);
+        else deciding.delete(stationId);
+      }
+    }
+  }
+
+  async function decide(conn: Connection, stationIds: readonly string[]): Promise<Rejection | null> {
+    for (const stationId of stationIds) {
+      const rejection = await admission.gate(stationId);
+      if (rejection) return rejection;
+    }
+    const acquired: string[] = [];
+    try {
+      for (const stationId of stationIds) {
+        await bridge.acquire(stationId);
+        acquired.push(stationId);
+      }
+    } catch (err) {
+      logger.warn({ err }, 'could not load feed state for a connection');
+      for (const stationId of acquired) bridge.release(stationId);
+      return UNAVAILABLE;
+    }
+    const refused = conn.closed ? null : reserve(conn, stationIds);
+    if (refused || conn.closed) for (const stationId of stationIds) bridge.release(stationId);
+    return refused;
+  }
+
+  function release(conn: Connection): void {
+    if (!conn.admitted) return;
+    conn.admitted = false;
+    for (const stationId of conn.stationIds) bridge.release(stationId);
+    admission.releaseConnection(conn.ip);
+  }
+
+  /** The current state, then live events: both in one turn, so no change falls in between. */
+  function start(ws: uWS.WebSocket<Connection>): void {
+    const conn = ws.getUserData();
+    for (const stationId of conn.stationIds) {
+      const feed = bridge.feed(stationId);
+      if (!feed) continue;
+      for (const frame of feed.snapshot()) {
+        if (ws.send(frame, false, false) === 2 || conn.closed) return; // closed for backpressure
+      }
+      ws.subscribe(feed.topic);
+    }
+  }
+
+  app.ws<Connection>('/v1/realtime', {
+    compression: 0, // uWS.DISABLED: permessage-deflate would cost a compressor per socket
+    maxPayloadLength: config.gateway.maxMessageBytes,
+    maxBackpressure: config.gateway.maxBackpressureBytes,
+    closeOnBackpressureLimit: true,
+    idleTimeout: config.gateway.idleTimeoutSeconds,
+    sendPingsAutomatically: true,
+    maxLifetime: 0,
+    // The upgrade always completes at once and the connection is decided in `open` (on the spot in the
+    // common case). Upgrading later, after an await, needs `res.cork(() => res.upgrade())`, which in this
+    // uWS build can close the fresh socket at random (uWebSockets.js#1108), and it kept ~640 bytes of
+    // native memory per connection.
+    upgrade(res, req, context) {
+      if (draining) {
+        res.writeStatus('503 Service Unavailable').end();
+        return;
+      }
+      const ip = clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), config.gateway.trustedProxyHops);
+      const conn: Connection = { ip, query: req.getQuery() ?? '', stationIds: [], admitted: false, closed: false };
+      res.upgrade(conn, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
+    },
+    open(ws) {
+      const conn = ws.getUserData();
+      sockets.add(ws);
+      if (draining) return ws.end(CLOSE_RESTARTING, 'restarting');
+      const now = admitNow(conn);
+      if (now !== undefined) {
+        conn.query = '';
+        return now ? refuse(ws, now) : start(ws);
+      }
+      admitLater(conn)
+        .catch((err: unknown): Rejection => {
+          logger.warn({ err }, 'feed admission failed');
+          return UNAVAILABLE;
+        })
+        .then((rejection) => {
+          conn.query = '';
+          if (conn.closed) return;
+          if (rejection) refuse(ws, rejection);
+          else ws.cork(() => start(ws));
+        });
+    },
+    message() {
+      // Clients have nothing to say on this feed; their frames are ignored.
+    },
+    close(ws) {
+      const conn = ws.getUserData();
+      conn.closed = true;
+      sockets.delete(ws);
+      release(conn);
+    },
+  });
+  app.get('/v1/realtime', (res) => {
+    res.writeStatus('426 Upgrade Required').writeHeader('Content-Type', 'application/json');
+    res.end(errorFrame('VALIDATION_ERROR', 'This is a WebSocket endpoint.'));
+  });
   app.get('/healthz', (res) => {
     res.writeStatus(draining ? '503 Service Unavailable' : '200 OK');
     res.writeHeader('Content-Type', 'application/json');
-    res.end(JSON.stringify({ ok: !draining }));
+    res.end(JSON.stringify({ ok: !draining, connections: sockets.size }));
   });
+  app.any('/*', (res) => {
+    res.writeStatus('404 Not Found').end();
+  });
+
   const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
     app.listen(port, (socket) => (socket ? resolve(socket) : reject(new Error(`gateway could not listen on port ${port}`))));
   });
   const boundPort = uWS.us_socket_local_port(listenSocket);
   logger.info({ port: boundPort }, 'gateway listening');
+
+  let closing: Promise<void> | null = null;
   return {
     port: boundPort,
-    async close() {
-      draining = true;
-      uWS.us_listen_socket_close(listenSocket);
-      app.close();
+    redisClientName: bridge.clientName,
+    close() {
+      closing ??= (async () => {
+        draining = true;
+        uWS.us_listen_socket_close(listenSocket);
+        for (const ws of [...sockets]) ws.cork(() => ws.end(CLOSE_RESTARTING, 'restarting'));
+        logger.info('gateway closed its sockets with 1012');
+        await new Promise((resolve) => setTimeout(resolve, CLOSE_GRACE_MS));
+        app.close();
+        await bridge.close();
+        await admission.close();
+        await store.close();
+      })();
+      return closing;
     },
   };
 }

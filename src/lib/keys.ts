@@ -8,6 +8,8 @@ export const keys = {
   invalidateChannel: 'waveline:invalidate',
   /** Prefix for rate-limiter buckets. */
   rateLimitPrefix: 'waveline:rl',
+  /** Rate-limiter bucket prefix for anonymous realtime feed connection attempts (per client IP). */
+  feedConnectRateLimitPrefix: 'waveline:rl:feed-connect',
   /** BullMQ key prefix. */
   queuePrefix: 'waveline:bull',
   /** Artwork lookup cache entry. */

@@ -1,0 +1,222 @@
+// `npm run bench:fanout`: the realtime gateway's fan-out beside a bare uWebSockets.js app.
+//
+// For each N (BENCH_SIZES, default 1000,10000): a gateway process holds N WebSocket clients on one
+// station (the fleet is a second process); the bench writes BENCH_ROWS feed rows through the real write
+// path (Postgres, then Redis) and the fleet measures delivery. Then a bare uWS app in its own process,
+// fed the same frames over Redis, serves the same fleet size. Reported: delivered frames/s, p50/p99
+// publish→receive latency, RSS per idle connection, CPU time per delivered frame.
+import { readFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import type { FeedBus } from '../src/feed/bus.ts';
+import type { Child } from './fanout/proc.ts';
+
+process.env.DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench_fanout';
+process.env.REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/15';
+process.env.LOG_LEVEL ??= 'warn';
+process.env.RATE_LIMIT_ANONYMOUS_PER_MINUTE = process.env.BENCH_ANONYMOUS_PER_MINUTE ?? '0'; // benchmarks run with rate limits off (decisions.md)
+process.env.GATEWAY_MAX_CONNECTIONS_PER_IP = '1000000';
+
+const { loadConfig } = await import('../src/config.ts');
+const { createLogger } = await import('../src/lib/logger.ts');
+const { migrate } = await import('../src/roles/migrate.ts');
+const { createServices } = await import('../src/services.ts');
+const { createStation } = await import('../src/domains/stations/commands.ts');
+const { inTransaction } = await import('../src/lib/db.ts');
+const { upsertFeedRow } = await import('../src/feed/rows.ts');
+const { eventFrame, payloadJson } = await import('../src/gateway/frames.ts');
+const { feedRowId, stationChannel } = await import('../src/feed/names.ts');
+const { startChild } = await import('./fanout/proc.ts');
+
+const SIZES = (process.env.BENCH_SIZES ?? '1000,10000').split(',').map(Number);
+const ROWS = Number(process.env.BENCH_ROWS ?? 200);
+/** Fleet clients that record latency (1 in SAMPLE_EVERY); all of them count frames. */
+const SAMPLE_EVERY = Number(process.env.BENCH_SAMPLE_EVERY ?? 10);
+/** Pause between rows in the paced pass (latency); default offers about 20 000 frames/s. */
+const intervalFor = (n: number) => Number(process.env.BENCH_INTERVAL_MS ?? Math.max(20, n / 20));
+
+const config = loadConfig();
+const logger = createLogger(config, 'bench');
+const now = () => performance.timeOrigin + performance.now();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function recreateDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = url.pathname.slice(1);
+  url.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await client.query(`CREATE DATABASE "${name}"`);
+  await client.end();
+}
+
+await recreateDatabase(config.databaseUrl);
+await migrate(config);
+const svc = await createServices(config, logger);
+const station = await createStation(svc.db, svc.invalidation, { slug: `bench-${Date.now().toString(36)}`, name: 'Bench FM', timezone: 'Europe/Berlin' }, new Date());
+const channel = stationChannel(station.id);
+const bareChannel = `waveline:bench:bare:${station.id}`;
+
+// A realistic current state: a new connection receives these two rows first.
+await inTransaction(svc.db, (tx) => upsertFeedRow(tx, svc.bus, { stationId: station.id, kind: 'schedule', entry: 'current', data: { contractVersion: 1, timezone: 'Europe/Berlin', broadcasts: [], truncated: false } }));
+const trackData = (i: number) => ({
+  contractVersion: 1,
+  track: { artist: `Artist ${i}`, title: `Title ${i}`, album: 'Bench Sessions', durationSeconds: 215, artworkUrl: 'https://example.org/artwork/0123456789abcdef.jpg', isPlaying: true },
+  timing: { observedAt: new Date().toISOString(), elapsedSeconds: 0, endsAt: null },
+  freshness: { status: 'fresh', ageSeconds: 0, thresholdSeconds: 600 },
+  sentAt: 0,
+});
+await inTransaction(svc.db, (tx) => upsertFeedRow(tx, svc.bus, { stationId: station.id, kind: 'now-playing', entry: 'current', data: trackData(-1) }));
+const SNAPSHOT_ROWS = 2;
+
+interface Stats { cpuMicros: number; rss: number; heapUsed: number; heapTotal: number }
+interface Delivery { delivered: number; fleetCpuMicrosPerFrame: number; unexpectedCloses: number; firstAt: number; lastAt: number; samples: number; p50: number; p90: number; p99: number; min: number; max: number }
+
+// The gateway's rows take the real write path; the stamp is set when the row is published on Redis,
+// so both apps are timed from the same point (the Postgres commit before it is not the fan-out's cost).
+let publishedAt: number[] = [];
+const stampingBus: FeedBus = {
+  publish(message) {
+    (message.data as { sentAt: number }).sentAt = now();
+    publishedAt.push(now());
+    return svc.bus.publish(message);
+  },
+};
+
+async function publishGateway(i: number): Promise<void> {
+  await inTransaction(svc.db, (tx) => upsertFeedRow(tx, stampingBus, { stationId: station.id, kind: 'now-playing', entry: 'current', data: trackData(i) }));
+}
+
+async function publishBare(i: number): Promise<void> {
+  const updatedAt = new Date().toISOString();
+  const data = trackData(i);
+  data.sentAt = now();
+  publishedAt.push(now());
+  const payload = payloadJson(station.id, { kind: 'now-playing', entry: 'current', data, updatedAt });
+  await svc.redis.publish(bareChannel, eventFrame(station.id, feedRowId('now-playing', 'current'), 'update', updatedAt, payload));
+}
+
+/**
+ * Kernel counters that explain latency outliers on a loaded machine: packets dropped from the per-CPU
+ * backlog (loopback bursts overflow `net.core.netdev_max_backlog` when softirq processing is starved)
+ * and TCP retransmissions (each costs at least the 200 ms minimum RTO). Linux only; zeros elsewhere.
+ */
+async function kernelCounters(): Promise<{ backlogDrops: number; retransmits: number }> {
+  try {
+    const softnet = await readFile('/proc/net/softnet_stat', 'utf8');
+    const backlogDrops = softnet.trim().split('\n').reduce((sum, line) => sum + parseInt(line.trim().split(/\s+/)[1], 16), 0);
+    const snmp = (await readFile('/proc/net/snmp', 'utf8')).split('\n').filter((line) => line.startsWith('Tcp:'));
+    const names = snmp[0].split(/\s+/);
+    const values = snmp[1].split(/\s+/);
+    return { backlogDrops, retransmits: Number(values[names.indexOf('RetransSegs')]) };
+  } catch {
+    return { backlogDrops: 0, retransmits: 0 };
+  }
+}
+
+/**
+ * Publishes ROWS rows, row i not before `schedule(i)` ms into the pass, and measures their delivery.
+ * Returns when each row reached Redis, so the bare app can be fed on the gateway's exact timeline
+ * (back to back, the gateway's rows are spaced by their Postgres commits; Redis alone is far faster).
+ */
+async function pass(server: Child, fleet: Child, n: number, publish: (i: number) => Promise<void>, schedule: (i: number) => number) {
+  await fleet.request({ type: 'measure', maxSamples: Math.ceil(n / SAMPLE_EVERY + 1) * ROWS });
+  const before = await server.request<Stats>({ type: 'stats', collect: false });
+  const kernelBefore = await kernelCounters();
+  const started = now();
+  publishedAt = [];
+  for (let i = 0; i < ROWS; i++) {
+    const wait = started + schedule(i) - now();
+    if (wait > 0) await sleep(wait);
+    await publish(i);
+  }
+  const timeline = publishedAt.map((at) => at - started);
+  const delivery = await fleet.request<Delivery>({ type: 'wait', expected: n * ROWS, timeoutMs: 180_000 });
+  const after = await server.request<Stats>({ type: 'stats', collect: false });
+  const kernelAfter = await kernelCounters();
+  return {
+    timeline,
+    delivered: delivery.delivered,
+    unexpectedCloses: delivery.unexpectedCloses,
+    framesPerSecond: Math.round(delivery.delivered / ((delivery.lastAt - started) / 1000)),
+    p50Ms: +delivery.p50.toFixed(1),
+    p90Ms: +delivery.p90.toFixed(1),
+    p99Ms: +delivery.p99.toFixed(1),
+    maxMs: +delivery.max.toFixed(1),
+    cpuMicrosPerFrame: +((after.cpuMicros - before.cpuMicros) / delivery.delivered).toFixed(2),
+    fleetCpuMicrosPerFrame: +delivery.fleetCpuMicrosPerFrame.toFixed(2),
+    backlogDrops: kernelAfter.backlogDrops - kernelBefore.backlogDrops,
+    tcpRetransmits: kernelAfter.retransmits - kernelBefore.retransmits,
+  };
+}
+
+async function run(app: 'gateway' | 'bare', n: number, follow?: { paced: number[]; burst: number[] }) {
+  const server = app === 'gateway' ? startChild('./gateway.ts', []) : startChild('./bare.ts', [bareChannel, String(config.gateway.maxBackpressureBytes)]);
+  const port = await server.request<number>({ type: 'port' });
+  const url = app === 'gateway' ? `ws://127.0.0.1:${port}/v1/realtime?channels[]=${encodeURIComponent(channel)}` : `ws://127.0.0.1:${port}/bare`;
+  const snapshotPerClient = app === 'gateway' ? SNAPSHOT_ROWS : 0;
+  const fleet = startChild('./fleet.ts', []);
+  try {
+    // One client first, so the station's state is warm before the memory baseline; then the fleet in two
+    // halves: the second half's growth is the marginal cost of a connection, without one-off growth
+    // (V8 enlarging its young generation under the connection burst, allocator arenas).
+    await fleet.request({ type: 'connect', url, count: 1, sampleEvery: SAMPLE_EVERY, snapshotPerClient });
+    const base = await server.request<Stats>({ type: 'stats', collect: true });
+    const half = Math.floor(n / 2);
+    const connects = [];
+    for (const count of [half - 1, n - half]) {
+      const connect = await fleet.request<{ connected: number; failed: number; ms: number }>({ type: 'connect', url, count, sampleEvery: SAMPLE_EVERY, snapshotPerClient });
+      if (connect.failed > 0) throw new Error(`${app}: ${connect.failed} of ${n} clients could not connect`);
+      await sleep(500);
+      connects.push({ ...connect, stats: await server.request<Stats>({ type: 'stats', collect: true }) });
+    }
+    const [mid, idle] = connects.map((c) => c.stats);
+    const publish = app === 'gateway' ? publishGateway : publishBare;
+    const interval = intervalFor(n);
+    const paced = await pass(server, fleet, n, publish, (i) => follow?.paced[i] ?? i * interval);
+    const burst = await pass(server, fleet, n, publish, (i) => follow?.burst[i] ?? 0);
+    return {
+      app,
+      n,
+      rows: ROWS,
+      connectMs: connects[0].ms + connects[1].ms,
+      rssPerIdleConnectionBytes: Math.round((idle.rss - mid.rss) / (n - half)),
+      rssPerIdleConnectionIncludingOneOffBytes: Math.round((idle.rss - base.rss) / (n - 1)),
+      heapPerIdleConnectionBytes: Math.round((idle.heapUsed - mid.heapUsed) / (n - half)),
+      paced: { intervalMs: interval, ...paced, timeline: undefined },
+      burst: { ...burst, timeline: undefined },
+      timelines: { paced: paced.timeline, burst: burst.timeline },
+    };
+  } finally {
+    await fleet.request({ type: 'close' }).catch(() => {});
+    await fleet.stop();
+    await server.stop();
+  }
+}
+
+const results = [];
+for (const n of SIZES) {
+  const gateway = await run('gateway', n);
+  const bare = await run('bare', n, gateway.timelines);
+  for (const result of [gateway, bare]) {
+    console.log(JSON.stringify({ ...result, timelines: undefined }));
+    results.push(result);
+  }
+}
+
+console.log(`\n${ROWS} rows per pass; paced pass for latency, back-to-back pass for throughput.\n`);
+console.log('| N | app | delivered | paced p50 / p99 ms | burst frames/s | burst p99 ms | RSS / idle conn (marginal; all-in) | CPU µs / frame (paced, burst) |');
+console.log('|---|---|---|---|---|---|---|---|');
+for (const r of results) {
+  const delivered = `${r.paced.delivered + r.burst.delivered}/${2 * r.n * ROWS}`;
+  console.log(`| ${r.n} | ${r.app} | ${delivered} | ${r.paced.p50Ms} / ${r.paced.p99Ms} | ${r.burst.framesPerSecond} | ${r.burst.p99Ms} | ${r.rssPerIdleConnectionBytes} B; ${r.rssPerIdleConnectionIncludingOneOffBytes} B | ${r.paced.cpuMicrosPerFrame}, ${r.burst.cpuMicrosPerFrame} |`);
+}
+for (const n of SIZES) {
+  const gateway = results.find((r) => r.n === n && r.app === 'gateway');
+  const bare = results.find((r) => r.n === n && r.app === 'bare');
+  if (!gateway || !bare) continue;
+  const ratio = (g: number, b: number) => (g / b).toFixed(2);
+  console.log(`N=${n}: gateway CPU per frame ${ratio(gateway.paced.cpuMicrosPerFrame, bare.paced.cpuMicrosPerFrame)}× bare paced, ${ratio(gateway.burst.cpuMicrosPerFrame, bare.burst.cpuMicrosPerFrame)}× bare burst (target ≤ 1.2×)`);
+}
+await svc.close();

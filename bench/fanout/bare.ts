@@ -1,0 +1,36 @@
+import * as uWS from 'uWebSockets.js';
+import { Redis } from 'ioredis';
+import { processStats, serve } from './proc.ts';
+
+// The baseline: a bare uWebSockets.js app with the gateway's socket settings that publishes each frame it
+// receives on a Redis channel to every socket, with no parsing, state or checks.
+const [channel, maxBackpressure] = process.argv.slice(2);
+const TOPIC = 'bench';
+const app = uWS.App();
+app.ws('/*', {
+  compression: 0,
+  maxPayloadLength: 1024,
+  maxBackpressure: Number(maxBackpressure),
+  closeOnBackpressureLimit: true,
+  idleTimeout: 120,
+  sendPingsAutomatically: true,
+  open(ws) {
+    ws.subscribe(TOPIC);
+  },
+});
+const subscriber = new Redis(process.env.REDIS_URL as string);
+subscriber.on('message', (_channel: string, frame: string) => app.publish(TOPIC, frame, false, false));
+await subscriber.subscribe(channel);
+const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) =>
+  app.listen(0, (socket) => (socket ? resolve(socket) : reject(new Error('bare app could not listen')))),
+);
+serve((message) => {
+  if (message.type === 'port') return uWS.us_socket_local_port(listenSocket);
+  if (message.type === 'stats') return processStats(message.collect === true);
+  return null;
+});
+process.once('SIGTERM', () => {
+  app.close();
+  subscriber.disconnect();
+  process.exit(0);
+});

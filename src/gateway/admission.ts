@@ -1,0 +1,194 @@
+import rateLimiterFlexible from 'rate-limiter-flexible';
+import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Config } from '../config.ts';
+import { stationChannel } from '../feed/names.ts';
+import { TtlCache } from '../lib/cache.ts';
+import { keys } from '../lib/keys.ts';
+import type { Logger } from '../lib/logger.ts';
+import { createRedis, type Redis } from '../lib/redis.ts';
+import type { FeedErrorCode } from './frames.ts';
+import type { FeedStore } from './store.ts';
+
+const { RateLimiterRedis, RateLimiterMemory } = rateLimiterFlexible;
+
+// Who may open a feed connection: channel syntax, the station gate (active, public-online, realtime on),
+// connections per client IP on this node and connection attempts per client IP across nodes.
+
+/** Why a connection is refused: sent as the `error` message, then the socket closes with `closeCode`. */
+export interface Rejection {
+  code: FeedErrorCode;
+  message: string;
+  closeCode: number;
+}
+
+/** Policy violation (RFC 6455): every refusal a client caused. */
+export const CLOSE_POLICY = 1008;
+/** The gateway could not read what it needs; the client should retry with backoff. */
+export const CLOSE_INTERNAL = 1011;
+
+/** Channels one connection may ask for (a page rarely shows more than a few stations). */
+export const MAX_CHANNELS = 10;
+/** Station ids: generated `st_…` ids or operator-supplied ones (decisions.md, "Names"). */
+const CHANNEL = /^stations\.([A-Za-z0-9_-]{1,80})\.feed$/;
+/** How long a station's gate is cached; admin changes drop it at once through invalidation. */
+const GATE_TTL_MS = 10_000;
+
+const reject = (code: FeedErrorCode, message: string, closeCode = CLOSE_POLICY): Rejection => ({ code, message, closeCode });
+
+/** Station ids from the repeated `channels[]` query parameter, or why they cannot be served. */
+export function parseChannels(query: string): { stationIds: string[] } | Rejection {
+  const channels = new URLSearchParams(query).getAll('channels[]');
+  if (channels.length === 0) return reject('VALIDATION_ERROR', 'Pass at least one channel as channels[]=stations.{stationId}.feed.');
+  const stationIds: string[] = [];
+  for (const channel of new Set(channels)) {
+    const match = CHANNEL.exec(channel);
+    if (!match) return reject('VALIDATION_ERROR', `Unknown channel "${channel.slice(0, 120)}"; channels look like stations.{stationId}.feed.`);
+    stationIds.push(match[1]);
+  }
+  if (stationIds.length > MAX_CHANNELS) return reject('VALIDATION_ERROR', `At most ${MAX_CHANNELS} channels per connection.`);
+  return { stationIds };
+}
+
+/** The client's IP: the socket address, or the X-Forwarded-For entry written by the nearest trusted proxy. */
+export function clientIp(socketAddress: string, forwardedFor: string, trustedProxyHops: number): string {
+  if (trustedProxyHops > 0 && forwardedFor) {
+    const hops = forwardedFor.split(',');
+    const entry = hops[Math.max(0, hops.length - trustedProxyHops)].trim();
+    if (entry) return entry;
+  }
+  // uWS writes IPv4 peers as IPv4-mapped IPv6 in full hex form.
+  const mapped = /^(?:0000:){5}ffff:([0-9a-f]{4}):([0-9a-f]{4})$/i.exec(socketAddress);
+  if (!mapped) return socketAddress;
+  const hi = parseInt(mapped[1], 16);
+  const lo = parseInt(mapped[2], 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
+
+interface GateEntry {
+  verdict: Promise<Rejection | null>;
+  /** The settled verdict, so a cached station is admitted without waiting. */
+  settled?: { rejection: Rejection | null };
+}
+
+/** Parsed channel lists by query string: thousands of listeners of a station share one array. */
+const PARSED_CACHE_SIZE = 1000;
+
+export class Admission {
+  private readonly gates = new TtlCache<string, GateEntry>(GATE_TTL_MS, 10_000);
+  private readonly parsed = new Map<string, readonly string[]>();
+  private readonly connectionsByIp = new Map<string, { ip: string; count: number }>();
+  private readonly store: FeedStore;
+  private readonly maxPerIp: number;
+  private readonly attempts: RateLimiterAbstract | null;
+  private readonly redis: Redis | null;
+
+  constructor(config: Readonly<Config>, store: FeedStore, logger: Logger) {
+    this.store = store;
+    this.maxPerIp = config.gateway.maxConnectionsPerIp;
+    const points = config.rateLimits.anonymous;
+    if (points > 0) {
+      const redis = createRedis(config.redisUrl);
+      redis.on('error', (err) => logger.warn({ err }, 'gateway redis connection error'));
+      this.redis = redis;
+      // Shared across gateway nodes in Redis; in memory while Redis is unreachable.
+      this.attempts = new RateLimiterRedis({
+        storeClient: redis,
+        keyPrefix: keys.feedConnectRateLimitPrefix,
+        points,
+        duration: 60,
+        insuranceLimiter: new RateLimiterMemory({ points, duration: 60 }),
+      });
+    } else {
+      this.redis = null;
+      this.attempts = null;
+    }
+  }
+
+  /** Whether connection attempts are counted (then every admission waits for Redis). */
+  get limitsAttempts(): boolean {
+    return this.attempts !== null;
+  }
+
+  /** Takes one connection attempt from the client IP's bucket. */
+  async takeAttempt(ip: string): Promise<Rejection | null> {
+    if (!this.attempts) return null;
+    try {
+      await this.attempts.consume(ip, 1);
+      return null;
+    } catch (rejection) {
+      if (rejection instanceof Error) throw rejection;
+      const retryAfter = Math.max(1, Math.ceil((rejection as RateLimiterRes).msBeforeNext / 1000));
+      return reject('RATE_LIMITED', `Too many connection attempts; retry in ${retryAfter} s.`);
+    }
+  }
+
+  /** `parseChannels`, remembered per query string. */
+  channels(query: string): readonly string[] | Rejection {
+    const hit = this.parsed.get(query);
+    if (hit) return hit;
+    const parsed = parseChannels(query);
+    if ('code' in parsed) return parsed;
+    if (this.parsed.size >= PARSED_CACHE_SIZE) this.parsed.clear();
+    const stationIds = Object.freeze(parsed.stationIds);
+    this.parsed.set(query, stationIds);
+    return stationIds;
+  }
+
+  /**
+   * Counts a connection against its IP; returns the IP (one string shared by all its connections), or a
+   * refusal when the IP holds the maximum already.
+   */
+  reserveConnection(ip: string): string | Rejection {
+    const held = this.connectionsByIp.get(ip);
+    if (!held) {
+      this.connectionsByIp.set(ip, { ip, count: 1 });
+      return ip;
+    }
+    if (held.count >= this.maxPerIp) return reject('RATE_LIMITED', `Too many open feed connections from one address (at most ${this.maxPerIp}).`);
+    held.count++;
+    return held.ip;
+  }
+
+  releaseConnection(ip: string): void {
+    const held = this.connectionsByIp.get(ip);
+    if (!held) return;
+    if (--held.count <= 0) this.connectionsByIp.delete(ip);
+  }
+
+  /** Unknown, inactive or public-offline → NOT_FOUND; realtime switched off → MODULE_DISABLED. */
+  gate(stationId: string): Promise<Rejection | null> {
+    const hit = this.gates.get(stationId);
+    if (hit) return hit.verdict;
+    const entry: GateEntry = {
+      verdict: this.store.stationGate(stationId).then((gate) => {
+        let rejection: Rejection | null = null;
+        if (!gate || !gate.active || !gate.publicOnline) rejection = reject('NOT_FOUND', `No public station for channel ${stationChannel(stationId)}.`);
+        else if (!gate.realtime) rejection = reject('MODULE_DISABLED', 'The realtime module is switched off for this station.');
+        entry.settled = { rejection };
+        return rejection;
+      }),
+    };
+    this.gates.set(stationId, entry);
+    entry.verdict.catch(() => {
+      if (this.gates.get(stationId) === entry) this.gates.delete(stationId);
+    });
+    return entry.verdict;
+  }
+
+  /** The cached verdict when it is already known, else undefined. */
+  gateNow(stationId: string): { rejection: Rejection | null } | undefined {
+    return this.gates.get(stationId)?.settled;
+  }
+
+  forget(stationId: string): void {
+    this.gates.delete(stationId);
+  }
+
+  forgetAll(): void {
+    this.gates.clear();
+  }
+
+  async close(): Promise<void> {
+    await this.redis?.quit().catch(() => this.redis?.disconnect());
+  }
+}

@@ -1,0 +1,187 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import type { FeedMessage } from '../feed/bus.ts';
+import { FEED_KINDS } from '../feed/names.ts';
+import { keys } from '../lib/keys.ts';
+import type { Logger } from '../lib/logger.ts';
+import { StationFeed } from './stationFeed.ts';
+import type { FeedStore, StoredRow } from './store.ts';
+
+interface Subscription {
+  feed: StationFeed;
+  refs: number;
+  ready: Promise<StationFeed>;
+  /** Subscribed and loaded: new listeners can be served without waiting. */
+  warm: boolean;
+}
+
+export interface BridgeOptions {
+  /** Fixed delay between Redis reconnection attempts (tests use it to hold the subscription down). */
+  reconnectDelayMs?: number;
+}
+
+const KINDS = new Set<string>(FEED_KINDS);
+
+function asRow(message: unknown): StoredRow | null {
+  const m = message as Partial<FeedMessage> | null;
+  if (!m || typeof m.seq !== 'number' || typeof m.entry !== 'string' || typeof m.kind !== 'string' || !KINDS.has(m.kind)) return null;
+  return { kind: m.kind, entry: m.entry, seq: m.seq, deleted: m.deleted === true, data: m.data ?? null, updatedAt: String(m.updatedAt) };
+}
+
+/**
+ * The gateway's Redis side. One subscriber connection carries the invalidation channel and the feed
+ * channel of every station this gateway has listeners for: subscribed on the first listener,
+ * unsubscribed after the last. Each message is parsed once and handed to its StationFeed, which
+ * publishes the frame to the station's uWS topic.
+ *
+ * Subscriptions are restored by hand after a reconnection (not by ioredis), so the catch-up read of
+ * every station starts only once the channels are live again: nothing published in between is lost.
+ */
+export class FeedBridge {
+  /** CLIENT SETNAME of the subscriber connection (lets operators and tests find it). */
+  readonly clientName = `waveline-gateway-${process.pid}-${randomBytes(4).toString('hex')}`;
+  private readonly subscriber: Redis;
+  private readonly subscriptions = new Map<string, Subscription>();
+  private readonly byChannel = new Map<string, StationFeed>();
+  private readonly store: FeedStore;
+  private readonly publish: (topic: string, frame: Buffer) => void;
+  private readonly logger: Logger;
+  private connectedBefore = false;
+  private closing = false;
+  /** Called with a station id when an admin change may have altered who may listen. */
+  onStationChanged: (stationId: string) => void = () => {};
+  /** Called after a reconnection, when invalidation messages may have been missed. */
+  onResubscribed: () => void = () => {};
+
+  constructor(redisUrl: string, store: FeedStore, publish: (topic: string, frame: Buffer) => void, logger: Logger, options: BridgeOptions = {}) {
+    this.store = store;
+    this.publish = publish;
+    this.logger = logger;
+    const delay = options.reconnectDelayMs;
+    this.subscriber = new Redis(redisUrl, {
+      connectionName: this.clientName,
+      autoResubscribe: false,
+      maxRetriesPerRequest: null,
+      retryStrategy: (times) => delay ?? Math.min(times * 100, 2000),
+    });
+    this.subscriber.on('error', (err) => logger.warn({ err }, 'gateway redis subscriber error'));
+    this.subscriber.on('ready', () => this.onReady());
+    this.subscriber.on('message', (channel: string, text: string) => this.onMessage(channel, text));
+  }
+
+  async start(): Promise<void> {
+    await this.subscriber.subscribe(keys.invalidateChannel);
+  }
+
+  /** The warm feed of a station, subscribing and loading it for the first listener. */
+  async acquire(stationId: string): Promise<StationFeed> {
+    let sub = this.subscriptions.get(stationId);
+    if (!sub) {
+      const channel = keys.feedChannel(stationId);
+      const feed = new StationFeed(stationId, this.store, (frame) => this.publish(feed.topic, frame), this.logger);
+      const created: Subscription = { feed, refs: 0, ready: Promise.resolve(feed), warm: false };
+      created.ready = (async () => {
+        await this.subscriber.subscribe(channel);
+        await feed.load();
+        created.warm = true;
+        return feed;
+      })();
+      sub = created;
+      this.subscriptions.set(stationId, created);
+      this.byChannel.set(channel, feed);
+      created.ready.catch(() => {
+        if (this.subscriptions.get(stationId) === created) this.drop(stationId, created);
+      });
+    }
+    sub.refs++;
+    try {
+      return await sub.ready;
+    } catch (err) {
+      sub.refs--;
+      throw err;
+    }
+  }
+
+  /** Whether a station's feed is subscribed and loaded. */
+  isWarm(stationId: string): boolean {
+    return this.subscriptions.get(stationId)?.warm === true;
+  }
+
+  /** Counts a listener of a station whose feed is warm already; undefined when it has to be loaded. */
+  acquireNow(stationId: string): StationFeed | undefined {
+    const sub = this.subscriptions.get(stationId);
+    if (!sub?.warm) return undefined;
+    sub.refs++;
+    return sub.feed;
+  }
+
+  /** The warm feed of a station this gateway holds listeners for. */
+  feed(stationId: string): StationFeed | undefined {
+    return this.subscriptions.get(stationId)?.feed;
+  }
+
+  release(stationId: string): void {
+    const sub = this.subscriptions.get(stationId);
+    if (!sub) return;
+    sub.refs--;
+    if (sub.refs <= 0) this.drop(stationId, sub);
+  }
+
+  /** Stations with listeners on this gateway. */
+  stations(): string[] {
+    return [...this.subscriptions.keys()];
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const [stationId, sub] of this.subscriptions) this.drop(stationId, sub);
+    await this.subscriber.quit().catch(() => this.subscriber.disconnect());
+  }
+
+  private drop(stationId: string, sub: Subscription): void {
+    this.subscriptions.delete(stationId);
+    const channel = keys.feedChannel(stationId);
+    this.byChannel.delete(channel);
+    sub.feed.close();
+    if (!this.closing) this.subscriber.unsubscribe(channel).catch((err: unknown) => this.logger.warn({ err, stationId }, 'could not unsubscribe feed channel'));
+  }
+
+  private onMessage(channel: string, text: string): void {
+    if (channel === keys.invalidateChannel) {
+      const sep = text.indexOf(':');
+      if (text.slice(0, sep) === 'station') this.onStationChanged(text.slice(sep + 1));
+      return;
+    }
+    const feed = this.byChannel.get(channel);
+    if (!feed) return;
+    let row: StoredRow | null = null;
+    try {
+      row = asRow(JSON.parse(text));
+    } catch {
+      row = null;
+    }
+    if (row) feed.receive(row);
+    else this.logger.warn({ channel }, 'ignored a malformed feed message');
+  }
+
+  private onReady(): void {
+    if (!this.connectedBefore) {
+      this.connectedBefore = true;
+      return;
+    }
+    if (this.closing) return;
+    void this.resubscribe();
+  }
+
+  private async resubscribe(): Promise<void> {
+    try {
+      await this.subscriber.subscribe(keys.invalidateChannel, ...this.byChannel.keys());
+    } catch (err) {
+      this.logger.warn({ err }, 'could not restore feed subscriptions');
+      return; // the next reconnection tries again
+    }
+    this.logger.info({ stations: this.subscriptions.size }, 'feed subscriptions restored; catching up');
+    this.onResubscribed();
+    for (const sub of this.subscriptions.values()) void sub.feed.catchUp();
+  }
+}

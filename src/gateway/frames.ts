@@ -1,0 +1,43 @@
+import { eventNames, FEED_PROTOCOL, feedRowId, stationChannel, type FeedAction, type FeedKind } from '../feed/names.ts';
+
+// The feed's JSON frames (decisions.md, "Realtime feed"). The payload is serialised once per change;
+// the event frame around it is assembled by concatenation, so a snapshot frame and a live frame of the
+// same row share the payload bytes.
+
+export interface RowChange {
+  kind: FeedKind;
+  entry: string;
+  data?: unknown;
+  updatedAt: string;
+}
+
+/** The JSON of the payload row `{$id, station_id, kind, entry, data_json, $updatedAt}`. */
+export function payloadJson(stationId: string, row: RowChange): string {
+  const dataJson = JSON.stringify({ protocol: FEED_PROTOCOL, stationId, type: row.kind, data: row.data ?? null });
+  return JSON.stringify({
+    $id: feedRowId(row.kind, row.entry),
+    station_id: stationId,
+    kind: row.kind,
+    entry: row.entry,
+    data_json: dataJson,
+    $updatedAt: row.updatedAt,
+  });
+}
+
+/**
+ * `{type: "event", data: {events, channels, timestamp, payload}}`. `timestamp` is the time of the change
+ * (the row's `updatedAt`), so every gateway sends the same bytes for the same change.
+ */
+export function eventFrame(stationId: string, rowId: string, action: FeedAction, updatedAt: string, payload: string): string {
+  return (
+    `{"type":"event","data":{"events":${JSON.stringify(eventNames(stationId, rowId, action))},` +
+    `"channels":${JSON.stringify([stationChannel(stationId)])},"timestamp":${JSON.stringify(updatedAt)},"payload":${payload}}}`
+  );
+}
+
+/** Codes of the feed's error message, in the contract's error vocabulary. */
+export type FeedErrorCode = 'VALIDATION_ERROR' | 'NOT_FOUND' | 'MODULE_DISABLED' | 'RATE_LIMITED' | 'PROVIDER_UNAVAILABLE';
+
+export function errorFrame(code: FeedErrorCode, message: string): string {
+  return JSON.stringify({ type: 'error', data: { code, message } });
+}

@@ -1,0 +1,124 @@
+import pg from 'pg';
+import type { FeedKind } from '../feed/names.ts';
+import { DEFAULT_MODULES } from '../domains/stations/model.ts';
+import type { Logger } from '../lib/logger.ts';
+
+// The gateway's only reads from Postgres, with plain `pg` (the gateway never loads knex). Each query is a
+// single statement, so the rows and the station's feed sequence come from one snapshot: every change up
+// to `feedSeq` is reflected, none after it.
+
+/** A feed row as the gateway holds it; `data` is absent when only the row's existence was loaded. */
+export interface StoredRow {
+  kind: FeedKind;
+  entry: string;
+  seq: number;
+  deleted: boolean;
+  data?: unknown;
+  updatedAt: string;
+}
+
+export interface StationGate {
+  active: boolean;
+  publicOnline: boolean;
+  realtime: boolean;
+}
+
+export interface RowsAtSeq {
+  /** The station's feed sequence at the time of the read; null when the station does not exist. */
+  feedSeq: number | null;
+  rows: StoredRow[];
+}
+
+interface RowRecord {
+  feed_seq: string | number | null;
+  kind: FeedKind | null;
+  entry: string;
+  seq: string | number;
+  deleted: boolean;
+  has_data: boolean;
+  data: unknown;
+  updated_at: Date;
+}
+
+function toRows(records: RowRecord[]): RowsAtSeq {
+  if (records.length === 0) return { feedSeq: null, rows: [] };
+  const rows: StoredRow[] = [];
+  for (const r of records) {
+    if (r.kind === null) continue; // the station exists but has no matching row
+    const row: StoredRow = { kind: r.kind, entry: r.entry, seq: Number(r.seq), deleted: r.deleted, updatedAt: r.updated_at.toISOString() };
+    if (r.has_data) row.data = r.data;
+    rows.push(row);
+  }
+  return { feedSeq: Number(records[0].feed_seq), rows };
+}
+
+export class FeedStore {
+  private readonly pool: pg.Pool;
+  constructor(databaseUrl: string, logger: Logger, max = 4) {
+    this.pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000 });
+    this.pool.on('error', (err) => logger.warn({ err }, 'gateway database connection error'));
+  }
+
+  async stationGate(stationId: string): Promise<StationGate | null> {
+    const { rows } = await this.pool.query<{ active: boolean; public_online: boolean; realtime: boolean | null }>(
+      `SELECT active, public_online, (modules->>'realtime')::boolean AS realtime FROM stations WHERE id = $1`,
+      [stationId],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return { active: row.active, publicOnline: row.public_online, realtime: row.realtime ?? DEFAULT_MODULES.realtime };
+  }
+
+  /**
+   * Every live row of a station, with data for the non-content kinds and for the `contentBodies` most
+   * recent content rows (older content rows come without data: the gateway only needs to know they exist).
+   */
+  async currentRows(stationId: string, contentBodies: number): Promise<RowsAtSeq> {
+    const { rows } = await this.pool.query<RowRecord>(
+      `SELECT s.feed_seq, r.kind, r.entry, r.seq, false AS deleted, r.updated_at,
+              (r.kind <> 'content' OR r.rank <= $2) AS has_data,
+              CASE WHEN r.kind <> 'content' OR r.rank <= $2 THEN r.data END AS data
+         FROM stations s
+         LEFT JOIN LATERAL (
+           SELECT kind, entry, seq, data, updated_at,
+                  row_number() OVER (PARTITION BY kind = 'content' ORDER BY seq DESC) AS rank
+             FROM feed_rows
+            WHERE station_id = s.id AND NOT deleted
+         ) r ON true
+        WHERE s.id = $1
+        ORDER BY r.seq`,
+      [stationId, contentBodies],
+    );
+    return toRows(rows);
+  }
+
+  /** Rows changed after `afterSeq`, tombstones included, in sequence order. */
+  async rowsSince(stationId: string, afterSeq: number): Promise<RowsAtSeq> {
+    const { rows } = await this.pool.query<RowRecord>(
+      `SELECT s.feed_seq, r.kind, r.entry, r.seq, r.deleted, r.updated_at, true AS has_data, r.data
+         FROM stations s
+         LEFT JOIN feed_rows r ON r.station_id = s.id AND r.seq > $2
+        WHERE s.id = $1
+        ORDER BY r.seq`,
+      [stationId, afterSeq],
+    );
+    return toRows(rows);
+  }
+
+  /** The `limit` most recent live content rows with their data (to refill the gateway's content bodies). */
+  async recentContent(stationId: string, limit: number): Promise<StoredRow[]> {
+    const { rows } = await this.pool.query<RowRecord>(
+      `SELECT NULL AS feed_seq, kind, entry, seq, deleted, updated_at, true AS has_data, data
+         FROM feed_rows
+        WHERE station_id = $1 AND kind = 'content' AND NOT deleted
+        ORDER BY seq DESC
+        LIMIT $2`,
+      [stationId, limit],
+    );
+    return rows.map((r) => ({ kind: 'content', entry: r.entry, seq: Number(r.seq), deleted: false, data: r.data, updatedAt: r.updated_at.toISOString() }));
+  }
+
+  close(): Promise<void> {
+    return this.pool.end();
+  }
+}

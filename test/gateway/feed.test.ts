@@ -1,0 +1,172 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { sharedServer, type TestServer } from '../support/server.ts';
+import { admin } from '../support/http.ts';
+import { createStation, eventually } from '../support/factories.ts';
+import { channelOf, closeTestGateways, FeedClient, realtimePath, removeRow, startTestGateway, writeRow } from '../support/feed.ts';
+
+type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
+
+describe('realtime feed: current state and events (/v1/realtime)', () => {
+  let server: TestServer;
+  let gateway: TestGateway;
+  before(async () => {
+    server = await sharedServer();
+    gateway = await startTestGateway();
+  });
+  after(closeTestGateways);
+
+  it('on open sends one create event per current row: schedule, on-air, now-playing and the 20 most recently published content rows', async () => {
+    const station = await createStation(server.url);
+    const { svc } = server;
+    await writeRow(svc, station.id, 'schedule', 'current', { contractVersion: 1, timezone: 'Europe/Berlin', broadcasts: [], truncated: false });
+    await writeRow(svc, station.id, 'on-air', 'current', null);
+    await writeRow(svc, station.id, 'now-playing', 'current', { track: { artist: 'A', title: 'T' } });
+    const records = Array.from({ length: 23 }, () => randomUUID());
+    for (const [i, id] of records.entries()) await writeRow(svc, station.id, 'content', id, { id, title: `Record ${i}` });
+    await removeRow(svc, station.id, 'content', records[22]); // unpublished: not part of the state
+
+    const client = await FeedClient.connect(gateway.url, realtimePath(station.id));
+    const frames = await client.waitFrames(23);
+    expect(frames.every((f) => f.type === 'event')).to.equal(true);
+    expect(frames.slice(0, 3).map((f) => f.data.payload.kind)).to.deep.equal(['schedule', 'on-air', 'now-playing']);
+    const contentIds = frames.slice(3).map((f) => f.data.payload.entry);
+    expect(contentIds).to.deep.equal(records.slice(2, 22).reverse()); // newest first, the removed one left out
+    for (const frame of frames) expect(frame.data.events[0]).to.match(/\.create$/);
+
+    const nowPlaying = frames[2];
+    expect(Object.keys(nowPlaying)).to.deep.equal(['type', 'data']);
+    expect(Object.keys(nowPlaying.data)).to.deep.equal(['events', 'channels', 'timestamp', 'payload']);
+    expect(nowPlaying.data.events).to.deep.equal([
+      `stations.${station.id}.feed.rows.now-playing:current.create`,
+      `stations.${station.id}.feed.rows.*.create`,
+    ]);
+    expect(nowPlaying.data.channels).to.deep.equal([channelOf(station.id)]);
+    expect(nowPlaying.data.timestamp).to.equal(nowPlaying.data.payload.$updatedAt);
+    expect(Object.keys(nowPlaying.data.payload)).to.deep.equal(['$id', 'station_id', 'kind', 'entry', 'data_json', '$updatedAt']);
+    expect(nowPlaying.data.payload).to.include({ $id: 'now-playing:current', station_id: station.id, kind: 'now-playing', entry: 'current' });
+    expect(nowPlaying.data.payload.data_json).to.be.a('string');
+    expect(JSON.parse(nowPlaying.data.payload.data_json)).to.deep.equal({
+      protocol: 'waveline.public.v1',
+      stationId: station.id,
+      type: 'now-playing',
+      data: { track: { artist: 'A', title: 'T' } },
+    });
+    expect(JSON.parse(frames[1].data.payload.data_json).data).to.equal(null); // nothing on air
+    expect(frames[3].data.payload.entry).to.equal(records[21]);
+    client.close();
+  });
+
+  it('sends each change as it is written: create for a new row, update for an existing one, .delete with null data for a removed one', async () => {
+    const station = await createStation(server.url);
+    const { svc } = server;
+    await writeRow(svc, station.id, 'on-air', 'current', null);
+    const client = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
+    const prefix = `stations.${station.id}.feed.rows`;
+
+    // now-playing ingest
+    await writeRow(svc, station.id, 'now-playing', 'current', { track: { title: 'One' } });
+    let frame = await client.waitEvent((f) => f.data.payload.kind === 'now-playing');
+    expect(frame.data.events).to.deep.equal([`${prefix}.now-playing:current.create`, `${prefix}.*.create`]);
+    await writeRow(svc, station.id, 'now-playing', 'current', { track: { title: 'Two' } });
+    frame = await client.waitEvent((f) => f.data.events[0] === `${prefix}.now-playing:current.update`);
+    expect(JSON.parse(frame.data.payload.data_json).data).to.deep.equal({ track: { title: 'Two' } });
+
+    // publish, republish, unpublish
+    const recordId = randomUUID();
+    await writeRow(svc, station.id, 'content', recordId, { id: recordId, revision: 1 });
+    frame = await client.waitEvent((f) => f.data.events[0] === `${prefix}.content:${recordId}.create`);
+    expect(frame.data.payload).to.include({ $id: `content:${recordId}`, kind: 'content', entry: recordId, station_id: station.id });
+    await writeRow(svc, station.id, 'content', recordId, { id: recordId, revision: 2 });
+    await client.waitEvent((f) => f.data.events[0] === `${prefix}.content:${recordId}.update`);
+    await removeRow(svc, station.id, 'content', recordId);
+    frame = await client.waitEvent((f) => f.data.events[0].endsWith('.delete'));
+    expect(frame.data.events).to.deep.equal([`${prefix}.content:${recordId}.delete`, `${prefix}.*.delete`]);
+    expect(JSON.parse(frame.data.payload.data_json)).to.deep.equal({ protocol: 'waveline.public.v1', stationId: station.id, type: 'content', data: null });
+
+    // schedule change
+    await writeRow(svc, station.id, 'schedule', 'current', { contractVersion: 1, broadcasts: [{ id: 'b1' }], truncated: false });
+    frame = await client.waitEvent((f) => f.data.payload.kind === 'schedule');
+    expect(frame.data.events[0]).to.equal(`${prefix}.schedule:current.create`);
+    expect(JSON.parse(frame.data.payload.data_json).data.broadcasts).to.deep.equal([{ id: 'b1' }]);
+
+    // a record published again after its removal is new again
+    await writeRow(svc, station.id, 'content', recordId, { id: recordId, revision: 3 });
+    await eventually(() => client.eventsOf(`content:${recordId}`).length === 4);
+    expect(client.eventsOf(`content:${recordId}`).map((f) => f.data.events[0].split('.').pop())).to.deep.equal(['create', 'update', 'delete', 'create']);
+    client.close();
+  });
+
+  it('delivers only the subscribed stations, each event naming its own channel and station', async () => {
+    const a = await createStation(server.url);
+    const b = await createStation(server.url);
+    await writeRow(server.svc, a.id, 'on-air', 'current', null);
+    await writeRow(server.svc, b.id, 'on-air', 'current', null);
+    const onlyA = await FeedClient.ready(gateway.url, realtimePath(a.id), 1);
+    const both = await FeedClient.ready(gateway.url, realtimePath(a.id, b.id), 2);
+    await writeRow(server.svc, b.id, 'now-playing', 'current', { track: 'b' });
+    await writeRow(server.svc, a.id, 'now-playing', 'current', { track: 'a' });
+    await both.waitFrames(4);
+    await onlyA.waitFrames(2);
+    expect(both.events().map((f) => [f.data.channels, f.data.payload.station_id])).to.have.deep.members([
+      [[channelOf(a.id)], a.id],
+      [[channelOf(b.id)], b.id],
+      [[channelOf(a.id)], a.id],
+      [[channelOf(b.id)], b.id],
+    ]);
+    // b's event reached `both` after a's was sent; one more look at `onlyA` finds nothing of b
+    await writeRow(server.svc, a.id, 'now-playing', 'current', { track: 'a2' });
+    await onlyA.waitFrames(3);
+    expect(onlyA.events().every((f) => f.data.payload.station_id === a.id && f.data.channels[0] === channelOf(a.id))).to.equal(true);
+    onlyA.close();
+    both.close();
+  });
+
+  describe('refused channels get an error message, then close 1008', () => {
+    async function refused(path: string) {
+      const client = new FeedClient(gateway.url + path);
+      const { code } = await client.closed;
+      expect(code).to.equal(1008);
+      expect(client.frames).to.have.length(1);
+      expect(Object.keys(client.frames[0])).to.deep.equal(['type', 'data']);
+      expect(client.frames[0].type).to.equal('error');
+      expect(client.frames[0].data.message).to.be.a('string').and.not.equal('');
+      return client.frames[0].data.code as string;
+    }
+
+    it('no channel, a malformed channel, or another kind of channel', async () => {
+      const station = await createStation(server.url);
+      expect(await refused('/v1/realtime')).to.equal('VALIDATION_ERROR');
+      expect(await refused('/v1/realtime?channels[]=')).to.equal('VALIDATION_ERROR');
+      expect(await refused(`/v1/realtime?channels[]=stations.${station.id}.private`)).to.equal('VALIDATION_ERROR');
+      expect(await refused(`/v1/realtime?channels[]=${channelOf(station.id)}&channels[]=documents`)).to.equal('VALIDATION_ERROR');
+    });
+
+    it('an unknown, inactive or public-offline station (NOT_FOUND), realtime switched off (MODULE_DISABLED)', async () => {
+      expect(await refused(realtimePath('st_doesnotexist0000000'))).to.equal('NOT_FOUND');
+      const inactive = await createStation(server.url, { active: false });
+      expect(await refused(realtimePath(inactive.id))).to.equal('NOT_FOUND');
+      const offline = await createStation(server.url, { publicOnline: false });
+      expect(await refused(realtimePath(offline.id))).to.equal('NOT_FOUND');
+      const noRealtime = await createStation(server.url, { modules: { realtime: false } });
+      expect(await refused(realtimePath(noRealtime.id))).to.equal('MODULE_DISABLED');
+      const good = await createStation(server.url);
+      expect(await refused(realtimePath(good.id, offline.id))).to.equal('NOT_FOUND'); // one bad channel refuses the connection
+    });
+
+    it('an admin change applies on the next connection, and open connections of that station are closed', async () => {
+      const station = await createStation(server.url);
+      const open = await FeedClient.connect(gateway.url, realtimePath(station.id));
+      expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { modules: { realtime: false } })).status).to.equal(200);
+      expect(await refused(realtimePath(station.id))).to.equal('MODULE_DISABLED');
+      expect((await open.closed).code).to.equal(1008);
+      expect(open.frames.at(-1).data.code).to.equal('MODULE_DISABLED');
+
+      expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { modules: { realtime: true } })).status).to.equal(200);
+      const again = await FeedClient.connect(gateway.url, realtimePath(station.id));
+      expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { publicOnline: false })).status).to.equal(200);
+      expect(await refused(realtimePath(station.id))).to.equal('NOT_FOUND');
+      expect((await again.closed).code).to.equal(1008);
+    });
+  });
+});

@@ -1,0 +1,134 @@
+import WebSocket from 'ws';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/lib/logger.ts';
+import { inTransaction } from '../../src/lib/db.ts';
+import { deleteFeedRow, upsertFeedRow } from '../../src/feed/rows.ts';
+import type { FeedKind } from '../../src/feed/names.ts';
+import { startGateway, type Gateway, type GatewayOptions } from '../../src/gateway/server.ts';
+import type { Services } from '../../src/services.ts';
+import { eventually } from './factories.ts';
+
+// Real gateways on ephemeral ports and real `ws` clients for the realtime feed tests.
+
+const gateways = new Set<Gateway>();
+
+export async function startTestGateway(env: Record<string, string> = {}, options: GatewayOptions = {}): Promise<Gateway & { url: string }> {
+  const config = loadConfig({ ...process.env, ...env });
+  const gateway = await startGateway(config, createLogger(config, 'test-gateway'), 0, options);
+  gateways.add(gateway);
+  const close = gateway.close.bind(gateway);
+  return {
+    ...gateway,
+    url: `ws://127.0.0.1:${gateway.port}`,
+    close: async () => {
+      gateways.delete(gateway);
+      await close();
+    },
+  };
+}
+
+export async function closeTestGateways(): Promise<void> {
+  for (const gateway of [...gateways]) await gateway.close();
+  gateways.clear();
+}
+
+export const channelOf = (stationId: string) => `stations.${stationId}.feed`;
+
+export function realtimePath(...stationIds: string[]): string {
+  return `/v1/realtime?${stationIds.map((id) => `channels[]=${encodeURIComponent(channelOf(id))}`).join('&')}`;
+}
+
+export interface EventFrame {
+  type: 'event';
+  data: {
+    events: string[];
+    channels: string[];
+    timestamp: string;
+    payload: { $id: string; station_id: string; kind: string; entry: string; data_json: string; $updatedAt: string };
+  };
+}
+
+/** A listener app's socket: records every frame and how the socket closed. */
+export class FeedClient {
+  readonly ws: WebSocket;
+  readonly frames: any[] = [];
+  readonly opened: Promise<void>;
+  readonly closed: Promise<{ code: number; reason: string }>;
+  closeCode: number | null = null;
+
+  constructor(url: string, options: WebSocket.ClientOptions = {}) {
+    this.ws = new WebSocket(url, { perMessageDeflate: false, ...options });
+    this.ws.on('message', (data) => this.frames.push(JSON.parse(String(data))));
+    this.opened = new Promise((resolve, reject) => {
+      this.ws.once('open', () => resolve());
+      this.ws.once('error', reject);
+    });
+    this.closed = new Promise((resolve) => {
+      this.ws.once('close', (code, reason) => {
+        this.closeCode = code;
+        resolve({ code, reason: String(reason) });
+      });
+    });
+    this.ws.on('error', () => {});
+  }
+
+  static async connect(base: string, path: string, options: WebSocket.ClientOptions = {}): Promise<FeedClient> {
+    const client = new FeedClient(base + path, options);
+    await client.opened;
+    return client;
+  }
+
+  /**
+   * Connects and waits for the current state (`stateRows` events). Only then is every later change sure
+   * to arrive as a live event: a change committed while a new connection is being decided (a few
+   * milliseconds after open, when the gateway has to load the station) is part of the current state.
+   */
+  static async ready(base: string, path: string, stateRows: number, options: WebSocket.ClientOptions = {}): Promise<FeedClient> {
+    const client = await FeedClient.connect(base, path, options);
+    await client.waitFrames(stateRows);
+    return client;
+  }
+
+  events(): EventFrame[] {
+    return this.frames.filter((f) => f.type === 'event');
+  }
+
+  /** Events of one row (`$id`), in arrival order. */
+  eventsOf(rowId: string): EventFrame[] {
+    return this.events().filter((f) => f.data.payload.$id === rowId);
+  }
+
+  /** Waits until `count` frames have arrived. */
+  async waitFrames(count: number, timeoutMs = 5000): Promise<any[]> {
+    await eventually(() => this.frames.length >= count, { timeoutMs });
+    return this.frames;
+  }
+
+  /** Waits for an event matching `match` and returns it. */
+  async waitEvent(match: (frame: EventFrame) => boolean, timeoutMs = 5000): Promise<EventFrame> {
+    return (await eventually(() => this.events().find(match), { timeoutMs })) as EventFrame;
+  }
+
+  /** The state a client builds from its frames: row id → parsed data_json, removed rows dropped. */
+  state(): Map<string, unknown> {
+    const rows = new Map<string, unknown>();
+    for (const frame of this.events()) {
+      const { payload, events } = frame.data;
+      if (events[0].endsWith('.delete')) rows.delete(payload.$id);
+      else rows.set(payload.$id, JSON.parse(payload.data_json));
+    }
+    return rows;
+  }
+
+  close(): void {
+    this.ws.terminate();
+  }
+}
+
+export async function writeRow(svc: Services, stationId: string, kind: FeedKind, entry: string, data: unknown): Promise<void> {
+  await inTransaction(svc.db, (tx) => upsertFeedRow(tx, svc.bus, { stationId, kind, entry, data }));
+}
+
+export async function removeRow(svc: Services, stationId: string, kind: FeedKind, entry: string): Promise<void> {
+  await inTransaction(svc.db, (tx) => deleteFeedRow(tx, svc.bus, { stationId, kind, entry }));
+}
