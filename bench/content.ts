@@ -7,7 +7,7 @@
 // Uses its own database (BENCH_DATABASE_URL, default waveline_bench, recreated on every run) and
 // Redis index (BENCH_REDIS_URL, default index 15). Records are bulk-inserted with SQL in the shape the
 // publish command stores; a few go through the admin API first to prove the path end to end.
-import pg from 'pg';
+import { recreateDatabase } from '../src/lib/migrate.ts';
 import type { Knex } from 'knex';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../src/config.ts';
@@ -44,19 +44,10 @@ Object.assign(process.env, {
 });
 for (const name of ['LISTENER', 'GRAPHQL', 'PUSH', 'INGEST', 'ANONYMOUS']) process.env[`RATE_LIMIT_${name}_PER_MINUTE`] = '0';
 
-async function recreateDatabase(): Promise<void> {
-  const url = new URL(databaseUrl);
-  const name = url.pathname.slice(1);
-  url.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await client.query(`CREATE DATABASE "${name}"`);
-  await client.end();
-}
+const recreateBenchDatabase = () => recreateDatabase(databaseUrl);
 
 const config = loadConfig();
-await recreateDatabase();
+await recreateBenchDatabase();
 await migrate(config);
 const logger = createLogger(config, 'bench');
 const svc = await createServices(config, logger);

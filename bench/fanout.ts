@@ -7,7 +7,7 @@
 // publish→receive latency, RSS per idle connection, CPU time per delivered frame.
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
-import pg from 'pg';
+import { recreateDatabase } from '../src/lib/migrate.ts';
 import type { FeedBus } from '../src/feed/bus.ts';
 import type { Child } from './fanout/proc.ts';
 
@@ -40,16 +40,6 @@ const logger = createLogger(config, 'bench');
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function recreateDatabase(databaseUrl: string): Promise<void> {
-  const url = new URL(databaseUrl);
-  const name = url.pathname.slice(1);
-  url.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await client.query(`CREATE DATABASE "${name}"`);
-  await client.end();
-}
 
 await recreateDatabase(config.databaseUrl);
 await migrate(config);

@@ -2,7 +2,6 @@ import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { createServer } from 'node:net';
-import pg from 'pg';
 
 // Small helpers shared by the benchmarks: processes of our own roles, a fresh database, percentiles.
 
@@ -30,19 +29,7 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function recreateDatabase(databaseUrl: string): Promise<void> {
-  const url = new URL(databaseUrl);
-  const name = url.pathname.slice(1);
-  url.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await client.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await client.end();
-  }
-}
+export { recreateDatabase } from '../src/lib/migrate.ts';
 
 /** Starts `waveline <role>` as its own Node process (as the Procfile does). */
 /** Starts a role as its own process; BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each role there. */

@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import pg from 'pg';
+import { recreateDatabase } from '../../../src/lib/migrate.ts';
 import { ConfigError, loadConfig, type Config } from '../../../src/config.ts';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { createLogger } from '../../../src/lib/logger.ts';
@@ -22,17 +22,8 @@ const IMPORT_DAY = '2026-03-10T08:15:00Z'; // a Tuesday; Berlin is UTC+1
 
 async function freshDatabase(base: string): Promise<string> {
   const url = new URL(base);
-  const name = `${url.pathname.slice(1)}_demo`;
-  url.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try {
-    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-    await client.query(`CREATE DATABASE "${name}"`);
-  } finally {
-    await client.end();
-  }
-  url.pathname = `/${name}`;
+  url.pathname = `${url.pathname}_demo`;
+  await recreateDatabase(url.toString());
   return url.toString();
 }
 
