@@ -25,3 +25,6 @@ export function adminErrorResponses(notFound = 'Station not found.', extra: Reco
 
 /** The common part of a listener read: tag, surface, credential scope and rate limit. */
 export const listenerRead = { tags: ['listener'], surface: 'listener' as const, scope: 'listener:read' as const, rateLimit: 'listener' as const };
+
+/** The common part of an admin route: tag and surface (the operator token). */
+export const adminWrite = { tags: ['admin'], surface: 'admin' as const };

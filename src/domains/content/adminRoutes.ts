@@ -1,4 +1,4 @@
-import { adminErrorResponses } from '../../http/responses.ts';
+import { adminErrorResponses, adminWrite } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
 import { ErrorBody, Type } from '../../http/schema.ts';
 import { publishRecord, unpublishRecord } from './publish.ts';
@@ -10,7 +10,7 @@ import { saveContentType } from './types.ts';
 
 const adminErrors = adminErrorResponses('Station or record not found.');
 
-const admin = { tags: ['admin'], surface: 'admin' as const };
+const admin = adminWrite;
 
 export const contentAdminRoutes = [
   defineRoute({

@@ -1,4 +1,4 @@
-import { listenerErrorResponses } from '../../http/responses.ts';
+import { listenerErrorResponses, listenerRead } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
 import { sendCacheable } from '../../http/etag.ts';
 import { StationSlugParams } from '../../http/schema.ts';
@@ -16,7 +16,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 const listenerErrors = listenerErrorResponses('Station unknown, inactive or offline; module switched off (MODULE_DISABLED); or nothing published.');
 
-const listener = { tags: ['listener'], surface: 'listener' as const, scope: 'listener:read' as const, rateLimit: 'listener' as const };
+const listener = listenerRead;
 
 const listenerRoutes = [
   defineRoute({

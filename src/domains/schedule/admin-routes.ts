@@ -1,3 +1,4 @@
+import { adminErrorResponses, adminWrite } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
 import { ErrorBody } from '../../http/schema.ts';
 import { inTransaction } from '../../lib/db.ts';
@@ -21,14 +22,11 @@ import {
 // Admin writes (decisions.md, "Admin API"): idempotent PUTs named by id, 200 with the stored object.
 // Each write and the feed rows it changes commit together; timers are re-planned after commit.
 
-const adminErrors = {
-  400: { description: 'Invalid input (including unknown referenced ids).', schema: ErrorBody },
-  401: { description: 'Missing or invalid operator token.', schema: ErrorBody },
-  404: { description: 'Station (or broadcast) not found.', schema: ErrorBody },
+const adminErrors = adminErrorResponses('Station (or broadcast) not found.', {
   409: { description: 'The id belongs to another station.', schema: ErrorBody },
-};
+});
 
-const admin = { tags: ['admin'], surface: 'admin' as const };
+const admin = adminWrite;
 
 export const scheduleAdminRoutes = [
   defineRoute({

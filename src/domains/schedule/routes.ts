@@ -1,4 +1,4 @@
-import { listenerErrorResponses } from '../../http/responses.ts';
+import { listenerErrorResponses, listenerRead } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
 import { sendCacheable } from '../../http/etag.ts';
 import { Type } from '../../http/schema.ts';
@@ -12,7 +12,7 @@ import { scheduleAdminRoutes } from './admin-routes.ts';
 
 const listenerErrors = listenerErrorResponses('Station unknown, inactive or offline, or the module is switched off.');
 
-const listener = { tags: ['listener'], surface: 'listener' as const, scope: 'listener:read' as const, rateLimit: 'listener' as const, params: StationSlugParams };
+const listener = { ...listenerRead, params: StationSlugParams };
 
 export const scheduleListenerRoutes = [
   defineRoute({

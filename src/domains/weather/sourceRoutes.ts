@@ -1,4 +1,4 @@
-import { adminErrorResponses } from '../../http/responses.ts';
+import { adminErrorResponses, adminWrite } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
 import { Type } from '../../http/schema.ts';
 import { NotFoundError } from '../../lib/errors.ts';
@@ -13,7 +13,7 @@ const StationFeedParams = Type.Object({ stationId: Type.String({ minLength: 1, m
 
 const adminErrors = adminErrorResponses('Station (or source) not found.');
 
-const admin = { tags: ['admin'], surface: 'admin' as const, params: StationFeedParams };
+const admin = { ...adminWrite, params: StationFeedParams };
 
 function readAndDelete(feed: Feed) {
   const path = `/admin/v1/stations/{stationId}/${feed}/source`;
