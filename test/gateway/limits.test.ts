@@ -20,8 +20,11 @@ describe('realtime feed: limits and heartbeats', () => {
     const gateway = await startTestGateway({ GATEWAY_MAX_CONNECTIONS_PER_IP: '2' });
     const station = await createStation(server.url);
     const ip = fromIp();
-    const first = await FeedClient.connect(gateway.url, realtimePath(station.id), ip);
-    await FeedClient.connect(gateway.url, realtimePath(station.id), ip);
+    // A row of state, so that a client's first frame proves the gateway admitted (and counted) it: the
+    // socket opens before admission is decided.
+    await writeRow(server.svc, station.id, 'now-playing', 'current', { track: 'x' });
+    const first = await FeedClient.ready(gateway.url, realtimePath(station.id), 1, ip);
+    await FeedClient.ready(gateway.url, realtimePath(station.id), 1, ip);
     const third = new FeedClient(gateway.url + realtimePath(station.id), ip);
     expect((await third.closed).code).to.equal(1008);
     expect(third.frames).to.deep.equal([{ type: 'error', data: { code: 'RATE_LIMITED', message: third.frames[0].data.message } }]);
