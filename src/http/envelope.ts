@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
 import { WavelineError, ValidationError, PayloadTooLargeError, UnsupportedMediaTypeError, NotFoundError } from '../lib/errors.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -36,27 +37,23 @@ export type ErrorShape = 'listener' | 'legacy';
  */
 export function envelope(logger: Logger) {
   return async function envelopeMiddleware(ctx: Context, next: Next): Promise<void> {
-    const incoming = ctx.get('x-request-id');
-    const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const incoming = ctx.req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;
-    ctx.set('X-Request-Id', requestId);
-    ctx.set('Access-Control-Allow-Origin', '*');
-    ctx.set('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS);
-    ctx.set('Vary', 'Origin');
 
     if (ctx.method === 'OPTIONS') {
-      ctx.set('Access-Control-Allow-Methods', 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS');
-      ctx.set('Access-Control-Allow-Headers', ctx.get('access-control-request-headers') || CORS_ALLOW_HEADERS);
-      ctx.set('Access-Control-Max-Age', '600');
-      ctx.set('Cache-Control', 'no-store');
+      const res = ctx.res;
+      envelopeHeaders(res, requestId);
+      res.setHeader('Access-Control-Allow-Methods', 'GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS');
+      res.setHeader('Access-Control-Allow-Headers', ctx.get('access-control-request-headers') || CORS_ALLOW_HEADERS);
+      res.setHeader('Access-Control-Max-Age', '600');
       ctx.status = 204;
       return;
     }
 
-    ctx.set('Cache-Control', 'no-store');
     try {
       await next();
-      if (ctx.status === 404 && ctx.body == null) throw new NotFoundError('No such route.');
+      if (ctx.status === 404 && ctx.body == null && ctx.respond !== false) throw new NotFoundError('No such route.');
     } catch (raw) {
       const err = normalise(raw);
       if (!(err instanceof WavelineError)) {
@@ -64,7 +61,22 @@ export function envelope(logger: Logger) {
       }
       writeError(ctx, err, requestId);
     }
+    // Responses a route wrote itself (sendCacheable) carry these headers already, in one writeHead.
+    if (!ctx.res.headersSent) envelopeHeaders(ctx.res, requestId);
   };
+}
+
+/**
+ * The headers every response carries. They are set after the route ran (Koa writes the response
+ * after the middleware chain), so a listener read that writes its own response passes them to one
+ * `writeHead` instead (see etag.ts) and no header is set twice. A route's own Cache-Control stays.
+ */
+function envelopeHeaders(res: ServerResponse, requestId: string): void {
+  res.setHeader('X-Request-Id', requestId);
+  res.setHeader('Access-Control-Allow-Origin', '*');
+  res.setHeader('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS);
+  res.setHeader('Vary', 'Origin');
+  if (!res.hasHeader('Cache-Control')) res.setHeader('Cache-Control', 'no-store');
 }
 
 /** Errors thrown by koa-body, raw-body and friends carry an HTTP status; give them our codes. */

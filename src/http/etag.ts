@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Context } from 'koa';
+import { CORS_EXPOSE_HEADERS } from './envelope.ts';
 
 /** Strong ETag: `"` + lowercase hex SHA-256 of the exact body bytes + `"`. */
 export function strongEtag(bytes: Buffer | string): string {
@@ -17,19 +18,36 @@ export function matchesIfNoneMatch(header: string, etag: string): boolean {
  * Sends bytes with their ETag, or 304 with no body when the client already has them.
  *
  * This is the last step of every listener read, the hottest path of the service, so it writes the
- * status line and its headers in one `writeHead` and ends the response itself (`ctx.respond = false`)
- * instead of letting Koa assemble the response header by header; headers set earlier (request id,
- * CORS, Cache-Control, rate limit) are already on the response and go out with them.
+ * status line with all its headers — the envelope's (request id, CORS, Cache-Control) and its own — in
+ * one `writeHead` and ends the response itself (`ctx.respond = false`) instead of letting Koa assemble
+ * the response header by header. Headers a gate set earlier (rate limit) are merged by Node.
  */
 export function sendCacheable(ctx: Context, bytes: Buffer | string, contentType: string, etag = strongEtag(bytes)): void {
   const res = ctx.res;
   ctx.respond = false;
+  const requestId = ctx.state.requestId as string;
   if (matchesIfNoneMatch(ctx.req.headers['if-none-match'] ?? '', etag)) {
-    res.writeHead(304, { ETag: etag });
+    res.writeHead(304, {
+      'X-Request-Id': requestId,
+      'Access-Control-Allow-Origin': '*',
+      'Access-Control-Expose-Headers': CORS_EXPOSE_HEADERS,
+      Vary: 'Origin',
+      'Cache-Control': 'no-store',
+      ETag: etag,
+    });
     res.end();
     return;
   }
-  res.writeHead(200, { ETag: etag, 'Content-Type': contentType, 'Content-Length': typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length });
+  res.writeHead(200, {
+    'X-Request-Id': requestId,
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Expose-Headers': CORS_EXPOSE_HEADERS,
+    Vary: 'Origin',
+    'Cache-Control': 'no-store',
+    ETag: etag,
+    'Content-Type': contentType,
+    'Content-Length': typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length,
+  });
   res.end(bytes);
 }
 

@@ -33,6 +33,10 @@ export class RateLimits {
     }
   }
 
+  enabled(name: LimitName): boolean {
+    return this.limiters.has(name);
+  }
+
   /** Takes one request from the bucket of `key`; sets the RateLimit headers; throws RATE_LIMITED when empty. */
   async take(ctx: Context, name: LimitName, key: string): Promise<void> {
     const limiter = this.limiters.get(name);

@@ -107,11 +107,10 @@ function gatesFor(route: RouteSpec, svc: Services): Gate[] {
 const noop = async (): Promise<void> => {};
 
 /**
- * Registers a route as ONE middleware that runs its steps in order — error shape, gates, body parser,
- * validation, handler — rather than a chain: @koa/router composes a route's middleware anew on every
- * request, so fewer links mean less work on the listener hot path.
+ * A route as ONE middleware that runs its steps in order — error shape, gates, body parser,
+ * validation, handler — rather than a chain of middleware, so a request pays for one call.
  */
-export function mountRoute(router: Router, route: RouteSpec, svc: Services): void {
+export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
   const legacyErrors = route.surface === 'ingest';
   const gates = gatesFor(route, svc);
   const parsesJson = route.body !== undefined && route.bodyParser !== 'none';
@@ -130,9 +129,7 @@ export function mountRoute(router: Router, route: RouteSpec, svc: Services): voi
       }) as unknown as Middleware)
     : null;
 
-  const run: Middleware = async (ctx) => {
-    if (legacyErrors) ctx.state.errorShape = 'legacy';
-    for (const gate of gates) await gate(ctx);
+  const handle = async (ctx: Context): Promise<void> => {
     if (parseBody) await parseBody(ctx, noop);
     const params = route.params ? validate(route.params, 'params', { ...ctx.params }) : undefined;
     const query = route.query ? validate(route.query, 'query', { ...ctx.query }) : undefined;
@@ -154,7 +151,26 @@ export function mountRoute(router: Router, route: RouteSpec, svc: Services): voi
     if (route.surface === 'listener') sendJson(ctx, result);
     else ctx.body = result;
   };
-  router.register(koaPath(route.path), [route.method.toUpperCase()], [run as RouterMiddleware], { name: route.operationId });
+
+  // Gates answer synchronously on a cache hit; only a gate that returns a promise costs a hop.
+  const runFrom = (ctx: Context, first: number): Promise<void> => {
+    for (let i = first; i < gates.length; i++) {
+      const pending = gates[i](ctx);
+      if (pending) return pending.then(() => runFrom(ctx, i + 1));
+    }
+    return handle(ctx);
+  };
+
+  const run: Middleware = (ctx) => {
+    if (legacyErrors) ctx.state.errorShape = 'legacy';
+    return runFrom(ctx, 0);
+  };
+  return run;
+}
+
+/** Registers a route with @koa/router (admin and other routes; listener reads use dispatch.ts). */
+export function mountRoute(router: Router, route: RouteSpec, svc: Services): void {
+  router.register(koaPath(route.path), [route.method.toUpperCase()], [routeMiddleware(route, svc) as RouterMiddleware], { name: route.operationId });
 }
 
 function isEmptyObject(value: unknown): boolean {

@@ -7,6 +7,8 @@ import { crc32 } from 'node:zlib';
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const TOKEN_PREFIX = 'wvl_';
 const TOKEN_PATTERN = /^wvl_[0-9A-Za-z]{46}$/;
+/** Every well-formed token has this length (`wvl_` + 40 + 6). */
+export const TOKEN_LENGTH = 50;
 
 export function toBase62(value: number, width: number): string {
   let out = '';

@@ -21,6 +21,11 @@ export class CredentialCache {
     invalidation.on('credential', (hash) => this.entries.delete(hash));
   }
 
+  /** The cached entry without waiting: a credential, null (known unknown), or undefined (not cached). */
+  peek(hash: string): Credential | null | undefined {
+    return this.entries.get(hash);
+  }
+
   async byHash(hash: string): Promise<Credential | null> {
     const hit = this.entries.get(hash);
     if (hit !== undefined) return hit;

@@ -19,6 +19,15 @@ export class StationCache {
     invalidation.on('station', (id) => this.drop(id));
   }
 
+  /** The cached entry without waiting: a station, null (known not to exist), or undefined (not cached). */
+  peekBySlug(slug: string): Station | null | undefined {
+    return this.bySlug.get(slug);
+  }
+
+  peekById(id: string): Station | null | undefined {
+    return this.byId.get(id);
+  }
+
   async bySlugOrNull(slug: string): Promise<Station | null> {
     const hit = this.bySlug.get(slug);
     if (hit !== undefined) return hit;
