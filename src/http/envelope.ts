@@ -75,7 +75,6 @@ function envelopeHeaders(res: ServerResponse, requestId: string): void {
   res.setHeader('X-Request-Id', requestId);
   res.setHeader('Access-Control-Allow-Origin', '*');
   res.setHeader('Access-Control-Expose-Headers', CORS_EXPOSE_HEADERS);
-  res.setHeader('Vary', 'Origin');
   if (!res.hasHeader('Cache-Control')) res.setHeader('Cache-Control', 'no-store');
 }
 

@@ -31,7 +31,6 @@ export function sendCacheable(ctx: Context, bytes: Buffer | string, contentType:
       'X-Request-Id': requestId,
       'Access-Control-Allow-Origin': '*',
       'Access-Control-Expose-Headers': CORS_EXPOSE_HEADERS,
-      Vary: 'Origin',
       'Cache-Control': 'no-store',
       ETag: etag,
     });
@@ -42,7 +41,6 @@ export function sendCacheable(ctx: Context, bytes: Buffer | string, contentType:
     'X-Request-Id': requestId,
     'Access-Control-Allow-Origin': '*',
     'Access-Control-Expose-Headers': CORS_EXPOSE_HEADERS,
-    Vary: 'Origin',
     'Cache-Control': 'no-store',
     ETag: etag,
     'Content-Type': contentType,

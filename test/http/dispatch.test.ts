@@ -94,7 +94,6 @@ describe('listener route table (dispatch.ts)', () => {
         expect(res.headers.get('access-control-allow-origin')).to.equal('*');
         expect(res.headers.get('access-control-expose-headers')).to.include('ETag');
         expect(res.headers.get('cache-control')).to.equal('no-store');
-        expect(res.headers.get('vary')).to.equal('Origin');
       }
     });
   });
