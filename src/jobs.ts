@@ -1,7 +1,7 @@
-import type { EventEmitter } from 'node:events';
-import type { Job, Queue, QueueEvents, JobsOptions } from 'bullmq';
+import type { Queue, JobsOptions } from 'bullmq';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { createQueue, createQueueEvents } from './lib/queue.ts';
+import { createQueue } from './lib/queue.ts';
+import type { JobResults } from './lib/jobResults.ts';
 import type { Logger } from './lib/logger.ts';
 import type { Redis } from './lib/redis.ts';
 import { validate } from './http/validate.ts';
@@ -26,14 +26,17 @@ export const JOBS = {
     queue: 'default',
     payload: Type.Object({ stationId: Type.String(), feed: Type.Union([Type.Literal('weather'), Type.Literal('traffic')]) }),
   },
-  /** Rundown following of one stored observation; job id = observation id. */
-  'nowPlaying.follow': { queue: 'ingest', payload: Type.Object({ observationId: Type.String({ format: 'uuid' }) }) },
+  /** Rundown following of one stored observation; job id = observation id. The ingest request awaits it. */
+  'nowPlaying.follow': { queue: 'ingest', payload: Type.Object({ observationId: Type.String({ format: 'uuid' }) }), awaited: true },
   /** Third-party artwork lookup for one stored observation; job id = `artwork-{observation id}`. */
   'nowPlaying.artwork': { queue: 'default', payload: Type.Object({ observationId: Type.String({ format: 'uuid' }) }) },
-} as const satisfies Record<string, { queue: QueueName; payload: TSchema }>;
+} as const satisfies Record<string, { queue: QueueName; payload: TSchema; awaited?: true }>;
 
 export type JobName = keyof typeof JOBS;
 export type JobPayload<N extends JobName> = Static<(typeof JOBS)[N]['payload']>;
+
+/** Whether a request may wait for the job's result: the worker then reports it (src/lib/jobResults.ts). */
+export const isAwaited = (name: JobName): boolean => 'awaited' in JOBS[name];
 
 /** Validates a job's payload when a worker takes it. */
 export function parsePayload<N extends JobName>(name: N, data: unknown): JobPayload<N> {
@@ -43,12 +46,13 @@ export function parsePayload<N extends JobName>(name: N, data: unknown): JobPayl
 /** Typed producer side of the queues. */
 export class Jobs {
   private readonly queues = new Map<QueueName, { queue: Queue; connection: Redis }>();
-  private readonly events = new Map<QueueName, { events: QueueEvents; connection: Redis }>();
   private readonly redisUrl: string;
   private readonly logger: Logger;
-  constructor(redisUrl: string, logger: Logger) {
+  private readonly results: JobResults;
+  constructor(redisUrl: string, logger: Logger, results: JobResults) {
     this.redisUrl = redisUrl;
     this.logger = logger;
+    this.results = results;
   }
 
   queue(name: QueueName): Queue {
@@ -75,62 +79,41 @@ export class Jobs {
     await this.queue(JOBS[name].queue).removeJobScheduler(id);
   }
 
-  private queueEvents(queue: QueueName): QueueEvents {
-    let entry = this.events.get(queue);
-    if (!entry) {
-      entry = createQueueEvents(queue, this.redisUrl, this.logger);
-      this.events.set(queue, entry);
-    }
-    return entry.events;
-  }
-
   /**
-   * Waits at most `timeoutMs` for a job to finish and returns its return value; `undefined` when it did
-   * not finish in time or failed. One QueueEvents connection per queue and process serves every waiter.
+   * Adds the job under `jobId` (a no-op when that job exists) and waits at most `timeoutMs` for the
+   * worker's result: the job's return value, or undefined when it failed or did not finish in time.
+   * Listening starts before the job is added. When the job may have finished before (a repeated id),
+   * pass `finishedBefore`: it is asked once listening has begun and its value, if any, is the answer.
    */
-  async waitFor(job: Job, timeoutMs: number): Promise<unknown> {
+  async run<N extends JobName>(
+    name: N,
+    payload: JobPayload<N>,
+    jobId: string,
+    timeoutMs: number,
+    finishedBefore?: () => Promise<unknown>,
+  ): Promise<unknown> {
+    if (!isAwaited(name)) throw new Error(`${name} is not an awaited job`);
+    await this.results.listen();
+    const waiting = this.results.wait(jobId, timeoutMs);
     try {
-      return await job.waitUntilFinished(this.queueEvents(JOBS[job.name as JobName].queue), Math.max(1, timeoutMs));
-    } catch {
+      await this.enqueue(name, payload, { jobId });
+      if (finishedBefore) {
+        const earlier = await finishedBefore();
+        if (earlier !== undefined) {
+          waiting.cancel();
+          return earlier;
+        }
+      }
+    } catch (err) {
+      this.logger.warn({ err, job: name }, 'could not enqueue');
+      waiting.cancel();
       return undefined;
     }
-  }
-
-  /**
-   * Adds a job under a new, never used id and waits at most `timeoutMs` for its return value
-   * (`undefined` on timeout or failure). Listening starts before the job is added, so unlike
-   * `waitFor` no extra status check is needed; a repeated id must use `enqueue` + `waitFor`.
-   */
-  async runNew<N extends JobName>(name: N, payload: JobPayload<N>, jobId: string, timeoutMs: number): Promise<unknown> {
-    const queueEvents = this.queueEvents(JOBS[name].queue);
-    await queueEvents.waitUntilReady();
-    // Per-job event names (`completed:{id}`) are emitted by QueueEvents but absent from its typings.
-    const events = queueEvents as unknown as EventEmitter;
-    return new Promise((resolve) => {
-      const done = (value: unknown) => {
-        clearTimeout(timer);
-        events.off(`completed:${jobId}`, onCompleted);
-        events.off(`failed:${jobId}`, onFailed);
-        resolve(value);
-      };
-      const onCompleted = (args: { returnvalue: unknown }) => done(args.returnvalue);
-      const onFailed = () => done(undefined);
-      const timer = setTimeout(() => done(undefined), Math.max(1, timeoutMs));
-      events.on(`completed:${jobId}`, onCompleted);
-      events.on(`failed:${jobId}`, onFailed);
-      this.enqueue(name, payload, { jobId }).catch((err: unknown) => {
-        this.logger.warn({ err, job: name }, 'could not enqueue');
-        done(undefined);
-      });
-    });
+    const outcome = await waiting.result;
+    return outcome?.ok ? outcome.value : undefined;
   }
 
   async close(): Promise<void> {
-    for (const { events, connection } of this.events.values()) {
-      await events.close();
-      connection.disconnect();
-    }
-    this.events.clear();
     for (const { queue, connection } of this.queues.values()) {
       await queue.close();
       connection.disconnect();

@@ -6,6 +6,7 @@ import type { Logger } from './lib/logger.ts';
 import { createBlockingRedis, createRedis, type Redis } from './lib/redis.ts';
 import { RedisFeedBus, type FeedBus } from './feed/bus.ts';
 import { Jobs } from './jobs.ts';
+import { JobResults } from './lib/jobResults.ts';
 import { StationCache } from './domains/stations/cache.ts';
 import { CredentialCache } from './domains/auth/cache.ts';
 import { RateLimits } from './http/ratelimit.ts';
@@ -20,6 +21,8 @@ export interface Services {
   invalidation: Invalidation;
   bus: FeedBus;
   jobs: Jobs;
+  /** Reports how awaited jobs ended (workers). */
+  jobResults: JobResults;
   stations: StationCache;
   credentials: CredentialCache;
   rateLimits: RateLimits;
@@ -33,7 +36,8 @@ export async function createServices(config: Readonly<Config>, logger: Logger, o
   for (const conn of [redis, subscriber]) conn.on('error', (err) => logger.warn({ err }, 'redis connection error'));
   const invalidation = new Invalidation(redis, subscriber, logger);
   await invalidation.start();
-  const jobs = new Jobs(config.redisUrl, logger);
+  const jobResults = new JobResults(redis, subscriber, logger);
+  const jobs = new Jobs(config.redisUrl, logger, jobResults);
   return {
     config,
     logger,
@@ -43,6 +47,7 @@ export async function createServices(config: Readonly<Config>, logger: Logger, o
     invalidation,
     bus: new RedisFeedBus(redis),
     jobs,
+    jobResults,
     stations: new StationCache(db, invalidation),
     credentials: new CredentialCache(db, invalidation, logger),
     rateLimits: new RateLimits(redis, config.rateLimits),

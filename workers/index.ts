@@ -1,6 +1,6 @@
 import type { Job, Worker } from 'bullmq';
 import type { Config } from '../src/config.ts';
-import { JOBS, QUEUES, parsePayload, type JobName, type QueueName } from '../src/jobs.ts';
+import { JOBS, QUEUES, isAwaited, parsePayload, type JobName, type QueueName } from '../src/jobs.ts';
 import { createLogger } from '../src/lib/logger.ts';
 import { createWorker } from '../src/lib/queue.ts';
 import { Shutdown } from '../src/lib/shutdown.ts';
@@ -19,7 +19,16 @@ export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; 
         const name = job.name as JobName;
         if (!(name in JOBS)) throw new Error(`unknown job ${job.name}`);
         const handler = registry[name] as JobHandler<JobName>;
-        return handler(parsePayload(name, job.data), svc, job);
+        if (!isAwaited(name) || job.id === undefined) return handler(parsePayload(name, job.data), svc, job);
+        // A request may be waiting for this one: tell it how the job ended (src/lib/jobResults.ts).
+        try {
+          const value = await handler(parsePayload(name, job.data), svc, job);
+          await svc.jobResults.report(job.id, { ok: true, value });
+          return value;
+        } catch (err) {
+          await svc.jobResults.report(job.id, { ok: false });
+          throw err;
+        }
       },
       svc.config.redisUrl,
       svc.logger,

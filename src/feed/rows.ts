@@ -28,33 +28,33 @@ function publishAfterCommit(tx: Tx, bus: FeedBus, message: FeedMessage): void {
   tx.afterCommit(() => bus.publish(message));
 }
 
+// The next seq and the row in one statement (one round trip): the UPDATE takes the station's row lock,
+// which serialises feed writes of one station, so seq order is commit order. A named (prepared)
+// statement: Postgres plans it once per connection.
+const UPSERT_SQL = `
+  WITH s AS (UPDATE stations SET feed_seq = feed_seq + 1 WHERE id = ? RETURNING feed_seq)
+  INSERT INTO feed_rows (station_id, kind, entry, data, deleted, seq, created_at, updated_at)
+  SELECT ?, ?, ?, ?::jsonb, false, s.feed_seq, ?, ? FROM s
+  ON CONFLICT (station_id, kind, entry) DO UPDATE
+    SET data = excluded.data, deleted = false, seq = excluded.seq, updated_at = excluded.updated_at
+  RETURNING seq`;
+
 /** Creates or replaces the feed row (kind, entry) of a station; published on the bus after commit. */
 export async function upsertFeedRow(
   tx: Tx,
   bus: FeedBus,
   row: { stationId: string; kind: FeedKind; entry: string; data: unknown; now?: Date },
 ): Promise<FeedMessage> {
-  const seq = await nextSeq(tx, row.stationId);
   const now = row.now ?? new Date();
-  await tx.trx
-    .table<FeedRowRecord>('feed_rows')
-    .insert({
-      station_id: row.stationId,
-      kind: row.kind,
-      entry: row.entry,
-      data: JSON.stringify(row.data ?? null) as unknown,
-      deleted: false,
-      seq,
-      created_at: now,
-      updated_at: now,
-    })
-    .onConflict(['station_id', 'kind', 'entry'])
-    .merge(['data', 'deleted', 'seq', 'updated_at']);
+  const result = await tx.trx
+    .raw<{ rows: Array<{ seq: string | number }> }>(UPSERT_SQL, [row.stationId, row.stationId, row.kind, row.entry, JSON.stringify(row.data ?? null), now, now])
+    .options({ name: 'feed_upsert_row' });
+  if (result.rows.length === 0) throw new Error(`station ${row.stationId} does not exist`);
   const message: FeedMessage = {
     stationId: row.stationId,
     kind: row.kind,
     entry: row.entry,
-    seq,
+    seq: Number(result.rows[0].seq),
     deleted: false,
     data: row.data ?? null,
     updatedAt: now.toISOString(),

@@ -6,6 +6,8 @@ export const keys = {
   feedChannelPattern: 'waveline:feed:*',
   /** Pub/sub channel on which writers tell every process to drop cached stations and credentials. */
   invalidateChannel: 'waveline:invalidate',
+  /** Pub/sub channel on which workers report how awaited jobs ended (src/lib/jobResults.ts). */
+  jobResultsChannel: 'waveline:job-results',
   /** Prefix for rate-limiter buckets. */
   rateLimitPrefix: 'waveline:rl',
   /** Rate-limiter bucket prefix for anonymous realtime feed connection attempts (per client IP). */

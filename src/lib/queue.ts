@@ -1,4 +1,4 @@
-import { Queue, QueueEvents, Worker, type Job, type Processor, type WorkerOptions } from 'bullmq';
+import { Queue, Worker, type Job, type Processor, type WorkerOptions } from 'bullmq';
 import { keys } from './keys.ts';
 import type { Logger } from './logger.ts';
 import { createBlockingRedis, createRedis, type Redis } from './redis.ts';
@@ -18,20 +18,7 @@ export function createQueue(name: string, redisUrl: string, logger: Logger): { q
   connection.on('error', (err) => logger.warn({ err, queue: name }, 'queue connection error'));
   const queue = new Queue(name, { connection, prefix: keys.queuePrefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
   queue.on('error', (err) => logger.warn({ err, queue: name }, 'queue error'));
-  // Each producer waiting on a job (Jobs.waitFor) listens for the queue closing while it waits.
-  queue.setMaxListeners(0);
   return { queue, connection };
-}
-
-/** A queue's completion events (a blocking XREAD on its own connection), for producers that wait on a job. */
-export function createQueueEvents(name: string, redisUrl: string, logger: Logger): { events: QueueEvents; connection: Redis } {
-  const connection = createBlockingRedis(redisUrl);
-  connection.on('error', (err) => logger.warn({ err, queue: name }, 'queue events connection error'));
-  const events = new QueueEvents(name, { connection, prefix: keys.queuePrefix });
-  events.on('error', (err) => logger.warn({ err, queue: name }, 'queue events error'));
-  // Every waiting request adds a listener; concurrent retries of one observation wait on the same job.
-  events.setMaxListeners(0);
-  return { events, connection };
 }
 
 export function createWorker(

@@ -107,20 +107,22 @@ export async function ingestObservation(svc: Services, station: Station, input: 
 /**
  * Starts or joins rundown following of an observation and waits for it until `deadline`. The job id is
  * the observation id, so a retry that arrives before the original request enqueued the job adds the
- * same job, and every waiter hears the one result.
+ * same job, and every waiter hears the one result. A waiter that joins late asks the stored row, in
+ * case the job finished before it began listening.
  */
 async function follow(svc: Services, observationId: string, deadline: number, isNew: boolean): Promise<IngestResult> {
+  const followedBefore = async (): Promise<IngestResult | undefined> => {
+    const row = await observationById(svc.db, observationId);
+    return row && row.followed_at !== null ? resultOf(row) : undefined;
+  };
   try {
-    let value: unknown;
-    if (isNew) value = await svc.jobs.runNew('nowPlaying.follow', { observationId }, observationId, deadline - Date.now());
-    else value = await svc.jobs.waitFor(await svc.jobs.enqueue('nowPlaying.follow', { observationId }, { jobId: observationId }), deadline - Date.now());
+    const value = await svc.jobs.run('nowPlaying.follow', { observationId }, observationId, deadline - Date.now(), isNew ? undefined : followedBefore);
     if (isResult(value)) return value;
   } catch (err) {
     svc.logger.warn({ err, observationId }, 'rundown following could not be started or awaited');
   }
   // Rule 9: not finished in time. The worker may still have finished just now: report what is stored.
-  const row = await observationById(svc.db, observationId);
-  return row && row.followed_at !== null ? resultOf(row) : RECORDED;
+  return (await followedBefore()) ?? RECORDED;
 }
 
 function requestArtwork(svc: Services, observationId: string): void {

@@ -24,7 +24,7 @@ async function latestFollowed(db: Knex | Knex.Transaction, stationId: string, br
     .whereIn('outcome', outcomes)
     // Lower bound on the indexed sort key: an observation followed against this broadcast was made during it.
     .andWhere('sort_at', '>=', new Date(broadcast.starts_at.getTime() - 3600_000))
-    .orderBy([{ column: 'sort_at', order: 'desc' }, { column: 'received_at', order: 'desc' }])
+    .orderBy([{ column: 'sort_at', order: 'desc' }, { column: 'receipt_seq', order: 'desc' }])
     .first<FollowedObservation | undefined>('rundown_item_id', 'outcome', 'observed_at', 'received_at');
   return row ?? null;
 }
