@@ -83,7 +83,8 @@ export async function ingestObservation(svc: Services, station: Station, input: 
       })
       .onConflict(['station_id', 'event_id'])
       .ignore()
-      .returning('*');
+      .returning('*')
+      .options({ name: 'nowplaying_insert_observation' });
     if (!row) {
       // Rule 1: this eventId was stored before; the unique constraint decided, the fingerprint tells retry from misuse.
       const existing = await tx.trx<ObservationRow>('observations').where({ station_id: station.id, event_id: input.eventId }).first();

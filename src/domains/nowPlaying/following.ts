@@ -94,7 +94,8 @@ export async function followObservation(svc: Services, observationId: string): P
     .where({ id: observationId })
     .whereNull('followed_at')
     .update({ ...decision, followed_at: svc.clock.now() })
-    .returning(['accepted', 'outcome']);
+    .returning(['accepted', 'outcome'])
+    .options({ name: 'nowplaying_store_outcome' });
   if (!updated) {
     // Followed concurrently by another attempt: that one's outcome stands.
     const current = await observationById(svc.db, observationId);

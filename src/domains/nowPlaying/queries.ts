@@ -54,7 +54,7 @@ export const isLaterThan = (a: Pick<TrackRow, 'sort_at' | 'receipt_seq'>, b: Pic
   a.sort_at.getTime() > b.sort_at.getTime() || (a.sort_at.getTime() === b.sort_at.getTime() && Number(a.receipt_seq) > Number(b.receipt_seq));
 
 export async function observationById(db: Knex, id: string): Promise<ObservationRow | null> {
-  return (await db<ObservationRow>('observations').where({ id }).first()) ?? null;
+  return (await db<ObservationRow>('observations').where({ id }).first().options({ name: 'nowplaying_observation_by_id' })) ?? null;
 }
 
 /** Position in the history order, carried by a signed cursor. */

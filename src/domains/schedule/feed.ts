@@ -18,7 +18,7 @@ export const CURRENT_ENTRY = 'current';
  * a row never races another rebuild of the same station.
  */
 export async function lockStation(tx: Tx, stationId: string): Promise<{ timezone: string } | null> {
-  const row = await tx.trx('stations').where({ id: stationId }).forUpdate().first<{ timezone: string } | undefined>('timezone');
+  const row = await tx.trx('stations').where({ id: stationId }).forUpdate().first<{ timezone: string } | undefined>('timezone').options({ name: 'schedule_lock_station' });
   return row ?? null;
 }
 
@@ -27,7 +27,10 @@ export async function lockStation(tx: Tx, stationId: string): Promise<{ timezone
  * runs twice, or late, sends no second event. (jsonb reorders keys; the comparison ignores key order.)
  */
 export async function writeRowIfChanged(tx: Tx, bus: FeedBus, row: { stationId: string; kind: FeedKind; data: unknown; now: Date }): Promise<boolean> {
-  const stored = await tx.trx('feed_rows').where({ station_id: row.stationId, kind: row.kind, entry: CURRENT_ENTRY }).first<{ data: unknown; deleted: boolean } | undefined>('data', 'deleted');
+  const stored = await tx.trx('feed_rows')
+    .where({ station_id: row.stationId, kind: row.kind, entry: CURRENT_ENTRY })
+    .first<{ data: unknown; deleted: boolean } | undefined>('data', 'deleted')
+    .options({ name: 'feed_current_row' });
   if (stored && !stored.deleted && isDeepStrictEqual(stored.data, row.data)) return false;
   await upsertFeedRow(tx, bus, { stationId: row.stationId, kind: row.kind, entry: CURRENT_ENTRY, data: row.data, now: row.now });
   return true;

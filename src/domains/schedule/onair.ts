@@ -3,7 +3,7 @@ import type { Services } from '../../services.ts';
 import { inTransaction, type Tx } from '../../lib/db.ts';
 import type { FeedBus } from '../../feed/bus.ts';
 import { plannedEnds, type RundownItemRow } from './model.ts';
-import { broadcastOnAir, rundownOf } from './queries.ts';
+import { liveBroadcast, rundownOf } from './queries.ts';
 import type { OnAir } from './schemas.ts';
 import { lockStation, writeRowIfChanged } from './feed.ts';
 
@@ -25,7 +25,8 @@ async function latestFollowed(db: Knex | Knex.Transaction, stationId: string, br
     // Lower bound on the indexed sort key: an observation followed against this broadcast was made during it.
     .andWhere('sort_at', '>=', new Date(broadcast.starts_at.getTime() - 3600_000))
     .orderBy([{ column: 'sort_at', order: 'desc' }, { column: 'receipt_seq', order: 'desc' }])
-    .first<FollowedObservation | undefined>('rundown_item_id', 'outcome', 'observed_at', 'received_at');
+    .first<FollowedObservation | undefined>('rundown_item_id', 'outcome', 'observed_at', 'received_at')
+    .options({ name: `onair_latest_followed_${outcomes.length}` });
   return row ?? null;
 }
 
@@ -55,7 +56,7 @@ function plannedAt(items: RundownItemRow[], ends: Date[], broadcastStart: Date, 
  *   as the moment the planned position last changed; otherwise the planned item at `at` (null in a gap).
  */
 export async function computeOnAir(db: Knex | Knex.Transaction, stationId: string, at: Date): Promise<OnAir> {
-  const current = await broadcastOnAir(db, stationId, at);
+  const current = await liveBroadcast(db, stationId, at);
   if (!current) return null;
   const { row, program } = current;
   const items = await rundownOf(db, row.id);

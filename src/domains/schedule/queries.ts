@@ -89,17 +89,35 @@ export async function broadcastsOverlapping(db: Q, stationId: string, start: Dat
  * The broadcast on air at `at`: published, not cancelled, startsAt <= at < endsAt. When broadcasts
  * overlap, the one that started last is on air (it interrupts the earlier one).
  */
-export async function broadcastOnAir(db: Q, stationId: string, at: Date): Promise<ResolvedBroadcast | null> {
-  const rows = await joined(db, stationId)
+/** The published, non-cancelled broadcast covering `at` with its program, without presenters (the on-air row needs none). */
+export async function liveBroadcast(db: Q, stationId: string, at: Date): Promise<Omit<ResolvedBroadcast, 'presenters'> | null> {
+  // A named (prepared) statement: the on-air row is rebuilt after every matched observation.
+  const [row] = await joined(db, stationId)
     .andWhere('b.published', true)
     .andWhere('b.cancelled', false)
     .andWhere('b.starts_at', '<=', at)
     .andWhere('b.starts_at', '>', new Date(at.getTime() - MAX_BROADCAST_MS))
     .andWhere('b.ends_at', '>', at)
     .orderBy([{ column: 'b.starts_at', order: 'desc' }, { column: 'b.id', order: 'desc' }])
-    .limit(1);
-  const [resolved] = await resolve(db, rows);
-  return resolved ?? null;
+    .limit(1)
+    .options({ name: 'schedule_live_broadcast' });
+  if (!row) return null;
+  const { program_title, program_profile_id, program_updated_at, ...broadcast } = row;
+  return { row: broadcast, program: { id: row.program_id, title: program_title, profileId: program_profile_id, updatedAt: program_updated_at } };
+}
+
+export async function broadcastOnAir(db: Q, stationId: string, at: Date): Promise<ResolvedBroadcast | null> {
+  const live = await liveBroadcast(db, stationId, at);
+  if (!live) return null;
+  const presenters = live.row.presenter_ids === null
+    ? (await programPresenters(db, [live.row.program_id])).get(live.row.program_id) ?? []
+    : await presentersInOrder(db, live.row.presenter_ids);
+  return { ...live, presenters };
+}
+
+async function presentersInOrder(db: Q, ids: string[]): Promise<PresenterRef[]> {
+  const byId = await presentersById(db, ids);
+  return ids.map((id) => byId.get(id)).filter((p): p is PresenterRef => p !== undefined);
 }
 
 export interface ProgramWithDetails {
@@ -147,7 +165,7 @@ export async function programWithDetails(db: Q, stationId: string, programId: st
 }
 
 export async function rundownOf(db: Q, broadcastId: string): Promise<RundownItemRow[]> {
-  return db<RundownItemRow>('rundown_items').where({ broadcast_id: broadcastId }).orderBy('position');
+  return db<RundownItemRow>('rundown_items').where({ broadcast_id: broadcastId }).orderBy('position').options({ name: 'schedule_rundown_of' });
 }
 
 /**
