@@ -27,7 +27,12 @@ export const JOBS = {
     payload: Type.Object({ stationId: Type.String(), feed: Type.Union([Type.Literal('weather'), Type.Literal('traffic')]) }),
   },
   /** Rundown following of one stored observation; job id = observation id. The ingest request awaits it. */
-  'nowPlaying.follow': { queue: 'ingest', payload: Type.Object({ observationId: Type.String({ format: 'uuid' }) }), awaited: true },
+  'nowPlaying.follow': {
+    queue: 'ingest',
+    // stationId saves the worker a look-up (it locks the station before reading); optional for older jobs.
+    payload: Type.Object({ observationId: Type.String({ format: 'uuid' }), stationId: Type.Optional(Type.String({ minLength: 1 })) }),
+    awaited: true,
+  },
   /** Third-party artwork lookup for one stored observation; job id = `artwork-{observation id}`. */
   'nowPlaying.artwork': { queue: 'default', payload: Type.Object({ observationId: Type.String({ format: 'uuid' }) }) },
 } as const satisfies Record<string, { queue: QueueName; payload: TSchema; awaited?: true }>;

@@ -5,5 +5,5 @@ import type { IngestResult } from '../src/domains/nowPlaying/model.ts';
 
 /** Rundown following of one observation; the return value is the ingest answer a waiting request sends. */
 export async function nowPlayingFollow(payload: JobPayload<'nowPlaying.follow'>, svc: Services): Promise<IngestResult> {
-  return followObservation(svc, payload.observationId);
+  return followObservation(svc, payload.observationId, payload.stationId);
 }

@@ -98,11 +98,11 @@ export async function ingestObservation(svc: Services, station: Station, input: 
   if (stored.kind === 'stored') {
     if (station.artworkLookup && input.artworkUrl === null && input.title !== null) requestArtwork(svc, stored.row.id);
     if (!pending) return resultOf(stored.row);
-    return follow(svc, stored.row.id, deadline, true);
+    return follow(svc, station.id, stored.row.id, deadline, true);
   }
   // A retry or a collapsed repeat answers what its observation answers (waiting for its following too).
   if (stored.row.followed_at !== null) return resultOf(stored.row);
-  return follow(svc, stored.row.id, deadline, false);
+  return follow(svc, station.id, stored.row.id, deadline, false);
 }
 
 /**
@@ -111,13 +111,13 @@ export async function ingestObservation(svc: Services, station: Station, input: 
  * same job, and every waiter hears the one result. A waiter that joins late asks the stored row, in
  * case the job finished before it began listening.
  */
-async function follow(svc: Services, observationId: string, deadline: number, isNew: boolean): Promise<IngestResult> {
+async function follow(svc: Services, stationId: string, observationId: string, deadline: number, isNew: boolean): Promise<IngestResult> {
   const followedBefore = async (): Promise<IngestResult | undefined> => {
     const row = await observationById(svc.db, observationId);
     return row && row.followed_at !== null ? resultOf(row) : undefined;
   };
   try {
-    const value = await svc.jobs.run('nowPlaying.follow', { observationId }, observationId, deadline - Date.now(), isNew ? undefined : followedBefore);
+    const value = await svc.jobs.run('nowPlaying.follow', { observationId, stationId }, observationId, deadline - Date.now(), isNew ? undefined : followedBefore);
     if (isResult(value)) return value;
   } catch (err) {
     svc.logger.warn({ err, observationId }, 'rundown following could not be started or awaited');

@@ -1,9 +1,14 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Knex } from 'knex';
 import type { Services } from '../../services.ts';
-import { refreshOnAir } from '../schedule/onair.ts';
+import { inTransaction } from '../../lib/db.ts';
+import { upsertFeedRow } from '../../feed/rows.ts';
+import { buildOnAir, FOLLOWED_LOOKBACK_MS, refreshOnAirIn, type FollowedObservation, type LiveBroadcast } from '../schedule/onair.ts';
+import { CURRENT_ENTRY, lockStation } from '../schedule/feed.ts';
+import { MAX_BROADCAST_MS, type RundownItemRow } from '../schedule/model.ts';
+import type { OnAir } from '../schedule/schemas.ts';
 import { bestItem, outcomeFor, type PlannedItem } from './matching.ts';
 import type { IngestResult, ObservationRow, Outcome } from './model.ts';
-import { observationById } from './queries.ts';
 
 // Rundown following (decisions.md, Ingest rules 6–8), run by the `nowPlaying.follow` job after the
 // observation was committed. Idempotent: an observation is followed once; a repeat returns what is stored.
@@ -22,52 +27,102 @@ interface FollowRow {
   artist: string | null;
   title: string | null;
   sort_ms: number;
+  receipt_seq: string;
   followed_at: Date | null;
   accepted: boolean;
   outcome: Outcome;
-  live_broadcast_id: string | null;
-  item_id: string | null;
-  item_artist: string | null;
-  item_title: string | null;
-  planned_starts_ms: number | null;
-  planned_ends_ms: number | null;
+  /** The broadcast live at the observation's moment, with its program. */
+  broadcast_id: string | null;
+  broadcast_title: string | null;
+  broadcast_nature: string | null;
+  broadcast_starts_ms: number | null;
+  broadcast_ends_ms: number | null;
+  program_id: string | null;
+  program_title: string | null;
+  program_profile_id: string | null;
+  /** Its rundown, in order. */
+  items: PlannedRow[] | null;
+  /** The broadcast live now (the one the on-air row shows). */
+  now_broadcast_id: string | null;
+  /** The newest observations of the broadcast followed to an item so far: matched or uncertain, and matched. */
+  followed: FollowedJson | null;
+  matched: FollowedJson | null;
+  /** The stored on-air row. */
+  on_air: unknown;
+  on_air_deleted: boolean | null;
 }
+
+interface PlannedRow {
+  id: string;
+  position: number;
+  kind: RundownItemRow['kind'];
+  artist: string | null;
+  title: string;
+  duration_seconds: number | null;
+  starts_ms: number;
+  ends_ms: number | null;
+}
+
+interface FollowedJson {
+  rundown_item_id: string;
+  outcome: string;
+  at_ms: number;
+  seq: string;
+}
+
+// Live = published, not cancelled, covering the instant; the latest-starting one when several overlap.
+const LIVE_AT = (instant: string) => `
+  SELECT id, title, nature, program_id, starts_at, ends_at FROM broadcasts
+   WHERE station_id = o.station_id AND published AND NOT cancelled AND cancellation_reason = ''
+     AND starts_at <= ${instant} AND ends_at > ${instant} AND starts_at > ${instant} - make_interval(secs => ${MAX_BROADCAST_MS / 1000})
+   ORDER BY starts_at DESC, id DESC LIMIT 1`;
+
+const FOLLOWED = (outcomes: string) => `
+  SELECT json_build_object('rundown_item_id', rundown_item_id, 'outcome', outcome,
+                           'at_ms', (extract(epoch FROM sort_at) * 1000)::float8, 'seq', receipt_seq::text)
+    FROM observations
+   WHERE station_id = o.station_id AND broadcast_id = b.id AND rundown_item_id IS NOT NULL AND outcome IN (${outcomes})
+     AND sort_at >= b.starts_at - make_interval(secs => ${FOLLOWED_LOOKBACK_MS / 1000})
+   ORDER BY sort_at DESC, receipt_seq DESC LIMIT 1`;
 
 /**
- * The observation, the published non-cancelled broadcast covering its moment (the latest-starting one
- * if several overlap) and that broadcast's rundown, in one round trip: one row per item, or one row
- * with null item columns. `sort_ms` is the observation's moment (observedAt, else its receipt). Times
- * travel as epoch milliseconds: a 30-item rundown would otherwise cost 60 date parses per observation.
+ * Everything following needs, in one round trip (call it with the station locked, so the followed
+ * observations and the on-air row it reads are current): the observation; the broadcast live at its
+ * moment with program and rundown; the broadcast live now; the newest observations already followed
+ * to that broadcast's rundown; and the stored on-air row. Times travel as epoch milliseconds.
  */
-async function loadForFollowing(db: Knex, observationId: string): Promise<FollowRow[]> {
+async function loadForFollowing(db: Knex, observationId: string, now: Date): Promise<FollowRow | null> {
   const result = await db.raw<{ rows: FollowRow[] }>(
-    `SELECT o.id, o.station_id, o.artist, o.title, o.followed_at, o.accepted, o.outcome,
+    `SELECT o.id, o.station_id, o.artist, o.title, o.followed_at, o.accepted, o.outcome, o.receipt_seq::text AS receipt_seq,
             (extract(epoch FROM o.sort_at) * 1000)::float8 AS sort_ms,
-            b.id AS live_broadcast_id, i.id AS item_id, i.artist AS item_artist, i.title AS item_title,
-            (extract(epoch FROM i.planned_starts_at) * 1000)::float8 AS planned_starts_ms,
-            (extract(epoch FROM i.planned_ends_at) * 1000)::float8 AS planned_ends_ms
+            b.id AS broadcast_id, b.title AS broadcast_title, b.nature AS broadcast_nature,
+            (extract(epoch FROM b.starts_at) * 1000)::float8 AS broadcast_starts_ms,
+            (extract(epoch FROM b.ends_at) * 1000)::float8 AS broadcast_ends_ms,
+            pr.id AS program_id, pr.title AS program_title, pr.profile_id AS program_profile_id,
+            (SELECT json_agg(json_build_object('id', i.id, 'position', i.position, 'kind', i.kind, 'artist', i.artist, 'title', i.title,
+                                               'duration_seconds', i.duration_seconds,
+                                               'starts_ms', (extract(epoch FROM i.planned_starts_at) * 1000)::float8,
+                                               'ends_ms', (extract(epoch FROM i.planned_ends_at) * 1000)::float8) ORDER BY i.position)
+               FROM rundown_items i WHERE i.broadcast_id = b.id) AS items,
+            n.id AS now_broadcast_id,
+            (${FOLLOWED("'matched', 'uncertain'")}) AS followed,
+            (${FOLLOWED("'matched'")}) AS matched,
+            f.data AS on_air, f.deleted AS on_air_deleted
        FROM observations o
-       LEFT JOIN LATERAL (
-         SELECT id FROM broadcasts
-          WHERE station_id = o.station_id AND published AND NOT cancelled AND cancellation_reason = ''
-            AND starts_at <= o.sort_at AND ends_at > o.sort_at
-          ORDER BY starts_at DESC LIMIT 1
-       ) b ON true
-       LEFT JOIN rundown_items i ON i.broadcast_id = b.id
-      WHERE o.id = ?
-      ORDER BY i.position`,
-    [observationId],
+       LEFT JOIN LATERAL (${LIVE_AT('o.sort_at')}) b ON true
+       LEFT JOIN programs pr ON pr.id = b.program_id
+       LEFT JOIN LATERAL (${LIVE_AT('?::timestamptz')}) n ON true
+       LEFT JOIN feed_rows f ON f.station_id = o.station_id AND f.kind = 'on-air' AND f.entry = '${CURRENT_ENTRY}'
+      WHERE o.id = ?`,
+    [now, now, now, observationId],
   ).options({ name: 'nowplaying_load_for_following' });
-  return result.rows;
+  return result.rows[0] ?? null;
 }
 
-export function decide(rows: FollowRow[]): Decision {
-  const [observation] = rows;
-  const broadcastId = observation.live_broadcast_id;
+export function decide(observation: FollowRow): Decision {
+  const broadcastId = observation.broadcast_id;
   if (!broadcastId) return { outcome: 'no-live-broadcast', accepted: false, broadcast_id: null, rundown_item_id: null, score: null };
-  const items: PlannedItem[] = rows
-    .filter((r) => r.item_id !== null)
-    .map((r) => ({ id: r.item_id as string, artist: r.item_artist, title: r.item_title as string, plannedStartsMs: r.planned_starts_ms as number, plannedEndsMs: r.planned_ends_ms }));
+  const items: PlannedItem[] = (observation.items ?? []).map((r) => ({ id: r.id, artist: r.artist, title: r.title, plannedStartsMs: r.starts_ms, plannedEndsMs: r.ends_ms }));
   const best = bestItem({ artist: observation.artist, title: observation.title ?? '' }, items, observation.sort_ms);
   if (!best) return { outcome: 'on-air-not-following-rundown', accepted: false, broadcast_id: broadcastId, rundown_item_id: null, score: null };
   const outcome = outcomeFor(best.score);
@@ -81,30 +136,82 @@ export function decide(rows: FollowRow[]): Decision {
   };
 }
 
-/** Follows one stored observation and stores the outcome; the on-air row is refreshed afterwards. */
-export async function followObservation(svc: Services, observationId: string): Promise<IngestResult> {
-  const rows = await loadForFollowing(svc.db, observationId);
-  const observation = rows[0];
+const followedOf = (json: FollowedJson | null): (FollowedObservation & { seq: bigint }) | null =>
+  json ? { rundown_item_id: json.rundown_item_id, outcome: json.outcome, at: new Date(json.at_ms), seq: BigInt(json.seq) } : null;
+
+/** The later of two followed observations in the "latest" order: moment, then receipt. */
+function newer<T extends FollowedObservation & { seq: bigint }>(a: T | null, b: T): T {
+  if (!a) return b;
+  const at = a.at.getTime() - b.at.getTime();
+  return at > 0 || (at === 0 && a.seq > b.seq) ? a : b;
+}
+
+/**
+ * The on-air row after this observation was followed, from what `loadForFollowing` read — or null when
+ * that is not enough (the broadcast live now is another one), and the row must be computed afresh.
+ */
+function onAirAfter(row: FollowRow, decision: Decision, now: Date): { data: OnAir } | null {
+  if (!row.broadcast_id || row.now_broadcast_id !== row.broadcast_id) return null;
+  const items: RundownItemRow[] = (row.items ?? []).map((item) => ({
+    id: item.id,
+    broadcast_id: row.broadcast_id as string,
+    station_id: row.station_id,
+    position: item.position,
+    kind: item.kind,
+    artist: item.artist,
+    title: item.title,
+    duration_seconds: item.duration_seconds,
+    planned_starts_at: new Date(item.starts_ms),
+    planned_ends_at: item.ends_ms === null ? null : new Date(item.ends_ms),
+  }));
+  const self = { rundown_item_id: decision.rundown_item_id as string, outcome: decision.outcome, at: new Date(row.sort_ms), seq: BigInt(row.receipt_seq) };
+  const followed = newer(followedOf(row.followed), self);
+  const matched = decision.outcome === 'matched' ? newer(followedOf(row.matched), self) : followedOf(row.matched);
+  const live: LiveBroadcast = {
+    row: { id: row.broadcast_id, title: row.broadcast_title, starts_at: new Date(row.broadcast_starts_ms as number), ends_at: new Date(row.broadcast_ends_ms as number), nature: row.broadcast_nature as string },
+    program: { id: row.program_id as string, title: row.program_title as string, profileId: row.program_profile_id },
+  };
+  return { data: buildOnAir(live, items, now, followed, matched) };
+}
+
+/**
+ * Follows one stored observation and stores the outcome. One transaction under the station's lock:
+ * load (one round trip), decide, store the outcome, and — for a matched or uncertain observation —
+ * write the on-air row when it changed (its position and `followed`), published after commit.
+ */
+export async function followObservation(svc: Services, observationId: string, knownStationId?: string): Promise<IngestResult> {
+  const stationId = knownStationId ?? (await stationOfObservation(svc, observationId));
   // The station (and its observations) may have been deleted meanwhile: nothing to follow.
-  if (!observation) return { accepted: true, outcome: 'recorded' };
-  if (observation.followed_at !== null) return { accepted: observation.accepted, outcome: observation.outcome };
-  const decision = decide(rows);
-  const [updated] = await svc
-    .db<ObservationRow>('observations')
-    .where({ id: observationId })
-    .whereNull('followed_at')
-    .update({ ...decision, followed_at: svc.clock.now() })
-    .returning(['accepted', 'outcome'])
-    .options({ name: 'nowplaying_store_outcome' });
-  if (!updated) {
-    // Followed concurrently by another attempt: that one's outcome stands.
-    const current = await observationById(svc.db, observationId);
-    return current ? { accepted: current.accepted, outcome: current.outcome } : { accepted: true, outcome: 'recorded' };
-  }
-  // Only matched and uncertain observations move the on-air row (its position and `followed`).
-  if (decision.broadcast_id && (decision.outcome === 'matched' || decision.outcome === 'uncertain')) {
-    // The outcome is stored either way; a failed refresh is caught up at the next boundary or match.
-    await refreshOnAir(svc, observation.station_id).catch((err: unknown) => svc.logger.warn({ err, observationId }, 'on-air refresh after following failed'));
-  }
-  return { accepted: updated.accepted, outcome: updated.outcome };
+  if (!stationId) return { accepted: true, outcome: 'recorded' };
+  return inTransaction(svc.db, async (tx) => {
+    if (!(await lockStation(tx, stationId))) return { accepted: true, outcome: 'recorded' } as IngestResult;
+    const now = svc.clock.now();
+    const row = await loadForFollowing(tx.trx as unknown as Knex, observationId, now);
+    if (!row || row.station_id !== stationId) return { accepted: true, outcome: 'recorded' } as IngestResult;
+    // Followed before (a retried job): that outcome stands.
+    if (row.followed_at !== null) return { accepted: row.accepted, outcome: row.outcome };
+    const decision = decide(row);
+    await tx.trx<ObservationRow>('observations')
+      .where({ id: observationId })
+      .update({ ...decision, followed_at: now })
+      .options({ name: 'nowplaying_store_outcome' });
+    // Only matched and uncertain observations move the on-air row (its position and `followed`).
+    if (decision.broadcast_id && (decision.outcome === 'matched' || decision.outcome === 'uncertain')) {
+      const next = onAirAfter(row, decision, now);
+      if (next) {
+        if (row.on_air_deleted !== false || !isDeepStrictEqual(row.on_air, next.data)) {
+          await upsertFeedRow(tx, svc.bus, { stationId, kind: 'on-air', entry: CURRENT_ENTRY, data: next.data, now });
+        }
+      } else {
+        await refreshOnAirIn(tx, svc.bus, stationId, now, now);
+      }
+    }
+    return { accepted: decision.accepted, outcome: decision.outcome } as IngestResult;
+  });
+}
+
+/** Which station an observation belongs to (null when it is gone). */
+async function stationOfObservation(svc: Services, observationId: string): Promise<string | null> {
+  const row = await svc.db('observations').where({ id: observationId }).first<{ station_id: string } | undefined>('station_id').options({ name: 'nowplaying_station_of_observation' });
+  return row?.station_id ?? null;
 }

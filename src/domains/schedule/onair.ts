@@ -7,14 +7,13 @@ import { liveBroadcast, rundownOf } from './queries.ts';
 import type { OnAir } from './schemas.ts';
 import { lockStation, writeRowIfChanged } from './feed.ts';
 
-interface FollowedObservation {
+/** An observation that rundown following tied to a rundown item: which item, how sure, and its moment. */
+export interface FollowedObservation {
   rundown_item_id: string;
   outcome: string;
-  observed_at: Date | null;
-  received_at: Date;
+  /** The observation's moment: observedAt, else its receipt (the `sort_at` column). */
+  at: Date;
 }
-
-const observedAt = (o: FollowedObservation): Date => o.observed_at ?? o.received_at;
 
 /** The newest observation of a broadcast that rundown following tied to an item, optionally of given outcomes. */
 async function latestFollowed(db: Knex | Knex.Transaction, stationId: string, broadcast: { id: string; starts_at: Date }, outcomes: string[]): Promise<FollowedObservation | null> {
@@ -23,12 +22,15 @@ async function latestFollowed(db: Knex | Knex.Transaction, stationId: string, br
     .whereNotNull('rundown_item_id')
     .whereIn('outcome', outcomes)
     // Lower bound on the indexed sort key: an observation followed against this broadcast was made during it.
-    .andWhere('sort_at', '>=', new Date(broadcast.starts_at.getTime() - 3600_000))
+    .andWhere('sort_at', '>=', new Date(broadcast.starts_at.getTime() - FOLLOWED_LOOKBACK_MS))
     .orderBy([{ column: 'sort_at', order: 'desc' }, { column: 'receipt_seq', order: 'desc' }])
-    .first<FollowedObservation | undefined>('rundown_item_id', 'outcome', 'observed_at', 'received_at')
+    .first<FollowedObservation | undefined>('rundown_item_id', 'outcome', 'sort_at as at')
     .options({ name: `onair_latest_followed_${outcomes.length}` });
   return row ?? null;
 }
+
+/** How far before its broadcast's start an observation followed against it may lie (the index bound above). */
+export const FOLLOWED_LOOKBACK_MS = 3600_000;
 
 /**
  * The planned item at `at` (the latest-starting one whose planned slot covers `at`), and the instant
@@ -48,25 +50,25 @@ function plannedAt(items: RundownItemRow[], ends: Date[], broadcastStart: Date, 
   return { index, since: index === null ? gapStart : items[index].planned_starts_at };
 }
 
+/** What the on-air row shows of a broadcast and its program. */
+export interface LiveBroadcast {
+  row: { id: string; title: string | null; starts_at: Date; ends_at: Date; nature: string };
+  program: { id: string; title: string; profileId: string | null };
+}
+
 /**
- * The `on-air` data at `at` (decisions.md, "Realtime feed"), or null when nothing is on air.
- * - broadcast: the published, non-cancelled broadcast covering `at`.
+ * The `on-air` data at `at` (decisions.md, "Realtime feed") for the broadcast live at `at`:
  * - followed: the newest observation of that broadcast matched or uncertainly matched to an item.
  * - position: the item of the newest `matched` observation when that observation is at least as recent
  *   as the moment the planned position last changed; otherwise the planned item at `at` (null in a gap).
+ * Pure: the callers load the broadcast, its rundown and the two newest followed observations.
  */
-export async function computeOnAir(db: Knex | Knex.Transaction, stationId: string, at: Date): Promise<OnAir> {
-  const current = await liveBroadcast(db, stationId, at);
-  if (!current) return null;
-  const { row, program } = current;
-  const items = await rundownOf(db, row.id);
+export function buildOnAir(live: LiveBroadcast, items: RundownItemRow[], at: Date, followed: FollowedObservation | null, matched: FollowedObservation | null): OnAir {
+  const { row, program } = live;
   const ends = plannedEnds(items, row.ends_at);
   const planned = plannedAt(items, ends, row.starts_at, at);
-  const followed = items.length ? await latestFollowed(db, stationId, row, ['matched', 'uncertain']) : null;
-  const matched = followed?.outcome === 'matched' ? followed : followed ? await latestFollowed(db, stationId, row, ['matched']) : null;
-
   let index = planned.index;
-  if (matched && observedAt(matched) >= planned.since) {
+  if (matched && matched.at >= planned.since) {
     const matchedIndex = items.findIndex((item) => item.id === matched.rundown_item_id);
     if (matchedIndex >= 0) index = matchedIndex;
   }
@@ -77,7 +79,7 @@ export async function computeOnAir(db: Knex | Knex.Transaction, stationId: strin
       title: row.title ?? program.title,
       startsAt: row.starts_at.toISOString(),
       endsAt: row.ends_at.toISOString(),
-      nature: row.nature,
+      nature: row.nature as NonNullable<OnAir>['broadcast']['nature'],
       program: { id: program.id, title: program.title, profileId: program.profileId },
     },
     position: item && index !== null
@@ -91,8 +93,18 @@ export async function computeOnAir(db: Knex | Knex.Transaction, stationId: strin
           plannedEndsAt: ends[index].toISOString(),
         }
       : null,
-    followed: followed ? { itemId: followed.rundown_item_id, outcome: followed.outcome, at: observedAt(followed).toISOString() } : null,
+    followed: followed && items.length ? { itemId: followed.rundown_item_id, outcome: followed.outcome, at: followed.at.toISOString() } : null,
   };
+}
+
+/** The `on-air` data at `at`, or null when nothing is on air (see `buildOnAir`). */
+export async function computeOnAir(db: Knex | Knex.Transaction, stationId: string, at: Date): Promise<OnAir> {
+  const current = await liveBroadcast(db, stationId, at);
+  if (!current) return null;
+  const items = await rundownOf(db, current.row.id);
+  const followed = items.length ? await latestFollowed(db, stationId, current.row, ['matched', 'uncertain']) : null;
+  const matched = followed?.outcome === 'matched' ? followed : followed ? await latestFollowed(db, stationId, current.row, ['matched']) : null;
+  return buildOnAir(current, items, at, followed, matched);
 }
 
 /** Rebuilds the `on-air` row as of `at` inside a transaction that holds the station lock. */

@@ -5,6 +5,7 @@ import { eventually } from '../../support/factories.ts';
 import { ingest, ingestFixture } from '../../support/ingest.ts';
 import { insertBroadcast } from '../../support/schedule-rows.ts';
 import { startWorkers } from '../../../workers/index.ts';
+import { computeOnAir } from '../../../src/domains/schedule/onair.ts';
 
 // decisions.md, "Ingest": the ordered outcome rules, each in the contract's words.
 
@@ -235,6 +236,47 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
       clock.advance(1000);
       await ingest(server.url, station, ingestToken, track);
       expect(await stored(station.id)).to.have.length(3);
+    });
+  });
+
+  describe('the on-air row after following', () => {
+    const onAirRow = async (stationId: string) =>
+      (await server.svc.db('feed_rows').where({ station_id: stationId, kind: 'on-air', entry: 'current' }).first('data'))?.data ?? null;
+
+    it('moves to the matched item and names the newest followed observation — the same row a rebuild from scratch gives, also when followed out of order', async () => {
+      workers ??= await startWorkers(server.svc);
+      const { station, ingestToken, itemIds } = await liveStation();
+      // Planned now (T0 + 1:50): the jingle, since T0 − 1 min; every match below is newer than that.
+      clock.set(at(minutes(1) + 50_000));
+      const steps: Array<[Record<string, unknown>, string]> = [
+        [{ observedAt: at(minutes(1)), artist: 'Queen', title: 'Bohemian Rhapsody' }, 'matched'],
+        [{ observedAt: at(minutes(1) + 30_000), artist: 'Tribute Band', title: 'Crazy In Love' }, 'uncertain'],
+        // Older than the two above, followed after them: neither `followed` nor the position may go back.
+        [{ observedAt: at(minutes(0)), artist: 'Daft Punk', title: 'One More Time' }, 'matched'],
+        [{ observedAt: at(minutes(1) + 45_000), artist: 'Nobody Planned', title: 'Something Else Entirely' }, 'ignored'],
+      ];
+      for (const [body, outcome] of steps) {
+        expect((await ingest(server.url, station, ingestToken, body)).body).to.deep.equal({ accepted: true, outcome });
+        const rebuilt = await computeOnAir(server.svc.db, station.id, clock.now());
+        expect(await onAirRow(station.id), outcome).to.deep.equal(JSON.parse(JSON.stringify(rebuilt)));
+      }
+      const data = await onAirRow(station.id);
+      expect(data.position.itemId).to.equal(itemIds[1]);
+      expect(data.followed).to.deep.equal({ itemId: itemIds[2], outcome: 'uncertain', at: new Date(at(minutes(1) + 30_000)).toISOString() });
+    });
+
+    it('is rebuilt for the broadcast live now when the observation belongs to the one before', async () => {
+      workers ??= await startWorkers(server.svc);
+      const { station, ingestToken } = await liveStation();
+      // The next show starts at T0 + 50 min, right after the first one.
+      const next = await insertBroadcast(server.svc.db, { stationId: station.id, startsAt: new Date(at(minutes(50))), endsAt: new Date(at(minutes(110))), items: RUNDOWN as never });
+      clock.set(at(minutes(50) + 5_000));
+      // Observed in the last second of the first show, reported five seconds into the next one.
+      const res = await ingest(server.url, station, ingestToken, { observedAt: at(minutes(50) - 1_000), artist: 'Queen', title: 'Bohemian Rhapsody' });
+      expect(res.body).to.deep.equal({ accepted: true, outcome: 'matched' });
+      const data = await onAirRow(station.id);
+      expect(data.broadcast.id).to.equal(next.broadcastId);
+      expect(data).to.deep.equal(JSON.parse(JSON.stringify(await computeOnAir(server.svc.db, station.id, clock.now()))));
     });
   });
 });
