@@ -50,11 +50,19 @@ export async function upsertFeedRow(
     .raw<{ rows: Array<{ seq: string | number }> }>(UPSERT_SQL, [row.stationId, row.stationId, row.kind, row.entry, JSON.stringify(row.data ?? null), now, now])
     .options({ name: 'feed_upsert_row' });
   if (result.rows.length === 0) throw new Error(`station ${row.stationId} does not exist`);
+  return feedRowWritten(tx, bus, row, Number(result.rows[0].seq), now);
+}
+
+/**
+ * For writers that upserted a feed row themselves inside a statement of their own (with the same
+ * seq bump as UPSERT_SQL, see nowPlaying/commands.ts): the message, published after commit.
+ */
+export function feedRowWritten(tx: Tx, bus: FeedBus, row: { stationId: string; kind: FeedKind; entry: string; data: unknown }, seq: number, now: Date): FeedMessage {
   const message: FeedMessage = {
     stationId: row.stationId,
     kind: row.kind,
     entry: row.entry,
-    seq: Number(result.rows[0].seq),
+    seq,
     deleted: false,
     data: row.data ?? null,
     updatedAt: now.toISOString(),

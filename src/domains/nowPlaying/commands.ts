@@ -3,7 +3,11 @@ import { newId } from '../../lib/ids.ts';
 import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
 import { fingerprintOf } from './bind.ts';
-import { upsertNowPlayingRow } from './feed.ts';
+import { NOW_PLAYING_ENTRY } from './feed.ts';
+import { presentNowPlaying } from './presenter.ts';
+import { feedRowWritten } from '../../feed/rows.ts';
+import type { Knex } from 'knex';
+import type { Tx } from '../../lib/db.ts';
 import {
   COLLAPSE_WINDOW_MS,
   FOLLOW_WAIT_MS,
@@ -12,8 +16,9 @@ import {
   type IngestResult,
   type ObservationInput,
   type ObservationRow,
+  type TrackRow,
 } from './model.ts';
-import { isLaterThan, lockForIngest, observationById } from './queries.ts';
+import { lockForIngest, observationById } from './queries.ts';
 
 // The ingest command: decisions.md's ordered outcome rules. Storage (rules 1–5) happens in one
 // transaction that holds the station's row lock, so concurrent retries and collapse candidates of one
@@ -59,38 +64,36 @@ export async function ingestObservation(svc: Services, station: Station, input: 
   const stored = await inTransaction<Stored>(svc.db, async (tx) => {
     const { lastReceived, latest } = await lockForIngest(tx.trx, station.id);
     if (lastReceived && collapses(lastReceived, input, receivedAt)) return { kind: 'existing', row: lastReceived };
-    const [row] = await tx
-      .trx<ObservationRow>('observations')
-      .insert({
-        id: newId(),
-        station_id: station.id,
-        event_id: input.eventId,
-        fingerprint,
-        artist: input.artist,
-        title: input.title,
-        album: input.album,
-        duration_seconds: input.durationSeconds,
-        artwork_url: input.artworkUrl,
-        source_track_id: input.sourceTrackId,
-        is_playing: input.isPlaying,
-        observed_at: input.observedAt,
-        received_at: receivedAt,
-        sort_at: input.observedAt ?? receivedAt,
-        // Rules 4 and 5 are final here; otherwise `recorded` stands until the worker has followed it.
-        outcome: input.isPlaying ? 'recorded' : 'not-playing',
-        accepted: true,
-        followed_at: pending ? null : receivedAt,
-      })
-      .onConflict(['station_id', 'event_id'])
-      .ignore()
-      .returning('*')
-      .options({ name: 'nowplaying_insert_observation' });
+    const values: ObservationInsert = {
+      id: newId(),
+      station_id: station.id,
+      event_id: input.eventId,
+      fingerprint,
+      artist: input.artist,
+      title: input.title,
+      album: input.album,
+      duration_seconds: input.durationSeconds,
+      artwork_url: input.artworkUrl,
+      source_track_id: input.sourceTrackId,
+      is_playing: input.isPlaying,
+      observed_at: input.observedAt,
+      received_at: receivedAt,
+      sort_at: input.observedAt ?? receivedAt,
+      // Rules 4 and 5 are final here; otherwise `recorded` stands until the worker has followed it.
+      outcome: input.isPlaying ? 'recorded' : 'not-playing',
+      accepted: true,
+      followed_at: pending ? null : receivedAt,
+    };
+    // The new row is stored after every other one, so it is the latest unless the latest one describes a later moment.
+    const shown = latest && latest.sort_at.getTime() > values.sort_at.getTime() ? latest : ({ ...values, receipt_seq: 0 } as TrackRow);
+    const nowPlaying = presentNowPlaying(station, shown, receivedAt);
+    const row = await insertWithNowPlayingRow(tx, values, nowPlaying, receivedAt);
     if (!row) {
       // Rule 1: this eventId was stored before; the unique constraint decided, the fingerprint tells retry from misuse.
       const existing = await tx.trx<ObservationRow>('observations').where({ station_id: station.id, event_id: input.eventId }).first();
       return existing && existing.fingerprint === fingerprint ? { kind: 'existing', row: existing } : { kind: 'conflict' };
     }
-    await upsertNowPlayingRow(tx, svc, station, latest && isLaterThan(latest, row) ? latest : row);
+    feedRowWritten(tx, svc.bus, { stationId: station.id, kind: 'now-playing', entry: NOW_PLAYING_ENTRY, data: nowPlaying }, row.feed_seq, receivedAt);
     return { kind: 'stored', row };
   });
 
@@ -103,6 +106,38 @@ export async function ingestObservation(svc: Services, station: Station, input: 
   // A retry or a collapsed repeat answers what its observation answers (waiting for its following too).
   if (stored.row.followed_at !== null) return resultOf(stored.row);
   return follow(svc, station.id, stored.row.id, deadline, false);
+}
+
+type ObservationInsert = Omit<ObservationRow, 'receipt_seq' | 'broadcast_id' | 'rundown_item_id' | 'score'>;
+const INSERT_COLUMNS = [
+  'id', 'station_id', 'event_id', 'fingerprint', 'artist', 'title', 'album', 'duration_seconds', 'artwork_url', 'source_track_id',
+  'is_playing', 'observed_at', 'received_at', 'sort_at', 'outcome', 'accepted', 'followed_at',
+] as const satisfies ReadonlyArray<keyof ObservationInsert>;
+
+// Rule 1's unique constraint decides a retry (no row comes back); a stored observation bumps the
+// station's feed seq and rewrites its `now-playing` row in the same statement — one round trip
+// instead of three (the seq bump and upsert are the ones of feed/rows.ts UPSERT_SQL).
+const INSERT_SQL = `
+  WITH ins AS (
+    INSERT INTO observations (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})
+    ON CONFLICT (station_id, event_id) DO NOTHING
+    RETURNING *
+  ), s AS (
+    UPDATE stations SET feed_seq = feed_seq + 1 WHERE id = ? AND EXISTS (SELECT 1 FROM ins) RETURNING feed_seq
+  ), f AS (
+    INSERT INTO feed_rows (station_id, kind, entry, data, deleted, seq, created_at, updated_at)
+    SELECT ?, 'now-playing', '${NOW_PLAYING_ENTRY}', ?::jsonb, false, s.feed_seq, ?, ? FROM s
+    ON CONFLICT (station_id, kind, entry) DO UPDATE
+      SET data = excluded.data, deleted = false, seq = excluded.seq, updated_at = excluded.updated_at
+    RETURNING seq
+  )
+  SELECT ins.*, (SELECT seq FROM f) AS feed_seq FROM ins`;
+
+async function insertWithNowPlayingRow(tx: Tx, values: ObservationInsert, nowPlaying: unknown, now: Date): Promise<(ObservationRow & { feed_seq: number }) | null> {
+  const bindings = [...INSERT_COLUMNS.map((column) => values[column]), values.station_id, values.station_id, JSON.stringify(nowPlaying), now, now];
+  const result = await tx.trx.raw<{ rows: Array<ObservationRow & { feed_seq: string }> }>(INSERT_SQL, bindings as Knex.RawBinding[]).options({ name: 'nowplaying_insert_observation' });
+  const row = result.rows[0];
+  return row ? { ...row, feed_seq: Number(row.feed_seq) } : null;
 }
 
 /**
