@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { Services } from '../../services.ts';
 import { inTransaction } from '../../lib/db.ts';
 import { upsertFeedRow } from '../../feed/rows.ts';
-import { buildOnAir, refreshOnAirIn, type FollowedObservation, type LiveBroadcast } from '../schedule/onair.ts';
+import { buildOnAir, FOLLOWED_LOOKBACK_MS, refreshOnAirIn, type FollowedObservation, type LiveBroadcast } from '../schedule/onair.ts';
 import { CURRENT_ENTRY, lockStation } from '../schedule/feed.ts';
 import { MAX_BROADCAST_MS, type RundownItemRow } from '../schedule/model.ts';
 import type { OnAir } from '../schedule/schemas.ts';
@@ -81,7 +81,8 @@ const FOLLOWED = (outcomes: string) => `
   SELECT json_build_object('rundown_item_id', rundown_item_id, 'outcome', outcome,
                            'at_ms', (extract(epoch FROM sort_at) * 1000)::float8, 'seq', receipt_seq::text)
     FROM observations
-   WHERE broadcast_id = b.id AND rundown_item_id IS NOT NULL AND outcome IN (${outcomes})
+   WHERE station_id = o.station_id AND broadcast_id = b.id AND rundown_item_id IS NOT NULL AND outcome IN (${outcomes})
+     AND sort_at >= b.starts_at - make_interval(secs => ${FOLLOWED_LOOKBACK_MS / 1000})
    ORDER BY sort_at DESC, receipt_seq DESC LIMIT 1`;
 
 /**

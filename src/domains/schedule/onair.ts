@@ -16,17 +16,21 @@ export interface FollowedObservation {
 }
 
 /** The newest observation of a broadcast that rundown following tied to an item, optionally of given outcomes. */
-async function latestFollowed(db: Knex | Knex.Transaction, broadcastId: string, outcomes: string[]): Promise<FollowedObservation | null> {
-  // observations_followed_idx: the newest followed observation of a broadcast without a sort.
+async function latestFollowed(db: Knex | Knex.Transaction, stationId: string, broadcast: { id: string; starts_at: Date }, outcomes: string[]): Promise<FollowedObservation | null> {
   const row = await db('observations')
-    .where({ broadcast_id: broadcastId })
+    .where({ station_id: stationId, broadcast_id: broadcast.id })
     .whereNotNull('rundown_item_id')
     .whereIn('outcome', outcomes)
+    // Lower bound on the indexed sort key: an observation followed against this broadcast was made during it.
+    .andWhere('sort_at', '>=', new Date(broadcast.starts_at.getTime() - FOLLOWED_LOOKBACK_MS))
     .orderBy([{ column: 'sort_at', order: 'desc' }, { column: 'receipt_seq', order: 'desc' }])
     .first<FollowedObservation | undefined>('rundown_item_id', 'outcome', 'sort_at as at')
     .options({ name: `onair_latest_followed_${outcomes.length}` });
   return row ?? null;
 }
+
+/** How far before its broadcast's start an observation followed against it may lie (the index bound above). */
+export const FOLLOWED_LOOKBACK_MS = 3600_000;
 
 /**
  * The planned item at `at` (the latest-starting one whose planned slot covers `at`), and the instant
@@ -98,8 +102,8 @@ export async function computeOnAir(db: Knex | Knex.Transaction, stationId: strin
   const current = await liveBroadcast(db, stationId, at);
   if (!current) return null;
   const items = await rundownOf(db, current.row.id);
-  const followed = items.length ? await latestFollowed(db, current.row.id, ['matched', 'uncertain']) : null;
-  const matched = followed?.outcome === 'matched' ? followed : followed ? await latestFollowed(db, current.row.id, ['matched']) : null;
+  const followed = items.length ? await latestFollowed(db, stationId, current.row, ['matched', 'uncertain']) : null;
+  const matched = followed?.outcome === 'matched' ? followed : followed ? await latestFollowed(db, stationId, current.row, ['matched']) : null;
   return buildOnAir(current, items, at, followed, matched);
 }
 
