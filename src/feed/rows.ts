@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import type { Db, Tx } from '../lib/db.ts';
 import type { FeedBus, FeedMessage } from './bus.ts';
 import type { FeedKind } from './names.ts';
@@ -28,16 +29,35 @@ function publishAfterCommit(tx: Tx, bus: FeedBus, message: FeedMessage): void {
   tx.afterCommit(() => bus.publish(message));
 }
 
-// The next seq and the row in one statement (one round trip): the UPDATE takes the station's row lock,
-// which serialises feed writes of one station, so seq order is commit order. A named (prepared)
-// statement: Postgres plans it once per connection.
-const UPSERT_SQL = `
-  WITH s AS (UPDATE stations SET feed_seq = feed_seq + 1 WHERE id = ? RETURNING feed_seq)
-  INSERT INTO feed_rows (station_id, kind, entry, data, deleted, seq, created_at, updated_at)
-  SELECT ?, ?, ?, ?::jsonb, false, s.feed_seq, ?, ? FROM s
-  ON CONFLICT (station_id, kind, entry) DO UPDATE
-    SET data = excluded.data, deleted = false, seq = excluded.seq, updated_at = excluded.updated_at
-  RETURNING seq`;
+/**
+ * Two CTEs that take the station's next seq (`bump`) and upsert one feed row with it (`feed`, returning
+ * `seq`): one round trip. The UPDATE takes the station's row lock, which serialises feed writes of one
+ * station, so seq order is commit order. `when` is an SQL condition that must hold for anything to be
+ * written (writers that put the CTEs in a statement of their own, e.g. nowPlaying/commands.ts).
+ * Bindings: `feedRowBindings`.
+ */
+export const feedRowCtes = (when = 'true'): string => `
+  bump AS (UPDATE stations SET feed_seq = feed_seq + 1 WHERE id = ? AND ${when} RETURNING feed_seq),
+  feed AS (
+    INSERT INTO feed_rows (station_id, kind, entry, data, deleted, seq, created_at, updated_at)
+    SELECT ?, ?, ?, ?::jsonb, false, bump.feed_seq, ?, ? FROM bump
+    ON CONFLICT (station_id, kind, entry) DO UPDATE
+      SET data = excluded.data, deleted = false, seq = excluded.seq, updated_at = excluded.updated_at
+    RETURNING seq
+  )`;
+
+export const feedRowBindings = (row: { stationId: string; kind: FeedKind; entry: string; data: unknown }, now: Date): unknown[] => [
+  row.stationId,
+  row.stationId,
+  row.kind,
+  row.entry,
+  JSON.stringify(row.data ?? null),
+  now,
+  now,
+];
+
+// A named (prepared) statement: Postgres plans it once per connection.
+const UPSERT_SQL = `WITH ${feedRowCtes()} SELECT seq FROM feed`;
 
 /** Creates or replaces the feed row (kind, entry) of a station; published on the bus after commit. */
 export async function upsertFeedRow(
@@ -47,15 +67,15 @@ export async function upsertFeedRow(
 ): Promise<FeedMessage> {
   const now = row.now ?? new Date();
   const result = await tx.trx
-    .raw<{ rows: Array<{ seq: string | number }> }>(UPSERT_SQL, [row.stationId, row.stationId, row.kind, row.entry, JSON.stringify(row.data ?? null), now, now])
+    .raw<{ rows: Array<{ seq: string | number }> }>(UPSERT_SQL, feedRowBindings(row, now) as Knex.RawBinding[])
     .options({ name: 'feed_upsert_row' });
   if (result.rows.length === 0) throw new Error(`station ${row.stationId} does not exist`);
   return feedRowWritten(tx, bus, row, Number(result.rows[0].seq), now);
 }
 
 /**
- * For writers that upserted a feed row themselves inside a statement of their own (with the same
- * seq bump as UPSERT_SQL, see nowPlaying/commands.ts): the message, published after commit.
+ * For writers that upserted a feed row inside a statement of their own (`feedRowCtes`): the message,
+ * published after commit.
  */
 export function feedRowWritten(tx: Tx, bus: FeedBus, row: { stationId: string; kind: FeedKind; entry: string; data: unknown }, seq: number, now: Date): FeedMessage {
   const message: FeedMessage = {

@@ -5,7 +5,8 @@ import type { Station } from '../stations/model.ts';
 import { fingerprintOf } from './bind.ts';
 import { NOW_PLAYING_ENTRY } from './feed.ts';
 import { presentNowPlaying } from './presenter.ts';
-import { feedRowWritten } from '../../feed/rows.ts';
+import { feedRowBindings, feedRowCtes, feedRowWritten } from '../../feed/rows.ts';
+import type { NowPlaying } from './schemas.ts';
 import type { Knex } from 'knex';
 import type { Tx } from '../../lib/db.ts';
 import {
@@ -115,26 +116,19 @@ const INSERT_COLUMNS = [
 ] as const satisfies ReadonlyArray<keyof ObservationInsert>;
 
 // Rule 1's unique constraint decides a retry (no row comes back); a stored observation bumps the
-// station's feed seq and rewrites its `now-playing` row in the same statement — one round trip
-// instead of three (the seq bump and upsert are the ones of feed/rows.ts UPSERT_SQL).
+// station's feed seq and rewrites its `now-playing` row in the same statement (feed/rows.ts
+// `feedRowCtes`) — one round trip instead of three.
 const INSERT_SQL = `
   WITH ins AS (
     INSERT INTO observations (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})
     ON CONFLICT (station_id, event_id) DO NOTHING
     RETURNING *
-  ), s AS (
-    UPDATE stations SET feed_seq = feed_seq + 1 WHERE id = ? AND EXISTS (SELECT 1 FROM ins) RETURNING feed_seq
-  ), f AS (
-    INSERT INTO feed_rows (station_id, kind, entry, data, deleted, seq, created_at, updated_at)
-    SELECT ?, 'now-playing', '${NOW_PLAYING_ENTRY}', ?::jsonb, false, s.feed_seq, ?, ? FROM s
-    ON CONFLICT (station_id, kind, entry) DO UPDATE
-      SET data = excluded.data, deleted = false, seq = excluded.seq, updated_at = excluded.updated_at
-    RETURNING seq
-  )
-  SELECT ins.*, (SELECT seq FROM f) AS feed_seq FROM ins`;
+  ), ${feedRowCtes('EXISTS (SELECT 1 FROM ins)')}
+  SELECT ins.*, (SELECT seq FROM feed) AS feed_seq FROM ins`;
 
-async function insertWithNowPlayingRow(tx: Tx, values: ObservationInsert, nowPlaying: unknown, now: Date): Promise<(ObservationRow & { feed_seq: number }) | null> {
-  const bindings = [...INSERT_COLUMNS.map((column) => values[column]), values.station_id, values.station_id, JSON.stringify(nowPlaying), now, now];
+async function insertWithNowPlayingRow(tx: Tx, values: ObservationInsert, nowPlaying: NowPlaying, now: Date): Promise<(ObservationRow & { feed_seq: number }) | null> {
+  const feedRow = { stationId: values.station_id, kind: 'now-playing' as const, entry: NOW_PLAYING_ENTRY, data: nowPlaying };
+  const bindings = [...INSERT_COLUMNS.map((column) => values[column]), ...feedRowBindings(feedRow, now)];
   const result = await tx.trx.raw<{ rows: Array<ObservationRow & { feed_seq: string }> }>(INSERT_SQL, bindings as Knex.RawBinding[]).options({ name: 'nowplaying_insert_observation' });
   const row = result.rows[0];
   return row ? { ...row, feed_seq: Number(row.feed_seq) } : null;

@@ -49,10 +49,6 @@ export async function lockForIngest(trx: Knex, stationId: string): Promise<{ las
   return { lastReceived: reviveRow<ObservationRow>(row?.last_received ?? null), latest: reviveRow<TrackRow>(row?.latest ?? null) };
 }
 
-/** Whether `a` comes after `b` in the "latest" order: observedAt (receipt when absent), then receipt. */
-export const isLaterThan = (a: Pick<TrackRow, 'sort_at' | 'receipt_seq'>, b: Pick<TrackRow, 'sort_at' | 'receipt_seq'>): boolean =>
-  a.sort_at.getTime() > b.sort_at.getTime() || (a.sort_at.getTime() === b.sort_at.getTime() && Number(a.receipt_seq) > Number(b.receipt_seq));
-
 export async function observationById(db: Knex, id: string): Promise<ObservationRow | null> {
   return (await db<ObservationRow>('observations').where({ id }).first().options({ name: 'nowplaying_observation_by_id' })) ?? null;
 }

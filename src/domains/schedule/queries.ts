@@ -50,16 +50,17 @@ async function resolve(db: Q, rows: JoinedRow[]): Promise<ResolvedBroadcast[]> {
   const byProgram = await programPresenters(db, [...new Set(rows.filter((r) => r.presenter_ids === null).map((r) => r.program_id))]);
   const overrides = await presentersById(db, [...new Set(rows.flatMap((r) => r.presenter_ids ?? []))]);
   return rows.map((row) => {
-    const { program_title, program_profile_id, program_updated_at, ...broadcast } = row;
     const presenters = row.presenter_ids === null
       ? byProgram.get(row.program_id) ?? []
       : row.presenter_ids.map((id) => overrides.get(id)).filter((p): p is PresenterRef => p !== undefined);
-    return {
-      row: broadcast,
-      program: { id: row.program_id, title: program_title, profileId: program_profile_id, updatedAt: program_updated_at },
-      presenters,
-    };
+    return { ...splitJoined(row), presenters };
   });
+}
+
+/** A joined row as the broadcast row and what listeners see of its program. */
+function splitJoined(row: JoinedRow): Omit<ResolvedBroadcast, 'presenters'> {
+  const { program_title, program_profile_id, program_updated_at, ...broadcast } = row;
+  return { row: broadcast, program: { id: row.program_id, title: program_title, profileId: program_profile_id, updatedAt: program_updated_at } };
 }
 
 function joined(db: Q, stationId: string) {
@@ -86,13 +87,12 @@ export async function broadcastsOverlapping(db: Q, stationId: string, start: Dat
 }
 
 /**
- * The broadcast on air at `at`: published, not cancelled, startsAt <= at < endsAt. When broadcasts
- * overlap, the one that started last is on air (it interrupts the earlier one).
+ * The joined row of the broadcast on air at `at`: published, not cancelled, startsAt <= at < endsAt.
+ * When broadcasts overlap, the one that started last is on air (it interrupts the earlier one).
+ * A named (prepared) statement: the on-air row is rebuilt after every matched observation.
  */
-/** The published, non-cancelled broadcast covering `at` with its program, without presenters (the on-air row needs none). */
-export async function liveBroadcast(db: Q, stationId: string, at: Date): Promise<Omit<ResolvedBroadcast, 'presenters'> | null> {
-  // A named (prepared) statement: the on-air row is rebuilt after every matched observation.
-  const [row] = await joined(db, stationId)
+async function onAirRow(db: Q, stationId: string, at: Date): Promise<JoinedRow[]> {
+  return joined(db, stationId)
     .andWhere('b.published', true)
     .andWhere('b.cancelled', false)
     .andWhere('b.starts_at', '<=', at)
@@ -101,23 +101,18 @@ export async function liveBroadcast(db: Q, stationId: string, at: Date): Promise
     .orderBy([{ column: 'b.starts_at', order: 'desc' }, { column: 'b.id', order: 'desc' }])
     .limit(1)
     .options({ name: 'schedule_live_broadcast' });
-  if (!row) return null;
-  const { program_title, program_profile_id, program_updated_at, ...broadcast } = row;
-  return { row: broadcast, program: { id: row.program_id, title: program_title, profileId: program_profile_id, updatedAt: program_updated_at } };
 }
 
+/** The broadcast on air at `at` with its program and presenters. */
 export async function broadcastOnAir(db: Q, stationId: string, at: Date): Promise<ResolvedBroadcast | null> {
-  const live = await liveBroadcast(db, stationId, at);
-  if (!live) return null;
-  const presenters = live.row.presenter_ids === null
-    ? (await programPresenters(db, [live.row.program_id])).get(live.row.program_id) ?? []
-    : await presentersInOrder(db, live.row.presenter_ids);
-  return { ...live, presenters };
+  const [resolved] = await resolve(db, await onAirRow(db, stationId, at));
+  return resolved ?? null;
 }
 
-async function presentersInOrder(db: Q, ids: string[]): Promise<PresenterRef[]> {
-  const byId = await presentersById(db, ids);
-  return ids.map((id) => byId.get(id)).filter((p): p is PresenterRef => p !== undefined);
+/** The broadcast on air at `at` with its program, without presenters (the on-air feed row needs none). */
+export async function liveBroadcast(db: Q, stationId: string, at: Date): Promise<Omit<ResolvedBroadcast, 'presenters'> | null> {
+  const [row] = await onAirRow(db, stationId, at);
+  return row ? splitJoined(row) : null;
 }
 
 export interface ProgramWithDetails {
