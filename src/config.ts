@@ -105,13 +105,16 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const nodeEnv = str(env, 'NODE_ENV', 'development');
   const secret = str(env, 'WAVELINE_SECRET', nodeEnv === 'production' ? '' : 'waveline-development-secret');
   if (secret.length < 16) throw new ConfigError('WAVELINE_SECRET must be set to at least 16 characters in production');
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const gatewayPort = int(env, 'GATEWAY_PORT', 3001, 0, 65535);
   const config: Config = {
     databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/waveline', ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379/0', ['redis:', 'rediss:']),
-    port: int(env, 'PORT', 3000, 0, 65535),
-    gatewayPort: int(env, 'GATEWAY_PORT', 3001, 0, 65535),
-    publicBaseUrl: url(env, 'PUBLIC_BASE_URL', 'http://localhost:3000', ['http:', 'https:']),
-    realtimePublicUrl: url(env, 'REALTIME_PUBLIC_URL', 'ws://localhost:3001', ['ws:', 'wss:']),
+    port,
+    gatewayPort,
+    // The defaults follow the ports, so `PORT=8080 npm start` prints and links addresses that answer.
+    publicBaseUrl: url(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`, ['http:', 'https:']),
+    realtimePublicUrl: url(env, 'REALTIME_PUBLIC_URL', `ws://localhost:${gatewayPort}`, ['ws:', 'wss:']),
     adminToken: str(env, 'WAVELINE_ADMIN_TOKEN', ''),
     secret,
     logLevel,

@@ -1,0 +1,23 @@
+import { expect } from 'chai';
+import { ConfigError, loadConfig } from '../../src/config.ts';
+
+describe('configuration', () => {
+  it('public addresses default to the ports the roles listen on', () => {
+    const plain = loadConfig({});
+    expect(plain.publicBaseUrl).to.equal('http://localhost:3000');
+    expect(plain.realtimePublicUrl).to.equal('ws://localhost:3001');
+    const moved = loadConfig({ PORT: '8080', GATEWAY_PORT: '8081' });
+    expect(moved.publicBaseUrl).to.equal('http://localhost:8080');
+    expect(moved.realtimePublicUrl).to.equal('ws://localhost:8081');
+  });
+
+  it('explicit public addresses win over the ports, without a trailing slash', () => {
+    const config = loadConfig({ PORT: '8080', PUBLIC_BASE_URL: 'https://radio.example/', REALTIME_PUBLIC_URL: 'wss://live.radio.example' });
+    expect(config.publicBaseUrl).to.equal('https://radio.example');
+    expect(config.realtimePublicUrl).to.equal('wss://live.radio.example');
+  });
+
+  it('rejects a public address with the wrong scheme', () => {
+    expect(() => loadConfig({ REALTIME_PUBLIC_URL: 'https://live.example' })).to.throw(ConfigError, /REALTIME_PUBLIC_URL/);
+  });
+});
