@@ -1,4 +1,5 @@
 import { inTransaction } from '../../lib/db.ts';
+import { NotFoundError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
@@ -31,7 +32,8 @@ const RECORDED: IngestResult = { accepted: true, outcome: 'recorded' };
 type Stored =
   | { kind: 'stored'; row: ObservationRow }
   | { kind: 'existing'; row: ObservationRow }
-  | { kind: 'conflict' };
+  | { kind: 'conflict' }
+  | { kind: 'gone' };
 
 const sameTrack = (row: ObservationRow, input: ObservationInput): boolean =>
   row.artist === input.artist && row.title === input.title && row.album === input.album && row.is_playing === input.isPlaying;
@@ -63,7 +65,9 @@ export async function ingestObservation(svc: Services, station: Station, input: 
   const fingerprint = fingerprintOf(input);
   const pending = input.isPlaying && station.rundownFollowing;
   const stored = await inTransaction<Stored>(svc.db, async (tx) => {
-    const { lastReceived, latest } = await lockForIngest(tx.trx, station.id);
+    const context = await lockForIngest(tx.trx, station.id);
+    if (!context) return { kind: 'gone' };
+    const { lastReceived, latest } = context;
     if (lastReceived && collapses(lastReceived, input, receivedAt)) return { kind: 'existing', row: lastReceived };
     const values: ObservationInsert = {
       id: newId(),
@@ -99,6 +103,7 @@ export async function ingestObservation(svc: Services, station: Station, input: 
   });
 
   if (stored.kind === 'conflict') return REJECTED;
+  if (stored.kind === 'gone') throw new NotFoundError('Station not found.');
   if (stored.kind === 'stored') {
     if (station.artworkLookup && input.artworkUrl === null && input.title !== null) requestArtwork(svc, stored.row.id);
     if (!pending) return resultOf(stored.row);

@@ -29,22 +29,23 @@ function reviveRow<T>(json: Record<string, unknown> | null): T | null {
 }
 
 /**
- * Locks the station row for an ingest (so one station's observations are decided one at a time) and
- * reads, in the same round trip, the most recently received observation (the collapse rule) and the
- * latest one (the now-playing row).
+ * Locks the station row for an ingest (so one station's observations are decided one at a time), then
+ * reads the most recently received observation (the collapse rule) and the latest one (the now-playing
+ * row). Two statements on purpose: in READ COMMITTED a statement reads with the snapshot it started
+ * with, so a read in the locking statement itself would not see what the previous lock holder committed
+ * while this one waited (concurrent identical payloads would each miss the others and all be stored).
+ * Returns null when the station is gone.
  */
-export async function lockForIngest(trx: Knex, stationId: string): Promise<{ lastReceived: ObservationRow | null; latest: TrackRow | null }> {
+export async function lockForIngest(trx: Knex, stationId: string): Promise<{ lastReceived: ObservationRow | null; latest: TrackRow | null } | null> {
+  const locked = await trx.raw<{ rows: unknown[] }>('SELECT 1 FROM stations WHERE id = ? FOR UPDATE', [stationId]).options({ name: 'nowplaying_lock_station' });
+  if (locked.rows.length === 0) return null;
   const result = await trx.raw<{ rows: Array<{ last_received: Record<string, unknown> | null; latest: Record<string, unknown> | null }> }>(
-    `SELECT to_jsonb(r) AS last_received, to_jsonb(l) AS latest
-       FROM stations s
-       LEFT JOIN LATERAL (SELECT * FROM observations WHERE station_id = s.id ORDER BY receipt_seq DESC LIMIT 1) r ON true
-       LEFT JOIN LATERAL (
-         SELECT ${TRACK_COLUMNS.join(', ')} FROM observations WHERE station_id = s.id ORDER BY sort_at DESC, receipt_seq DESC LIMIT 1
-       ) l ON true
-      WHERE s.id = ?
-        FOR UPDATE OF s`,
-    [stationId],
-  ).options({ name: 'nowplaying_lock_for_ingest' });
+    `SELECT (SELECT to_jsonb(r) FROM (SELECT * FROM observations WHERE station_id = ? ORDER BY receipt_seq DESC LIMIT 1) r) AS last_received,
+            (SELECT to_jsonb(l) FROM (
+               SELECT ${TRACK_COLUMNS.join(', ')} FROM observations WHERE station_id = ? ORDER BY sort_at DESC, receipt_seq DESC LIMIT 1
+             ) l) AS latest`,
+    [stationId, stationId],
+  ).options({ name: 'nowplaying_ingest_context' });
   const row = result.rows[0];
   return { lastReceived: reviveRow<ObservationRow>(row?.last_received ?? null), latest: reviveRow<TrackRow>(row?.latest ?? null) };
 }

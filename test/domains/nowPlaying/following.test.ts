@@ -218,6 +218,14 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
       expect(await stored(station.id), 'received 30 s after the last stored one').to.have.length(2);
     });
 
+    it('20 simultaneous identical payloads collapse into one row and all get the same response', async () => {
+      const { station, ingestToken } = await liveStation();
+      const replies = await Promise.all(Array.from({ length: 20 }, () => ingest(server.url, station, ingestToken, track)));
+      expect(replies.map((r) => r.status)).to.deep.equal(Array(20).fill(200));
+      expect(new Set(replies.map((r) => JSON.stringify(r.body)))).to.deep.equal(new Set([JSON.stringify({ accepted: true, outcome: 'matched' })]));
+      expect(await stored(station.id)).to.have.length(1);
+    });
+
     it('does not collapse across a different album or play state, or when either side has an eventId', async () => {
       const { station, ingestToken } = await liveStation();
       await ingest(server.url, station, ingestToken, track);
