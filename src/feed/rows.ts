@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db, Tx } from '../lib/db.ts';
+import { numbered, type Statement } from '../lib/pipeline.ts';
 import type { FeedBus, FeedMessage } from './bus.ts';
 import type { FeedKind } from './names.ts';
 
@@ -25,7 +26,7 @@ async function nextSeq(tx: Tx, stationId: string): Promise<number> {
   return Number(row.feed_seq);
 }
 
-function publishAfterCommit(tx: Tx, bus: FeedBus, message: FeedMessage): void {
+function publishAfterCommit(tx: Pick<Tx, 'afterCommit'>, bus: FeedBus, message: FeedMessage): void {
   tx.afterCommit(() => bus.publish(message));
 }
 
@@ -46,7 +47,15 @@ export const feedRowCtes = (when = 'true'): string => `
     RETURNING seq
   )`;
 
-export const feedRowBindings = (row: { stationId: string; kind: FeedKind; entry: string; data: unknown }, now: Date): unknown[] => [
+/** One feed row as a writer describes it. */
+export interface FeedRowInput {
+  stationId: string;
+  kind: FeedKind;
+  entry: string;
+  data: unknown;
+}
+
+export const feedRowBindings = (row: FeedRowInput, now: Date): unknown[] => [
   row.stationId,
   row.stationId,
   row.kind,
@@ -58,6 +67,12 @@ export const feedRowBindings = (row: { stationId: string; kind: FeedKind; entry:
 
 // A named (prepared) statement: Postgres plans it once per connection.
 const UPSERT_SQL = `WITH ${feedRowCtes()} SELECT seq FROM feed`;
+
+/** The upsert as a statement for a pipelined transaction (lib/pipeline.ts); it answers one row with `seq`. */
+export function feedRowUpsertStatement(row: FeedRowInput, now: Date): Statement {
+  return { name: 'feed_upsert_row_pipelined', text: UPSERT_SQL_NUMBERED, values: feedRowBindings(row, now) };
+}
+const UPSERT_SQL_NUMBERED = numbered(UPSERT_SQL);
 
 /** Creates or replaces the feed row (kind, entry) of a station; published on the bus after commit. */
 export async function upsertFeedRow(
@@ -73,20 +88,17 @@ export async function upsertFeedRow(
   return feedRowWritten(tx, bus, row, Number(result.rows[0].seq), now);
 }
 
+/** The bus message of a feed row written with `seq` (for writers that publish it themselves, after commit). */
+export function feedMessage(row: FeedRowInput, seq: number, now: Date): FeedMessage {
+  return { stationId: row.stationId, kind: row.kind, entry: row.entry, seq, deleted: false, data: row.data ?? null, updatedAt: now.toISOString() };
+}
+
 /**
  * For writers that upserted a feed row inside a statement of their own (`feedRowCtes`): the message,
  * published after commit.
  */
-export function feedRowWritten(tx: Tx, bus: FeedBus, row: { stationId: string; kind: FeedKind; entry: string; data: unknown }, seq: number, now: Date): FeedMessage {
-  const message: FeedMessage = {
-    stationId: row.stationId,
-    kind: row.kind,
-    entry: row.entry,
-    seq,
-    deleted: false,
-    data: row.data ?? null,
-    updatedAt: now.toISOString(),
-  };
+export function feedRowWritten(tx: Pick<Tx, 'afterCommit'>, bus: FeedBus, row: FeedRowInput, seq: number, now: Date): FeedMessage {
+  const message = feedMessage(row, seq, now);
   publishAfterCommit(tx, bus, message);
   return message;
 }

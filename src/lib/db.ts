@@ -12,7 +12,10 @@ pg.types.setTypeParser(1700, (value: string) => Number(value));
 export function createDb(databaseUrl: string, pool: { min?: number; max?: number } = {}): Db {
   return knex({
     client: 'pg',
-    connection: databaseUrl,
+    // Pipeline mode: statements queued on one connection are written without waiting for the answer
+    // before (lib/pipeline.ts batches the hot paths' statements). One statement at a time, as knex
+    // sends them, behaves exactly as without it.
+    connection: { connectionString: databaseUrl, pipeline: true } as Knex.PgConnectionConfig,
     pool: { min: pool.min ?? 0, max: pool.max ?? 10 },
   });
 }

@@ -1,4 +1,3 @@
-import { inTransaction } from '../../lib/db.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Services } from '../../services.ts';
@@ -6,10 +5,9 @@ import type { Station } from '../stations/model.ts';
 import { fingerprintOf } from './bind.ts';
 import { NOW_PLAYING_ENTRY } from './feed.ts';
 import { presentNowPlaying } from './presenter.ts';
-import { feedRowBindings, feedRowCtes, feedRowWritten } from '../../feed/rows.ts';
-import type { NowPlaying } from './schemas.ts';
-import type { Knex } from 'knex';
-import type { Tx } from '../../lib/db.ts';
+import type { FeedMessage } from '../../feed/bus.ts';
+import { feedMessage, feedRowBindings, feedRowCtes, type FeedRowInput } from '../../feed/rows.ts';
+import { numbered, pipelinedTransaction, type Statement } from '../../lib/pipeline.ts';
 import {
   COLLAPSE_WINDOW_MS,
   FOLLOW_WAIT_MS,
@@ -20,7 +18,7 @@ import {
   type ObservationRow,
   type TrackRow,
 } from './model.ts';
-import { lockForIngest, observationById } from './queries.ts';
+import { ingestContextOf, ingestContextStatements, observationById } from './queries.ts';
 
 // The ingest command: decisions.md's ordered outcome rules. Storage (rules 1–5) happens in one
 // transaction that holds the station's row lock, so concurrent retries and collapse candidates of one
@@ -30,9 +28,10 @@ const REJECTED: IngestResult = { accepted: false, outcome: 'rejected' };
 const RECORDED: IngestResult = { accepted: true, outcome: 'recorded' };
 
 type Stored =
-  | { kind: 'stored'; row: ObservationRow }
+  | { kind: 'stored'; row: ObservationRow; message: FeedMessage }
   | { kind: 'existing'; row: ObservationRow }
   | { kind: 'conflict' }
+  | { kind: 'duplicate' }
   | { kind: 'gone' };
 
 const sameTrack = (row: ObservationRow, input: ObservationInput): boolean =>
@@ -64,10 +63,12 @@ export async function ingestObservation(svc: Services, station: Station, input: 
 
   const fingerprint = fingerprintOf(input);
   const pending = input.isPlaying && station.rundownFollowing;
-  const stored = await inTransaction<Stored>(svc.db, async (tx) => {
-    const context = await lockForIngest(tx.trx, station.id);
+  // Two round trips: lock + read, then insert + COMMIT (lib/pipeline.ts).
+  let stored = await pipelinedTransaction<Stored>(svc.db, async (tx) => {
+    const context = ingestContextOf(await tx.send(ingestContextStatements(station.id)));
     if (!context) return { kind: 'gone' };
     const { lastReceived, latest } = context;
+    // Nothing written: the transaction is rolled back.
     if (lastReceived && collapses(lastReceived, input, receivedAt)) return { kind: 'existing', row: lastReceived };
     const values: ObservationInsert = {
       id: newId(),
@@ -92,19 +93,25 @@ export async function ingestObservation(svc: Services, station: Station, input: 
     // The new row is stored after every other one, so it is the latest unless the latest one describes a later moment.
     const shown = latest && latest.sort_at.getTime() > values.sort_at.getTime() ? latest : ({ ...values, receipt_seq: 0 } as TrackRow);
     const nowPlaying = presentNowPlaying(station, shown, receivedAt);
-    const row = await insertWithNowPlayingRow(tx, values, nowPlaying, receivedAt);
-    if (!row) {
-      // Rule 1: this eventId was stored before; the unique constraint decided, the fingerprint tells retry from misuse.
-      const existing = await tx.trx<ObservationRow>('observations').where({ station_id: station.id, event_id: input.eventId }).first();
-      return existing && existing.fingerprint === fingerprint ? { kind: 'existing', row: existing } : { kind: 'conflict' };
-    }
-    feedRowWritten(tx, svc.bus, { stationId: station.id, kind: 'now-playing', entry: NOW_PLAYING_ENTRY, data: nowPlaying }, row.feed_seq, receivedAt);
-    return { kind: 'stored', row };
+    const feedRow = { stationId: station.id, kind: 'now-playing' as const, entry: NOW_PLAYING_ENTRY, data: nowPlaying };
+    const [inserted] = await tx.commit([insertStatement(values, feedRow, receivedAt)]);
+    const row = inserted[0] as unknown as (ObservationRow & { feed_seq: number }) | undefined;
+    // Rule 1: this eventId was stored before (the unique constraint decided); its row is read below.
+    if (!row) return { kind: 'duplicate' };
+    return { kind: 'stored', row, message: feedMessage(feedRow, Number(row.feed_seq), receivedAt) };
   });
 
+  if (stored.kind === 'duplicate') {
+    // Read once this transaction's connection is back in the pool (a burst of retries must not wait for a second one).
+    const existing = await svc.db<ObservationRow>('observations').where({ station_id: station.id, event_id: input.eventId }).first();
+    // The fingerprint tells a retry from misuse of the eventId.
+    stored = existing && existing.fingerprint === fingerprint ? { kind: 'existing', row: existing } : { kind: 'conflict' };
+  }
   if (stored.kind === 'conflict') return REJECTED;
   if (stored.kind === 'gone') throw new NotFoundError('Station not found.');
   if (stored.kind === 'stored') {
+    // Committed: the now-playing row goes out before rundown following starts.
+    await svc.bus.publish(stored.message);
     if (station.artworkLookup && input.artworkUrl === null && input.title !== null) requestArtwork(svc, stored.row.id);
     if (!pending) return resultOf(stored.row);
     return follow(svc, station.id, stored.row.id, deadline, true);
@@ -122,21 +129,17 @@ const INSERT_COLUMNS = [
 
 // Rule 1's unique constraint decides a retry (no row comes back); a stored observation bumps the
 // station's feed seq and rewrites its `now-playing` row in the same statement (feed/rows.ts
-// `feedRowCtes`) — one round trip instead of three.
-const INSERT_SQL = `
+// `feedRowCtes`) — one statement instead of three.
+const INSERT_SQL = numbered(`
   WITH ins AS (
     INSERT INTO observations (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})
     ON CONFLICT (station_id, event_id) DO NOTHING
     RETURNING *
   ), ${feedRowCtes('EXISTS (SELECT 1 FROM ins)')}
-  SELECT ins.*, (SELECT seq FROM feed) AS feed_seq FROM ins`;
+  SELECT ins.*, (SELECT seq FROM feed) AS feed_seq FROM ins`);
 
-async function insertWithNowPlayingRow(tx: Tx, values: ObservationInsert, nowPlaying: NowPlaying, now: Date): Promise<(ObservationRow & { feed_seq: number }) | null> {
-  const feedRow = { stationId: values.station_id, kind: 'now-playing' as const, entry: NOW_PLAYING_ENTRY, data: nowPlaying };
-  const bindings = [...INSERT_COLUMNS.map((column) => values[column]), ...feedRowBindings(feedRow, now)];
-  const result = await tx.trx.raw<{ rows: Array<ObservationRow & { feed_seq: string }> }>(INSERT_SQL, bindings as Knex.RawBinding[]).options({ name: 'nowplaying_insert_observation' });
-  const row = result.rows[0];
-  return row ? { ...row, feed_seq: Number(row.feed_seq) } : null;
+function insertStatement(values: ObservationInsert, feedRow: FeedRowInput, now: Date): Statement {
+  return { name: 'nowplaying_insert_observation', text: INSERT_SQL, values: [...INSERT_COLUMNS.map((column) => values[column]), ...feedRowBindings(feedRow, now)] };
 }
 
 /**

@@ -1,14 +1,14 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { Knex } from 'knex';
 import type { Services } from '../../services.ts';
 import { inTransaction } from '../../lib/db.ts';
-import { upsertFeedRow } from '../../feed/rows.ts';
+import { feedMessage, feedRowUpsertStatement } from '../../feed/rows.ts';
+import { numbered, pipelinedTransaction, type Statement } from '../../lib/pipeline.ts';
 import { buildOnAir, FOLLOWED_LOOKBACK_MS, refreshOnAirIn, type FollowedObservation, type LiveBroadcast } from '../schedule/onair.ts';
-import { CURRENT_ENTRY, lockStation } from '../schedule/feed.ts';
+import { CURRENT_ENTRY, lockStation, lockStationStatement } from '../schedule/feed.ts';
 import { MAX_BROADCAST_MS, type RundownItemRow } from '../schedule/model.ts';
 import type { OnAir } from '../schedule/schemas.ts';
 import { bestItem, outcomeFor, type PlannedItem } from './matching.ts';
-import type { IngestResult, ObservationRow, Outcome } from './model.ts';
+import type { IngestResult, Outcome } from './model.ts';
 
 // Rundown following (decisions.md, Ingest rules 6–8), run by the `nowPlaying.follow` job after the
 // observation was committed. Idempotent: an observation is followed once; a repeat returns what is stored.
@@ -91,9 +91,7 @@ const FOLLOWED = (outcomes: string) => `
  * moment with program and rundown; the broadcast live now; the newest observations already followed
  * to that broadcast's rundown; and the stored on-air row. Times travel as epoch milliseconds.
  */
-async function loadForFollowing(db: Knex, observationId: string, now: Date): Promise<FollowRow | null> {
-  const result = await db.raw<{ rows: FollowRow[] }>(
-    `SELECT o.id, o.station_id, o.artist, o.title, o.followed_at, o.accepted, o.outcome, o.receipt_seq::text AS receipt_seq,
+const LOAD_SQL = numbered(`SELECT o.id, o.station_id, o.artist, o.title, o.followed_at, o.accepted, o.outcome, o.receipt_seq::text AS receipt_seq,
             (extract(epoch FROM o.sort_at) * 1000)::float8 AS sort_ms,
             b.id AS broadcast_id, b.title AS broadcast_title, b.nature AS broadcast_nature,
             (extract(epoch FROM b.starts_at) * 1000)::float8 AS broadcast_starts_ms,
@@ -113,11 +111,16 @@ async function loadForFollowing(db: Knex, observationId: string, now: Date): Pro
        LEFT JOIN programs pr ON pr.id = b.program_id
        LEFT JOIN LATERAL (${LIVE_AT('?::timestamptz')}) n ON true
        LEFT JOIN feed_rows f ON f.station_id = o.station_id AND f.kind = 'on-air' AND f.entry = '${CURRENT_ENTRY}'
-      WHERE o.id = ?`,
-    [now, now, now, observationId],
-  ).options({ name: 'nowplaying_load_for_following' });
-  return result.rows[0] ?? null;
-}
+      WHERE o.id = ?`);
+
+const loadStatement = (observationId: string, now: Date): Statement => ({ name: 'nowplaying_load_for_following', text: LOAD_SQL, values: [now, now, now, observationId] });
+
+const STORE_OUTCOME_SQL = 'UPDATE observations SET outcome = $2, accepted = $3, broadcast_id = $4, rundown_item_id = $5, score = $6, followed_at = $7 WHERE id = $1';
+const storeOutcomeStatement = (observationId: string, d: Decision, now: Date): Statement => ({
+  name: 'nowplaying_store_outcome',
+  text: STORE_OUTCOME_SQL,
+  values: [observationId, d.outcome, d.accepted, d.broadcast_id, d.rundown_item_id, d.score, now],
+});
 
 export function decide(observation: FollowRow): Decision {
   const broadcastId = observation.broadcast_id;
@@ -175,40 +178,55 @@ function onAirAfter(row: FollowRow, decision: Decision, now: Date): { data: OnAi
 }
 
 /**
- * Follows one stored observation and stores the outcome. One transaction under the station's lock:
- * load (one round trip), decide, store the outcome, and — for a matched or uncertain observation —
- * write the on-air row when it changed (its position and `followed`), published after commit.
+ * Follows one stored observation and stores the outcome. One transaction under the station's lock, in
+ * two round trips (lib/pipeline.ts): lock + load; then the outcome, the on-air row when this
+ * observation moved it (matched or uncertain: its position and `followed`) and COMMIT. The on-air row is
+ * published after commit.
  */
 export async function followObservation(svc: Services, observationId: string, knownStationId?: string): Promise<IngestResult> {
   const stationId = knownStationId ?? (await stationOfObservation(svc, observationId));
   // The station (and its observations) may have been deleted meanwhile: nothing to follow.
-  if (!stationId) return { accepted: true, outcome: 'recorded' };
-  return inTransaction(svc.db, async (tx) => {
-    if (!(await lockStation(tx, stationId))) return { accepted: true, outcome: 'recorded' } as IngestResult;
-    const now = svc.clock.now();
-    const row = await loadForFollowing(tx.trx as unknown as Knex, observationId, now);
-    if (!row || row.station_id !== stationId) return { accepted: true, outcome: 'recorded' } as IngestResult;
+  if (!stationId) return RECORDED;
+  const now = svc.clock.now();
+  const followed = await pipelinedTransaction(svc.db, async (tx) => {
+    const [locked, loaded] = await tx.send([lockStationStatement(stationId), loadStatement(observationId, now)]);
+    const row = loaded[0] as unknown as FollowRow | undefined;
+    if (locked.length === 0 || !row || row.station_id !== stationId) return { result: RECORDED };
     // Followed before (a retried job): that outcome stands.
-    if (row.followed_at !== null) return { accepted: row.accepted, outcome: row.outcome };
+    if (row.followed_at !== null) return { result: { accepted: row.accepted, outcome: row.outcome } as IngestResult };
     const decision = decide(row);
-    await tx.trx<ObservationRow>('observations')
-      .where({ id: observationId })
-      .update({ ...decision, followed_at: now })
-      .options({ name: 'nowplaying_store_outcome' });
+    const result = { accepted: decision.accepted, outcome: decision.outcome } as IngestResult;
+    const store = storeOutcomeStatement(observationId, decision, now);
     // Only matched and uncertain observations move the on-air row (its position and `followed`).
-    if (decision.broadcast_id && (decision.outcome === 'matched' || decision.outcome === 'uncertain')) {
-      const next = onAirAfter(row, decision, now);
-      if (next) {
-        if (row.on_air_deleted !== false || !isDeepStrictEqual(row.on_air, next.data)) {
-          await upsertFeedRow(tx, svc.bus, { stationId, kind: 'on-air', entry: CURRENT_ENTRY, data: next.data, now });
-        }
-      } else {
-        await refreshOnAirIn(tx, svc.bus, stationId, now, now);
-      }
+    if (!decision.broadcast_id || (decision.outcome !== 'matched' && decision.outcome !== 'uncertain')) {
+      await tx.commit([store]);
+      return { result };
     }
-    return { accepted: decision.accepted, outcome: decision.outcome } as IngestResult;
+    const next = onAirAfter(row, decision, now);
+    if (!next) {
+      // The broadcast live now is another one: the on-air row is computed afresh below.
+      await tx.commit([store]);
+      return { result, refresh: true };
+    }
+    if (row.on_air_deleted === false && isDeepStrictEqual(row.on_air, next.data)) {
+      await tx.commit([store]);
+      return { result };
+    }
+    const onAir = { stationId, kind: 'on-air' as const, entry: CURRENT_ENTRY, data: next.data };
+    const [, upserted] = await tx.commit([store, feedRowUpsertStatement(onAir, now)]);
+    if (upserted.length === 0) throw new Error(`station ${stationId} does not exist`);
+    return { result, message: feedMessage(onAir, Number(upserted[0].seq), now) };
   });
+  if (followed.message) await svc.bus.publish(followed.message);
+  if (followed.refresh) {
+    await inTransaction(svc.db, async (tx) => {
+      if (await lockStation(tx, stationId)) await refreshOnAirIn(tx, svc.bus, stationId, now, now);
+    });
+  }
+  return followed.result;
 }
+
+const RECORDED: IngestResult = { accepted: true, outcome: 'recorded' };
 
 /** Which station an observation belongs to (null when it is gone). */
 async function stationOfObservation(svc: Services, observationId: string): Promise<string | null> {

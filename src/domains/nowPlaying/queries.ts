@@ -1,4 +1,6 @@
 import type { Knex } from 'knex';
+import type { Statement } from '../../lib/pipeline.ts';
+import { lockStationStatement } from '../schedule/feed.ts';
 import { TRACK_COLUMNS, type ObservationRow, type TrackRow } from './model.ts';
 
 // Reads of stored observations. Each follows one of the indexes of the observation_following migration.
@@ -29,24 +31,29 @@ function reviveRow<T>(json: Record<string, unknown> | null): T | null {
 }
 
 /**
- * Locks the station row for an ingest (so one station's observations are decided one at a time), then
- * reads the most recently received observation (the collapse rule) and the latest one (the now-playing
- * row). Two statements on purpose: in READ COMMITTED a statement reads with the snapshot it started
- * with, so a read in the locking statement itself would not see what the previous lock holder committed
- * while this one waited (concurrent identical payloads would each miss the others and all be stored).
- * Returns null when the station is gone.
+ * The first statements of an ingest: lock the station row (so one station's observations are decided
+ * one at a time), then read the most recently received observation (the collapse rule) and the latest
+ * one (the now-playing row). Two statements on purpose: in READ COMMITTED a statement reads with the
+ * snapshot it started with, so a read in the locking statement itself would not see what the previous
+ * lock holder committed while this one waited (concurrent identical payloads would each miss the
+ * others and all be stored). They travel together (lib/pipeline.ts).
  */
-export async function lockForIngest(trx: Knex, stationId: string): Promise<{ lastReceived: ObservationRow | null; latest: TrackRow | null } | null> {
-  const locked = await trx.raw<{ rows: unknown[] }>('SELECT 1 FROM stations WHERE id = ? FOR UPDATE', [stationId]).options({ name: 'nowplaying_lock_station' });
-  if (locked.rows.length === 0) return null;
-  const result = await trx.raw<{ rows: Array<{ last_received: Record<string, unknown> | null; latest: Record<string, unknown> | null }> }>(
-    `SELECT (SELECT to_jsonb(r) FROM (SELECT * FROM observations WHERE station_id = ? ORDER BY receipt_seq DESC LIMIT 1) r) AS last_received,
-            (SELECT to_jsonb(l) FROM (
-               SELECT ${TRACK_COLUMNS.join(', ')} FROM observations WHERE station_id = ? ORDER BY sort_at DESC, receipt_seq DESC LIMIT 1
-             ) l) AS latest`,
-    [stationId, stationId],
-  ).options({ name: 'nowplaying_ingest_context' });
-  const row = result.rows[0];
+export const ingestContextStatements = (stationId: string): Statement[] => [
+  lockStationStatement(stationId),
+  {
+    name: 'nowplaying_ingest_context',
+    text: `SELECT (SELECT to_jsonb(r) FROM (SELECT * FROM observations WHERE station_id = $1 ORDER BY receipt_seq DESC LIMIT 1) r) AS last_received,
+                  (SELECT to_jsonb(l) FROM (
+                     SELECT ${TRACK_COLUMNS.join(', ')} FROM observations WHERE station_id = $1 ORDER BY sort_at DESC, receipt_seq DESC LIMIT 1
+                   ) l) AS latest`,
+    values: [stationId],
+  },
+];
+
+/** The answers to `ingestContextStatements`; null when the station is gone. */
+export function ingestContextOf([locked, context]: Array<Array<Record<string, unknown>>>): { lastReceived: ObservationRow | null; latest: TrackRow | null } | null {
+  if (locked.length === 0) return null;
+  const row = context[0] as { last_received: Record<string, unknown> | null; latest: Record<string, unknown> | null } | undefined;
   return { lastReceived: reviveRow<ObservationRow>(row?.last_received ?? null), latest: reviveRow<TrackRow>(row?.latest ?? null) };
 }
 

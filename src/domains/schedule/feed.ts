@@ -1,3 +1,4 @@
+import type { Statement } from '../../lib/pipeline.ts';
 import { isDeepStrictEqual } from 'node:util';
 import type { Tx } from '../../lib/db.ts';
 import type { FeedBus } from '../../feed/bus.ts';
@@ -21,6 +22,9 @@ export async function lockStation(tx: Tx, stationId: string): Promise<{ timezone
   const row = await tx.trx('stations').where({ id: stationId }).forUpdate().first<{ timezone: string } | undefined>('timezone').options({ name: 'schedule_lock_station' });
   return row ?? null;
 }
+
+/** `lockStation` for a pipelined transaction (lib/pipeline.ts): answers one row, or none when the station is gone. */
+export const lockStationStatement = (stationId: string): Statement => ({ name: 'lock_station', text: 'SELECT timezone FROM stations WHERE id = $1 FOR UPDATE', values: [stationId] });
 
 /**
  * Writes a station-wide feed row only when its data differs from what is stored, so a rebuild that
