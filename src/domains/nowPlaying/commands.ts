@@ -110,11 +110,16 @@ export async function ingestObservation(svc: Services, station: Station, input: 
   if (stored.kind === 'conflict') return REJECTED;
   if (stored.kind === 'gone') throw new NotFoundError('Station not found.');
   if (stored.kind === 'stored') {
-    // Committed: the now-playing row goes out before rundown following starts.
-    await svc.bus.publish(stored.message);
+    // Committed: the now-playing row goes out, and rundown following starts, at once (the row is written
+    // to Redis first; neither waits for the other's round trip).
+    const published = svc.bus.publish(stored.message);
     if (station.artworkLookup && input.artworkUrl === null && input.title !== null) requestArtwork(svc, stored.row.id);
-    if (!pending) return resultOf(stored.row);
-    return follow(svc, station.id, stored.row.id, deadline, true);
+    if (!pending) {
+      await published;
+      return resultOf(stored.row);
+    }
+    const [, result] = await Promise.all([published, follow(svc, station.id, stored.row.id, deadline, true)]);
+    return result;
   }
   // A retry or a collapsed repeat answers what its observation answers (waiting for its following too).
   if (stored.row.followed_at !== null) return resultOf(stored.row);

@@ -77,13 +77,28 @@ const LIVE_AT = (instant: string) => `
      AND starts_at <= ${instant} AND ends_at > ${instant} AND starts_at > ${instant} - make_interval(secs => ${MAX_BROADCAST_MS / 1000})
    ORDER BY starts_at DESC, id DESC LIMIT 1`;
 
-const FOLLOWED = (outcomes: string) => `
-  SELECT json_build_object('rundown_item_id', rundown_item_id, 'outcome', outcome,
-                           'at_ms', (extract(epoch FROM sort_at) * 1000)::float8, 'seq', receipt_seq::text)
-    FROM observations
-   WHERE station_id = o.station_id AND broadcast_id = b.id AND rundown_item_id IS NOT NULL AND outcome IN (${outcomes})
-     AND sort_at >= b.starts_at - make_interval(secs => ${FOLLOWED_LOOKBACK_MS / 1000})
-   ORDER BY sort_at DESC, receipt_seq DESC LIMIT 1`;
+// The newest observation of the broadcast followed to one of its items (with one of `outcomes`). Looked
+// for among the station's newest RECENT observations first — an index scan that stops after a few rows —
+// and only when none of those qualifies among all of the broadcast's (COALESCE evaluates the second
+// only then). The planner estimates the filtered scan alone from station and broadcast selectivities as
+// if they were independent (they are not: a broadcast belongs to one station), finds "almost no rows",
+// and reads and sorts every observation of the broadcast on each follow.
+const RECENT = 8;
+const FOLLOWED_FILTER = (outcomes: string) => `
+  broadcast_id = b.id AND rundown_item_id IS NOT NULL AND outcome IN (${outcomes})
+  AND sort_at >= b.starts_at - make_interval(secs => ${FOLLOWED_LOOKBACK_MS / 1000})`;
+const FOLLOWED_JSON = `json_build_object('rundown_item_id', rundown_item_id, 'outcome', outcome,
+                                         'at_ms', (extract(epoch FROM sort_at) * 1000)::float8, 'seq', receipt_seq::text)`;
+const FOLLOWED = (outcomes: string) => `COALESCE(
+  (SELECT ${FOLLOWED_JSON}
+     FROM (SELECT broadcast_id, rundown_item_id, outcome, sort_at, receipt_seq FROM observations
+            WHERE station_id = o.station_id ORDER BY sort_at DESC, receipt_seq DESC LIMIT ${RECENT}) recent
+    WHERE ${FOLLOWED_FILTER(outcomes)}
+    ORDER BY sort_at DESC, receipt_seq DESC LIMIT 1),
+  (SELECT ${FOLLOWED_JSON}
+     FROM observations
+    WHERE station_id = o.station_id AND ${FOLLOWED_FILTER(outcomes)}
+    ORDER BY sort_at DESC, receipt_seq DESC LIMIT 1))`;
 
 /**
  * Everything following needs, in one round trip (call it with the station locked, so the followed
@@ -103,8 +118,8 @@ const LOAD_SQL = numbered(`SELECT o.id, o.station_id, o.artist, o.title, o.follo
                                                'ends_ms', (extract(epoch FROM i.planned_ends_at) * 1000)::float8) ORDER BY i.position)
                FROM rundown_items i WHERE i.broadcast_id = b.id) AS items,
             n.id AS now_broadcast_id,
-            (${FOLLOWED("'matched', 'uncertain'")}) AS followed,
-            (${FOLLOWED("'matched'")}) AS matched,
+            ${FOLLOWED("'matched', 'uncertain'")} AS followed,
+            ${FOLLOWED("'matched'")} AS matched,
             f.data AS on_air, f.deleted AS on_air_deleted
        FROM observations o
        LEFT JOIN LATERAL (${LIVE_AT('o.sort_at')}) b ON true

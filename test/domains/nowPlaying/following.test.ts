@@ -273,6 +273,22 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
       expect(data.followed).to.deep.equal({ itemId: itemIds[2], outcome: 'uncertain', at: new Date(at(minutes(1) + 30_000)).toISOString() });
     });
 
+    it('keeps the newest followed observation when many unplanned ones came after it and an older match is followed late', async () => {
+      workers ??= await startWorkers(server.svc);
+      const { station, ingestToken, itemIds } = await liveStation();
+      clock.set(at(minutes(2)));
+      expect((await ingest(server.url, station, ingestToken, { observedAt: at(minutes(1)), artist: 'Queen', title: 'Bohemian Rhapsody' })).body.outcome).to.equal('matched');
+      // More unplanned observations than following looks at first (it then reads further back).
+      for (let i = 0; i < 12; i++) {
+        const body = { observedAt: at(minutes(1) + (i + 1) * 4_000), artist: 'Nobody Planned', title: `Something Else ${i}` };
+        expect((await ingest(server.url, station, ingestToken, body)).body.outcome).to.equal('ignored');
+      }
+      expect((await ingest(server.url, station, ingestToken, { observedAt: at(minutes(0)), artist: 'Daft Punk', title: 'One More Time' })).body.outcome).to.equal('matched');
+      const data = await onAirRow(station.id);
+      expect(data.followed).to.deep.equal({ itemId: itemIds[1], outcome: 'matched', at: new Date(at(minutes(1))).toISOString() });
+      expect(data).to.deep.equal(JSON.parse(JSON.stringify(await computeOnAir(server.svc.db, station.id, clock.now()))));
+    });
+
     it('is rebuilt for the broadcast live now when the observation belongs to the one before', async () => {
       workers ??= await startWorkers(server.svc);
       const { station, ingestToken } = await liveStation();
