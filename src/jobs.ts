@@ -101,7 +101,10 @@ export class Jobs {
     await this.results.listen();
     const waiting = this.results.wait(jobId, timeoutMs);
     try {
-      await this.enqueue(name, payload, { jobId });
+      // The result travels on the results channel and the job's own effects are stored: a completed
+      // awaited job is not kept (Redis does less per job; a repeated id later adds a job that finds the
+      // work done — awaited handlers are idempotent).
+      await this.enqueue(name, payload, { jobId, removeOnComplete: true });
       if (finishedBefore) {
         const earlier = await finishedBefore();
         if (earlier !== undefined) {

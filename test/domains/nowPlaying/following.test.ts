@@ -202,6 +202,17 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
     expect(await stored(station.id)).to.have.length(1);
   });
 
+  it('keeps no completed following job in Redis; a later retry of the observation answers its stored outcome', async () => {
+    workers ??= await startWorkers(server.svc);
+    const { station, ingestToken } = await liveStation();
+    const body = { eventId: 'gone-job-1', observedAt: at(0), artist: 'Queen', title: 'Bohemian Rhapsody' };
+    expect((await ingest(server.url, station, ingestToken, body)).body).to.deep.equal({ accepted: true, outcome: 'matched' });
+    const [row] = await stored(station.id);
+    await eventually(async () => ((await server.svc.jobs.queue('ingest').getJob(row.id)) === undefined ? true : null));
+    expect((await ingest(server.url, station, ingestToken, body)).body).to.deep.equal({ accepted: true, outcome: 'matched' });
+    expect(await stored(station.id)).to.have.length(1);
+  });
+
   describe('rule 3: collapse of payloads without eventId (injected clock)', () => {
     const track = { artist: 'Queen', title: 'Bohemian Rhapsody', album: 'A Night at the Opera' };
 
