@@ -5,7 +5,11 @@
 // BENCH_STATIONS stations each with a live broadcast and a 30-item rundown, then measures:
 //   1. open loop at BENCH_RATE req/s (default 200) spread over the stations: ingest latency p50/p99
 //      and the delay from each ingest response to its `now-playing` feed row arriving on Redis;
-//   2. closed loop with BENCH_CONCURRENCY requests in flight: sustained observations/s.
+//   2. closed loop with BENCH_CONCURRENCY requests in flight: sustained observations/s;
+//   3. the same closed loop against a baseline in the same run (bench/support/ingest-baseline.ts: a
+//      bare node:http server doing one INSERT and one PUBLISH per request), and the ratios.
+// CPU per observation is reported per process (web, worker, all of Postgres, Redis), from /proc: it is
+// steadier than throughput when the machine is noisy.
 // Rate limits are off (RATE_LIMIT_*=0), as decisions.md says benchmarks run.
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -15,7 +19,8 @@ import { createDb } from '../src/lib/db.ts';
 import { keys } from '../src/lib/keys.ts';
 import { loadConfig } from '../src/config.ts';
 import { migrate } from '../src/roles/migrate.ts';
-import { freePort, recreateDatabase, startRole, stopRole, summary, waitUntilReady } from './support.ts';
+import { fork } from 'node:child_process';
+import { cpuMs, cpuMsOf, freePort, recreateDatabase, startRole, stopRole, summary, waitUntilReady } from './support.ts';
 
 const env = process.env;
 const DATABASE_URL = env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench_ingest';
@@ -100,6 +105,25 @@ function observation(station: BenchStation): { body: string; key: string } {
   const track = roll < 0.8 ? item : roll < 0.9 ? { artist: 'Tribute Band', title: item.title } : { artist: 'Unplanned', title: `Surprise ${randomUUID()}` };
   const body = JSON.stringify({ eventId: randomUUID(), observedAt, ...track, durationSeconds: 240 });
   return { body, key: `${station.id}|${new Date(observedAt).toISOString()}` };
+}
+
+/** CPU (ms) used so far by the processes that serve an observation. */
+function cpuSnapshot(pids: Record<string, number>): Record<string, number> {
+  const snap: Record<string, number> = { postgres: cpuMsOf('postgres'), redis: cpuMsOf('redis-server') };
+  for (const [name, pid] of Object.entries(pids)) snap[name] = cpuMs(pid);
+  return snap;
+}
+
+/** CPU milliseconds per observation, by process, between two snapshots. */
+function cpuPer(before: Record<string, number>, after: Record<string, number>, count: number): Record<string, number> {
+  const per: Record<string, number> = {};
+  let total = 0;
+  for (const name of Object.keys(before)) {
+    per[name] = Math.round(((after[name] - before[name]) / Math.max(1, count)) * 1000) / 1000;
+    total += per[name];
+  }
+  per.total = Math.round(total * 1000) / 1000;
+  return per;
 }
 
 interface Sample {
@@ -187,7 +211,9 @@ async function main(): Promise<void> {
     await openLoop(pool, stations, Math.min(RATE, 100), 5);
 
     process.stderr.write(`bench: open loop ${RATE} req/s for ${RATE_SECONDS} s\n`);
+    const pacedCpuBefore = cpuSnapshot({ web: web.pid as number, worker: worker.pid as number });
     const paced = await openLoop(pool, stations, RATE, RATE_SECONDS);
+    const pacedCpu = cpuPer(pacedCpuBefore, cpuSnapshot({ web: web.pid as number, worker: worker.pid as number }), paced.length);
     await new Promise((r) => setTimeout(r, 500)); // let the last feed rows arrive
     const delays: number[] = [];
     const sinceSent: number[] = [];
@@ -204,7 +230,28 @@ async function main(): Promise<void> {
     }
 
     process.stderr.write(`bench: closed loop, ${CONCURRENCY} in flight for ${MAX_SECONDS} s\n`);
+    const roles = { web: web.pid as number, worker: worker.pid as number };
+    const maxCpuBefore = cpuSnapshot(roles);
     const max = await closedLoop(pool, stations, CONCURRENCY, MAX_SECONDS);
+    const maxCpu = cpuPer(maxCpuBefore, cpuSnapshot(roles), max.samples.length);
+
+    process.stderr.write(`bench: baseline (one INSERT + one PUBLISH per request), ${CONCURRENCY} in flight for ${MAX_SECONDS} s\n`);
+    const basePort = await freePort();
+    const baseline = fork(new URL('./support/ingest-baseline.ts', import.meta.url).pathname, [String(basePort), DATABASE_URL, REDIS_URL], { stdio: 'inherit' });
+    await new Promise<void>((ok) => baseline.once('message', () => ok()));
+    const basePool = new Pool(`http://127.0.0.1:${basePort}`, { connections: Math.max(CONCURRENCY, 64), pipelining: 1 });
+    let base: { samples: Sample[]; elapsedS: number };
+    let baseCpu: Record<string, number>;
+    try {
+      await closedLoop(basePool, stations, CONCURRENCY, 3); // warm-up
+      const before = cpuSnapshot({ baseline: baseline.pid as number });
+      base = await closedLoop(basePool, stations, CONCURRENCY, MAX_SECONDS);
+      baseCpu = cpuPer(before, cpuSnapshot({ baseline: baseline.pid as number }), base.samples.length);
+    } finally {
+      await basePool.close();
+      await stopRole(baseline);
+    }
+    const baselinePerSecond = Math.round(base.samples.length / base.elapsedS);
 
     const outcomes: Record<string, number> = {};
     for (const s of [...paced, ...max.samples]) outcomes[s.outcome] = (outcomes[s.outcome] ?? 0) + 1;
@@ -213,8 +260,18 @@ async function main(): Promise<void> {
     const observationsPerSecond = Math.round(max.samples.length / max.elapsedS);
     const report = {
       stations: STATIONS,
-      openLoop: { rate: RATE, seconds: RATE_SECONDS, sent: RATE * RATE_SECONDS, answered: paced.length, ingestLatencyMs: ingest, publishDelayAfterResponseMs: publish, feedRowAfterRequestSentMs: summary(sinceSent), feedRowsNotSeen: missing },
-      closedLoop: { concurrency: CONCURRENCY, seconds: Math.round(max.elapsedS * 10) / 10, observations: max.samples.length, observationsPerSecond, latencyMs: summary(max.samples.map((s) => s.latencyMs)) },
+      openLoop: { rate: RATE, seconds: RATE_SECONDS, sent: RATE * RATE_SECONDS, answered: paced.length, cpuMsPerObservation: pacedCpu, ingestLatencyMs: ingest, publishDelayAfterResponseMs: publish, feedRowAfterRequestSentMs: summary(sinceSent), feedRowsNotSeen: missing },
+      closedLoop: { concurrency: CONCURRENCY, seconds: Math.round(max.elapsedS * 10) / 10, observations: max.samples.length, observationsPerSecond, cpuMsPerObservation: maxCpu, latencyMs: summary(max.samples.map((s) => s.latencyMs)) },
+      baseline: {
+        what: 'bare node:http, one INSERT + one PUBLISH per request, same load generator and concurrency',
+        requestsPerSecond: baselinePerSecond,
+        cpuMsPerRequest: baseCpu,
+        latencyMs: summary(base.samples.map((s) => s.latencyMs)),
+      },
+      ratios: {
+        throughput: `${((observationsPerSecond / baselinePerSecond) * 100).toFixed(1)}% of the baseline's requests/s`,
+        cpu: `${((baseCpu.total / maxCpu.total) * 100).toFixed(1)}% (baseline CPU per request ÷ Waveline CPU per observation, all processes)`,
+      },
       outcomes,
       targets: {
         observationsPerSecond: `${observationsPerSecond} (target ≥ ${TARGETS.observationsPerSecond}) ${observationsPerSecond >= TARGETS.observationsPerSecond ? 'PASS' : 'FAIL'}`,

@@ -1,5 +1,5 @@
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { createServer } from 'node:net';
 
@@ -87,6 +87,20 @@ export function cpuMs(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime
   return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
+/** CPU time (ms) used so far by every process whose command name is `comm` (e.g. all of Postgres' backends). */
+export function cpuMsOf(comm: string): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === comm) total += cpuMs(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
 }
 
 /** Runs a load and reports it with the server's CPU time per request (robust to a busy machine). */
