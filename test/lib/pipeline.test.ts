@@ -37,6 +37,25 @@ describe('pipelined transactions', () => {
     expect(await rows()).to.deep.equal([1, 2]);
   });
 
+  it('a statement behind a lock in the same send reads what the previous lock holder committed while it waited', async () => {
+    const lock = { name: 'pipeline_probe_lock', text: 'SELECT pg_advisory_xact_lock(4242)' };
+    const count = { name: 'pipeline_probe_count', text: `SELECT count(*)::int AS n FROM ${table}` };
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const first = pipelinedTransaction(server.svc.db, async (tx) => {
+      await tx.send([lock]);
+      await held;
+      await tx.commit([{ text: `INSERT INTO ${table} VALUES (1, 'written while the other one waited')` }]);
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    const second = pipelinedTransaction(server.svc.db, async (tx) => (await tx.send([lock, count]))[1][0].n);
+    // Give the second one time to start waiting on the lock, then let the first commit.
+    await new Promise((r) => setTimeout(r, 100));
+    release();
+    await first;
+    expect(await second).to.equal(1);
+  });
+
   it('rolls back when the function returns without committing', async () => {
     const result = await pipelinedTransaction(server.svc.db, async (tx) => {
       await tx.send([{ text: `INSERT INTO ${table} VALUES (1, 'one')` }]);
