@@ -79,6 +79,16 @@ describe('station document GET /api/v1/stations/{slug}', () => {
     expect(res.body.profile.streamUrls).to.deep.equal(profile.streamUrls);
   });
 
+  it('gives every stream URL entry all its keys, null when the operator left them out', async () => {
+    const profile = { streamUrls: [{ url: 'https://stream.example.org/live.aac' }, { url: 'https://stream.example.org/hq.mp3', bitrateKbps: 320 }] };
+    const { station, token } = await listenerFixture(server.url, { profile });
+    const res = await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token });
+    expect(res.body.profile.streamUrls).to.deep.equal([
+      { label: null, url: 'https://stream.example.org/live.aac', mime: null, bitrateKbps: null },
+      { label: null, url: 'https://stream.example.org/hq.mp3', mime: null, bitrateKbps: 320 },
+    ]);
+  });
+
   it('is 404 NOT_FOUND for an unknown, inactive or public-offline station, with CORS headers', async () => {
     const { station, token } = await listenerFixture(server.url);
     const unknown = await request(server.url, 'GET', '/api/v1/stations/no-such-station', { token });

@@ -111,6 +111,15 @@ export interface StationRow {
 export function stationFromRow(row: StationRow): Station {
   const profile = {} as Record<string, unknown>;
   for (const key of PROFILE_KEYS) profile[key] = row.profile?.[key] ?? null;
+  // Every value null when unset (decisions.md), inside the stream URL entries too.
+  if (Array.isArray(profile.streamUrls)) {
+    profile.streamUrls = (profile.streamUrls as Array<Record<string, unknown>>).map((s) => ({
+      label: s.label ?? null,
+      url: s.url,
+      mime: s.mime ?? null,
+      bitrateKbps: s.bitrateKbps ?? null,
+    }));
+  }
   return {
     id: row.id,
     slug: row.slug,
