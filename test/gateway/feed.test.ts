@@ -167,6 +167,15 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
       expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { publicOnline: false })).status).to.equal(200);
       expect(await refused(realtimePath(station.id))).to.equal('NOT_FOUND');
       expect((await again.closed).code).to.equal(1008);
+      expect(again.frames.at(-1).data.code).to.equal('NOT_FOUND');
+
+      // Switching the station off closes its open connections like an unknown station.
+      expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { publicOnline: true })).status).to.equal(200);
+      const third = await FeedClient.connect(gateway.url, realtimePath(station.id));
+      expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { active: false })).status).to.equal(200);
+      expect(await refused(realtimePath(station.id))).to.equal('NOT_FOUND');
+      expect((await third.closed).code).to.equal(1008);
+      expect(third.frames.at(-1).data.code).to.equal('NOT_FOUND');
     });
   });
 });

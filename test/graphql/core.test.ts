@@ -56,7 +56,12 @@ describe('GraphQL: endpoint, gates, errors', () => {
     expect(unknown.body.error.code).to.equal('NOT_FOUND');
     await admin(server.url, 'PATCH', `/stations/${station.id}`, { publicOnline: false });
     expect((await gql(server.url, station.slug, token, '{ station { id } }')).status).to.equal(404);
-    await admin(server.url, 'PATCH', `/stations/${station.id}`, { publicOnline: true });
+    await admin(server.url, 'PATCH', `/stations/${station.id}`, { publicOnline: true, active: false });
+    const inactive = await gql(server.url, station.slug, token, '{ station { id } }');
+    expect(inactive.status).to.equal(404);
+    expect(inactive.body.error.code).to.equal('NOT_FOUND');
+    await admin(server.url, 'PATCH', `/stations/${station.id}`, { active: true });
+    expect((await gql(server.url, station.slug, token, '{ station { id } }')).status).to.equal(200);
     const anonymous = await gql(server.url, station.slug, undefined, '{ station { id } }');
     expect(anonymous.status).to.equal(401);
     expect(anonymous.body.error.code).to.equal('UNAUTHENTICATED');

@@ -75,6 +75,37 @@ describe('process roles', function () {
     expect(proc.output()).to.include('usage: waveline');
   });
 
+  it('`npm start` hands SIGTERM to the Node process, which shuts all three roles down (decisions.md, Clarifications)', async () => {
+    const port = await freePort();
+    const gatewayPort = await freePort();
+    const npm = spawn('npm', ['start', '--silent'], {
+      cwd: root,
+      env: { ...process.env, LOG_LEVEL: 'info', PORT: String(port), GATEWAY_PORT: String(gatewayPort), WAVELINE_DEMO: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    npm.stdout!.on('data', (d) => (out += d));
+    npm.stderr!.on('data', (d) => (out += d));
+    const exited = new Promise<number | null>((ok) => npm.on('exit', (code) => ok(code)));
+    await eventually(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, { timeoutMs: 20_000, intervalMs: 100 });
+    await eventually(async () => (await fetch(`http://127.0.0.1:${gatewayPort}/healthz`)).ok, { timeoutMs: 10_000, intervalMs: 100 });
+    npm.kill('SIGTERM');
+    expect(await exited).to.equal(0);
+    expect(out).to.include('shutting down');
+    // Nothing is left listening.
+    for (const p of [port, gatewayPort]) {
+      let refused = false;
+      await fetch(`http://127.0.0.1:${p}/healthz`).catch(() => (refused = true));
+      expect(refused, `port ${p}`).to.equal(true);
+    }
+  });
+
+  it('the Procfile starts Node directly (not through npm, whose shell would not forward signals)', () => {
+    const lines = readFileSync(resolve(root, 'Procfile'), 'utf8').split('\n').filter((l) => l.trim() && !l.startsWith('#'));
+    expect(lines.map((l) => l.split(':')[0])).to.include.members(['web', 'worker', 'gateway']);
+    for (const line of lines) expect(line.slice(line.indexOf(':') + 1).trim(), line).to.match(/^\.\/node_modules\/\.bin\/node src\/main\.ts \w+$/);
+  });
+
   it('the gateway role never imports Koa or knex', () => {
     const seen = new Set<string>();
     const packages = new Set<string>();
