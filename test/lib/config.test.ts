@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import { existsSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../../src/config.ts';
+import { createDb } from '../../src/lib/db.ts';
 
 describe('configuration', () => {
   it('public addresses default to the ports the roles listen on', () => {
@@ -19,5 +21,17 @@ describe('configuration', () => {
 
   it('rejects a public address with the wrong scheme', () => {
     expect(() => loadConfig({ REALTIME_PUBLIC_URL: 'https://live.example' })).to.throw(ConfigError, /REALTIME_PUBLIC_URL/);
+  });
+
+  it('accepts a Postgres Unix-socket URL (README, co-located Postgres), and it connects', async function () {
+    const url = 'postgres:///postgres?host=/var/run/postgresql&user=postgres';
+    expect(loadConfig({ DATABASE_URL: url }).databaseUrl).to.equal(url);
+    if (!existsSync('/var/run/postgresql/.s.PGSQL.5432')) this.skip();
+    const db = createDb(url, { max: 1 });
+    try {
+      expect((await db.raw('SELECT 1 AS one')).rows[0].one).to.equal(1);
+    } finally {
+      await db.destroy();
+    }
   });
 });
