@@ -50,6 +50,8 @@ interface FollowRow {
   /** The stored on-air row. */
   on_air: unknown;
   on_air_deleted: boolean | null;
+  /** When the stored on-air row was last written (the writer's clock), epoch ms. */
+  on_air_updated_ms: number | null;
 }
 
 interface PlannedRow {
@@ -120,7 +122,7 @@ const LOAD_SQL = numbered(`SELECT o.id, o.station_id, o.artist, o.title, o.follo
             n.id AS now_broadcast_id,
             ${FOLLOWED("'matched', 'uncertain'")} AS followed,
             ${FOLLOWED("'matched'")} AS matched,
-            f.data AS on_air, f.deleted AS on_air_deleted
+            f.data AS on_air, f.deleted AS on_air_deleted, (extract(epoch FROM f.updated_at) * 1000)::float8 AS on_air_updated_ms
        FROM observations o
        LEFT JOIN LATERAL (${LIVE_AT('o.sort_at')}) b ON true
        LEFT JOIN programs pr ON pr.id = b.program_id
@@ -165,7 +167,7 @@ function newer<T extends FollowedObservation & { seq: bigint }>(a: T | null, b: 
 }
 
 /**
- * The on-air row after this observation was followed, from what `loadForFollowing` read — or null when
+ * The on-air row after this observation was followed, from what `LOAD_SQL` read — or null when
  * that is not enough (the broadcast live now is another one), and the row must be computed afresh.
  */
 function onAirAfter(row: FollowRow, decision: Decision, now: Date): { data: OnAir } | null {
@@ -202,11 +204,18 @@ export async function followObservation(svc: Services, observationId: string, kn
   const stationId = knownStationId ?? (await stationOfObservation(svc, observationId));
   // The station (and its observations) may have been deleted meanwhile: nothing to follow.
   if (!stationId) return RECORDED;
-  const now = svc.clock.now();
+  let now = svc.clock.now();
   const followed = await pipelinedTransaction(svc.db, async (tx) => {
     const [locked, loaded] = await tx.send([lockStationStatement(stationId), loadStatement(observationId, now)]);
-    const row = loaded[0] as unknown as FollowRow | undefined;
+    let row = loaded[0] as unknown as FollowRow | undefined;
     if (locked.length === 0 || !row || row.station_id !== stationId) return { result: RECORDED };
+    // `now` was read before the lock was granted. If the on-air row was written since (a schedule
+    // boundary, another follow), what is live "now" must be judged at a later instant than that write,
+    // or an older broadcast could be written over a newer one: load again (rare, one round trip more).
+    if (row.on_air_updated_ms !== null && row.on_air_updated_ms >= now.getTime()) {
+      now = svc.clock.now();
+      row = (await tx.send([loadStatement(observationId, now)]))[0][0] as unknown as FollowRow;
+    }
     // Followed before (a retried job): that outcome stands.
     if (row.followed_at !== null) return { result: { accepted: row.accepted, outcome: row.outcome } as IngestResult };
     const decision = decide(row);
@@ -235,7 +244,9 @@ export async function followObservation(svc: Services, observationId: string, kn
   if (followed.message) await svc.bus.publish(followed.message);
   if (followed.refresh) {
     await inTransaction(svc.db, async (tx) => {
-      if (await lockStation(tx, stationId)) await refreshOnAirIn(tx, svc.bus, stationId, now, now);
+      if (!(await lockStation(tx, stationId))) return;
+      const at = svc.clock.now();
+      await refreshOnAirIn(tx, svc.bus, stationId, at, at);
     });
   }
   return followed.result;

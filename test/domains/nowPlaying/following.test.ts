@@ -5,7 +5,11 @@ import { eventually } from '../../support/factories.ts';
 import { ingest, ingestFixture } from '../../support/ingest.ts';
 import { insertBroadcast } from '../../support/schedule-rows.ts';
 import { startWorkers } from '../../../workers/index.ts';
-import { computeOnAir } from '../../../src/domains/schedule/onair.ts';
+import { randomUUID } from 'node:crypto';
+import { computeOnAir, refreshOnAirIn } from '../../../src/domains/schedule/onair.ts';
+import { lockStation } from '../../../src/domains/schedule/feed.ts';
+import { followObservation } from '../../../src/domains/nowPlaying/following.ts';
+import { inTransaction } from '../../../src/lib/db.ts';
 
 // decisions.md, "Ingest": the ordered outcome rules, each in the contract's words.
 
@@ -298,6 +302,40 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
       const data = await onAirRow(station.id);
       expect(data.followed).to.deep.equal({ itemId: itemIds[1], outcome: 'matched', at: new Date(at(minutes(1))).toISOString() });
       expect(data).to.deep.equal(JSON.parse(JSON.stringify(await computeOnAir(server.svc.db, station.id, clock.now()))));
+    });
+
+    it('judges what is live after the station lock was granted: a boundary rebuild that held the lock is not overwritten with the older broadcast', async () => {
+      const { station } = await liveStation();
+      const next = await insertBroadcast(server.svc.db, { stationId: station.id, startsAt: new Date(at(minutes(50))), endsAt: new Date(at(minutes(110))), items: RUNDOWN as never });
+      const db = server.svc.db;
+      // The first show's on-air row, a millisecond before the next show starts.
+      clock.set(at(minutes(50) - 1));
+      await inTransaction(db, async (tx) => {
+        await lockStation(tx, station.id);
+        await refreshOnAirIn(tx, server.svc.bus, station.id, clock.now(), clock.now());
+      });
+      // An observation of the first show, stored and not yet followed.
+      const observationId = randomUUID();
+      await db('observations').insert({
+        id: observationId, station_id: station.id, fingerprint: 'fp', artist: 'Queen', title: 'Bohemian Rhapsody', is_playing: true,
+        observed_at: new Date(at(minutes(49))), received_at: clock.now(), sort_at: new Date(at(minutes(49))), outcome: 'recorded', accepted: true,
+      });
+      let following: Promise<unknown> | null = null;
+      await inTransaction(db, async (tx) => {
+        // The boundary rebuild holds the lock while the follow reads the clock and waits for it.
+        await lockStation(tx, station.id);
+        following = followObservation(server.svc, observationId, station.id);
+        await eventually(async () => {
+          const waiting = await db.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()");
+          return waiting.rows[0].n > 0;
+        });
+        clock.set(at(minutes(50) + 1000));
+        await refreshOnAirIn(tx, server.svc.bus, station.id, clock.now(), clock.now());
+      });
+      expect(await following).to.deep.equal({ accepted: true, outcome: 'matched' });
+      const data = await onAirRow(station.id);
+      expect(data.broadcast.id).to.equal(next.broadcastId);
+      expect(data).to.deep.equal(JSON.parse(JSON.stringify(await computeOnAir(db, station.id, clock.now()))));
     });
 
     it('is rebuilt for the broadcast live now when the observation belongs to the one before', async () => {
