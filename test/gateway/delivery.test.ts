@@ -47,7 +47,8 @@ describe('realtime feed: delivery', () => {
   });
 
   it('after its Redis subscription drops (CLIENT KILL TYPE pubsub) and comes back, a connected client gets every missed row and ends with the state of a fresh one', async () => {
-    const gateway = await startTestGateway({}, { redisReconnectDelayMs: 500 });
+    // Long enough for the four writes below to land while the subscription is down, even on a busy machine.
+    const gateway = await startTestGateway({}, { redisReconnectDelayMs: 4000 });
     const station = await createStation(server.url);
     const { svc } = server;
     const kept = randomUUID();

@@ -114,11 +114,8 @@ const LOAD_SQL = numbered(`SELECT o.id, o.station_id, o.artist, o.title, o.follo
             (extract(epoch FROM b.starts_at) * 1000)::float8 AS broadcast_starts_ms,
             (extract(epoch FROM b.ends_at) * 1000)::float8 AS broadcast_ends_ms,
             pr.id AS program_id, pr.title AS program_title, pr.profile_id AS program_profile_id,
-            (SELECT json_agg(json_build_object('id', i.id, 'position', i.position, 'kind', i.kind, 'artist', i.artist, 'title', i.title,
-                                               'duration_seconds', i.duration_seconds,
-                                               'starts_ms', (extract(epoch FROM i.planned_starts_at) * 1000)::float8,
-                                               'ends_ms', (extract(epoch FROM i.planned_ends_at) * 1000)::float8) ORDER BY i.position)
-               FROM rundown_items i WHERE i.broadcast_id = b.id) AS items,
+            -- Kept up to date by a trigger when the items change (migration rundown_plans).
+            (SELECT items FROM rundown_plans WHERE broadcast_id = b.id) AS items,
             n.id AS now_broadcast_id,
             ${FOLLOWED("'matched', 'uncertain'")} AS followed,
             ${FOLLOWED("'matched'")} AS matched,

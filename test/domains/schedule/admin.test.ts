@@ -149,6 +149,37 @@ describe('schedule admin API /admin/v1/stations/{id}/…', () => {
       for (const item of items) expect(item.id).to.match(/^[0-9a-f-]{36}$/);
     });
 
+    it('keeps the stored rundown plan that rundown following reads equal to the items, through every change', async () => {
+      const fx = await scheduleFixture(server.url);
+      const id = await putBroadcast(server.url, fx, '2026-06-11T06:00:00Z', '2026-06-11T07:00:00Z');
+      const plan = async () => ((await server.svc.db('rundown_plans').where({ broadcast_id: id }).first())?.items ?? null) as Array<Record<string, unknown>> | null;
+      const expected = async () =>
+        (await server.svc.db('rundown_items').where({ broadcast_id: id }).orderBy('position')).map((i) => ({
+          id: i.id, position: i.position, kind: i.kind, artist: i.artist, title: i.title, duration_seconds: i.duration_seconds,
+          starts_ms: i.planned_starts_at.getTime(), ends_ms: i.planned_ends_at ? i.planned_ends_at.getTime() : null,
+        }));
+      const [a, b] = [randomUUID(), randomUUID()];
+      await putRundown(server.url, fx.station.id, id, [
+        { id: a, kind: 'track', artist: 'X', title: 'A', durationSeconds: 60 },
+        { id: b, kind: 'talk', title: 'B' },
+      ]);
+      expect(await plan()).to.deep.equal(await expected());
+      expect((await plan())!.map((i) => i.title)).to.deep.equal(['A', 'B']);
+      // Reordered, one dropped, one added, one changed in place.
+      await putRundown(server.url, fx.station.id, id, [
+        { kind: 'jingle', title: 'New', durationSeconds: 5 },
+        { id: a, kind: 'track', artist: 'X', title: 'A (edit)', durationSeconds: 90 },
+      ]);
+      expect((await plan())!.map((i) => i.title)).to.deep.equal(['New', 'A (edit)']);
+      expect(await plan()).to.deep.equal(await expected());
+      await putRundown(server.url, fx.station.id, id, []);
+      expect(await plan()).to.equal(null);
+      await putRundown(server.url, fx.station.id, id, [{ kind: 'talk', title: 'Back', durationSeconds: 10 }]);
+      expect((await plan())!.map((i) => i.title)).to.deep.equal(['Back']);
+      expect((await admin(server.url, 'DELETE', `/stations/${fx.station.id}/broadcasts/${id}`)).status).to.equal(204);
+      expect(await plan()).to.equal(null);
+    });
+
     it('needs a planned start after an item without a duration, and a known kind', async () => {
       const fx = await scheduleFixture(server.url);
       const id = await putBroadcast(server.url, fx, '2026-06-11T06:00:00Z', '2026-06-11T07:00:00Z');
