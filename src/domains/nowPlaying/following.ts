@@ -238,7 +238,11 @@ export async function followObservation(svc: Services, observationId: string, kn
     if (upserted.length === 0) throw new Error(`station ${stationId} does not exist`);
     return { result, message: feedMessage(onAir, Number(upserted[0].seq), now) };
   });
-  if (followed.message) await svc.bus.publish(followed.message);
+  if (followed.message) {
+    // Not awaited: the job's result (the answer a request waits for) goes out right behind it on the same
+    // Redis connection instead of a round trip later. A lost row is caught up by seq (docs/realtime.md).
+    svc.bus.publish(followed.message).catch((err: unknown) => svc.logger.warn({ err, stationId }, 'could not publish the on-air row'));
+  }
   if (followed.refresh) {
     await inTransaction(svc.db, async (tx) => {
       if (!(await lockStation(tx, stationId))) return;
