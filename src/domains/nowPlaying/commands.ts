@@ -1,4 +1,4 @@
-import { NotFoundError } from '../../lib/errors.ts';
+import { UnauthenticatedError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
@@ -108,7 +108,8 @@ export async function ingestObservation(svc: Services, station: Station, input: 
     stored = existing && existing.fingerprint === fingerprint ? { kind: 'existing', row: existing } : { kind: 'conflict' };
   }
   if (stored.kind === 'conflict') return REJECTED;
-  if (stored.kind === 'gone') throw new NotFoundError('Station not found.');
+  // Deleted meanwhile (its credentials with it): answered like an unknown station (docs/now-playing.md).
+  if (stored.kind === 'gone') throw new UnauthenticatedError();
   if (stored.kind === 'stored') {
     // Committed: the now-playing row goes out, and rundown following starts, at once (the row is written
     // to Redis first; neither waits for the other's round trip).
