@@ -31,7 +31,9 @@ export interface Services {
 
 export async function createServices(config: Readonly<Config>, logger: Logger, options: { clock?: Clock } = {}): Promise<Services> {
   const db = createDb(config.databaseUrl);
-  const redis = createRedis(config.redisUrl);
+  // Auto-pipelining: the commands a turn of the event loop issues (feed publishes, job results, rate-limit
+  // takes of concurrent requests) go out in one write — on loopback each write costs more than the command.
+  const redis = createRedis(config.redisUrl, { enableAutoPipelining: true });
   const subscriber = createBlockingRedis(config.redisUrl);
   for (const conn of [redis, subscriber]) conn.on('error', (err) => logger.warn({ err }, 'redis connection error'));
   const invalidation = new Invalidation(redis, subscriber, logger);
