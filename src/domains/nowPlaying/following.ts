@@ -86,9 +86,12 @@ const LIVE_AT = (instant: string) => `
 // if they were independent (they are not: a broadcast belongs to one station), finds "almost no rows",
 // and reads and sorts every observation of the broadcast on each follow.
 const RECENT = 8;
+// The item must still be in the broadcast's rundown: observations keep the id of an item deleted since
+// (migration observation_follow_refs), and such an observation no longer counts as followed.
 const FOLLOWED_FILTER = (outcomes: string) => `
   broadcast_id = b.id AND rundown_item_id IS NOT NULL AND outcome IN (${outcomes})
-  AND sort_at >= b.starts_at - make_interval(secs => ${FOLLOWED_LOOKBACK_MS / 1000})`;
+  AND sort_at >= b.starts_at - make_interval(secs => ${FOLLOWED_LOOKBACK_MS / 1000})
+  AND EXISTS (SELECT 1 FROM rundown_items ri WHERE ri.id = rundown_item_id AND ri.broadcast_id = b.id)`;
 const FOLLOWED_JSON = `json_build_object('rundown_item_id', rundown_item_id, 'outcome', outcome,
                                          'at_ms', (extract(epoch FROM sort_at) * 1000)::float8, 'seq', receipt_seq::text)`;
 const FOLLOWED = (outcomes: string) => `COALESCE(

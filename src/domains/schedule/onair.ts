@@ -23,6 +23,8 @@ async function latestFollowed(db: Knex | Knex.Transaction, stationId: string, br
     .whereIn('outcome', outcomes)
     // Lower bound on the indexed sort key: an observation followed against this broadcast was made during it.
     .andWhere('sort_at', '>=', new Date(broadcast.starts_at.getTime() - FOLLOWED_LOOKBACK_MS))
+    // Only while the item is still in the rundown (observations keep the id of a deleted item).
+    .whereExists((q) => q.select(db.raw('1')).from('rundown_items as ri').whereRaw('ri.id = observations.rundown_item_id').andWhere('ri.broadcast_id', broadcast.id))
     .orderBy([{ column: 'sort_at', order: 'desc' }, { column: 'receipt_seq', order: 'desc' }])
     .first<FollowedObservation | undefined>('rundown_item_id', 'outcome', 'sort_at as at')
     .options({ name: `onair_latest_followed_${outcomes.length}` });

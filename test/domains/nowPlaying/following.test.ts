@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { startTestServer, type TestServer } from '../../support/server.ts';
 import { eventually } from '../../support/factories.ts';
+import { admin } from '../../support/http.ts';
 import { ingest, ingestFixture } from '../../support/ingest.ts';
 import { insertBroadcast } from '../../support/schedule-rows.ts';
 import { startWorkers } from '../../../workers/index.ts';
@@ -336,6 +337,30 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
       const data = await onAirRow(station.id);
       expect(data.broadcast.id).to.equal(next.broadcastId);
       expect(data).to.deep.equal(JSON.parse(JSON.stringify(await computeOnAir(db, station.id, clock.now()))));
+    });
+
+    it('stops counting an observation as followed once its item is dropped from the rundown (the observation keeps its record)', async () => {
+      workers ??= await startWorkers(server.svc);
+      const { station, ingestToken, itemIds, broadcastId } = await liveStation();
+      clock.set(at(minutes(2)));
+      expect((await ingest(server.url, station, ingestToken, { observedAt: at(0), artist: 'Daft Punk', title: 'One More Time' })).body.outcome).to.equal('matched');
+      expect((await ingest(server.url, station, ingestToken, { observedAt: at(minutes(1)), artist: 'Queen', title: 'Bohemian Rhapsody' })).body.outcome).to.equal('matched');
+      expect((await onAirRow(station.id)).followed.itemId).to.equal(itemIds[1]);
+
+      // The operator drops Queen's item; the others keep their ids.
+      const kept = [0, 2, 3].map((i) => ({ id: itemIds[i], kind: RUNDOWN[i].kind ?? 'track', artist: RUNDOWN[i].artist, title: RUNDOWN[i].title, durationSeconds: 240 }));
+      expect((await admin(server.url, 'PUT', `/stations/${station.id}/broadcasts/${broadcastId}/rundown`, { items: kept })).status).to.equal(200);
+      const rebuilt = await onAirRow(station.id);
+      expect(rebuilt.followed).to.deep.equal({ itemId: itemIds[0], outcome: 'matched', at: new Date(at(0)).toISOString() });
+      expect(rebuilt).to.deep.equal(JSON.parse(JSON.stringify(await computeOnAir(server.svc.db, station.id, clock.now()))));
+      const queen = await server.svc.db('observations').where({ station_id: station.id, title: 'Bohemian Rhapsody' }).first();
+      expect(queen).to.include({ outcome: 'matched', rundown_item_id: itemIds[1] });
+
+      // Following an older observation afterwards does not bring the dropped item back.
+      expect((await ingest(server.url, station, ingestToken, { observedAt: at(30_000), artist: 'Tribute Band', title: 'Crazy In Love' })).body.outcome).to.equal('uncertain');
+      const data = await onAirRow(station.id);
+      expect(data.followed).to.deep.equal({ itemId: itemIds[2], outcome: 'uncertain', at: new Date(at(30_000)).toISOString() });
+      expect(data).to.deep.equal(JSON.parse(JSON.stringify(await computeOnAir(server.svc.db, station.id, clock.now()))));
     });
 
     it('is rebuilt for the broadcast live now when the observation belongs to the one before', async () => {
