@@ -26,7 +26,7 @@ async function nextSeq(tx: Tx, stationId: string): Promise<number> {
   return Number(row.feed_seq);
 }
 
-function publishAfterCommit(tx: Pick<Tx, 'afterCommit'>, bus: FeedBus, message: FeedMessage): void {
+function publishAfterCommit(tx: Tx, bus: FeedBus, message: FeedMessage): void {
   tx.afterCommit(() => bus.publish(message));
 }
 
@@ -67,12 +67,12 @@ export const feedRowBindings = (row: FeedRowInput, now: Date): unknown[] => [
 
 // A named (prepared) statement: Postgres plans it once per connection.
 const UPSERT_SQL = `WITH ${feedRowCtes()} SELECT seq FROM feed`;
+const UPSERT_SQL_NUMBERED = numbered(UPSERT_SQL);
 
 /** The upsert as a statement for a pipelined transaction (lib/pipeline.ts); it answers one row with `seq`. */
 export function feedRowUpsertStatement(row: FeedRowInput, now: Date): Statement {
   return { name: 'feed_upsert_row_pipelined', text: UPSERT_SQL_NUMBERED, values: feedRowBindings(row, now) };
 }
-const UPSERT_SQL_NUMBERED = numbered(UPSERT_SQL);
 
 /** Creates or replaces the feed row (kind, entry) of a station; published on the bus after commit. */
 export async function upsertFeedRow(
@@ -85,22 +85,14 @@ export async function upsertFeedRow(
     .raw<{ rows: Array<{ seq: string | number }> }>(UPSERT_SQL, feedRowBindings(row, now) as Knex.RawBinding[])
     .options({ name: 'feed_upsert_row' });
   if (result.rows.length === 0) throw new Error(`station ${row.stationId} does not exist`);
-  return feedRowWritten(tx, bus, row, Number(result.rows[0].seq), now);
-}
-
-/** The bus message of a feed row written with `seq` (for writers that publish it themselves, after commit). */
-export function feedMessage(row: FeedRowInput, seq: number, now: Date): FeedMessage {
-  return { stationId: row.stationId, kind: row.kind, entry: row.entry, seq, deleted: false, data: row.data ?? null, updatedAt: now.toISOString() };
-}
-
-/**
- * For writers that upserted a feed row inside a statement of their own (`feedRowCtes`): the message,
- * published after commit.
- */
-export function feedRowWritten(tx: Pick<Tx, 'afterCommit'>, bus: FeedBus, row: FeedRowInput, seq: number, now: Date): FeedMessage {
-  const message = feedMessage(row, seq, now);
+  const message = feedMessage(row, Number(result.rows[0].seq), now);
   publishAfterCommit(tx, bus, message);
   return message;
+}
+
+/** The bus message of a feed row written with `seq` (writers of pipelined transactions publish it themselves, after commit). */
+export function feedMessage(row: FeedRowInput, seq: number, now: Date): FeedMessage {
+  return { stationId: row.stationId, kind: row.kind, entry: row.entry, seq, deleted: false, data: row.data ?? null, updatedAt: now.toISOString() };
 }
 
 /**

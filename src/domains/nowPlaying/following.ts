@@ -222,19 +222,13 @@ export async function followObservation(svc: Services, observationId: string, kn
     const result = { accepted: decision.accepted, outcome: decision.outcome } as IngestResult;
     const store = storeOutcomeStatement(observationId, decision, now);
     // Only matched and uncertain observations move the on-air row (its position and `followed`).
-    if (!decision.broadcast_id || (decision.outcome !== 'matched' && decision.outcome !== 'uncertain')) {
+    const moves = decision.broadcast_id !== null && (decision.outcome === 'matched' || decision.outcome === 'uncertain');
+    const next = moves ? onAirAfter(row, decision, now) : null;
+    if (!next || (row.on_air_deleted === false && isDeepStrictEqual(row.on_air, next.data))) {
       await tx.commit([store]);
-      return { result };
-    }
-    const next = onAirAfter(row, decision, now);
-    if (!next) {
-      // The broadcast live now is another one: the on-air row is computed afresh below.
-      await tx.commit([store]);
-      return { result, refresh: true };
-    }
-    if (row.on_air_deleted === false && isDeepStrictEqual(row.on_air, next.data)) {
-      await tx.commit([store]);
-      return { result };
+      // No `next` for a moving observation: the broadcast live now is another one, and the on-air row
+      // is computed afresh below.
+      return { result, refresh: moves && !next };
     }
     const onAir = { stationId, kind: 'on-air' as const, entry: CURRENT_ENTRY, data: next.data };
     const [, upserted] = await tx.commit([store, feedRowUpsertStatement(onAir, now)]);
