@@ -156,24 +156,43 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
 
     it('an admin change applies on the next connection, and open connections of that station are closed', async () => {
       const station = await createStation(server.url);
-      const open = await FeedClient.connect(gateway.url, realtimePath(station.id));
+      // One row, so an accepted connection shows itself with an event (a refused one gets an error).
+      await writeRow(server.svc, station.id, 'now-playing', 'current', { track: null });
+      /** A connection the gateway accepted (it may still hold the previous setting for a moment). */
+      const accepted = () =>
+        eventually<FeedClient | null>(async () => {
+          const client = await FeedClient.connect(gateway.url, realtimePath(station.id));
+          await client.waitFrames(1);
+          if (client.frames[0].type === 'event') return client;
+          client.close();
+          return null;
+        }) as Promise<FeedClient>;
+      /** The refusal once the change has reached the gateway (its invalidation travels through Redis). */
+      const refusedNow = () =>
+        eventually(async () => {
+          const client = new FeedClient(gateway.url + realtimePath(station.id));
+          await client.closed;
+          return client.frames.length === 1 && client.frames[0].type === 'error' ? (client.frames[0].data.code as string) : null;
+        });
+
+      const open = await accepted();
       expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { modules: { realtime: false } })).status).to.equal(200);
-      expect(await refused(realtimePath(station.id))).to.equal('MODULE_DISABLED');
+      expect(await refusedNow()).to.equal('MODULE_DISABLED');
       expect((await open.closed).code).to.equal(1008);
       expect(open.frames.at(-1).data.code).to.equal('MODULE_DISABLED');
 
       expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { modules: { realtime: true } })).status).to.equal(200);
-      const again = await FeedClient.connect(gateway.url, realtimePath(station.id));
+      const again = await accepted();
       expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { publicOnline: false })).status).to.equal(200);
-      expect(await refused(realtimePath(station.id))).to.equal('NOT_FOUND');
+      expect(await refusedNow()).to.equal('NOT_FOUND');
       expect((await again.closed).code).to.equal(1008);
       expect(again.frames.at(-1).data.code).to.equal('NOT_FOUND');
 
       // Switching the station off closes its open connections like an unknown station.
       expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { publicOnline: true })).status).to.equal(200);
-      const third = await FeedClient.connect(gateway.url, realtimePath(station.id));
+      const third = await accepted();
       expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { active: false })).status).to.equal(200);
-      expect(await refused(realtimePath(station.id))).to.equal('NOT_FOUND');
+      expect(await refusedNow()).to.equal('NOT_FOUND');
       expect((await third.closed).code).to.equal(1008);
       expect(third.frames.at(-1).data.code).to.equal('NOT_FOUND');
     });
