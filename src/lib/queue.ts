@@ -5,8 +5,9 @@ import { createBlockingRedis, createRedis, type Redis } from './redis.ts';
 
 // One factory for every BullMQ queue and worker, with the production-guide defaults:
 // producers fail fast (no offline queue), workers retry Redis forever, jobs are retained briefly.
-// Producers auto-pipeline (the adds of one event-loop turn leave in one write); worker connections do
-// not (BullMQ duplicates them for its blocking commands).
+// No connection here auto-pipelines: ioredis builds a Pipeline object per flush and copies every
+// script defined on the connection into it — BullMQ defines 64 — which cost more web CPU per ingest
+// (≈ 0.1 ms) than the writes it saved (docs/now-playing.md, Figures).
 
 export const DEFAULT_JOB_OPTIONS = {
   attempts: 3,
@@ -16,7 +17,7 @@ export const DEFAULT_JOB_OPTIONS = {
 } as const;
 
 export function createQueue(name: string, redisUrl: string, logger: Logger): { queue: Queue; connection: Redis } {
-  const connection = createRedis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, enableAutoPipelining: true });
+  const connection = createRedis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
   connection.on('error', (err) => logger.warn({ err, queue: name }, 'queue connection error'));
   const queue = new Queue(name, { connection, prefix: keys.queuePrefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
   queue.on('error', (err) => logger.warn({ err, queue: name }, 'queue error'));
