@@ -18,7 +18,8 @@ import {
   type ObservationRow,
   type TrackRow,
 } from './model.ts';
-import { ingestContextOf, ingestContextStatements, observationById } from './queries.ts';
+import { ingestContextOf, ingestContextStatements, observationById, reviveRow } from './queries.ts';
+import { lockStationStatement } from '../schedule/feed.ts';
 
 // The ingest command: decisions.md's ordered outcome rules. Storage (rules 1–5) happens in one
 // transaction that holds the station's row lock, so concurrent retries and collapse candidates of one
@@ -63,43 +64,28 @@ export async function ingestObservation(svc: Services, station: Station, input: 
 
   const fingerprint = fingerprintOf(input);
   const pending = input.isPlaying && station.rundownFollowing;
-  // Two round trips: lock + read, then insert + COMMIT (lib/pipeline.ts).
-  let stored = await pipelinedTransaction<Stored>(svc.db, async (tx) => {
-    const context = ingestContextOf(await tx.send(ingestContextStatements(station.id)));
-    if (!context) return { kind: 'gone' };
-    const { lastReceived, latest } = context;
-    // Nothing written: the transaction is rolled back.
-    if (lastReceived && collapses(lastReceived, input, receivedAt)) return { kind: 'existing', row: lastReceived };
-    const values: ObservationInsert = {
-      id: newId(),
-      station_id: station.id,
-      event_id: input.eventId,
-      fingerprint,
-      artist: input.artist,
-      title: input.title,
-      album: input.album,
-      duration_seconds: input.durationSeconds,
-      artwork_url: input.artworkUrl,
-      source_track_id: input.sourceTrackId,
-      is_playing: input.isPlaying,
-      observed_at: input.observedAt,
-      received_at: receivedAt,
-      sort_at: input.observedAt ?? receivedAt,
-      // Rules 4 and 5 are final here; otherwise `recorded` stands until the worker has followed it.
-      outcome: input.isPlaying ? 'recorded' : 'not-playing',
-      accepted: true,
-      followed_at: pending ? null : receivedAt,
-    };
-    // The new row is stored after every other one, so it is the latest unless the latest one describes a later moment.
-    const shown = latest && latest.sort_at.getTime() > values.sort_at.getTime() ? latest : ({ ...values, receipt_seq: 0 } as TrackRow);
-    const nowPlaying = presentNowPlaying(station, shown, receivedAt);
-    const feedRow = { stationId: station.id, kind: 'now-playing' as const, entry: NOW_PLAYING_ENTRY, data: nowPlaying };
-    const [inserted] = await tx.commit([insertStatement(values, feedRow, receivedAt)]);
-    const row = inserted[0] as unknown as (ObservationRow & { feed_seq: number }) | undefined;
-    // Rule 1: this eventId was stored before (the unique constraint decided); its row is read below.
-    if (!row) return { kind: 'duplicate' };
-    return { kind: 'stored', row, message: feedMessage(feedRow, Number(row.feed_seq), receivedAt) };
-  });
+  const values: ObservationInsert = {
+    id: newId(),
+    station_id: station.id,
+    event_id: input.eventId,
+    fingerprint,
+    artist: input.artist,
+    title: input.title,
+    album: input.album,
+    duration_seconds: input.durationSeconds,
+    artwork_url: input.artworkUrl,
+    source_track_id: input.sourceTrackId,
+    is_playing: input.isPlaying,
+    observed_at: input.observedAt,
+    received_at: receivedAt,
+    sort_at: input.observedAt ?? receivedAt,
+    // Rules 4 and 5 are final here; otherwise `recorded` stands until the worker has followed it.
+    outcome: input.isPlaying ? 'recorded' : 'not-playing',
+    accepted: true,
+    followed_at: pending ? null : receivedAt,
+  };
+  let stored = await storeUsually(svc, station, input, values, receivedAt);
+  if (stored.kind === 'decide') stored = await storeDeciding(svc, station, input, values, receivedAt);
 
   if (stored.kind === 'duplicate') {
     // Read once this transaction's connection is back in the pool (a burst of retries must not wait for a second one).
@@ -127,6 +113,56 @@ export async function ingestObservation(svc: Services, station: Station, input: 
   return follow(svc, station.id, stored.row.id, deadline, false);
 }
 
+/** The `now-playing` row showing `shown` (the new observation, or a later-observed one stored before). */
+function nowPlayingRow(station: Station, shown: TrackRow, receivedAt: Date): FeedRowInput {
+  return { stationId: station.id, kind: 'now-playing', entry: NOW_PLAYING_ENTRY, data: presentNowPlaying(station, shown, receivedAt) };
+}
+
+const asShown = (values: ObservationInsert): TrackRow => ({ ...values, receipt_seq: 0 }) as TrackRow;
+
+function storedOf(row: (ObservationRow & { feed_seq: number }) | undefined, feedRow: FeedRowInput, receivedAt: Date): Stored {
+  // Rule 1: this eventId was stored before (the unique constraint decided); its row is read afterwards.
+  if (!row) return { kind: 'duplicate' };
+  return { kind: 'stored', row, message: feedMessage(feedRow, Number(row.feed_seq), receivedAt) };
+}
+
+/**
+ * The usual ingest in one round trip: lock the station, insert the observation and rewrite the
+ * now-playing row showing it, COMMIT — written together (lib/pipeline.ts). The insert is guarded by
+ * what would need a decision here: a repeat without eventId within the collapse window of the last
+ * observation received (rule 3), or an observation of the station describing a later moment (the row
+ * must then show that one). When the guard holds back, the last received observation comes back (read
+ * under the lock): a collapse is answered from it, anything else is decided by `storeDeciding`.
+ */
+async function storeUsually(svc: Services, station: Station, input: ObservationInput, values: ObservationInsert, receivedAt: Date): Promise<Stored | { kind: 'decide' }> {
+  const feedRow = nowPlayingRow(station, asShown(values), receivedAt);
+  const [locked, answered] = await pipelinedTransaction(svc.db, (tx) => tx.commit([lockStationStatement(station.id), guardedInsertStatement(values, feedRow, receivedAt)]));
+  // Deleted meanwhile (its credentials with it).
+  if (locked.length === 0) return { kind: 'gone' };
+  const answer = answered[0] as unknown as GuardedAnswer;
+  if (!answer.guard_ok) {
+    const last = reviveRow<ObservationRow>(answer.last_received);
+    return last && collapses(last, input, receivedAt) ? { kind: 'existing', row: last } : { kind: 'decide' };
+  }
+  return storedOf(answer.id === null ? undefined : answer, feedRow, receivedAt);
+}
+
+/** The ingest that needs a decision: two round trips, lock + read, then insert + COMMIT. */
+async function storeDeciding(svc: Services, station: Station, input: ObservationInput, values: ObservationInsert, receivedAt: Date): Promise<Stored> {
+  return pipelinedTransaction<Stored>(svc.db, async (tx) => {
+    const context = ingestContextOf(await tx.send(ingestContextStatements(station.id)));
+    if (!context) return { kind: 'gone' };
+    const { lastReceived, latest } = context;
+    // Nothing written: the transaction is rolled back.
+    if (lastReceived && collapses(lastReceived, input, receivedAt)) return { kind: 'existing', row: lastReceived };
+    // The new row is stored after every other one, so it is the latest unless the latest one describes a later moment.
+    const shown = latest && latest.sort_at.getTime() > values.sort_at.getTime() ? latest : asShown(values);
+    const feedRow = nowPlayingRow(station, shown, receivedAt);
+    const [inserted] = await tx.commit([insertStatement(values, feedRow, receivedAt)]);
+    return storedOf(inserted[0] as unknown as (ObservationRow & { feed_seq: number }) | undefined, feedRow, receivedAt);
+  });
+}
+
 type ObservationInsert = Omit<ObservationRow, 'receipt_seq' | 'broadcast_id' | 'rundown_item_id' | 'score'>;
 const INSERT_COLUMNS = [
   'id', 'station_id', 'event_id', 'fingerprint', 'artist', 'title', 'album', 'duration_seconds', 'artwork_url', 'source_track_id',
@@ -146,6 +182,52 @@ const INSERT_SQL = numbered(`
 
 function insertStatement(values: ObservationInsert, feedRow: FeedRowInput, now: Date): Statement {
   return { name: 'nowplaying_insert_observation', text: INSERT_SQL, values: [...INSERT_COLUMNS.map((column) => values[column]), ...feedRowBindings(feedRow, now)] };
+}
+
+// The guarded insert of `storeUsually`. Its parameters are typed (an INSERT … SELECT does not take
+// them from the columns). `later` and `last` use the (station, sort_at, receipt_seq) and
+// (station, receipt_seq) indexes. The collapse guard is wider than rule 3 (any repeat-capable pair
+// within the window, whatever the track): `collapses` decides exactly on what comes back.
+const INSERT_TYPES: Record<(typeof INSERT_COLUMNS)[number], string> = {
+  id: 'uuid', station_id: 'text', event_id: 'text', fingerprint: 'text', artist: 'text', title: 'text', album: 'text',
+  duration_seconds: 'float8', artwork_url: 'text', source_track_id: 'text', is_playing: 'boolean', observed_at: 'timestamptz',
+  received_at: 'timestamptz', sort_at: 'timestamptz', outcome: 'text', accepted: 'boolean', followed_at: 'timestamptz',
+};
+const GUARDED_INSERT_SQL = numbered(`
+  WITH last AS (
+    SELECT * FROM observations WHERE station_id = ? ORDER BY receipt_seq DESC LIMIT 1
+  ), guard AS (
+    SELECT EXISTS (SELECT 1 FROM stations WHERE id = ?)
+       AND NOT EXISTS (SELECT 1 FROM observations WHERE station_id = ? AND sort_at > ?::timestamptz)
+       AND NOT EXISTS (SELECT 1 FROM last WHERE ?::text IS NULL AND last.event_id IS NULL AND last.received_at >= ?::timestamptz) AS ok
+  ), ins AS (
+    INSERT INTO observations (${INSERT_COLUMNS.join(', ')})
+    SELECT ${INSERT_COLUMNS.map((column) => `?::${INSERT_TYPES[column]}`).join(', ')} FROM guard WHERE guard.ok
+    ON CONFLICT (station_id, event_id) DO NOTHING
+    RETURNING *
+  ), ${feedRowCtes('EXISTS (SELECT 1 FROM ins)')}
+  SELECT guard.ok AS guard_ok, CASE WHEN NOT guard.ok THEN (SELECT to_jsonb(last) FROM last) END AS last_received,
+         ins.*, (SELECT seq FROM feed) AS feed_seq
+  FROM guard LEFT JOIN ins ON true`);
+
+type GuardedAnswer = ObservationRow & { guard_ok: boolean; last_received: Record<string, unknown> | null; feed_seq: number; id: string | null };
+
+function guardedInsertStatement(values: ObservationInsert, feedRow: FeedRowInput, now: Date): Statement {
+  const windowStart = new Date(values.received_at.getTime() - COLLAPSE_WINDOW_MS);
+  return {
+    name: 'nowplaying_insert_guarded',
+    text: GUARDED_INSERT_SQL,
+    values: [
+      values.station_id,
+      values.station_id,
+      values.station_id,
+      values.sort_at,
+      values.event_id,
+      windowStart,
+      ...INSERT_COLUMNS.map((column) => values[column]),
+      ...feedRowBindings(feedRow, now),
+    ],
+  };
 }
 
 /**

@@ -24,7 +24,7 @@ export async function latestTrack(db: Knex, stationId: string): Promise<TrackRow
 const TIMESTAMPS = ['observed_at', 'received_at', 'sort_at', 'followed_at'] as const;
 
 /** A row that travelled as JSON (to_jsonb) back into its column types. */
-function reviveRow<T>(json: Record<string, unknown> | null): T | null {
+export function reviveRow<T>(json: Record<string, unknown> | null): T | null {
   if (!json) return null;
   for (const key of TIMESTAMPS) if (typeof json[key] === 'string') json[key] = new Date(json[key] as string);
   return json as T;
