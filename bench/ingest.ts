@@ -7,7 +7,8 @@
 //      and the delay from each ingest response to its `now-playing` feed row arriving on Redis;
 //   2. closed loop with BENCH_CONCURRENCY requests in flight: sustained observations/s;
 //   3. the same closed loop against a baseline in the same run (bench/support/ingest-baseline.ts: a
-//      bare node:http server doing one INSERT and one PUBLISH per request), and the ratios.
+//      bare node:http server doing one INSERT and one PUBLISH per request), and the ratios; then the
+//      baseline at the paced rate for 10 s, whose p99 is the machine's own latency tail.
 // CPU per observation is reported per process (web, worker, all of Postgres, Redis), from /proc: it is
 // steadier than throughput when the machine is noisy.
 // Rate limits are off (RATE_LIMIT_*=0), as decisions.md says benchmarks run.
@@ -30,6 +31,7 @@ const RATE = Number(env.BENCH_RATE ?? 200);
 const RATE_SECONDS = Number(env.BENCH_DURATION_SECONDS ?? 30);
 const CONCURRENCY = Number(env.BENCH_CONCURRENCY ?? 32);
 const MAX_SECONDS = Number(env.BENCH_MAX_SECONDS ?? 15);
+const BASELINE_PACED_SECONDS = 10;
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const TARGETS = { observationsPerSecond: 500, ingestP99Ms: 25, publishDelayP99Ms: 10 };
 
@@ -246,11 +248,14 @@ async function main(): Promise<void> {
     const basePool = new Pool(`http://127.0.0.1:${basePort}`, { connections: Math.max(CONCURRENCY, 64), pipelining: 1 });
     let base: { samples: Sample[]; elapsedS: number };
     let baseCpu: Record<string, number>;
+    let basePaced: Sample[];
     try {
       await closedLoop(basePool, stations, CONCURRENCY, 3); // warm-up
       const before = cpuSnapshot({ baseline: baseline.pid as number });
       base = await closedLoop(basePool, stations, CONCURRENCY, MAX_SECONDS);
       baseCpu = cpuPer(before, cpuSnapshot({ baseline: baseline.pid as number }), base.samples.length);
+      // The machine's own latency tail at the paced rate, for reading Waveline's p99 against.
+      basePaced = await openLoop(basePool, stations, RATE, BASELINE_PACED_SECONDS);
     } finally {
       await basePool.close();
       await stopRole(baseline);
@@ -271,6 +276,7 @@ async function main(): Promise<void> {
         requestsPerSecond: baselinePerSecond,
         cpuMsPerRequest: baseCpu,
         latencyMs: summary(base.samples.map((s) => s.latencyMs)),
+        pacedLatencyMs: { rate: RATE, seconds: BASELINE_PACED_SECONDS, ...summary(basePaced.map((s) => s.latencyMs)) },
       },
       ratios: {
         throughput: `${((observationsPerSecond / baselinePerSecond) * 100).toFixed(1)}% of the baseline's requests/s`,
