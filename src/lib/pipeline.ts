@@ -7,7 +7,7 @@ import type { Db } from './db.ts';
 // loopback or LAN connection every round trip is a write and a wake-up on both sides, which cost more
 // than running the statements. The pool's connections run in pg's pipeline mode (db.ts), so the
 // statements of one `send` are written in one go (the socket is corked meanwhile) and Postgres answers
-// them in order: an ingest is two round trips instead of five, a rundown following two instead of six.
+// them in order: an ingest is usually one round trip instead of five, a rundown following two instead of six.
 // Every statement still has its own Sync, so a failing one fails the rest of the transaction
 // ("current transaction is aborted") and a COMMIT behind it rolls back, exactly as one at a time; and
 // each statement takes its own snapshot (READ COMMITTED), so a read behind a lock in the same send sees
