@@ -144,7 +144,7 @@ async function storeUsually(svc: Services, station: Station, input: ObservationI
     const last = reviveRow<ObservationRow>(answer.last_received);
     return last && collapses(last, input, receivedAt) ? { kind: 'existing', row: last } : { kind: 'decide' };
   }
-  return storedOf(answer.id === null ? undefined : answer, feedRow, receivedAt);
+  return storedOf(answer.id === null ? undefined : { ...answer, id: answer.id }, feedRow, receivedAt);
 }
 
 /** The ingest that needs a decision: two round trips, lock + read, then insert + COMMIT. */
@@ -185,9 +185,9 @@ function insertStatement(values: ObservationInsert, feedRow: FeedRowInput, now: 
 }
 
 // The guarded insert of `storeUsually`. Its parameters are typed (an INSERT … SELECT does not take
-// them from the columns). `later` and `last` use the (station, sort_at, receipt_seq) and
-// (station, receipt_seq) indexes. The collapse guard is wider than rule 3 (any repeat-capable pair
-// within the window, whatever the track): `collapses` decides exactly on what comes back.
+// them from the columns). The later-moment check and `last` use the (station, sort_at, receipt_seq)
+// and (station, receipt_seq) indexes. The collapse guard is wider than rule 3 (any pair without
+// eventIds within the window, whatever the track): `collapses` decides exactly on what comes back.
 const INSERT_TYPES: Record<(typeof INSERT_COLUMNS)[number], string> = {
   id: 'uuid', station_id: 'text', event_id: 'text', fingerprint: 'text', artist: 'text', title: 'text', album: 'text',
   duration_seconds: 'float8', artwork_url: 'text', source_track_id: 'text', is_playing: 'boolean', observed_at: 'timestamptz',
@@ -210,7 +210,8 @@ const GUARDED_INSERT_SQL = numbered(`
          ins.*, (SELECT seq FROM feed) AS feed_seq
   FROM guard LEFT JOIN ins ON true`);
 
-type GuardedAnswer = ObservationRow & { guard_ok: boolean; last_received: Record<string, unknown> | null; feed_seq: number; id: string | null };
+/** With `guard_ok` false or a duplicate eventId, the observation's columns are null (nothing was inserted). */
+type GuardedAnswer = Omit<ObservationRow, 'id'> & { id: string | null; guard_ok: boolean; last_received: Record<string, unknown> | null; feed_seq: number };
 
 function guardedInsertStatement(values: ObservationInsert, feedRow: FeedRowInput, now: Date): Statement {
   const windowStart = new Date(values.received_at.getTime() - COLLAPSE_WINDOW_MS);
