@@ -1,15 +1,13 @@
-import rateLimiterFlexible from 'rate-limiter-flexible';
-import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../config.ts';
 import { stationChannel } from '../feed/names.ts';
 import { TtlCache } from '../lib/cache.ts';
 import { keys } from '../lib/keys.ts';
 import type { Logger } from '../lib/logger.ts';
 import { createRedis, type Redis } from '../lib/redis.ts';
+import { TokenBuckets } from '../lib/tokenBucket.ts';
 import type { FeedErrorCode } from './frames.ts';
 import type { FeedStore } from './store.ts';
 
-const { RateLimiterRedis, RateLimiterMemory } = rateLimiterFlexible;
 
 // Who may open a feed connection: channel syntax, the station gate (active, public-online, realtime on),
 // connections per client IP on this node and connection attempts per client IP across nodes.
@@ -79,7 +77,7 @@ export class Admission {
   private readonly connectionsByIp = new Map<string, { ip: string; count: number }>();
   private readonly store: FeedStore;
   private readonly maxPerIp: number;
-  private readonly attempts: RateLimiterAbstract | null;
+  private readonly attempts: { buckets: TokenBuckets; perMinute: number } | null;
   private readonly redis: Redis | null;
 
   constructor(config: Readonly<Config>, store: FeedStore, logger: Logger) {
@@ -90,14 +88,8 @@ export class Admission {
       const redis = createRedis(config.redisUrl);
       redis.on('error', (err) => logger.warn({ err }, 'gateway redis connection error'));
       this.redis = redis;
-      // Shared across gateway nodes in Redis; in memory while Redis is unreachable.
-      this.attempts = new RateLimiterRedis({
-        storeClient: redis,
-        keyPrefix: keys.feedConnectRateLimitPrefix,
-        points,
-        duration: 60,
-        insuranceLimiter: new RateLimiterMemory({ points, duration: 60 }),
-      });
+      // Token buckets shared across gateway nodes in Redis; in memory while Redis is unreachable.
+      this.attempts = { buckets: new TokenBuckets(redis, keys.feedConnectRateLimitPrefix), perMinute: points };
     } else {
       this.redis = null;
       this.attempts = null;
@@ -112,14 +104,10 @@ export class Admission {
   /** Takes one connection attempt from the client IP's bucket. */
   async takeAttempt(ip: string): Promise<Rejection | null> {
     if (!this.attempts) return null;
-    try {
-      await this.attempts.consume(ip, 1);
-      return null;
-    } catch (rejection) {
-      if (rejection instanceof Error) throw rejection;
-      const retryAfter = Math.max(1, Math.ceil((rejection as RateLimiterRes).msBeforeNext / 1000));
-      return reject('RATE_LIMITED', `Too many connection attempts; retry in ${retryAfter} s.`);
-    }
+    const take = await this.attempts.buckets.take(ip, this.attempts.perMinute);
+    if (take.allowed) return null;
+    const retryAfter = Math.max(1, Math.ceil(take.retryAfterMs / 1000));
+    return reject('RATE_LIMITED', `Too many connection attempts; retry in ${retryAfter} s.`);
   }
 
   /** `parseChannels`, remembered per query string. */

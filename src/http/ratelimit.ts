@@ -1,60 +1,44 @@
-import rateLimiterFlexible from 'rate-limiter-flexible';
-import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Context } from 'koa';
 import type { Config } from '../config.ts';
 import { keys } from '../lib/keys.ts';
 import { RateLimitedError } from '../lib/errors.ts';
 import type { Redis } from '../lib/redis.ts';
+import { TokenBuckets } from '../lib/tokenBucket.ts';
 
-// rate-limiter-flexible keeps shared counters in Redis with one atomic script per request and falls
-// back to in-memory limits when Redis is unreachable, so a Redis outage never fails a listener read.
-const { RateLimiterRedis, RateLimiterMemory } = rateLimiterFlexible;
+// The per-credential (or per-IP) token buckets of decisions.md, shared by every web node through Redis
+// (src/lib/tokenBucket.ts); in memory while Redis is unreachable, so a Redis outage never fails a read.
 
 export type LimitName = keyof Config['rateLimits'];
 
 export class RateLimits {
-  private readonly limiters = new Map<LimitName, RateLimiterAbstract>();
+  private readonly buckets: TokenBuckets;
   private readonly perMinute: Config['rateLimits'];
   constructor(redis: Redis, perMinute: Config['rateLimits']) {
     this.perMinute = perMinute;
-    for (const name of Object.keys(perMinute) as LimitName[]) {
-      const points = perMinute[name];
-      if (points <= 0) continue;
-      this.limiters.set(
-        name,
-        new RateLimiterRedis({
-          storeClient: redis,
-          keyPrefix: `${keys.rateLimitPrefix}:${name}`,
-          points,
-          duration: 60,
-          insuranceLimiter: new RateLimiterMemory({ points, duration: 60 }),
-        }),
-      );
-    }
+    this.buckets = new TokenBuckets(redis, keys.rateLimitPrefix);
   }
 
   enabled(name: LimitName): boolean {
-    return this.limiters.has(name);
+    return this.perMinute[name] > 0;
   }
 
-  /** Takes one request from the bucket of `key`; sets the RateLimit headers; throws RATE_LIMITED when empty. */
+  /**
+   * Takes one token from the bucket of `key`; sets the RateLimit headers (IETF httpapi draft: `r` the
+   * tokens left, `t` the seconds until the bucket is full again — on a refusal, until the next token);
+   * throws RATE_LIMITED with Retry-After when the bucket is empty.
+   */
   async take(ctx: Context, name: LimitName, key: string): Promise<void> {
-    const limiter = this.limiters.get(name);
-    if (!limiter) return;
     const limit = this.perMinute[name];
-    const policy = `"${name}";q=${limit};w=60`;
-    try {
-      const res = await limiter.consume(key, 1);
-      ctx.set('RateLimit-Policy', policy);
-      ctx.set('RateLimit', `"${name}";r=${res.remainingPoints};t=${Math.ceil(res.msBeforeNext / 1000)}`);
-    } catch (rejection) {
-      if (rejection instanceof Error) throw rejection;
-      const res = rejection as RateLimiterRes;
-      const retryAfter = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
-      ctx.set('RateLimit-Policy', policy);
-      ctx.set('RateLimit', `"${name}";r=0;t=${retryAfter}`);
-      ctx.set('Retry-After', String(retryAfter));
-      throw new RateLimitedError(retryAfter);
+    if (limit <= 0) return;
+    const take = await this.buckets.take(`${name}:${key}`, limit);
+    ctx.set('RateLimit-Policy', `"${name}";q=${limit};w=60`);
+    if (take.allowed) {
+      ctx.set('RateLimit', `"${name}";r=${take.remaining};t=${Math.ceil(take.fullInMs / 1000)}`);
+      return;
     }
+    const retryAfter = Math.max(1, Math.ceil(take.retryAfterMs / 1000));
+    ctx.set('RateLimit', `"${name}";r=0;t=${retryAfter}`);
+    ctx.set('Retry-After', String(retryAfter));
+    throw new RateLimitedError(retryAfter);
   }
 }

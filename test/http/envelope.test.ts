@@ -5,7 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sharedServer, startTestServer, type TestServer } from '../support/server.ts';
 import { admin, request } from '../support/http.ts';
-import { createToken, listenerFixture } from '../support/factories.ts';
+import { createToken, eventually, listenerFixture } from '../support/factories.ts';
 import { envelope } from '../../src/http/envelope.ts';
 import { defineRoute, mountRoute } from '../../src/http/route.ts';
 import { StationSlugParams, StringEnum, Type } from '../../src/http/schema.ts';
@@ -204,9 +204,32 @@ describe('listener envelope', () => {
       const res = await request(limited.url, 'GET', path, { token });
       expect(res.status).to.equal(429);
       expect(res.body.error.code).to.equal('RATE_LIMITED');
-      expect(Number(res.headers.get('retry-after'))).to.be.greaterThan(0);
+      // A token bucket of 3 a minute has its next token within 20 s (a fixed window could say up to 60).
+      expect(Number(res.headers.get('retry-after'))).to.be.greaterThan(0).and.at.most(20);
+      expect(res.headers.get('ratelimit')).to.equal(`"listener";r=0;t=${res.headers.get('retry-after')}`);
       const { token: second } = await createToken(limited.url, station.id);
       expect((await request(limited.url, 'GET', path, { token: second })).status, 'another credential has its own bucket').to.equal(200);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('refills the bucket continuously (decisions.md: token bucket): after a burst, one request per interval', async () => {
+    const limited = await startTestServer({ env: { RATE_LIMIT_LISTENER_PER_MINUTE: '120' } }); // a token every 500 ms
+    try {
+      const { station, token } = await listenerFixture(limited.url);
+      const path = `/api/v1/stations/${station.slug}`;
+      const statuses = await Promise.all(Array.from({ length: 121 }, () => request(limited.url, 'GET', path, { token }).then((r) => r.status)));
+      expect(statuses.filter((s) => s === 200)).to.have.length(120);
+      const refused = await request(limited.url, 'GET', path, { token });
+      expect(refused.status).to.equal(429);
+      expect(refused.headers.get('retry-after')).to.equal('1');
+      const ok = (await eventually(async () => {
+        const res = await request(limited.url, 'GET', path, { token });
+        return res.status === 200 ? res : null;
+      }, { timeoutMs: 5_000 })) as Awaited<ReturnType<typeof request>>;
+      expect(ok.headers.get('ratelimit')).to.match(/^"listener";r=0;t=(59|60)$/);
+      expect((await request(limited.url, 'GET', path, { token })).status, 'one token came back, not the bucket').to.equal(429);
     } finally {
       await limited.close();
     }

@@ -223,6 +223,8 @@ describe('now-playing ingest: request surface', () => {
       const res = await ingest(limited.url, station, ingestToken, { artist: 'A', title: 'B' });
       expect(res.body.error).to.be.a('string');
       expect(res.headers.get('retry-after')).to.match(/^\d+$/);
+      // A bucket of 2 a minute has a token back within 30 s.
+      expect(Number(res.headers.get('retry-after'))).to.be.greaterThan(0).and.at.most(30);
     } finally {
       await limited.close();
     }

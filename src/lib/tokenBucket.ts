@@ -1,0 +1,93 @@
+import type { Redis } from './redis.ts';
+
+// Token buckets for the rate limits (decisions.md: "per credential, token bucket"): a bucket holds
+// `perMinute` tokens and refills continuously at `perMinute` tokens a minute, so a client that emptied
+// it gets one request again after 60 000 / perMinute ms — not at the end of a fixed minute, and never
+// twice the limit across a window edge.
+//
+// Kept as GCRA (the generic cell rate algorithm), the token bucket in one number: the "theoretical
+// arrival time" (TAT) — the instant the bucket would be full again. A take moves it one interval on;
+// it is refused when that would put it more than a whole bucket ahead of now. One Redis key per bucket,
+// one atomic script per take, on Redis' clock (web nodes' clocks may differ). rate-limiter-flexible,
+// used before, has no token bucket on Redis (its Redis limiters count fixed windows); libraries that do
+// are unmaintained, and the algorithm is the dozen lines below.
+
+export interface Take {
+  allowed: boolean;
+  /** Whole tokens left after this take. */
+  remaining: number;
+  /** When refused: ms until one token is back. 0 when allowed. */
+  retryAfterMs: number;
+  /** Ms until the bucket is full again. */
+  fullInMs: number;
+}
+
+/** One step of GCRA. `tat` and `now` in ms; returns the new TAT, or null when the take is refused. */
+export function gcra(tat: number | null, now: number, perMinute: number): { take: Take; tat: number | null } {
+  const interval = 60_000 / perMinute;
+  const capacity = 60_000;
+  const start = tat === null || tat < now ? now : tat;
+  const ahead = start + interval - now;
+  if (ahead > capacity + 1e-6) {
+    return { take: { allowed: false, remaining: 0, retryAfterMs: ahead - capacity, fullInMs: start - now }, tat: null };
+  }
+  return { take: { allowed: true, remaining: Math.floor((capacity - ahead) / interval + 1e-9), retryAfterMs: 0, fullInMs: ahead }, tat: start + interval };
+}
+
+// The same step in Redis. Times in ms with fractions (an interval of 60 000 / 7 ms is not whole); the
+// TAT is stored with three decimals, formatted so that Lua never writes it in exponent notation.
+const TAKE_SCRIPT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local interval = 60000 / tonumber(ARGV[1])
+local stored = redis.call('GET', KEYS[1])
+local start = now
+if stored then
+  local tat = tonumber(stored)
+  if tat > now then start = tat end
+end
+local ahead = start + interval - now
+if ahead > 60000.000001 then
+  return {0, tostring(ahead - 60000), tostring(start - now)}
+end
+redis.call('SET', KEYS[1], string.format('%.3f', start + interval), 'PX', math.ceil(ahead))
+return {1, tostring(60000 - ahead), tostring(ahead)}
+`;
+
+type TakeCommand = (key: string, perMinute: number) => Promise<[number, string, string]>;
+
+/** Buckets in Redis; in this process' memory while Redis cannot answer (a Redis outage never fails a request). */
+export class TokenBuckets {
+  private readonly redis: Redis & { wavelineTakeToken?: TakeCommand };
+  private readonly prefix: string;
+  private readonly fallback = new Map<string, number>();
+  constructor(redis: Redis, prefix: string) {
+    this.redis = redis;
+    this.prefix = prefix;
+    if (!this.redis.wavelineTakeToken) redis.defineCommand('wavelineTakeToken', { numberOfKeys: 1, lua: TAKE_SCRIPT });
+  }
+
+  async take(key: string, perMinute: number): Promise<Take> {
+    let answer: [number, string, string];
+    try {
+      answer = await (this.redis.wavelineTakeToken as TakeCommand)(`${this.prefix}:${key}`, perMinute);
+    } catch {
+      return this.takeInMemory(key, perMinute);
+    }
+    const [allowed, a, b] = [answer[0] === 1, Number(answer[1]), Number(answer[2])];
+    const interval = 60_000 / perMinute;
+    return allowed
+      ? { allowed, remaining: Math.floor(a / interval + 1e-9), retryAfterMs: 0, fullInMs: b }
+      : { allowed, remaining: 0, retryAfterMs: a, fullInMs: b };
+  }
+
+  private takeInMemory(key: string, perMinute: number): Take {
+    const now = Date.now();
+    const { take, tat } = gcra(this.fallback.get(key) ?? null, now, perMinute);
+    if (tat !== null) {
+      if (this.fallback.size >= 100_000) this.fallback.clear();
+      this.fallback.set(key, tat);
+    }
+    return take;
+  }
+}
