@@ -29,7 +29,8 @@ const REJECTED: IngestResult = { accepted: false, outcome: 'rejected' };
 const RECORDED: IngestResult = { accepted: true, outcome: 'recorded' };
 
 type Stored =
-  | { kind: 'stored'; row: ObservationRow; message: FeedMessage }
+  /** `message` is null when the now-playing row did not change (a late observation of an earlier moment). */
+  | { kind: 'stored'; row: ObservationRow; message: FeedMessage | null }
   | { kind: 'existing'; row: ObservationRow }
   | { kind: 'conflict' }
   | { kind: 'duplicate' }
@@ -99,7 +100,7 @@ export async function ingestObservation(svc: Services, station: Station, input: 
   if (stored.kind === 'stored') {
     // Committed: the now-playing row goes out, and rundown following starts, at once (the row is written
     // to Redis first; neither waits for the other's round trip).
-    const published = svc.bus.publish(stored.message);
+    const published = stored.message ? svc.bus.publish(stored.message) : Promise.resolve();
     if (station.artworkLookup && input.artworkUrl === null && input.title !== null) requestArtwork(svc, stored.row.id);
     if (!pending) {
       await published;
@@ -113,17 +114,17 @@ export async function ingestObservation(svc: Services, station: Station, input: 
   return follow(svc, station.id, stored.row.id, deadline, false);
 }
 
-/** The `now-playing` row showing `shown` (the new observation, or a later-observed one stored before). */
+/** The `now-playing` row showing `shown`. */
 function nowPlayingRow(station: Station, shown: TrackRow, receivedAt: Date): FeedRowInput {
   return { stationId: station.id, kind: 'now-playing', entry: NOW_PLAYING_ENTRY, data: presentNowPlaying(station, shown, receivedAt) };
 }
 
 const asShown = (values: ObservationInsert): TrackRow => ({ ...values, receipt_seq: 0 }) as TrackRow;
 
-function storedOf(row: (ObservationRow & { feed_seq: number }) | undefined, feedRow: FeedRowInput, receivedAt: Date): Stored {
+function storedOf(row: (ObservationRow & { feed_seq?: number }) | undefined, feedRow: FeedRowInput | null, receivedAt: Date): Stored {
   // Rule 1: this eventId was stored before (the unique constraint decided); its row is read afterwards.
   if (!row) return { kind: 'duplicate' };
-  return { kind: 'stored', row, message: feedMessage(feedRow, Number(row.feed_seq), receivedAt) };
+  return { kind: 'stored', row, message: feedRow ? feedMessage(feedRow, Number(row.feed_seq), receivedAt) : null };
 }
 
 /**
@@ -155,9 +156,14 @@ async function storeDeciding(svc: Services, station: Station, input: Observation
     const { lastReceived, latest } = context;
     // Nothing written: the transaction is rolled back.
     if (lastReceived && collapses(lastReceived, input, receivedAt)) return { kind: 'existing', row: lastReceived };
-    // The new row is stored after every other one, so it is the latest unless the latest one describes a later moment.
-    const shown = latest && latest.sort_at.getTime() > values.sort_at.getTime() ? latest : asShown(values);
-    const feedRow = nowPlayingRow(station, shown, receivedAt);
+    // The new row is stored after every other one, so it is the latest unless the latest one describes a
+    // later moment: then the now-playing row keeps showing that one, unchanged, and no event goes out
+    // (the feed sends one event per change).
+    if (latest && latest.sort_at.getTime() > values.sort_at.getTime()) {
+      const [inserted] = await tx.commit([insertOnlyStatement(values)]);
+      return storedOf(inserted[0] as unknown as ObservationRow | undefined, null, receivedAt);
+    }
+    const feedRow = nowPlayingRow(station, asShown(values), receivedAt);
     const [inserted] = await tx.commit([insertStatement(values, feedRow, receivedAt)]);
     return storedOf(inserted[0] as unknown as (ObservationRow & { feed_seq: number }) | undefined, feedRow, receivedAt);
   });
@@ -179,6 +185,15 @@ const INSERT_SQL = numbered(`
     RETURNING *
   ), ${feedRowCtes('EXISTS (SELECT 1 FROM ins)')}
   SELECT ins.*, (SELECT seq FROM feed) AS feed_seq FROM ins`);
+
+const INSERT_ONLY_SQL = numbered(`
+  INSERT INTO observations (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})
+  ON CONFLICT (station_id, event_id) DO NOTHING
+  RETURNING *`);
+
+function insertOnlyStatement(values: ObservationInsert): Statement {
+  return { name: 'nowplaying_insert_observation_only', text: INSERT_ONLY_SQL, values: INSERT_COLUMNS.map((column) => values[column]) };
+}
 
 function insertStatement(values: ObservationInsert, feedRow: FeedRowInput, now: Date): Statement {
   return { name: 'nowplaying_insert_observation', text: INSERT_SQL, values: [...INSERT_COLUMNS.map((column) => values[column]), ...feedRowBindings(feedRow, now)] };

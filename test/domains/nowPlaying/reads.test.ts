@@ -212,20 +212,23 @@ describe('now-playing and track-history reads', () => {
       expect(all[1].seq).to.be.greaterThan(all[0].seq);
     });
 
-    it('an observation of an earlier moment arriving late is stored, and the row it publishes still shows the latest track', async () => {
+    it('an observation of an earlier moment arriving late is stored and sends no event: the row keeps showing the latest track', async () => {
       const { station, ingestToken, listenerToken } = await fixture();
       const mine = () => messages.filter((m) => m.stationId === station.id);
       await ingest(server.url, station, ingestToken, { eventId: 'now', observedAt: T0.getTime() - 5000, artist: 'A', title: 'Current' });
+      const [first] = (await eventually(() => (mine().length === 1 ? mine() : null))) as FeedMessage[];
       const late = await ingest(server.url, station, ingestToken, { eventId: 'late', observedAt: T0.getTime() - 60_000, artist: 'A', title: 'Earlier' });
       expect(late.body).to.include({ accepted: true });
-      const all = (await eventually(() => (mine().length === 2 ? mine() : null))) as FeedMessage[];
-      expect((all[1].data as { track: { title: string } }).track.title).to.equal('Current');
-      expect(all[1].seq).to.be.greaterThan(all[0].seq);
       const [row] = await server.svc.db('feed_rows').where({ station_id: station.id, kind: 'now-playing' });
-      expect((row.data as { track: { title: string } }).track.title).to.equal('Current');
+      expect(Number(row.seq)).to.equal(first.seq);
+      expect(row.data).to.deep.equal(first.data);
       expect((await nowPlaying(station.slug, listenerToken)).body.track.title).to.equal('Current');
+      // The next change is the next event: nothing was sent for the late one in between.
+      await ingest(server.url, station, ingestToken, { eventId: 'next', observedAt: T0.getTime() - 1000, artist: 'A', title: 'Next' });
+      const all = (await eventually(() => (mine().length >= 2 ? mine() : null))) as FeedMessage[];
+      expect(all.map((m) => (m.data as { track: { title: string } }).track.title)).to.deep.equal(['Current', 'Next']);
       const stored = await server.svc.db('observations').where({ station_id: station.id }).orderBy('sort_at');
-      expect(stored.map((o: { title: string }) => o.title)).to.deep.equal(['Earlier', 'Current']);
+      expect(stored.map((o: { title: string }) => o.title)).to.deep.equal(['Earlier', 'Current', 'Next']);
     });
   });
 });
