@@ -1,7 +1,7 @@
 import type { Context, Middleware } from 'koa';
 import type { Router, RouterMiddleware } from '@koa/router';
 import { koaBody, HttpMethodEnum } from 'koa-body';
-import type { Static, TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { Scope } from '../domains/auth/model.ts';
 import type { ModuleKey, Station } from '../domains/stations/model.ts';
 import type { Credential } from '../domains/auth/model.ts';
@@ -106,6 +106,9 @@ function gatesFor(route: RouteSpec, svc: Services): Gate[] {
 
 const noop = async (): Promise<void> => {};
 
+/** What a listener read that takes no parameters validates its query with: unknown ones are 400, as on every other. */
+const NO_PARAMETERS = Type.Object({}, { additionalProperties: false });
+
 /**
  * A route as ONE middleware that runs its steps in order — error shape, gates, body parser,
  * validation, handler — rather than a chain of middleware, so a request pays for one call.
@@ -114,6 +117,7 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
   const legacyErrors = route.surface === 'ingest';
   const gates = gatesFor(route, svc);
   const parsesJson = route.body !== undefined && route.bodyParser !== 'none';
+  const querySchema = route.query ?? (route.surface === 'listener' && route.method === 'get' ? NO_PARAMETERS : undefined);
   const parseBody: Middleware | null = parsesJson
     ? (koaBody({
         json: true,
@@ -132,7 +136,7 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
   const handle = async (ctx: Context): Promise<void> => {
     if (parseBody) await parseBody(ctx, noop);
     const params = route.params ? validate(route.params, 'params', { ...ctx.params }) : undefined;
-    const query = route.query ? validate(route.query, 'query', { ...ctx.query }) : undefined;
+    const query = querySchema ? validate(querySchema, 'query', { ...ctx.query }) : undefined;
     let body: unknown;
     if (parsesJson && route.body) {
       const raw = (ctx.request as unknown as { body?: unknown }).body;

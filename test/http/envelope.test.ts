@@ -53,6 +53,17 @@ describe('listener envelope', () => {
     expect(res.headers.get('etag')).to.match(/^"[0-9a-f]{64}"$/);
   });
 
+  it('refuses an unknown query parameter with 400 VALIDATION_ERROR on every listener read, those without parameters too', async () => {
+    // (weather and traffic are off on this station: their module gate answers first, 404.)
+    for (const read of ['', '/now-playing', '/broadcast/current', '/track-history', '/schedule', `/content/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`]) {
+      const res = await request(server.url, 'GET', `${path()}${read}?foo=1`, { token });
+      expect(res.status, read).to.equal(400);
+      expect(res.body.error.code, read).to.equal('VALIDATION_ERROR');
+      expect(res.body.error.issues[0], read).to.include({ code: 'unknown_property' });
+    }
+    expect((await request(server.url, 'GET', `${path()}/now-playing`, { token })).status).to.equal(200);
+  });
+
   it('answers 304 with no body for a matching If-None-Match (single, list, weak form and *)', async () => {
     const first = await request(server.url, 'GET', path(), { token });
     const etag = first.headers.get('etag')!;

@@ -1,7 +1,6 @@
 import { listenerErrorResponses, listenerRead } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
 import { sendCacheable } from '../../http/etag.ts';
-import { Type } from '../../http/schema.ts';
 import { MAX_BROADCASTS } from './model.ts';
 import { broadcastOnAir, broadcastsOverlapping, programsWithBroadcasts } from './queries.ts';
 import { presentCurrentBroadcast, presentPrograms, presentSchedule } from './presenter.ts';
@@ -55,7 +54,6 @@ export const scheduleListenerRoutes = [
     operationId: 'getCurrentBroadcast',
     summary: 'The broadcast on air now, or null',
     module: 'currentBroadcast',
-    query: Type.Object({}, { additionalProperties: false }),
     responses: { 200: { description: 'The current broadcast (null when nothing is on air).', schema: CurrentBroadcastResponse }, ...listenerErrors },
     async handler({ svc, station }) {
       const now = svc.clock.now();
