@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Context, Next } from 'koa';
-import { WavelineError, ValidationError, PayloadTooLargeError, UnsupportedMediaTypeError, NotFoundError } from '../lib/errors.ts';
+import { WavelineError, ValidationError, PayloadTooLargeError, UnsupportedMediaTypeError, NotFoundError, MethodNotAllowedError } from '../lib/errors.ts';
 import type { Logger } from '../lib/logger.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -53,7 +53,7 @@ export function envelope(logger: Logger) {
 
     try {
       await next();
-      if (ctx.status === 404 && ctx.body == null && ctx.respond !== false) throw new NotFoundError('No such route.');
+      if (ctx.status === 404 && ctx.body == null && ctx.respond !== false) throw noRoute(ctx);
     } catch (raw) {
       const err = normalise(raw);
       if (!(err instanceof WavelineError)) {
@@ -78,6 +78,19 @@ function envelopeHeaders(res: ServerResponse, requestId: string): void {
   if (!res.hasHeader('Cache-Control')) res.setHeader('Cache-Control', 'no-store');
 }
 
+/**
+ * No route answered. Under the encoder integrations the error keeps their legacy `{error: string}`
+ * shape, and the ingest path with another method than POST is 405 with `Allow: POST`.
+ */
+function noRoute(ctx: Context): Error {
+  if (!ctx.path.startsWith(INTEGRATIONS_PREFIX)) return new NotFoundError('No such route.');
+  ctx.state.errorShape = 'legacy' satisfies ErrorShape;
+  return ctx.path === INGEST_PATH ? new MethodNotAllowedError('POST') : new NotFoundError('No such route.');
+}
+
+const INTEGRATIONS_PREFIX = '/api/v1/integrations/';
+const INGEST_PATH = '/api/v1/integrations/playback';
+
 /** Errors thrown by koa-body, raw-body and friends carry an HTTP status; give them our codes. */
 function normalise(raw: unknown): unknown {
   if (raw instanceof WavelineError) return raw;
@@ -100,6 +113,7 @@ export function writeError(ctx: Context, err: unknown, requestId: string): void 
   ctx.set('Cache-Control', 'no-store');
   ctx.remove('ETag');
   if (known && 'retryAfterSeconds' in known) ctx.set('Retry-After', String(known.retryAfterSeconds));
+  if (known instanceof MethodNotAllowedError) ctx.set('Allow', known.allow);
   if ((ctx.state.errorShape as ErrorShape | undefined) === 'legacy') {
     ctx.body = { error: known?.issues?.[0]?.message ?? message };
     return;

@@ -37,6 +37,17 @@ export class ForbiddenError extends WavelineError {
   readonly status = 403;
 }
 
+/** A path that exists with another method (the ingest path answers POST only); `Allow` names the method. */
+export class MethodNotAllowedError extends WavelineError {
+  readonly code = 'METHOD_NOT_ALLOWED';
+  readonly status = 405;
+  readonly allow: string;
+  constructor(allow: string) {
+    super(`Method not allowed; use ${allow}.`);
+    this.allow = allow;
+  }
+}
+
 export class NotFoundError extends WavelineError {
   readonly code = 'NOT_FOUND';
   readonly status = 404;

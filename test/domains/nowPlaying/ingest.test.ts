@@ -37,6 +37,21 @@ describe('now-playing ingest: request surface', () => {
     expect(await countRows(server, station.id)).to.equal(2);
   });
 
+  it('another method on the ingest path is 405 with Allow: POST, an unknown integrations path 404 — both {error: string}', async () => {
+    const { station, ingestToken } = await ingestFixture(server.url, { rundownFollowing: false });
+    for (const method of ['GET', 'PUT', 'DELETE']) {
+      const res = await request(server.url, method, `/api/v1/integrations/playback?stationSlug=${station.slug}`, { token: ingestToken });
+      expect(res.status, method).to.equal(405);
+      expect(res.headers.get('allow'), method).to.equal('POST');
+      expect(res.body, method).to.deep.equal({ error: 'Method not allowed; use POST.' });
+    }
+    const other = await request(server.url, 'POST', '/api/v1/integrations/nothing-here', { token: ingestToken, json: {} });
+    expect(other.status).to.equal(404);
+    expect(other.body).to.deep.equal({ error: 'No such route.' });
+    expect((await request(server.url, 'GET', '/api/v1/nothing-here')).body.error.code, 'elsewhere the listener shape').to.equal('NOT_FOUND');
+    expect(await countRows(server, station.id)).to.equal(0);
+  });
+
   it('both or neither station parameter is 400, an unknown query parameter is 400; errors are {error: string}', async () => {
     const { station, ingestToken } = await ingestFixture(server.url);
     for (const query of [`stationSlug=${station.slug}&stationId=${station.id}`, '', `stationSlug=${station.slug}&foo=1`]) {
