@@ -62,8 +62,15 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   /** After an admin change: sockets of a station that may no longer be listened to are refused. */
   async function recheck(stationId: string): Promise<void> {
     const rejection = await admission.gate(stationId).catch(() => null);
-    if (!rejection) return;
-    for (const ws of sockets) if (ws.getUserData().stationIds.includes(stationId)) refuse(ws, rejection);
+    if (rejection) {
+      for (const ws of sockets) if (ws.getUserData().stationIds.includes(stationId)) refuse(ws, rejection);
+      return;
+    }
+    // A module switched on or off changes which kinds of rows the station's feed sends: its listeners
+    // reconnect (1012) and start again from a snapshot of what is delivered now.
+    const changed = await bridge.feed(stationId)?.refreshHiddenKinds().catch(() => false);
+    if (!changed) return;
+    for (const ws of sockets) if (ws.getUserData().stationIds.includes(stationId)) ws.end(CLOSE_RESTARTING, 'station settings changed');
   }
   bridge.onStationChanged = (stationId) => {
     admission.forget(stationId);

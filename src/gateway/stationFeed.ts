@@ -1,4 +1,4 @@
-import { feedRowId, FEED_KINDS, stationChannel, type FeedAction } from '../feed/names.ts';
+import { feedRowId, FEED_KINDS, stationChannel, type FeedAction, type FeedKind } from '../feed/names.ts';
 import type { Logger } from '../lib/logger.ts';
 import { eventFrame, payloadJson } from './frames.ts';
 import type { FeedStore, StoredRow } from './store.ts';
@@ -59,6 +59,8 @@ export class StationFeed {
   private catchUpAgain = false;
   private refilling = false;
   private catchUpAfterLoad = false;
+  /** Kinds whose module the station has switched off: held and accounted for, never sent. */
+  private hidden: ReadonlySet<string> = new Set<FeedKind>();
 
   constructor(stationId: string, store: FeedStore, publish: (frame: Buffer) => void, logger: Logger) {
     this.stationId = stationId;
@@ -70,8 +72,9 @@ export class StationFeed {
 
   /** Reads the current rows; bus messages that arrived meanwhile are applied afterwards. */
   async load(): Promise<void> {
-    const current = await this.store.currentRows(this.stationId, CONTENT_BODIES);
+    const [current, hidden] = await Promise.all([this.store.currentRows(this.stationId, CONTENT_BODIES), this.store.hiddenKinds(this.stationId)]);
     if (this.closed) return;
+    this.hidden = new Set(hidden ?? []);
     for (const row of current.rows) this.hold(row);
     this.watermark = current.feedSeq ?? 0;
     this.loaded = true;
@@ -89,7 +92,21 @@ export class StationFeed {
       return;
     }
     const frame = this.apply(row);
-    if (frame !== null) this.publish(frame);
+    if (frame !== null && !this.hidden.has(row.kind)) this.publish(frame);
+  }
+
+  /**
+   * Re-reads which kinds the station's modules switch off (after an admin change); true when that
+   * changed — the station's open connections then hold a state this feed no longer matches.
+   */
+  async refreshHiddenKinds(): Promise<boolean> {
+    const hidden = await this.store.hiddenKinds(this.stationId);
+    if (this.closed || hidden === null) return false;
+    const next = new Set<string>(hidden);
+    if (next.size === this.hidden.size && [...next].every((kind) => this.hidden.has(kind))) return false;
+    this.hidden = next;
+    this.snapshotFrames = null;
+    return true;
   }
 
   /** Reads and sends every row changed after the watermark (after a lost subscription or a hole). */
@@ -126,8 +143,10 @@ export class StationFeed {
   /** One `create` event per current row: schedule, on-air, now-playing, then the newest content first. */
   snapshot(): Buffer[] {
     if (this.snapshotFrames) return this.snapshotFrames;
-    const fixed = [...this.fixed.values()].sort((a, b) => (FIXED_ORDER.get(kindOf(a.rowId)) ?? 9) - (FIXED_ORDER.get(kindOf(b.rowId)) ?? 9));
-    const content = [...this.contentBodies.values()].sort((a, b) => b.seq - a.seq).slice(0, SNAPSHOT_CONTENT_ROWS);
+    const fixed = [...this.fixed.values()]
+      .filter((row) => !this.hidden.has(kindOf(row.rowId)))
+      .sort((a, b) => (FIXED_ORDER.get(kindOf(a.rowId)) ?? 9) - (FIXED_ORDER.get(kindOf(b.rowId)) ?? 9));
+    const content = this.hidden.has('content') ? [] : [...this.contentBodies.values()].sort((a, b) => b.seq - a.seq).slice(0, SNAPSHOT_CONTENT_ROWS);
     this.snapshotFrames = [...fixed, ...content].map((row) => Buffer.from(eventFrame(this.stationId, row.rowId, 'create', row.updatedAt, row.payload)));
     return this.snapshotFrames;
   }

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { FeedKind } from '../feed/names.ts';
-import { DEFAULT_MODULES } from '../domains/stations/model.ts';
+import { DEFAULT_MODULES, type Modules } from '../domains/stations/model.ts';
 import type { Logger } from '../lib/logger.ts';
 
 // The gateway's only reads from Postgres, with plain `pg` (the gateway never loads knex). Each query is a
@@ -27,6 +27,20 @@ export interface RowsAtSeq {
   /** The station's feed sequence at the time of the read; null when the station does not exist. */
   feedSeq: number | null;
   rows: StoredRow[];
+}
+
+/** The module that delivers each kind of feed row; a kind whose module is off is not sent. */
+const KIND_MODULES: Record<FeedKind, keyof Modules> = {
+  schedule: 'schedule',
+  'on-air': 'currentBroadcast',
+  'now-playing': 'nowPlaying',
+  content: 'content',
+};
+
+/** The kinds a station's module settings (the stored, partial `modules`) switch off. */
+export function hiddenKinds(modules: Partial<Modules> | null): FeedKind[] {
+  const all = { ...DEFAULT_MODULES, ...modules };
+  return (Object.keys(KIND_MODULES) as FeedKind[]).filter((kind) => !all[KIND_MODULES[kind]]);
 }
 
 interface RowRecord {
@@ -67,6 +81,12 @@ export class FeedStore {
     const row = rows[0];
     if (!row) return null;
     return { active: row.active, publicOnline: row.public_online, realtime: row.realtime ?? DEFAULT_MODULES.realtime };
+  }
+
+  /** The feed kinds the station's modules switch off; null when the station is gone. */
+  async hiddenKinds(stationId: string): Promise<FeedKind[] | null> {
+    const { rows } = await this.pool.query<{ modules: Partial<Modules> | null }>('SELECT modules FROM stations WHERE id = $1', [stationId]);
+    return rows[0] ? hiddenKinds(rows[0].modules) : null;
   }
 
   /**

@@ -122,6 +122,32 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
     both.close();
   });
 
+  it('does not send the rows of a switched-off module (now-playing for nowPlaying off); switching it back closes open connections with 1012 to resync', async () => {
+    const station = await createStation(server.url, { modules: { nowPlaying: false } });
+    const { svc } = server;
+    await writeRow(svc, station.id, 'schedule', 'current', { contractVersion: 1, timezone: 'Europe/Berlin', broadcasts: [], truncated: false });
+    await writeRow(svc, station.id, 'now-playing', 'current', { track: { title: 'Hidden' } });
+    const client = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
+    expect(client.events().map((f) => f.data.payload.kind)).to.deep.equal(['schedule']);
+    await writeRow(svc, station.id, 'now-playing', 'current', { track: { title: 'Still hidden' } });
+    await writeRow(svc, station.id, 'on-air', 'current', null); // a change that is sent, behind the hidden one
+    await client.waitEvent((f) => f.data.payload.kind === 'on-air');
+    expect(client.events().some((f) => f.data.payload.kind === 'now-playing')).to.equal(false);
+
+    expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { modules: { nowPlaying: true } })).status).to.equal(200);
+    expect((await client.closed).code).to.equal(1012);
+    const again = await eventually(async () => {
+      const next = await FeedClient.connect(gateway.url, realtimePath(station.id));
+      await next.waitFrames(3);
+      if (next.events().some((f) => f.data.payload.kind === 'now-playing')) return next;
+      next.close();
+      return null;
+    });
+    const nowPlaying = (again as FeedClient).events().find((f) => f.data.payload.kind === 'now-playing');
+    expect(JSON.parse(nowPlaying?.data.payload.data_json ?? 'null').data).to.deep.equal({ track: { title: 'Still hidden' } });
+    (again as FeedClient).close();
+  });
+
   describe('refused channels get an error message, then close 1008', () => {
     async function refused(path: string) {
       const client = new FeedClient(gateway.url + path);
