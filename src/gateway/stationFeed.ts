@@ -1,6 +1,8 @@
 import { feedRowId, FEED_KINDS, stationChannel, type FeedAction, type FeedKind } from '../feed/names.ts';
 import type { Logger } from '../lib/logger.ts';
 import { eventFrame, payloadJson } from './frames.ts';
+import { nowPlayingAt } from '../domains/nowPlaying/presenter.ts';
+import type { NowPlaying } from '../domains/nowPlaying/schemas.ts';
 import type { FeedStore, StoredRow } from './store.ts';
 
 /** Content rows a new connection receives (decisions.md: "the 20 most recently published"). */
@@ -17,7 +19,13 @@ interface HeldRow {
   seq: number;
   updatedAt: string;
   payload: string;
+  /** The now-playing row's data, re-derived at send time for the snapshot (`nowPlayingAt`)… */
+  nowPlaying?: NowPlaying;
+  /** …and the moment its age counts from (epoch ms). */
+  nowPlayingMoment?: number;
 }
+
+const NOW_PLAYING_ROW = feedRowId('now-playing', 'current');
 
 const FIXED_ORDER = new Map<string, number>(FEED_KINDS.map((kind, i) => [kind, i]));
 
@@ -54,6 +62,8 @@ export class StationFeed {
   // Frames are held and sent as UTF-8 buffers: uWS then copies bytes instead of converting a JS string
   // for every socket (which also left native memory behind per connection).
   private snapshotFrames: Buffer[] | null = null;
+  /** The now-playing age (whole seconds) the snapshot was derived at; null when it has no row that ages. */
+  private snapshotAge: number | null = null;
   private repairTimer: NodeJS.Timeout | null = null;
   private catchingUp: Promise<void> | null = null;
   private catchUpAgain = false;
@@ -140,14 +150,27 @@ export class StationFeed {
     return this.catchingUp;
   }
 
-  /** One `create` event per current row: schedule, on-air, now-playing, then the newest content first. */
-  snapshot(): Buffer[] {
-    if (this.snapshotFrames) return this.snapshotFrames;
+  /**
+   * One `create` event per current row: schedule, on-air, now-playing, then the newest content first.
+   * The now-playing row's elapsed time and freshness are derived again at `now` (the stored row says
+   * what they were when it was written); the frames are reused while its age in whole seconds holds.
+   */
+  snapshot(now = Date.now()): Buffer[] {
+    const nowPlaying = this.hidden.has('now-playing') ? undefined : this.fixed.get(NOW_PLAYING_ROW);
+    const age = nowPlaying?.nowPlayingMoment === undefined ? null : Math.floor((now - nowPlaying.nowPlayingMoment) / 1000);
+    if (this.snapshotFrames && this.snapshotAge === age) return this.snapshotFrames;
     const fixed = [...this.fixed.values()]
       .filter((row) => !this.hidden.has(kindOf(row.rowId)))
       .sort((a, b) => (FIXED_ORDER.get(kindOf(a.rowId)) ?? 9) - (FIXED_ORDER.get(kindOf(b.rowId)) ?? 9));
     const content = this.hidden.has('content') ? [] : [...this.contentBodies.values()].sort((a, b) => b.seq - a.seq).slice(0, SNAPSHOT_CONTENT_ROWS);
-    this.snapshotFrames = [...fixed, ...content].map((row) => Buffer.from(eventFrame(this.stationId, row.rowId, 'create', row.updatedAt, row.payload)));
+    this.snapshotAge = age;
+    this.snapshotFrames = [...fixed, ...content].map((row) => {
+      const payload =
+        row === nowPlaying && row.nowPlaying && age !== null
+          ? payloadJson(this.stationId, { kind: 'now-playing', entry: 'current', data: nowPlayingAt(row.nowPlaying, new Date(now)), updatedAt: row.updatedAt })
+          : row.payload;
+      return Buffer.from(eventFrame(this.stationId, row.rowId, 'create', row.updatedAt, payload));
+    });
     return this.snapshotFrames;
   }
 
@@ -189,6 +212,13 @@ export class StationFeed {
       if (row.data === undefined) return null;
     }
     const held: HeldRow = { rowId, seq: row.seq, updatedAt: row.updatedAt, payload: payloadJson(this.stationId, row) };
+    if (rowId === NOW_PLAYING_ROW && isNowPlaying(row.data) && row.data.track) {
+      const moment = Date.parse(row.data.freshness.observedAt ?? row.data.freshness.receivedAt ?? '');
+      if (!Number.isNaN(moment)) {
+        held.nowPlaying = row.data;
+        held.nowPlayingMoment = moment;
+      }
+    }
     if (row.kind !== 'content') {
       this.fixed.set(rowId, held);
       return held;
@@ -259,3 +289,9 @@ export class StationFeed {
 }
 
 const kindOf = (rowId: string): string => rowId.slice(0, rowId.indexOf(':'));
+
+/** A now-playing row as the web and worker write it (presentNowPlaying); anything else is sent as stored. */
+function isNowPlaying(data: unknown): data is NowPlaying {
+  const d = data as Partial<NowPlaying> | null;
+  return !!d && typeof d === 'object' && typeof d.freshness === 'object' && d.freshness !== null && 'track' in d;
+}

@@ -3,6 +3,8 @@ import { expect } from 'chai';
 import { sharedServer, type TestServer } from '../support/server.ts';
 import { admin } from '../support/http.ts';
 import { createStation, eventually } from '../support/factories.ts';
+import { presentNowPlaying } from '../../src/domains/nowPlaying/presenter.ts';
+import type { TrackRow } from '../../src/domains/nowPlaying/model.ts';
 import { channelOf, closeTestGateways, FeedClient, realtimePath, removeRow, startTestGateway, writeRow } from '../support/feed.ts';
 
 type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
@@ -120,6 +122,23 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
     expect(onlyA.events().every((f) => f.data.payload.station_id === a.id && f.data.channels[0] === channelOf(a.id))).to.equal(true);
     onlyA.close();
     both.close();
+  });
+
+  it('starts a connection with now-playing as old as it is now: elapsed time and freshness derived at connect, not when the row was written', async () => {
+    const station = await createStation(server.url);
+    const observedAt = new Date(Date.now() - 26_000);
+    const track = { id: randomUUID(), artist: 'A', title: 'T', album: null, duration_seconds: 240, artwork_url: null, source_track_id: null, is_playing: true, observed_at: observedAt, received_at: observedAt, sort_at: observedAt, receipt_seq: 1 };
+    // As the ingest wrote it when the track was new: fresh, age 0.
+    const written = presentNowPlaying({ id: station.id, timezone: 'Europe/Berlin', nowPlayingFreshnessSeconds: 20 }, track as unknown as TrackRow, observedAt);
+    expect(written.freshness).to.include({ status: 'fresh', ageSeconds: 0 });
+    await writeRow(server.svc, station.id, 'now-playing', 'current', written);
+    const client = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
+    const data = JSON.parse(client.events()[0].data.payload.data_json).data;
+    expect(data.freshness.status).to.equal('stale');
+    expect(data.freshness.ageSeconds).to.be.within(26, 30);
+    expect(data.elapsedSeconds).to.equal(data.freshness.ageSeconds);
+    expect({ ...data, elapsedSeconds: 0, freshness: { ...data.freshness, status: 'fresh', ageSeconds: 0 } }).to.deep.equal(JSON.parse(JSON.stringify(written)));
+    client.close();
   });
 
   it('does not send the rows of a switched-off module (now-playing for nowPlaying off); switching it back closes open connections with 1012 to resync', async () => {

@@ -57,21 +57,41 @@ export function presentNowPlaying(station: StationView, latest: TrackRow | null,
     };
   }
   const moment = momentOf(latest);
-  // An observedAt slightly ahead of the server clock (allowed up to 300 s) counts as age 0.
-  const ageSeconds = Math.max(0, Math.floor((now.getTime() - moment.getTime()) / 1000));
   const threshold = station.nowPlayingFreshnessSeconds;
+  const { ageSeconds, elapsedSeconds, status } = timing(moment.getTime(), latest.is_playing, latest.duration_seconds, threshold, now);
   const timed = latest.is_playing && latest.duration_seconds !== null;
   return {
     ...base,
     track: presentTrack(latest),
-    elapsedSeconds: timed ? Math.floor(Math.min(ageSeconds, latest.duration_seconds as number)) : null,
+    elapsedSeconds,
     endsAt: timed ? new Date(moment.getTime() + Math.round((latest.duration_seconds as number) * 1000)).toISOString() : null,
     freshness: {
-      status: ageSeconds <= threshold ? 'fresh' : 'stale',
+      status,
       thresholdSeconds: threshold,
       ageSeconds,
       observedAt: iso(latest.observed_at),
       receivedAt: latest.received_at.toISOString(),
     },
   };
+}
+
+/** What moves with time: the age of the observed moment, the elapsed part of the track, fresh or stale. */
+function timing(momentMs: number, isPlaying: boolean, durationSeconds: number | null, threshold: number, now: Date) {
+  // An observedAt slightly ahead of the server clock (allowed up to 300 s) counts as age 0.
+  const ageSeconds = Math.max(0, Math.floor((now.getTime() - momentMs) / 1000));
+  const elapsedSeconds = isPlaying && durationSeconds !== null ? Math.floor(Math.min(ageSeconds, durationSeconds)) : null;
+  return { ageSeconds, elapsedSeconds, status: ageSeconds <= threshold ? ('fresh' as const) : ('stale' as const) };
+}
+
+/**
+ * A presented now-playing (a stored feed row) re-derived at `now`: `elapsedSeconds` and the freshness
+ * age and status move with time, everything else stays. The feed uses it for the state a connection
+ * starts with, so a listener who connects late is told how old the track is, as REST would.
+ */
+export function nowPlayingAt(data: NowPlaying, now: Date): NowPlaying {
+  const { track, freshness } = data;
+  const moment = freshness.observedAt ?? freshness.receivedAt;
+  if (!track || moment === null || freshness.thresholdSeconds === null) return data;
+  const { ageSeconds, elapsedSeconds, status } = timing(Date.parse(moment), track.isPlaying, track.durationSeconds, freshness.thresholdSeconds, now);
+  return { ...data, elapsedSeconds, freshness: { ...freshness, status, ageSeconds } };
 }
