@@ -82,9 +82,9 @@ export class StationFeed {
 
   /** Reads the current rows; bus messages that arrived meanwhile are applied afterwards. */
   async load(): Promise<void> {
-    const [current, hidden] = await Promise.all([this.store.currentRows(this.stationId, CONTENT_BODIES), this.store.hiddenKinds(this.stationId)]);
+    const current = await this.store.currentRows(this.stationId, CONTENT_BODIES);
     if (this.closed) return;
-    this.hidden = new Set(hidden ?? []);
+    this.hidden = new Set(current.hidden);
     for (const row of current.rows) this.hold(row);
     this.watermark = current.feedSeq ?? 0;
     this.loaded = true;

@@ -29,6 +29,11 @@ export interface RowsAtSeq {
   rows: StoredRow[];
 }
 
+/** The current rows, with the kinds the station's modules switch off, from one snapshot. */
+export interface CurrentRows extends RowsAtSeq {
+  hidden: FeedKind[];
+}
+
 /** The module that delivers each kind of feed row; a kind whose module is off is not sent. */
 const KIND_MODULES: Record<FeedKind, keyof Modules> = {
   schedule: 'schedule',
@@ -45,6 +50,7 @@ export function hiddenKinds(modules: Partial<Modules> | null): FeedKind[] {
 
 interface RowRecord {
   feed_seq: string | number | null;
+  modules?: Partial<Modules> | null;
   kind: FeedKind | null;
   entry: string;
   seq: string | number;
@@ -83,7 +89,7 @@ export class FeedStore {
     return { active: row.active, publicOnline: row.public_online, realtime: row.realtime ?? DEFAULT_MODULES.realtime };
   }
 
-  /** The feed kinds the station's modules switch off; null when the station is gone. */
+  /** The feed kinds the station's modules switch off (after an admin change); null when the station is gone. */
   async hiddenKinds(stationId: string): Promise<FeedKind[] | null> {
     const { rows } = await this.pool.query<{ modules: Partial<Modules> | null }>('SELECT modules FROM stations WHERE id = $1', [stationId]);
     return rows[0] ? hiddenKinds(rows[0].modules) : null;
@@ -93,9 +99,9 @@ export class FeedStore {
    * Every live row of a station, with data for the non-content kinds and for the `contentBodies` most
    * recent content rows (older content rows come without data: the gateway only needs to know they exist).
    */
-  async currentRows(stationId: string, contentBodies: number): Promise<RowsAtSeq> {
+  async currentRows(stationId: string, contentBodies: number): Promise<CurrentRows> {
     const { rows } = await this.pool.query<RowRecord>(
-      `SELECT s.feed_seq, r.kind, r.entry, r.seq, false AS deleted, r.updated_at,
+      `SELECT s.feed_seq, s.modules, r.kind, r.entry, r.seq, false AS deleted, r.updated_at,
               (r.kind <> 'content' OR r.rank <= $2) AS has_data,
               CASE WHEN r.kind <> 'content' OR r.rank <= $2 THEN r.data END AS data
          FROM stations s
@@ -109,7 +115,7 @@ export class FeedStore {
         ORDER BY r.seq`,
       [stationId, contentBodies],
     );
-    return toRows(rows);
+    return { ...toRows(rows), hidden: hiddenKinds(rows[0]?.modules ?? null) };
   }
 
   /** Rows changed after `afterSeq`, tombstones included, in sequence order. */

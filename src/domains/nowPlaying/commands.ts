@@ -175,28 +175,27 @@ const INSERT_COLUMNS = [
   'is_playing', 'observed_at', 'received_at', 'sort_at', 'outcome', 'accepted', 'followed_at',
 ] as const satisfies ReadonlyArray<keyof ObservationInsert>;
 
-// Rule 1's unique constraint decides a retry (no row comes back); a stored observation bumps the
-// station's feed seq and rewrites its `now-playing` row in the same statement (feed/rows.ts
-// `feedRowCtes`) — one statement instead of three.
-const INSERT_SQL = numbered(`
-  WITH ins AS (
-    INSERT INTO observations (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})
-    ON CONFLICT (station_id, event_id) DO NOTHING
-    RETURNING *
-  ), ${feedRowCtes('EXISTS (SELECT 1 FROM ins)')}
-  SELECT ins.*, (SELECT seq FROM feed) AS feed_seq FROM ins`);
-
-const INSERT_ONLY_SQL = numbered(`
+// Rule 1's unique constraint decides a retry (no row comes back).
+const INSERT_OBSERVATION = `
   INSERT INTO observations (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})
   ON CONFLICT (station_id, event_id) DO NOTHING
-  RETURNING *`);
+  RETURNING *`;
+const insertValues = (values: ObservationInsert): unknown[] => INSERT_COLUMNS.map((column) => values[column]);
+
+// A stored observation bumps the station's feed seq and rewrites its `now-playing` row in the same
+// statement (feed/rows.ts `feedRowCtes`) — one statement instead of three.
+const INSERT_SQL = numbered(`
+  WITH ins AS (${INSERT_OBSERVATION}), ${feedRowCtes('EXISTS (SELECT 1 FROM ins)')}
+  SELECT ins.*, (SELECT seq FROM feed) AS feed_seq FROM ins`);
+
+const INSERT_ONLY_SQL = numbered(INSERT_OBSERVATION);
 
 function insertOnlyStatement(values: ObservationInsert): Statement {
-  return { name: 'nowplaying_insert_observation_only', text: INSERT_ONLY_SQL, values: INSERT_COLUMNS.map((column) => values[column]) };
+  return { name: 'nowplaying_insert_observation_only', text: INSERT_ONLY_SQL, values: insertValues(values) };
 }
 
 function insertStatement(values: ObservationInsert, feedRow: FeedRowInput, now: Date): Statement {
-  return { name: 'nowplaying_insert_observation', text: INSERT_SQL, values: [...INSERT_COLUMNS.map((column) => values[column]), ...feedRowBindings(feedRow, now)] };
+  return { name: 'nowplaying_insert_observation', text: INSERT_SQL, values: [...insertValues(values), ...feedRowBindings(feedRow, now)] };
 }
 
 // The guarded insert of `storeUsually`. Its parameters are typed (an INSERT … SELECT does not take
@@ -240,7 +239,7 @@ function guardedInsertStatement(values: ObservationInsert, feedRow: FeedRowInput
       values.sort_at,
       values.event_id,
       windowStart,
-      ...INSERT_COLUMNS.map((column) => values[column]),
+      ...insertValues(values),
       ...feedRowBindings(feedRow, now),
     ],
   };
