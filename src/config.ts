@@ -48,6 +48,15 @@ export interface Config {
    * prints its fresh credentials once. `WAVELINE_DEMO=0` skips that; other roles never load it.
    */
   demo: boolean;
+  /** Per-operation GraphQL limits; an operation past one is refused with VALIDATION_ERROR before it runs. */
+  graphql: {
+    /** Deepest selection nesting. */
+    maxDepth: number;
+    /** Aliased fields in one operation. */
+    maxAliases: number;
+    /** Cost budget: objects 2, scalars 1, each level of nesting ×1.5 (GraphQL Armor's cost rule). */
+    maxCost: number;
+  };
   /** Third-party artwork catalogues (base URLs so tests can point them at a local server). */
   artwork: {
     itunesBaseUrl: string;
@@ -134,6 +143,11 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       trustedProxyHops: int(env, 'GATEWAY_TRUSTED_PROXY_HOPS', 1, 0, 10),
     },
     demo: bool(env, 'WAVELINE_DEMO', true),
+    graphql: {
+      maxDepth: int(env, 'GRAPHQL_MAX_DEPTH', 10, 1, 100),
+      maxAliases: int(env, 'GRAPHQL_MAX_ALIASES', 15, 0, 1000),
+      maxCost: int(env, 'GRAPHQL_MAX_COST', 5000, 1, 1_000_000),
+    },
     artwork: {
       itunesBaseUrl: url(env, 'ARTWORK_ITUNES_BASE_URL', 'https://itunes.apple.com', ['http:', 'https:']),
       musicbrainzBaseUrl: url(env, 'ARTWORK_MUSICBRAINZ_BASE_URL', 'https://musicbrainz.org', ['http:', 'https:']),
