@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { refreshRecordsUsingMedia } from '../../../src/domains/content/publish.ts';
 import { startTestServer, type TestServer } from '../../support/server.ts';
-import { contentFixture, insertMedia, listPath, published, putType, walk } from './helpers.ts';
+import { contentFixture, insertMedia, listPath, published, putType, storeWithNullVariants, walk } from './helpers.ts';
 
 interface Published {
   id: string;
@@ -43,9 +43,9 @@ describe('GET …/content: order, filters and cursors', () => {
       const media = i === 3 ? [{ versionId: image.versionId }] : [];
       items.push({ id: await published(server.url, station.id, 'news', { title: `Item ${i}` }, { media }), at: clock.now().getTime() });
     }
-    // Re-presenting record 3 (a rendition of its image appeared) moves its updatedAt, not its publishedAt.
+    // Re-presenting record 3 (stored before variants were always paths) moves its updatedAt, not its publishedAt.
     clock.advance(5000);
-    await server.svc.db('media_files').insert({ version_id: image.versionId, variant: 'thumb', mime: 'image/webp', size: 3, etag: '"t"', bytes: Buffer.from('abc') });
+    await storeWithNullVariants(server, items[3].id);
     expect(await refreshRecordsUsingMedia(server.svc, station.id, image.versionId)).to.equal(1);
     const byPublished = items;
     const byUpdated = items.map((item, i) => (i === 3 ? { id: item.id, at: clock.now().getTime() } : item));
