@@ -40,9 +40,13 @@ export interface Config {
     idleTimeoutSeconds: number;
     /** Largest frame a client may send (clients have nothing to say; larger frames close the connection). */
     maxMessageBytes: number;
-    /** Proxies in front of the gateway that append to X-Forwarded-For; 0 trusts only the socket address. */
-    trustedProxyHops: number;
   };
+  /**
+   * Proxies in front of web and gateway that append the address they saw to X-Forwarded-For (a Heroku-style
+   * router: 1). The client address is that many entries from the right; 0 uses the socket address and
+   * ignores the header (direct exposure). Per-IP limits key on it, so a client cannot pick its own bucket.
+   */
+  trustedProxyHops: number;
   /**
    * `waveline dev` loads the demo station (demo/bundle.json) into a database that has no stations and
    * prints its fresh credentials once. `WAVELINE_DEMO=0` skips that; other roles never load it.
@@ -106,6 +110,14 @@ function url(env: Env, name: string, fallback: string, protocols: string[]): str
   return value.replace(/\/+$/, '');
 }
 
+/** TRUSTED_PROXY_HOPS, or its older name GATEWAY_TRUSTED_PROXY_HOPS (both set: they must agree). */
+function trustedProxyHops(env: Env): number {
+  const hops = int(env, 'TRUSTED_PROXY_HOPS', -1, 0, 10);
+  const legacy = int(env, 'GATEWAY_TRUSTED_PROXY_HOPS', -1, 0, 10);
+  if (hops >= 0 && legacy >= 0 && hops !== legacy) throw new ConfigError(`TRUSTED_PROXY_HOPS (${hops}) and its older name GATEWAY_TRUSTED_PROXY_HOPS (${legacy}) disagree; set one`);
+  return hops >= 0 ? hops : legacy >= 0 ? legacy : 1;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Readonly<Config> {
@@ -140,8 +152,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       maxBackpressureBytes: int(env, 'GATEWAY_MAX_BACKPRESSURE_BYTES', 1024 * 1024, 1024),
       idleTimeoutSeconds: int(env, 'GATEWAY_IDLE_TIMEOUT_SECONDS', 120, 8, 960),
       maxMessageBytes: int(env, 'GATEWAY_MAX_MESSAGE_BYTES', 1024, 128, 1024 * 1024),
-      trustedProxyHops: int(env, 'GATEWAY_TRUSTED_PROXY_HOPS', 1, 0, 10),
     },
+    trustedProxyHops: trustedProxyHops(env),
     demo: bool(env, 'WAVELINE_DEMO', true),
     graphql: {
       maxDepth: int(env, 'GRAPHQL_MAX_DEPTH', 10, 1, 100),
