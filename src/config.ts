@@ -67,6 +67,8 @@ export interface Config {
     musicbrainzBaseUrl: string;
     coverArtBaseUrl: string;
     timeoutMs: number;
+    /** Who to contact about our requests (URL or e-mail), sent in the User-Agent as MusicBrainz asks. */
+    contact: string;
   };
 }
 
@@ -108,6 +110,13 @@ function url(env: Env, name: string, fallback: string, protocols: string[]): str
     throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
   }
   return value.replace(/\/+$/, '');
+}
+
+/** A value that goes into an HTTP header: printable ASCII only. */
+function userAgentSafe(env: Env, name: string, fallback: string): string {
+  const value = str(env, name, fallback);
+  if (!/^[\x20-\x7e]+$/.test(value)) throw new ConfigError(`${name} must be printable ASCII (a URL or an e-mail address), got "${value}"`);
+  return value;
 }
 
 /** TRUSTED_PROXY_HOPS, or its older name GATEWAY_TRUSTED_PROXY_HOPS (both set: they must agree). */
@@ -165,6 +174,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       musicbrainzBaseUrl: url(env, 'ARTWORK_MUSICBRAINZ_BASE_URL', 'https://musicbrainz.org', ['http:', 'https:']),
       coverArtBaseUrl: url(env, 'ARTWORK_COVERART_BASE_URL', 'https://coverartarchive.org', ['http:', 'https:']),
       timeoutMs: int(env, 'ARTWORK_TIMEOUT_MS', 3000, 1),
+      // Without one, the public address of this deployment says whose requests these are.
+      contact: userAgentSafe(env, 'ARTWORK_CONTACT', str(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`)),
     },
   };
   return Object.freeze(config);
