@@ -1,4 +1,5 @@
-import { GraphQLError, type ValidationRule } from 'graphql';
+import { GraphQLError, type ValidationContext, type ValidationRule } from 'graphql';
+import { hasUnstorableText } from '../http/hostile.ts';
 import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
 import { maxAliasesRule } from '@escape.tech/graphql-armor-max-aliases';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
@@ -12,7 +13,7 @@ import type { Config } from '../config.ts';
 
 export type GraphQLLimits = Config['graphql'];
 
-/** The limit rules for one request; `refused` runs when one of them refuses the operation. */
+/** The limit rules (and the storable-text rule) for one request; `refused` runs when one refuses the operation. */
 export function limitRules(limits: GraphQLLimits, refused: () => void): ValidationRule[] {
   const callbacks = (limit: string) => ({
     propagateOnRejection: false,
@@ -25,8 +26,19 @@ export function limitRules(limits: GraphQLLimits, refused: () => void): Validati
     ],
   });
   return [
+    storableStrings(refused),
     maxDepthRule({ n: limits.maxDepth, ...callbacks('depth') }),
     maxAliasesRule({ n: limits.maxAliases, ...callbacks('aliases') }),
     costLimitRule({ maxCost: limits.maxCost, ...callbacks('cost') }),
   ] as unknown as ValidationRule[];
 }
+
+/** String literals in the document with NUL or unpaired surrogates (`"\u0000"`): no column holds them. */
+const storableStrings = (refused: () => void) => (context: ValidationContext) => ({
+  StringValue(node: { value: string }) {
+    if (!hasUnstorableText(node.value)) return;
+    refused();
+    const message = 'A string argument holds NUL or an unpaired surrogate.';
+    context.reportError(new GraphQLError(message, { nodes: [node as never], extensions: { code: 'VALIDATION_ERROR', issues: [{ path: 'query', code: 'invalid_format', message }] } }));
+  },
+});

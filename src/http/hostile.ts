@@ -30,6 +30,8 @@ export function targetIssue(url: string): Issue | null {
 /** NUL, or a UTF-16 surrogate without its pair (JSON's "\ud800"): text no database column holds. */
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+export const hasUnstorableText = (text: string): boolean => UNSTORABLE.test(text);
+
 /** The path of the first string (value or key) in parsed JSON that holds unstorable text, else null. */
 export function unstorableTextAt(value: unknown, path = ''): string | null {
   if (typeof value === 'string') return UNSTORABLE.test(value) ? path || 'body' : null;

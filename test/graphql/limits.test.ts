@@ -48,8 +48,16 @@ describe('GraphQL: every answer before the query runs uses the contract error bo
     expectErrorBody(await post('[1]'), 400, 'VALIDATION_ERROR');
     expectErrorBody(await post('{"query": "{ station { id } }", "variables": [1]}'), 400, 'VALIDATION_ERROR');
     expectErrorBody(await post('{"query": "query R($id: String!) { contentRecord(id: $id) { id } }", "variables": {"id": "a\\u0000b"}}'), 400, 'VALIDATION_ERROR');
+    expectErrorBody(await gqlGet(server.url, slug, token, { query: 'query R($s: String!) { contentBySlug(type: "news", slug: $s) { id } }', variables: '{"s": "a\\u0000b"}' }), 400, 'VALIDATION_ERROR');
     expectErrorBody(await gqlGet(server.url, slug, token, { operationName: 'x' }), 400, 'VALIDATION_ERROR');
     expectErrorBody(await gqlGet(server.url, slug, token, { query: '{ station { id } }', variables: '[1' }), 400, 'VALIDATION_ERROR');
+  });
+
+  it('NUL in a string literal of the document is VALIDATION_ERROR before any resolver runs (never INTERNAL_ERROR)', async () => {
+    const res = await gql(server.url, slug, token, '{ contentBySlug(type: "news", slug: "a\\u0000b") { id } }');
+    expect(res.status, res.text).to.equal(400);
+    expect(res.body.data).to.equal(undefined);
+    expect(res.body.errors.map((e: { extensions: { code: string } }) => e.extensions.code)).to.deep.equal(['VALIDATION_ERROR']);
   });
 
   it('a mutation over GET is 405 METHOD_NOT_ALLOWED with Allow: POST', async () => {

@@ -96,6 +96,8 @@ const bodyArb = fc.oneof(
   jsonish.map((v) => Buffer.from(JSON.stringify(v) ?? 'null')),
   fc.constantFrom(
     Buffer.from('{"query":"{ station { name } }"}'),
+    Buffer.from(JSON.stringify({ query: '{ contentBySlug(type: "news", slug: "a\\u0000b") { id } }' })),
+    Buffer.from(JSON.stringify({ query: `{ ${'a: station { id } '.repeat(3)}${'__type(name: "Station") { ofType { '.repeat(1)}name } } }` })),
     Buffer.from('{"token":"a\\u0000b","platform":"ios","provider":"fcm"}'),
     Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe, 0xc0, 0x80]), Buffer.from('"}')]),
     Buffer.from('{"artist":"a","title":"\\u0000"}'),
