@@ -96,6 +96,8 @@ const bodyArb = fc.oneof(
   jsonish.map((v) => Buffer.from(JSON.stringify(v) ?? 'null')),
   fc.constantFrom(
     Buffer.from('{"query":"{ station { name } }"}'),
+    Buffer.from('{"query":"{ station { "}'),
+    Buffer.from('{"query":"{ nope }","variables":{"x":1}}'),
     Buffer.from(JSON.stringify({ query: '{ contentBySlug(type: "news", slug: "a\\u0000b") { id } }' })),
     Buffer.from(JSON.stringify({ query: `{ ${'a: station { id } '.repeat(3)}${'__type(name: "Station") { ofType { '.repeat(1)}name } } }` })),
     Buffer.from('{"token":"a\\u0000b","platform":"ios","provider":"fcm"}'),
@@ -120,7 +122,7 @@ function rightCredential(surface: string, f: Fixture): string | undefined {
   return surface === 'listener' || surface === 'graphql' ? f.listener : undefined;
 }
 
-function requestArb(f: Fixture): fc.Arbitrary<RawRequest & { ingest: boolean }> {
+function requestArb(f: Fixture): fc.Arbitrary<RawRequest & { ingest: boolean; graphql: boolean }> {
   return fc.constantFrom(...allRoutes).chain((route) => {
     const names = [...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
     return fc.record({
@@ -139,12 +141,12 @@ function requestArb(f: Fixture): fc.Arbitrary<RawRequest & { ingest: boolean }> 
       if (auth) headers.push(['Authorization', Buffer.from(`Bearer ${auth}`, 'latin1')]);
       if (contentType) headers.push(['Content-Type', Buffer.from(contentType, 'latin1')]);
       if (accept) headers.push(['Accept', Buffer.from(accept, 'latin1')]);
-      return { method, target: Buffer.from(path + query, 'latin1'), headers, body, ingest: path.startsWith('/api/v1/integrations/') };
+      return { method, target: Buffer.from(path + query, 'latin1'), headers, body, ingest: path.startsWith('/api/v1/integrations/'), graphql: route.surface === 'graphql' };
     });
   });
 }
 
-function checkReply(req: RawRequest & { ingest: boolean }, reply: RawReply): void {
+function checkReply(req: RawRequest & { ingest: boolean; graphql?: boolean }, reply: RawReply): void {
   const what = `${req.method} ${req.target.toString()} → ${reply.status} ${reply.body.toString('utf8').slice(0, 300)}`;
   expect(reply.status, what).to.be.below(500);
   expect(reply.headers['x-request-id'], what).to.be.a('string').and.not.equal('');
@@ -154,6 +156,14 @@ function checkReply(req: RawRequest & { ingest: boolean }, reply: RawReply): voi
   if (req.ingest) {
     expect(body, what).to.have.keys(['error']);
     expect(body.error, what).to.be.a('string');
+    return;
+  }
+  if (req.graphql && Array.isArray(body.errors)) {
+    // A GraphQL response (the document was read): errors[] with messages; coded ones use our codes.
+    for (const error of body.errors) {
+      expect(error.message, what).to.be.a('string');
+      if (error.extensions?.code !== undefined) expect(ERROR_CODES as readonly string[], what).to.include(error.extensions.code);
+    }
     return;
   }
   expect(body.error, what).to.be.an('object');

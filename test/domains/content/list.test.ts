@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { refreshRecordsUsingMedia } from '../../../src/domains/content/publish.ts';
 import { startTestServer, type TestServer } from '../../support/server.ts';
-import { contentFixture, insertMedia, listPath, published, putType, storeWithNullVariants, walk } from './helpers.ts';
+import { NEWS_FIELDS, contentFixture, insertMedia, listPath, published, putType, storeWithNullVariants, walk } from './helpers.ts';
 
 interface Published {
   id: string;
@@ -150,6 +150,17 @@ describe('GET …/content: order, filters and cursors', () => {
       expect(await names(['tags:Live'])).to.deep.equal([]);
       expect(await names(['category.anyOf:local,sprot']), 'known keys of an anyOf still match').to.deep.equal(['council']);
       expect(await names(['category.contains:usi'])).to.deep.equal(['jazz', 'studio']);
+    });
+
+    it('a record that keeps a retired choice key stays filterable by it after the schema drops the choice', async () => {
+      const own = await contentFixture(server);
+      const id = await published(server.url, own.station.id, 'news', { title: 'Old match', category: 'sport' });
+      const retired = NEWS_FIELDS.map((f) => (f.key === 'category' ? { ...f, choices: (f.choices ?? []).filter((c) => c.key !== 'sport') } : f));
+      expect((await putType(server.url, own.station.id, 'news', retired)).body.version).to.equal(2);
+      const res = await own.get(listPath({ type: 'news' }, ['category:sport']));
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body.records.map((r: { id: string }) => r.id)).to.deep.equal([id]);
+      expect((await own.get(listPath({ type: 'news' }, ['category.anyOf:sport,music']))).body.records.map((r: { id: string }) => r.id)).to.deep.equal([id]);
     });
   });
 
