@@ -98,7 +98,7 @@ export function wav(seconds: number, sampleRate = 8000, channels = 1, bitsPerSam
   return b;
 }
 
-/** MPEG-1 Layer III, 128 kbit/s, 44.1 kHz stereo frames (417 bytes each); optionally a Xing frame count first. */
+/** MPEG-1 Layer III, 128 kbit/s, 44.1 kHz stereo frames (417 bytes each), optionally after an ID3 tag. */
 export function mp3(frames: number, options: { id3?: boolean } = {}): Buffer {
   const frame = () => {
     const f = Buffer.alloc(417);
