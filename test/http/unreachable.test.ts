@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { loadConfig } from '../../src/config.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { request, type Reply } from '../support/http.ts';
-import { eventually } from '../support/factories.ts';
+import { createToken, eventually } from '../support/factories.ts';
 import { ingest, ingestFixture } from '../support/ingest.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcpProxy.ts';
 
@@ -42,15 +42,22 @@ describe('Postgres unreachable: 503 PROVIDER_UNAVAILABLE within 2 s, memory answ
       const document = `/api/v1/stations/${station.slug}`;
       expect((await request(server.url, 'GET', document, { token })).status).to.equal(200);
       expect((await ingest(server.url, station, ingestToken, { artist: 'Before', title: 'Cut' })).status).to.equal(200);
+      const { token: unseenToken } = await createToken(server.url, station.id); // never used: not in the credential cache
       const stored = async () => Number((await server.svc.db('observations').where({ station_id: station.id }).count({ n: '*' }))[0].n);
 
       mode === 'refuse' ? proxy.refuse() : proxy.blackhole();
-      const [read, ingested, ready, cached] = await Promise.all([
+      const [read, ingested, ready, cached, uncachedCredential, uncachedStation] = await Promise.all([
         timed(() => request(server.url, 'GET', content, { token })),
         timed(() => ingest(server.url, station, ingestToken, { artist: 'During', title: 'Outage' })),
         timed(() => request(server.url, 'GET', '/readyz')),
         timed(() => request(server.url, 'GET', document, { token })),
+        timed(() => request(server.url, 'GET', document, { token: unseenToken })),
+        timed(() => request(server.url, 'GET', '/api/v1/stations/no-such-station-cached', { token })),
       ]);
+      for (const reply of [uncachedCredential, uncachedStation]) {
+        expect(reply.status, 'a look-up that needs Postgres is 503, not 401 or 404').to.equal(503);
+        expect(reply.ms).to.be.below(2000);
+      }
       expect(read.status, read.text).to.equal(503);
       expect(read.body.error.code).to.equal('PROVIDER_UNAVAILABLE');
       expect(read.body.error.requestId).to.equal(read.headers.get('x-request-id'));
