@@ -89,9 +89,11 @@ function envelopeHeaders(res: ServerResponse, requestId: string): void {
 
 /**
  * No route answered. Under the encoder integrations the error keeps their legacy `{error: string}`
- * shape, and the ingest path with another method than POST is 405 with `Allow: POST`.
+ * shape, and the ingest path with another method than POST is 405 with `Allow: POST`; the GraphQL
+ * endpoint with another method than GET or POST is 405 with `Allow: GET, POST`.
  */
 function noRoute(ctx: Context): Error {
+  if (GRAPHQL_PATH.test(ctx.path)) return new MethodNotAllowedError('GET, POST');
   if (!ctx.path.startsWith(INTEGRATIONS_PREFIX)) return new NotFoundError('No such route.');
   ctx.state.errorShape = 'legacy' satisfies ErrorShape;
   return ctx.path === INGEST_PATH ? new MethodNotAllowedError('POST') : new NotFoundError('No such route.');
@@ -99,6 +101,8 @@ function noRoute(ctx: Context): Error {
 
 const INTEGRATIONS_PREFIX = '/api/v1/integrations/';
 const INGEST_PATH = '/api/v1/integrations/playback';
+/** The GraphQL endpoint answers GET and POST; another method is 405 in the contract's body. */
+const GRAPHQL_PATH = /^\/api\/v1\/stations\/[^/]+\/graphql\/?$/;
 
 /**
  * Errors thrown by body readers carry an HTTP status; give them our codes. Postgres unreachable is 503

@@ -60,10 +60,15 @@ describe('GraphQL: every answer before the query runs uses the contract error bo
     expect(res.body.errors.map((e: { extensions: { code: string } }) => e.extensions.code)).to.deep.equal(['VALIDATION_ERROR']);
   });
 
-  it('a mutation over GET is 405 METHOD_NOT_ALLOWED with Allow: POST', async () => {
+  it('a mutation over GET is 405 METHOD_NOT_ALLOWED with Allow: POST; another method than GET or POST 405 with Allow: GET, POST', async () => {
     const res = await gqlGet(server.url, slug, token, { query: 'mutation { __typename }' });
     expectErrorBody(res, 405, 'METHOD_NOT_ALLOWED');
     expect(res.headers.get('allow')).to.equal('POST');
+    for (const method of ['PUT', 'PATCH', 'DELETE']) {
+      const other = await request(server.url, method, endpoint(), { token, json: { query: '{ station { id } }' } });
+      expectErrorBody(other, 405, 'METHOD_NOT_ALLOWED');
+      expect(other.headers.get('allow')).to.equal('GET, POST');
+    }
   });
 });
 
