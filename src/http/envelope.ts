@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Context, Next } from 'koa';
 import { WavelineError, ValidationError, PayloadTooLargeError, UnsupportedMediaTypeError, NotFoundError, MethodNotAllowedError, DatabaseUnavailableError, isDatabaseUnreachable, isDataException } from '../lib/errors.ts';
-import { targetIssue } from './hostile.ts';
+import { headerIssue, targetIssue } from './hostile.ts';
 import type { Logger } from '../lib/logger.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -55,9 +55,10 @@ export function envelope(logger: Logger) {
 
     try {
       const badTarget = targetIssue(ctx.req.url ?? '');
-      if (badTarget) {
+      const badHeader = badTarget ? null : headerIssue(ctx.req.rawHeaders);
+      if (badTarget || badHeader) {
         if (ctx.path.startsWith(INTEGRATIONS_PREFIX)) ctx.state.errorShape = 'legacy' satisfies ErrorShape;
-        throw new ValidationError('Invalid request URL.', [badTarget]);
+        throw badTarget ? new ValidationError('Invalid request URL.', [badTarget]) : new ValidationError('Invalid request header.', [badHeader!]);
       }
       await next();
       if (ctx.status === 404 && ctx.body == null && ctx.respond !== false) throw noRoute(ctx);

@@ -27,6 +27,20 @@ export function targetIssue(url: string): Issue | null {
   return null;
 }
 
+/** Headers this service reads, whose grammar is ASCII: a byte outside it is a garbled request, not a value. */
+const ASCII_HEADERS = new Set(['authorization', 'x-preview-grant', 'x-request-id', 'if-none-match', 'if-range', 'range', 'content-type', 'content-encoding', 'accept', 'x-forwarded-for', 'origin']);
+const NOT_ASCII = /[^\t\x20-\x7e]/;
+
+/** The first header we read that holds bytes outside printable ASCII (invalid UTF-8 among them), else null. */
+export function headerIssue(rawHeaders: readonly string[]): Issue | null {
+  for (let i = 1; i < rawHeaders.length; i += 2) {
+    if (!NOT_ASCII.test(rawHeaders[i])) continue;
+    const name = rawHeaders[i - 1].toLowerCase();
+    if (ASCII_HEADERS.has(name)) return { path: `headers.${name}`, code: 'invalid_format', message: `the ${name} header must be printable ASCII` };
+  }
+  return null;
+}
+
 /** NUL, or a UTF-16 surrogate without its pair (JSON's "\ud800"): text no database column holds. */
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 

@@ -227,6 +227,9 @@ describe('hostile input on every route (property-based, fast-check)', function (
       { method: 'POST', target: `/api/v1/stations/${fixture.stationSlug}/push/devices`, headers: [['Authorization', `Bearer ${fixture.push}`], ['Content-Type', 'application/json']], body: Buffer.concat([json('{"token":"'), Buffer.from([0xc3, 0x28]), json('","platform":"ios","provider":"fcm"}')]) },
       { method: 'PATCH', target: `/admin/v1/stations/${fixture.stationId}`, headers: [['Authorization', `Bearer ${ADMIN_TOKEN}`], ['Content-Type', 'application/json']], body: json('{"name":"Radio \\u0000"}') },
       { method: 'PATCH', target: `/admin/v1/stations/${fixture.stationId}`, headers: [['Authorization', `Bearer ${ADMIN_TOKEN}`], ['Content-Type', 'application/json']], body: json('{"name":"Radio \\ud800"}') },
+      { method: 'GET', target: `/api/v1/stations/${fixture.stationSlug}`, headers: [['Authorization', Buffer.concat([Buffer.from(`Bearer ${fixture.listener}`), Buffer.from([0xc3, 0x28])])]] },
+      { method: 'GET', target: `/api/v1/stations/${fixture.stationSlug}`, headers: [['Authorization', `Bearer ${fixture.listener}`], ['If-None-Match', Buffer.from([0x22, 0xff, 0x22])]] },
+      { method: 'POST', target: '/api/v1/integrations/playback', headers: [['Authorization', Buffer.concat([Buffer.from(`Bearer ${fixture.ingest}`), Buffer.from([0xff])])], ['Content-Type', 'application/json']], body: json('{"artist":"a","title":"b"}'), ingest: true },
       { method: 'POST', target: '/api/v1/integrations/playback?x=%00', headers: [['Authorization', `Bearer ${fixture.ingest}`], ['Content-Type', 'application/json']], body: json('{"artist":"a","title":"b"}'), ingest: true },
       { method: 'POST', target: '/api/v1/integrations/playback', headers: [['Authorization', Buffer.from(`Bearer ${fixture.ingest}\u0000`, 'latin1')], ['Content-Type', 'application/json']], body: json('{"artist":"a","title":"b"}'), ingest: true },
     ];
