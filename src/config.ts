@@ -40,20 +40,35 @@ export interface Config {
     idleTimeoutSeconds: number;
     /** Largest frame a client may send (clients have nothing to say; larger frames close the connection). */
     maxMessageBytes: number;
-    /** Proxies in front of the gateway that append to X-Forwarded-For; 0 trusts only the socket address. */
-    trustedProxyHops: number;
   };
+  /**
+   * Proxies in front of web and gateway that append the address they saw to X-Forwarded-For (a Heroku-style
+   * router: 1). The client address is that many entries from the right; 0 uses the socket address and
+   * ignores the header (direct exposure). Per-IP limits key on it, so a client cannot pick its own bucket.
+   */
+  trustedProxyHops: number;
   /**
    * `waveline dev` loads the demo station (demo/bundle.json) into a database that has no stations and
    * prints its fresh credentials once. `WAVELINE_DEMO=0` skips that; other roles never load it.
    */
   demo: boolean;
+  /** Per-operation GraphQL limits; an operation past one is refused with VALIDATION_ERROR before it runs. */
+  graphql: {
+    /** Deepest selection nesting. */
+    maxDepth: number;
+    /** Aliased fields in one operation. */
+    maxAliases: number;
+    /** Cost budget: objects 2, scalars 1, each level of nesting ×1.5 (GraphQL Armor's cost rule). */
+    maxCost: number;
+  };
   /** Third-party artwork catalogues (base URLs so tests can point them at a local server). */
   artwork: {
     itunesBaseUrl: string;
     musicbrainzBaseUrl: string;
     coverArtBaseUrl: string;
     timeoutMs: number;
+    /** Who to contact about our requests (URL or e-mail), sent in the User-Agent as MusicBrainz asks. */
+    contact: string;
   };
 }
 
@@ -97,6 +112,21 @@ function url(env: Env, name: string, fallback: string, protocols: string[]): str
   return value.replace(/\/+$/, '');
 }
 
+/** A value that goes into an HTTP header: printable ASCII only. */
+function userAgentSafe(env: Env, name: string, fallback: string): string {
+  const value = str(env, name, fallback);
+  if (!/^[\x20-\x7e]+$/.test(value)) throw new ConfigError(`${name} must be printable ASCII (a URL or an e-mail address), got "${value}"`);
+  return value;
+}
+
+/** TRUSTED_PROXY_HOPS, or its older name GATEWAY_TRUSTED_PROXY_HOPS (both set: they must agree). */
+function trustedProxyHops(env: Env): number {
+  const hops = int(env, 'TRUSTED_PROXY_HOPS', -1, 0, 10);
+  const legacy = int(env, 'GATEWAY_TRUSTED_PROXY_HOPS', -1, 0, 10);
+  if (hops >= 0 && legacy >= 0 && hops !== legacy) throw new ConfigError(`TRUSTED_PROXY_HOPS (${hops}) and its older name GATEWAY_TRUSTED_PROXY_HOPS (${legacy}) disagree; set one`);
+  return hops >= 0 ? hops : legacy >= 0 ? legacy : 1;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Readonly<Config> {
@@ -131,14 +161,21 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       maxBackpressureBytes: int(env, 'GATEWAY_MAX_BACKPRESSURE_BYTES', 1024 * 1024, 1024),
       idleTimeoutSeconds: int(env, 'GATEWAY_IDLE_TIMEOUT_SECONDS', 120, 8, 960),
       maxMessageBytes: int(env, 'GATEWAY_MAX_MESSAGE_BYTES', 1024, 128, 1024 * 1024),
-      trustedProxyHops: int(env, 'GATEWAY_TRUSTED_PROXY_HOPS', 1, 0, 10),
     },
+    trustedProxyHops: trustedProxyHops(env),
     demo: bool(env, 'WAVELINE_DEMO', true),
+    graphql: {
+      maxDepth: int(env, 'GRAPHQL_MAX_DEPTH', 10, 1, 100),
+      maxAliases: int(env, 'GRAPHQL_MAX_ALIASES', 15, 0, 1000),
+      maxCost: int(env, 'GRAPHQL_MAX_COST', 5000, 1, 1_000_000),
+    },
     artwork: {
       itunesBaseUrl: url(env, 'ARTWORK_ITUNES_BASE_URL', 'https://itunes.apple.com', ['http:', 'https:']),
       musicbrainzBaseUrl: url(env, 'ARTWORK_MUSICBRAINZ_BASE_URL', 'https://musicbrainz.org', ['http:', 'https:']),
       coverArtBaseUrl: url(env, 'ARTWORK_COVERART_BASE_URL', 'https://coverartarchive.org', ['http:', 'https:']),
       timeoutMs: int(env, 'ARTWORK_TIMEOUT_MS', 3000, 1),
+      // Without one, the public address of this deployment says whose requests these are.
+      contact: userAgentSafe(env, 'ARTWORK_CONTACT', str(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`)),
     },
   };
   return Object.freeze(config);

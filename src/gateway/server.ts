@@ -189,7 +189,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
         res.writeStatus('503 Service Unavailable').end();
         return;
       }
-      const ip = clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), config.gateway.trustedProxyHops);
+      const ip = clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), config.trustedProxyHops);
       const conn: Connection = { ip, query: req.getQuery() ?? '', stationIds: [], admitted: false, closed: false };
       res.upgrade(conn, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
     },

@@ -1,9 +1,15 @@
 import { GraphQLError } from 'graphql';
-import { NotFoundError, ValidationError, WavelineError, type Issue } from '../lib/errors.ts';
+import { DatabaseUnavailableError, NotFoundError, ValidationError, WavelineError, isDataException, isDatabaseUnreachable, type Issue } from '../lib/errors.ts';
 
 /** Turns our coded errors into GraphQL errors with `extensions.code` (clients branch on it). */
-export function toGraphQLError(err: unknown): GraphQLError {
-  if (err instanceof GraphQLError) return err;
+export function toGraphQLError(raw: unknown): GraphQLError {
+  if (raw instanceof GraphQLError) return raw;
+  // As on REST (http/envelope.ts): Postgres unreachable is retryable, text it refuses is the caller's.
+  const err = isDatabaseUnreachable(raw)
+    ? new DatabaseUnavailableError()
+    : isDataException(raw)
+      ? new ValidationError('A value in the request cannot be stored.', [{ path: '', code: 'invalid_value', message: 'an argument holds text the database cannot hold (NUL, unpaired surrogates)' }])
+      : raw;
   if (err instanceof WavelineError) {
     // GraphQL reports a switched-off module as NOT_FOUND (the REST code is MODULE_DISABLED).
     const code = err.code === 'MODULE_DISABLED' ? 'NOT_FOUND' : err.code;

@@ -14,7 +14,10 @@ const LISTENER_PREFIX = '/api/v1/stations/';
 
 /** The web role's Koa app, without `listen` (tests bind it to an ephemeral port). */
 export function buildApp(svc: Services): Koa {
-  const app = new Koa({ proxy: true });
+  // ctx.ip (per-IP limits) is the X-Forwarded-For entry the trusted proxies appended, counted from the
+  // right; what a client writes to the left of it is never read. 0 hops: the socket address.
+  const hops = svc.config.trustedProxyHops;
+  const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
   app.silent = true; // errors are logged by the envelope, with the request id
   const listener = new RouteTable();
   const admin = new Router();

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Context, Next } from 'koa';
-import { WavelineError, ValidationError, PayloadTooLargeError, UnsupportedMediaTypeError, NotFoundError, MethodNotAllowedError } from '../lib/errors.ts';
+import { WavelineError, ValidationError, PayloadTooLargeError, UnsupportedMediaTypeError, NotFoundError, MethodNotAllowedError, DatabaseUnavailableError, isDatabaseUnreachable, isDataException } from '../lib/errors.ts';
+import { headerIssue, targetIssue } from './hostile.ts';
 import type { Logger } from '../lib/logger.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -52,12 +54,20 @@ export function envelope(logger: Logger) {
     }
 
     try {
+      const badTarget = targetIssue(ctx.req.url ?? '');
+      const badHeader = badTarget ? null : headerIssue(ctx.req.rawHeaders);
+      if (badTarget || badHeader) {
+        if (ctx.path.startsWith(INTEGRATIONS_PREFIX)) ctx.state.errorShape = 'legacy' satisfies ErrorShape;
+        throw badTarget ? new ValidationError('Invalid request URL.', [badTarget]) : new ValidationError('Invalid request header.', [badHeader!]);
+      }
       await next();
       if (ctx.status === 404 && ctx.body == null && ctx.respond !== false) throw noRoute(ctx);
     } catch (raw) {
       const err = normalise(raw);
       if (!(err instanceof WavelineError)) {
         logger.error({ err: raw, requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
+      } else if (err !== raw) {
+        logger.warn({ err: raw, requestId, method: ctx.method, path: ctx.path, code: err.code }, 'request failed on an infrastructure or data error');
       }
       writeError(ctx, err, requestId);
     }
@@ -80,9 +90,11 @@ function envelopeHeaders(res: ServerResponse, requestId: string): void {
 
 /**
  * No route answered. Under the encoder integrations the error keeps their legacy `{error: string}`
- * shape, and the ingest path with another method than POST is 405 with `Allow: POST`.
+ * shape, and the ingest path with another method than POST is 405 with `Allow: POST`; the GraphQL
+ * endpoint with another method than GET or POST is 405 with `Allow: GET, POST`.
  */
 function noRoute(ctx: Context): Error {
+  if (GRAPHQL_PATH.test(ctx.path)) return new MethodNotAllowedError('GET, POST');
   if (!ctx.path.startsWith(INTEGRATIONS_PREFIX)) return new NotFoundError('No such route.');
   ctx.state.errorShape = 'legacy' satisfies ErrorShape;
   return ctx.path === INGEST_PATH ? new MethodNotAllowedError('POST') : new NotFoundError('No such route.');
@@ -90,10 +102,17 @@ function noRoute(ctx: Context): Error {
 
 const INTEGRATIONS_PREFIX = '/api/v1/integrations/';
 const INGEST_PATH = '/api/v1/integrations/playback';
+/** The GraphQL endpoint answers GET and POST; another method is 405 in the contract's body. */
+const GRAPHQL_PATH = /^\/api\/v1\/stations\/[^/]+\/graphql\/?$/;
 
-/** Errors thrown by koa-body, raw-body and friends carry an HTTP status; give them our codes. */
+/**
+ * Errors thrown by body readers carry an HTTP status; give them our codes. Postgres unreachable is 503
+ * with Retry-After (never 500); a value Postgres refuses as data (SQLSTATE class 22) is 400.
+ */
 function normalise(raw: unknown): unknown {
   if (raw instanceof WavelineError) return raw;
+  if (isDatabaseUnreachable(raw)) return new DatabaseUnavailableError();
+  if (isDataException(raw)) return new ValidationError('A value in the request cannot be stored.', [{ path: '', code: 'invalid_value', message: 'a value in the request cannot be stored' }]);
   const status = (raw as { status?: number; statusCode?: number })?.status ?? (raw as { statusCode?: number })?.statusCode;
   const type = (raw as { type?: string })?.type;
   if (status === 413 || type === 'entity.too.large') return new PayloadTooLargeError('Request body is too large.');
@@ -119,4 +138,26 @@ export function writeError(ctx: Context, err: unknown, requestId: string): void 
     return;
   }
   ctx.body = { error: { code, message, requestId, ...(known?.issues ? { issues: known.issues } : {}) } };
+}
+
+/**
+ * Node's HTTP parser refuses a request it cannot read (NUL or other bytes HTTP forbids in a header, a
+ * malformed request line, headers too large) before Koa sees it. Its own answer is a bare 400 without a
+ * body; this one is the contract's error (ingest's `{error: string}` under the integrations path) with
+ * an `X-Request-Id`, and the connection is closed.
+ */
+export function answerClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex): void {
+  if (!socket.writable || err.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const requestId = randomUUID();
+  const message = err.code === 'HPE_HEADER_OVERFLOW' ? 'Request headers are too large.' : 'Malformed HTTP request: the request line or a header holds bytes HTTP does not allow (NUL, control characters).';
+  const requestLine = err.rawPacket?.subarray(0, 64).toString('latin1') ?? '';
+  const legacy = /^[A-Z]+ \/api\/v1\/integrations\//.test(requestLine);
+  const body = JSON.stringify(legacy ? { error: message } : { error: { code: 'VALIDATION_ERROR', message, requestId } });
+  socket.end(
+    `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: ${requestId}\r\nAccess-Control-Allow-Origin: *\r\nAccess-Control-Expose-Headers: ${CORS_EXPOSE_HEADERS}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
-import type { RouteSpec } from './route.ts';
+import type { ResponseSpec, RouteSpec } from './route.ts';
+import { ErrorBody } from './schema.ts';
 
 // /openapi.json is generated from the same per-route schemas that validate input, so it cannot drift.
 
@@ -38,11 +39,21 @@ const SECURITY: Record<string, unknown[]> = {
   system: [],
 };
 
+/**
+ * Answers every route can give besides its own (docs/errors.md): a URL or body no route accepts
+ * ("Hostile input"), and Postgres unreachable. The ingest route says them in its own shape.
+ */
+const EVERY_ROUTE: Record<string, ResponseSpec> = {
+  400: { description: 'VALIDATION_ERROR: also a URL with NUL, invalid UTF-8 or a stray %, or a JSON body with NUL or unpaired surrogates.', schema: ErrorBody },
+  503: { description: 'PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds.', schema: ErrorBody },
+};
+
 export function buildOpenApi(routes: RouteSpec[], info: { version: string; serverUrl: string }): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const responses: Record<string, unknown> = {};
-    for (const [status, spec] of Object.entries(route.responses)) {
+    const stated = route.surface === 'system' || route.surface === 'ingest' ? route.responses : { ...route.responses, ...Object.fromEntries(Object.entries(EVERY_ROUTE).filter(([status]) => !route.responses[status])) };
+    for (const [status, spec] of Object.entries(stated)) {
       responses[status] = {
         description: spec.description,
         ...(spec.schema || spec.contentType

@@ -1,6 +1,5 @@
 import type { Context, Middleware } from 'koa';
 import type { Router, RouterMiddleware } from '@koa/router';
-import { koaBody, HttpMethodEnum } from 'koa-body';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import type { Scope } from '../domains/auth/model.ts';
 import type { ModuleKey, Station } from '../domains/stations/model.ts';
@@ -10,6 +9,7 @@ import { adminGate, credentialGate, moduleGate, rateLimitGate, stationGate, type
 import type { LimitName } from './ratelimit.ts';
 import { sendJson } from './etag.ts';
 import { validate } from './validate.ts';
+import { byteLimit, readJsonBody } from './body.ts';
 
 /**
  * Who a route serves, which decides its middleware:
@@ -104,8 +104,6 @@ function gatesFor(route: RouteSpec, svc: Services): Gate[] {
   }
 }
 
-const noop = async (): Promise<void> => {};
-
 /** What a listener read that takes no parameters validates its query with: unknown ones are 400, as on every other. */
 const NO_PARAMETERS = Type.Object({}, { additionalProperties: false });
 
@@ -118,29 +116,16 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
   const gates = gatesFor(route, svc);
   const parsesJson = route.body !== undefined && route.bodyParser !== 'none';
   const querySchema = route.query ?? (route.surface === 'listener' && route.method === 'get' ? NO_PARAMETERS : undefined);
-  const parseBody: Middleware | null = parsesJson
-    ? (koaBody({
-        json: true,
-        urlencoded: false,
-        text: false,
-        multipart: false,
-        jsonLimit: route.bodyLimit ?? '1mb',
-        jsonStrict: false,
-        parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-        onError: (err: Error) => {
-          throw err;
-        },
-      }) as unknown as Middleware)
-    : null;
+  const jsonLimit = byteLimit(route.bodyLimit ?? '1mb');
+  const readsBody = (method: string): boolean => method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE';
 
   const handle = async (ctx: Context): Promise<void> => {
-    if (parseBody) await parseBody(ctx, noop);
     const params = route.params ? validate(route.params, 'params', { ...ctx.params }) : undefined;
     const query = querySchema ? validate(querySchema, 'query', { ...ctx.query }) : undefined;
     let body: unknown;
     if (parsesJson && route.body) {
-      const raw = (ctx.request as unknown as { body?: unknown }).body;
-      body = validate(route.body, 'body', raw === undefined || ((ctx.request.length ?? 0) === 0 && isEmptyObject(raw)) ? {} : raw);
+      const raw = readsBody(ctx.method) ? await readJsonBody(ctx, jsonLimit) : undefined;
+      body = validate(route.body, 'body', raw === undefined ? {} : raw);
     }
     const result = await route.handler({
       ctx,
@@ -175,8 +160,4 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
 /** Registers a route with @koa/router (admin and other routes; listener reads use dispatch.ts). */
 export function mountRoute(router: Router, route: RouteSpec, svc: Services): void {
   router.register(koaPath(route.path), [route.method.toUpperCase()], [routeMiddleware(route, svc) as RouterMiddleware], { name: route.operationId });
-}
-
-function isEmptyObject(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && Object.keys(value).length === 0;
 }

@@ -9,13 +9,21 @@ pg.types.setTypeParser(20, (value: string) => Number(value));
 // Numeric (durations) as numbers.
 pg.types.setTypeParser(1700, (value: string) => Number(value));
 
+/**
+ * How long a request waits for a database connection (a new one to connect, or a busy pool to free
+ * one) before it fails with a retryable 503: Postgres unreachable must answer within 2 s, not hang
+ * (decisions.md, Clarifications). knex's default is 60 s.
+ */
+export const CONNECT_TIMEOUT_MS = 1500;
+
 export function createDb(databaseUrl: string, pool: { min?: number; max?: number } = {}): Db {
   return knex({
     client: 'pg',
     // Pipeline mode: statements queued on one connection are written without waiting for the answer
     // before (lib/pipeline.ts batches the hot paths' statements). One statement at a time, as knex
-    // sends them, behaves exactly as without it.
-    connection: { connectionString: databaseUrl, pipeline: true } as Knex.PgConnectionConfig,
+    // sends them, behaves exactly as without it. Keep-alive notices a peer gone silent.
+    connection: { connectionString: databaseUrl, pipeline: true, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true } as Knex.PgConnectionConfig,
+    acquireConnectionTimeout: CONNECT_TIMEOUT_MS,
     pool: { min: pool.min ?? 0, max: pool.max ?? 10 },
   });
 }

@@ -110,6 +110,47 @@ export class ProviderUnavailableError extends WavelineError {
   readonly status = 503;
 }
 
+/** Postgres cannot be reached (refused, cut, or no connection within the timeout): retry shortly. */
+export class DatabaseUnavailableError extends ProviderUnavailableError {
+  readonly retryAfterSeconds: number;
+  constructor(retryAfterSeconds = 2) {
+    super('The database is temporarily unavailable; retry shortly.');
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** An `Accept` header naming no representation the route can send. */
+export class NotAcceptableError extends WavelineError {
+  readonly code = 'NOT_ACCEPTABLE';
+  readonly status = 406;
+}
+
+// Socket errors and the SQLSTATE classes of a server that is gone or refuses connections (08
+// connection exception, 57P01-03 shutdown / cannot connect now), and the pool's and driver's own
+// "no connection in time" errors (pg's Client says "timeout expired" when connectionTimeoutMillis passes).
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03']);
+const UNREACHABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|^timeout expired$|Client has encountered a connection error|Connection is closed|Knex: Timeout acquiring a connection/;
+
+/** Whether an error thrown by a database call means Postgres is unreachable (not that the query is wrong). */
+export function isDatabaseUnreachable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === 'string' && (UNREACHABLE_CODES.has(code) || code.startsWith('08'))) return true;
+  if (err.name === 'KnexTimeoutError' || UNREACHABLE_MESSAGES.test(err.message)) return true;
+  const errors = (err as { errors?: unknown }).errors; // AggregateError of a refused dual-stack connect
+  return Array.isArray(errors) && errors.some(isDatabaseUnreachable);
+}
+
+/**
+ * A Postgres data exception (SQLSTATE class 22: text with NUL or that is not UTF-8, a value out of a
+ * column's range): input the database refused, answered 400 rather than 500.
+ */
+export function isDataException(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const { code, severity } = err as { code?: unknown; severity?: unknown };
+  return typeof code === 'string' && typeof severity === 'string' && code.startsWith('22');
+}
+
 /** The catalogue of codes the error body can carry; docs/errors.md lists each (a test checks). */
 export const ERROR_CODES = [
   'VALIDATION_ERROR',
@@ -125,5 +166,7 @@ export const ERROR_CODES = [
   'RANGE_NOT_SATISFIABLE',
   'RATE_LIMITED',
   'PROVIDER_UNAVAILABLE',
+  'METHOD_NOT_ALLOWED',
+  'NOT_ACCEPTABLE',
   'INTERNAL_ERROR',
 ] as const;

@@ -12,6 +12,8 @@ export const keys = {
   rateLimitPrefix: 'waveline:rl',
   /** Rate-limiter bucket prefix for anonymous realtime feed connection attempts (per client IP). */
   feedConnectRateLimitPrefix: 'waveline:rl:feed-connect',
+  /** Token buckets pacing requests to third-party catalogues across every worker (artwork/pacing.ts). */
+  catalogueRateLimitPrefix: 'waveline:rl:catalogue',
   /** BullMQ key prefix. */
   queuePrefix: 'waveline:bull',
   /** Artwork lookup cache entry. */

@@ -22,16 +22,19 @@ export interface Take {
   fullInMs: number;
 }
 
-/** One step of GCRA. `tat` and `now` in ms; returns the new TAT, or null when the take is refused. */
-export function gcra(tat: number | null, now: number, perMinute: number): { take: Take; tat: number | null } {
+/**
+ * One step of GCRA. `tat` and `now` in ms; returns the new TAT, or null when the take is refused.
+ * The bucket holds `burst` tokens (a minute's worth unless given; 1 = requests at least one interval apart).
+ */
+export function gcra(tat: number | null, now: number, perMinute: number, burst = perMinute): { take: Take; tat: number | null } {
   const interval = 60_000 / perMinute;
-  const capacity = 60_000;
+  const capacity = interval * burst;
   const start = tat === null || tat < now ? now : tat;
   const ahead = start + interval - now;
   if (ahead > capacity + 1e-6) {
     return { take: { allowed: false, remaining: 0, retryAfterMs: ahead - capacity, fullInMs: start - now }, tat: null };
   }
-  return { take: { allowed: true, remaining: Math.floor((capacity - ahead) / interval + 1e-9), retryAfterMs: 0, fullInMs: ahead }, tat: start + interval };
+  return { take: { allowed: true, remaining: Math.floor(Math.max(0, capacity - ahead) / interval + 1e-9), retryAfterMs: 0, fullInMs: ahead }, tat: start + interval };
 }
 
 // The same step in Redis. Times in ms with fractions (an interval of 60 000 / 7 ms is not whole); the
@@ -40,6 +43,7 @@ const TAKE_SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
 local interval = 60000 / tonumber(ARGV[1])
+local capacity = interval * tonumber(ARGV[2])
 local stored = redis.call('GET', KEYS[1])
 local start = now
 if stored then
@@ -47,14 +51,14 @@ if stored then
   if tat > now then start = tat end
 end
 local ahead = start + interval - now
-if ahead > 60000.000001 then
-  return {0, tostring(ahead - 60000), tostring(start - now)}
+if ahead > capacity + 0.000001 then
+  return {0, tostring(ahead - capacity), tostring(start - now)}
 end
 redis.call('SET', KEYS[1], string.format('%.3f', start + interval), 'PX', math.ceil(ahead))
-return {1, tostring(60000 - ahead), tostring(ahead)}
+return {1, tostring(math.max(0, capacity - ahead)), tostring(ahead)}
 `;
 
-type TakeCommand = (key: string, perMinute: number) => Promise<[number, string, string]>;
+type TakeCommand = (key: string, perMinute: number, burst: number) => Promise<[number, string, string]>;
 
 /** Buckets in Redis; in this process' memory while Redis cannot answer (a Redis outage never fails a request). */
 export class TokenBuckets {
@@ -67,12 +71,13 @@ export class TokenBuckets {
     if (!this.redis.wavelineTakeToken) redis.defineCommand('wavelineTakeToken', { numberOfKeys: 1, lua: TAKE_SCRIPT });
   }
 
-  async take(key: string, perMinute: number): Promise<Take> {
+  /** Takes a token; `burst` is how many the bucket holds (default: a minute's worth). */
+  async take(key: string, perMinute: number, burst = perMinute): Promise<Take> {
     let answer: [number, string, string];
     try {
-      answer = await (this.redis.wavelineTakeToken as TakeCommand)(`${this.prefix}:${key}`, perMinute);
+      answer = await (this.redis.wavelineTakeToken as TakeCommand)(`${this.prefix}:${key}`, perMinute, burst);
     } catch {
-      return this.takeInMemory(key, perMinute);
+      return this.takeInMemory(key, perMinute, burst);
     }
     const [allowed, a, b] = [answer[0] === 1, Number(answer[1]), Number(answer[2])];
     const interval = 60_000 / perMinute;
@@ -81,9 +86,9 @@ export class TokenBuckets {
       : { allowed, remaining: 0, retryAfterMs: a, fullInMs: b };
   }
 
-  private takeInMemory(key: string, perMinute: number): Take {
+  private takeInMemory(key: string, perMinute: number, burst: number): Take {
     const now = Date.now();
-    const { take, tat } = gcra(this.fallback.get(key) ?? null, now, perMinute);
+    const { take, tat } = gcra(this.fallback.get(key) ?? null, now, perMinute, burst);
     if (tat !== null) {
       if (this.fallback.size >= 100_000) this.fallback.clear();
       this.fallback.set(key, tat);

@@ -4,12 +4,14 @@ import { createLogger, type Logger } from '../lib/logger.ts';
 import { Shutdown } from '../lib/shutdown.ts';
 import { createServices, type Services } from '../services.ts';
 import { buildApp } from '../http/app.ts';
+import { answerClientError } from '../http/envelope.ts';
 
 /** Starts the Koa app on `port`; returns the server and a close function that drains in-flight requests. */
 export async function startWeb(svc: Services, port: number, logger: Logger): Promise<{ server: Server; close(): Promise<void> }> {
   const app = buildApp(svc);
   const server = createServer(app.callback());
   server.keepAliveTimeout = 65_000; // longer than typical load-balancer idle timeouts
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, () => resolve());

@@ -21,6 +21,8 @@ export class FakeCatalogues {
   /** Delay before each answer, to observe concurrency. */
   delayMs = 0;
   readonly requests: Record<'itunes' | 'musicbrainz' | 'coverart', string[]> = { itunes: [], musicbrainz: [], coverart: [] };
+  /** When each request arrived (ms) and the User-Agent it sent. */
+  readonly arrivals: Record<'itunes' | 'musicbrainz' | 'coverart', Array<{ at: number; userAgent: string }>> = { itunes: [], musicbrainz: [], coverart: [] };
   readonly inFlight = { itunes: 0, musicbrainz: 0, coverart: 0 };
   readonly maxInFlight = { itunes: 0, musicbrainz: 0, coverart: 0 };
   url = '';
@@ -44,6 +46,7 @@ export class FakeCatalogues {
     this.modes = { itunes: 'normal', musicbrainz: 'normal', coverart: 'normal' };
     this.delayMs = 0;
     for (const list of Object.values(this.requests)) list.length = 0;
+    for (const list of Object.values(this.arrivals)) list.length = 0;
     for (const key of ['itunes', 'musicbrainz', 'coverart'] as const) this.maxInFlight[key] = 0;
   }
 
@@ -52,6 +55,7 @@ export class FakeCatalogues {
     const provider = url.pathname === '/search' ? 'itunes' : url.pathname.startsWith('/ws/2/recording') ? 'musicbrainz' : url.pathname.startsWith('/release/') ? 'coverart' : null;
     if (!provider) return this.send(res, 404, { error: 'not found' });
     this.requests[provider].push(req.url ?? '');
+    this.arrivals[provider].push({ at: Date.now(), userAgent: req.headers['user-agent'] ?? '' });
     this.inFlight[provider]++;
     this.maxInFlight[provider] = Math.max(this.maxInFlight[provider], this.inFlight[provider]);
     const mode = this.modes[provider];

@@ -7,6 +7,12 @@ import type { FieldDefinitionInput } from './schemas.ts';
 // unique keys), and one normal form so "did the field list change?" is a string comparison.
 
 const TEXT_KINDS: readonly FieldKind[] = ['text', 'rich_text'];
+/** Kinds on which `maxItems` alone makes the field repeated (decisions.md, Clarifications). */
+const MAX_ITEMS_IMPLIES_MULTIPLE: readonly FieldKind[] = ['media', 'content', 'group'];
+
+/** `multiple` as given, or implied by `maxItems` on a media, content or group field. */
+const isMultiple = (input: FieldDefinitionInput): boolean | undefined =>
+  input.multiple ?? (input.maxItems !== undefined && MAX_ITEMS_IMPLIES_MULTIPLE.includes(input.kind) ? true : undefined);
 
 function checkField(input: FieldDefinitionInput, path: string, issues: Issue[]): void {
   const { kind } = input;
@@ -18,7 +24,7 @@ function checkField(input: FieldDefinitionInput, path: string, issues: Issue[]):
     issues.push({ path: `${path}.min`, code: 'invalid_value', message: 'min must not be greater than max' });
   }
   if (input.multiple !== undefined && !REPEATABLE_KINDS.includes(kind)) notFor('multiple', REPEATABLE_KINDS.join(', '));
-  if (input.maxItems !== undefined && input.multiple !== true) {
+  if (input.maxItems !== undefined && isMultiple(input) !== true) {
     issues.push({ path: `${path}.maxItems`, code: 'not_allowed', message: 'maxItems applies only to repeated fields (multiple: true)' });
   }
   if (kind === 'choices') {
@@ -56,7 +62,7 @@ function normalise(input: FieldDefinitionInput, path: string, issues: Issue[]): 
   if (input.min !== undefined) field.min = input.min;
   if (input.max !== undefined) field.max = input.max;
   if (input.choices) field.choices = input.choices.map((c) => ({ key: c.key, label: c.label }));
-  if (REPEATABLE_KINDS.includes(input.kind)) field.multiple = input.multiple ?? false;
+  if (REPEATABLE_KINDS.includes(input.kind)) field.multiple = isMultiple(input) ?? false;
   if (input.targetType !== undefined) field.targetType = input.targetType;
   if (input.maxItems !== undefined) field.maxItems = input.maxItems;
   if (input.fields) field.fields = normaliseList(input.fields, `${path}.fields`, issues);

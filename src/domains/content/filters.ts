@@ -63,25 +63,12 @@ export function parseFilters(raw: readonly string[]): ContentFilter[] {
   return filters;
 }
 
-/** Issues for exact / anyOf values on a choices field that are not choice keys of the current version. */
-function choiceIssues(filter: ContentFilter, field: FieldDefinition): Issue[] {
-  // contains matches substrings of keys, so its value is not a key by design.
-  if (field.kind !== 'choices' || filter.op === 'contains') return [];
-  const keys = (field.choices ?? []).map((c) => c.key);
-  return filter.values
-    .filter((value) => !keys.includes(value))
-    .map((value) => {
-      const issue: Issue = { path: 'filter', code: 'invalid_value', message: `"${value}" is not a choice of ${filter.field}; its choices are ${keys.join(', ')}` };
-      if (keys.length > 0) issue.suggestion = closest(value, keys);
-      return issue;
-    });
-}
-
 /**
  * 400 for a filter on anything but a delivered text or choices field, suggesting the closest one.
  * Private and system fields get the same answer as unknown ones, so their existence does not leak.
- * Exact and anyOf values on a choices field must be choice keys of the current version (400 with the
- * closest key as suggestion), so a typo is not mistaken for "nothing published".
+ * A value on a choices field that is not one of its current keys is no error: it matches nothing, so
+ * records that keep a retired key stay filterable and a renamed choice never breaks a client
+ * (decisions.md, Clarifications).
  */
 export function checkFilterFields(filters: ContentFilter[], fields: FieldDefinition[], type: string): void {
   const filterable = filterableFields(fields);
@@ -89,10 +76,7 @@ export function checkFilterFields(filters: ContentFilter[], fields: FieldDefinit
   const issues: Issue[] = [];
   for (const filter of filters) {
     const field = filterable.find((f) => f.key === filter.field);
-    if (field) {
-      issues.push(...choiceIssues(filter, field));
-      continue;
-    }
+    if (field) continue;
     const issue: Issue = { path: 'filter', code: 'not_filterable', message: `"${filter.field}" is not a filterable field of ${type}; only text and choices fields can be filtered` };
     if (allowed.length > 0) issue.suggestion = closest(filter.field, allowed);
     issues.push(issue);

@@ -40,11 +40,14 @@ export function presentContentType(type: { key: string; label: string; version: 
 export const mediaUrl = (stationId: string, versionId: string, variant?: MediaVariant): string =>
   `${mediaBasePath(stationId)}${versionId}${variant ? `/${variant}` : ''}`;
 
-/** A media item; a variant is a path only when its rendition exists (never for audio). */
-export function presentMediaItem(stationId: string, version: MediaVersionRow, renditions: ReadonlySet<string>): MediaItem {
+/**
+ * A media item. An image's variants are paths from its first delivery, whether or not the worker has
+ * rendered them yet (a rendition asked for early is rendered then); other kinds have none (null).
+ */
+export function presentMediaItem(stationId: string, version: MediaVersionRow): MediaItem {
   const variants = {} as MediaItem['variants'];
   for (const variant of MEDIA_VARIANTS) {
-    variants[variant] = version.kind !== 'audio' && renditions.has(variant) ? mediaUrl(stationId, version.id, variant) : null;
+    variants[variant] = version.kind === 'image' ? mediaUrl(stationId, version.id, variant) : null;
   }
   return {
     assetId: version.asset_id,

@@ -25,7 +25,6 @@ export interface PublishReceipt {
 async function presentMedia(trx: Knex.Transaction | Knex, stationId: string, ids: string[]): Promise<{ items: MediaItem[]; missing: string[] }> {
   if (ids.length === 0) return { items: [], missing: [] };
   const rows: MediaVersionRow[] = await trx('media_versions').where('station_id', stationId).whereIn('id', ids);
-  const files: Array<{ version_id: string; variant: string }> = await trx('media_files').whereIn('version_id', ids).select('version_id', 'variant');
   const byId = new Map(rows.map((r) => [r.id, r]));
   const items: MediaItem[] = [];
   const missing: string[] = [];
@@ -35,7 +34,7 @@ async function presentMedia(trx: Knex.Transaction | Knex, stationId: string, ids
       missing.push(id);
       continue;
     }
-    items.push(presentMediaItem(stationId, row, new Set(files.filter((f) => f.version_id === id).map((f) => f.variant))));
+    items.push(presentMediaItem(stationId, row));
   }
   return { items, missing };
 }
@@ -167,8 +166,9 @@ export async function unpublishRecord(svc: Services, input: { stationId: string;
 }
 
 /**
- * Re-presents the published records that use a media version (call after its renditions change, so
- * `variants` paths appear). A record whose body changes gets a new `updatedAt` and feed row.
+ * Re-presents the published records that use a media version (called after its renditions are stored).
+ * Variant paths no longer depend on the renditions, so only a record stored before that rule (null
+ * variants) changes; it gets a new `updatedAt` and feed row.
  */
 export async function refreshRecordsUsingMedia(svc: Services, stationId: string, versionId: string): Promise<number> {
   const now = svc.clock.now();

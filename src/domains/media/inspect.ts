@@ -4,7 +4,7 @@ import { audioDuration } from './audio.ts';
 import { kindOf, type MediaKind } from './model.ts';
 
 // What the upload route learns from the bytes before storing them: image dimensions (and that the
-// bytes really are the declared image type), audio duration when cheap to read.
+// bytes really are the declared image type), audio duration (audio.ts).
 
 /** Image types sharp decodes here, with the format (and compression) its metadata reports for them. */
 const IMAGE_FORMATS: Record<string, { format: string; compression?: string }> = {
@@ -58,6 +58,6 @@ async function inspectImage(mime: string, bytes: Buffer): Promise<{ width: numbe
 export async function inspectUpload(mime: string, bytes: Buffer): Promise<Inspection> {
   const kind = kindOf(mime);
   if (kind === 'image') return { kind, ...(await inspectImage(mime, bytes)), duration: null };
-  if (kind === 'audio') return { kind, width: null, height: null, duration: audioDuration(bytes) };
+  if (kind === 'audio') return { kind, width: null, height: null, duration: await audioDuration(bytes, mime) };
   return { kind, width: null, height: null, duration: null };
 }

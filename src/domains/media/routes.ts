@@ -7,6 +7,7 @@ import type { Services } from '../../services.ts';
 import { createMediaVersion } from './commands.ts';
 import { INLINE_BYTES, sendFile } from './delivery.ts';
 import { inspectUpload } from './inspect.ts';
+import { renderPublishedVariants } from './onDemand.ts';
 import { MAX_UPLOAD_BYTES, type FileVariant } from './model.ts';
 import { findAsset, findPublishedFile, readFileSlice } from './queries.ts';
 import { PublicMediaParams, PublicVariantParams, StationIdParams, UploadQuery, UploadReceipt } from './schemas.ts';
@@ -39,7 +40,10 @@ const publicMedia = {
 
 async function sendPublished(ctx: Context, svc: Services, stationId: string, versionId: string, variant: FileVariant): Promise<void> {
   const id = versionId.toLowerCase();
-  const file = await findPublishedFile(svc.db, stationId, id, variant, ctx.method === 'HEAD' ? -1 : INLINE_BYTES);
+  const inlineUpTo = ctx.method === 'HEAD' ? -1 : INLINE_BYTES;
+  let file = await findPublishedFile(svc.db, stationId, id, variant, inlineUpTo);
+  // A rendition asked for before the worker stored it is rendered now (its path is already delivered).
+  if (!file && variant !== 'original' && (await renderPublishedVariants(svc, stationId, id))) file = await findPublishedFile(svc.db, stationId, id, variant, inlineUpTo);
   if (!file) throw new NotFoundError('Media not found.');
   sendFile(ctx, file, (start, length) => readFileSlice(svc.db, id, variant, file.etag, start, length), svc.logger);
 }

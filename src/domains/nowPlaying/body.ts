@@ -2,7 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../../lib/errors.ts';
 
-// The ingest body is read here rather than by koa-body so the 8 KiB limit holds while reading:
+// The ingest body is read here rather than by the routes' JSON reader (http/body.ts) so the 8 KiB limit
+// holds while reading:
 // a larger body is refused as soon as its declared length or its bytes pass the limit.
 
 function tooLarge(ctx: Context, limit: number): PayloadTooLargeError {

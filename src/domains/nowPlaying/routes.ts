@@ -65,6 +65,7 @@ export const nowPlayingRoutes = [
       413: legacy('Body larger than 8 KiB.'),
       415: legacy('Content-Type is not application/json.'),
       429: legacy('Rate limited.'),
+      503: legacy('Postgres is unreachable: nothing was stored; retry after `Retry-After` seconds.'),
     },
     async handler({ ctx, svc, query }) {
       const station = await ingestStation(svc, ctx, query);

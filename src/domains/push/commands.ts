@@ -42,11 +42,12 @@ export async function registerDevice(db: Db, input: { station: Station; body: Re
     .merge(refreshed);
 }
 
-/** Changes only the listed topics; false when the token is not registered for the station. */
+/** Changes only the listed topics (none listed changes nothing); false when the token is not registered for the station. */
 export async function updateTopics(db: Db, input: { stationId: string; token: string; topics: Topics; now: Date }): Promise<boolean> {
-  const changed = await db(TABLE)
-    .where({ station_id: input.stationId, token_hash: sha256Hex(input.token) })
-    .update({ ...topicColumns(input.topics), updated_at: input.now });
+  const registration = db(TABLE).where({ station_id: input.stationId, token_hash: sha256Hex(input.token) });
+  const columns = topicColumns(input.topics);
+  if (Object.keys(columns).length === 0) return (await registration.first('token_hash')) !== undefined;
+  const changed = await registration.update({ ...columns, updated_at: input.now });
   return changed > 0;
 }
 

@@ -56,7 +56,7 @@ export const pushRoutes = [
     path: PATH,
     operationId: 'updatePushTopics',
     summary: 'Change the listed topics of a registered device',
-    description: 'Topics not named keep their setting; turning a topic off keeps the token registered. `topics` must name at least one topic.',
+    description: 'Topics not named keep their setting; turning a topic off keeps the token registered. `topics: {}` changes nothing and answers 200 (the token must still be registered).',
     body: UpdateTopicsBody,
     responses: { ...ok, ...pushErrors, 404: { description: 'Station unavailable, push module switched off, or the token is not registered.', schema: ErrorBody } },
     async handler({ svc, station, body }) {

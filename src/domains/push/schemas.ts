@@ -14,10 +14,10 @@ const DeviceToken = Type.String({
   description: 'the push provider’s device token (not an API credential); no control characters',
 });
 
-/** Topic switches; an update must name at least one (an empty one changes nothing and is a client bug). */
+/** Topic switches; topics not named keep their setting, so `{}` is a valid update that changes nothing. */
 export const Topics = Type.Object(
   { alerts: Type.Optional(Type.Boolean()), content: Type.Optional(Type.Boolean()) },
-  { additionalProperties: false, minProperties: 1 },
+  { additionalProperties: false },
 );
 export type Topics = Static<typeof Topics>;
 

@@ -101,3 +101,11 @@ export async function insertMedia(server: TestServer, stationId: string, options
   }
   return { assetId, versionId };
 }
+
+/** Rewrites a published record's stored body as it was before image variants were always paths (null until rendered). */
+export async function storeWithNullVariants(server: TestServer, recordId: string): Promise<void> {
+  await server.svc.db.raw(
+    `UPDATE published_records SET body = jsonb_set(body, '{media}', (SELECT jsonb_agg(m || '{"variants": {"thumb": null, "display": null, "card": null, "square": null}}'::jsonb) FROM jsonb_array_elements(body -> 'media') m)) WHERE record_id = ?`,
+    [recordId],
+  );
+}

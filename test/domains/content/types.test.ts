@@ -62,6 +62,25 @@ describe('content types: PUT /admin/v1/stations/{id}/content-types/{key} and GET
       expect(dup.body.error.issues[0].path).to.equal('fields.1.key');
     });
 
+    it('maxItems on a media, content or group field makes it repeated: multiple: true is implied (and may be given)', async () => {
+      const { station, get } = await contentFixture(server);
+      const fields = [
+        { key: 'photos', label: 'Photos', kind: 'media', maxItems: 4 },
+        { key: 'links', label: 'Links', kind: 'content', targetType: 'news', maxItems: 2 },
+        { key: 'credits', label: 'Credits', kind: 'group', maxItems: 3, fields: [{ key: 'name', label: 'Name', kind: 'text' }] },
+        { key: 'extra', label: 'Extra', kind: 'media', multiple: true, maxItems: 5 },
+      ];
+      const res = await putType(server.url, station.id, 'gallery', fields);
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      const gallery = (await get('/schemas')).body.types.find((t: { key: string }) => t.key === 'gallery');
+      for (const key of ['photos', 'links', 'credits', 'extra']) {
+        expect(gallery.fields.find((f: { key: string }) => f.key === key), key).to.include({ multiple: true });
+      }
+      const single = await putType(server.url, station.id, 'bad', [{ key: 'p', label: 'P', kind: 'media', multiple: false, maxItems: 2 }]);
+      expect(single.status, 'multiple: false contradicts maxItems').to.equal(400);
+      expect(single.body.error.issues.map((i: { path: string }) => i.path)).to.include('fields.0.maxItems');
+    });
+
     it('the type key in the path must match the key pattern; unknown station 404; operator token required', async () => {
       const station = await createStation(server.url);
       const bad = await putType(server.url, station.id, 'News');

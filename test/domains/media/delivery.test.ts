@@ -18,7 +18,7 @@ describe('published media GET /api/media/public/{stationId}/{versionId}[/{varian
     station = await createStation(server.url);
     image = await png(300, 200);
     imageId = (await uploaded(server.url, station.id, image, 'image/png')).versionId;
-    await server.svc.jobs.queue('media').remove(imageId); // its variants stay unrendered (see the 404 test)
+    await server.svc.jobs.queue('media').remove(imageId); // no worker renders its variants: a request does (variants.test.ts)
     path = mediaPath(station.id, imageId);
     await publishWithMedia(server.url, station.id, [imageId]);
   });
@@ -74,7 +74,7 @@ describe('published media GET /api/media/public/{stationId}/{versionId}[/{varian
     expect(cross.status).to.equal(404);
     expect(cross.headers.get('access-control-allow-origin')).to.equal('*');
     expect((await fetchMedia(server.url, mediaPath('st_nosuchstation', imageId))).status).to.equal(404);
-    expect((await fetchMedia(server.url, mediaPath(station.id, imageId, 'thumb'))).status, 'not rendered (no worker ran)').to.equal(404);
+    expect((await fetchMedia(server.url, mediaPath(other.id, imageId, 'thumb'))).status, 'a variant through another station').to.equal(404);
     const audio = await uploaded(server.url, station.id, wav(1), 'audio/wav');
     await publishWithMedia(server.url, station.id, [audio.versionId]);
     expect((await fetchMedia(server.url, mediaPath(station.id, audio.versionId))).status).to.equal(200);

@@ -98,8 +98,8 @@ export function wav(seconds: number, sampleRate = 8000, channels = 1, bitsPerSam
   return b;
 }
 
-/** MPEG-1 Layer III, 128 kbit/s, 44.1 kHz stereo frames (417 bytes each); optionally a Xing frame count first. */
-export function mp3(frames: number, options: { xingFrames?: number; vbriFrames?: number; id3?: boolean } = {}): Buffer {
+/** MPEG-1 Layer III, 128 kbit/s, 44.1 kHz stereo frames (417 bytes each), optionally after an ID3 tag. */
+export function mp3(frames: number, options: { id3?: boolean } = {}): Buffer {
   const frame = () => {
     const f = Buffer.alloc(417);
     f.set([0xff, 0xfb, 0x90, 0x00]);
@@ -111,19 +111,6 @@ export function mp3(frames: number, options: { xingFrames?: number; vbriFrames?:
     tag.write('ID3', 0, 'latin1');
     tag.set([4, 0, 0, 0, 0, 0, 20], 3);
     parts.push(tag);
-  }
-  if (options.xingFrames !== undefined) {
-    const x = frame();
-    x.write('Xing', 4 + 32, 'latin1');
-    x.writeUInt32BE(1, 4 + 32 + 4);
-    x.writeUInt32BE(options.xingFrames, 4 + 32 + 8);
-    parts.push(x);
-  }
-  if (options.vbriFrames !== undefined) {
-    const v = frame();
-    v.write('VBRI', 4 + 32, 'latin1');
-    v.writeUInt32BE(options.vbriFrames, 4 + 32 + 14);
-    parts.push(v);
   }
   for (let i = 0; i < frames; i++) parts.push(frame());
   return Buffer.concat(parts);

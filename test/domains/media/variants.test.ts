@@ -129,42 +129,48 @@ describe('media variants (worker job media.variants)', function () {
   });
 });
 
-describe('media variants reaching records published before they were rendered', function () {
+describe('image variants are paths from the first delivery (decisions.md, Clarifications)', function () {
   this.timeout(30_000);
 
-  it('refreshes the published record and its feed row with the variant paths once the worker has rendered them', async () => {
+  it('a record published before the worker rendered anything already carries the four paths; a rendition asked for then is rendered on demand', async () => {
     const server = await sharedServer();
     const station = await createStation(server.url);
     const { token } = await createToken(server.url, station.id);
     const media = await uploaded(server.url, station.id, await png(1600, 900), 'image/png', { alt: 'Studio' });
+    await server.svc.jobs.queue('media').remove(media.versionId); // no worker renders it: the request must
     const recordId = await publishWithMedia(server.url, station.id, [media.versionId]);
     const read = async () => (await request(server.url, 'GET', `/api/v1/stations/${station.slug}/content/${recordId}`, { token })).body;
-    const before = await read();
-    expect(before.media[0]).to.include({ versionId: media.versionId, kind: 'image', width: 1600, height: 900, alt: 'Studio', url: mediaPath(station.id, media.versionId) });
-    expect(before.media[0].variants).to.deep.equal({ thumb: null, display: null, card: null, square: null });
+    const first = await read();
+    const base = mediaPath(station.id, media.versionId);
+    expect(first.media[0]).to.include({ versionId: media.versionId, kind: 'image', width: 1600, height: 900, alt: 'Studio', url: base });
+    expect(first.media[0].variants).to.deep.equal({ thumb: `${base}/thumb`, display: `${base}/display`, card: `${base}/card`, square: `${base}/square` });
+    const feedRow = await server.svc.db('feed_rows').where({ station_id: station.id, kind: 'content', entry: recordId }).first();
+    expect(feedRow.data.media[0].variants.square).to.equal(`${base}/square`);
+    expect(await server.svc.db('media_files').where({ version_id: media.versionId }).pluck('variant')).to.deep.equal(['original']);
 
-    const workers = await startWorkers(server.svc);
-    try {
-      const after = await eventually(async () => {
-        const body = await read();
-        return body.media[0].variants.thumb ? body : null;
-      }, { timeoutMs: 15_000 });
-      const base = mediaPath(station.id, media.versionId);
-      expect(after.media[0].variants).to.deep.equal({ thumb: `${base}/thumb`, display: `${base}/display`, card: `${base}/card`, square: `${base}/square` });
-      expect(after.publicationId, 'the same publication, re-presented').to.equal(before.publicationId);
-      const feedRow = await server.svc.db('feed_rows').where({ station_id: station.id, kind: 'content', entry: recordId }).first();
-      expect(feedRow.data.media[0].variants.square).to.equal(`${base}/square`);
-      for (const variant of ['thumb', 'display', 'card', 'square']) {
-        expect((await fetchMedia(server.url, after.media[0].variants[variant])).status).to.equal(200);
-      }
-    } finally {
-      await workers.close();
-    }
+    // Two requests at once share one rendering; HEAD answers like GET.
+    const [card, head] = await Promise.all([fetchMedia(server.url, `${base}/card`), fetchMedia(server.url, `${base}/card`, { method: 'HEAD' })]);
+    expect(card.status).to.equal(200);
+    expect(card.headers.get('content-type')).to.equal('image/webp');
+    expect(await dimensions(card.bytes)).to.deep.equal({ format: 'webp', width: 1280, height: 720 });
+    expect(head.status).to.equal(200);
+    for (const variant of ['thumb', 'display', 'square']) expect((await fetchMedia(server.url, `${base}/${variant}`)).status, variant).to.equal(200);
+    expect((await server.svc.db('media_files').where({ version_id: media.versionId }).pluck('variant')).sort()).to.deep.equal(['card', 'display', 'original', 'square', 'thumb']);
+    expect((await read()).publicationId, 'the record is not re-presented').to.equal(first.publicationId);
+  });
+
+  it('an unpublished image version is not rendered on demand (404, nothing stored)', async () => {
+    const server = await sharedServer();
+    const station = await createStation(server.url);
+    const media = await uploaded(server.url, station.id, await png(300, 200), 'image/png');
+    await server.svc.jobs.queue('media').remove(media.versionId);
+    expect((await fetchMedia(server.url, mediaPath(station.id, media.versionId, 'thumb'))).status).to.equal(404);
+    expect(await server.svc.db('media_files').where({ version_id: media.versionId }).pluck('variant')).to.deep.equal(['original']);
   });
 });
 
 describe('media.refresh (the second look after rendering)', () => {
-  it('is enqueued a few seconds after the variants job, and gives a record that missed the first refresh its variant paths', async () => {
+  it('is enqueued a few seconds after the variants job; a record published before rendering needs no refresh (its paths were there)', async () => {
     const server = await sharedServer();
     const station = await createStation(server.url);
     const { token } = await createToken(server.url, station.id);
@@ -175,10 +181,10 @@ describe('media.refresh (the second look after rendering)', () => {
     // The race: renditions stored while the publish that read the files without them was committing.
     await storeRenditions(server.svc.db, media.versionId, await renderVariants(picture, { x: 0.5, y: 0.5 }), new Date());
     const read = async () => (await request(server.url, 'GET', `/api/v1/stations/${station.slug}/content/${recordId}`, { token })).body;
-    expect((await read()).media[0].variants.thumb).to.equal(null);
-    expect(await mediaRefresh({ stationId: station.id, versionId: media.versionId }, server.svc)).to.deep.equal({ refreshedRecords: 1 });
-    expect((await read()).media[0].variants.thumb).to.equal(`${mediaPath(station.id, media.versionId)}/thumb`);
-    expect(await mediaRefresh({ stationId: station.id, versionId: media.versionId }, server.svc), 'nothing left to change').to.deep.equal({ refreshedRecords: 0 });
+    const before = await read();
+    expect(before.media[0].variants.thumb).to.equal(`${mediaPath(station.id, media.versionId)}/thumb`);
+    expect(await mediaRefresh({ stationId: station.id, versionId: media.versionId }, server.svc), 'nothing to change').to.deep.equal({ refreshedRecords: 0 });
+    expect(await read()).to.deep.equal(before);
 
     await mediaVariants({ stationId: station.id, versionId: media.versionId }, server.svc);
     const job = await server.svc.jobs.queue('default').getJob(`refresh-${media.versionId}`);

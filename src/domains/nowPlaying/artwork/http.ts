@@ -5,15 +5,19 @@ import { request } from 'undici';
 
 export class ProviderError extends Error {}
 
-export const USER_AGENT = 'Waveline/0.1 (now-playing artwork lookup)';
+/**
+ * `Application/version ( contact )`, the form MusicBrainz asks every client to send
+ * (https://musicbrainz.org/doc/MusicBrainz_API/Rate_Limiting#Provide_meaningful_User-Agent_strings).
+ */
+export const userAgent = (contact: string): string => `Waveline/0.1 ( ${contact} )`;
 
 /** GET `url` as JSON; null for 404; throws ProviderError on timeout, other statuses or a non-JSON body. */
-export async function getJson(url: string, timeoutMs: number): Promise<unknown | null> {
+export async function getJson(url: string, timeoutMs: number, agent: string): Promise<unknown | null> {
   let res;
   try {
     res = await request(url, {
       method: 'GET',
-      headers: { accept: 'application/json', 'user-agent': USER_AGENT },
+      headers: { accept: 'application/json', 'user-agent': agent },
       signal: AbortSignal.timeout(timeoutMs),
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,

@@ -7,6 +7,7 @@ import { normalise, type Track } from '../matching.ts';
 import type { ObservationRow } from '../model.ts';
 import { latestTrack, observationById } from '../queries.ts';
 import { ProviderError } from './http.ts';
+import { pacing } from './pacing.ts';
 import { PROVIDERS, type ArtworkProvider } from './providers.ts';
 
 // Artwork lookup for a stored observation (station-delivery-api.md, "Artwork"): cached hits and
@@ -44,7 +45,7 @@ async function lookUp(svc: Services, track: Track, providers: ArtworkProvider[])
   const failures: string[] = [];
   for (const provider of providers) {
     try {
-      const url = await provider.find(track, svc.config.artwork);
+      const url = await provider.find(track, { config: svc.config.artwork, pace: pacing(svc.redis) });
       if (url) return { url, source: provider.name };
     } catch (err) {
       if (!(err instanceof ProviderError)) throw err;

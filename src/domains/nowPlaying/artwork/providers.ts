@@ -1,5 +1,6 @@
 import { ConcurrencyLimit } from './limiter.ts';
-import { getJson } from './http.ts';
+import { getJson, userAgent } from './http.ts';
+import type { Pace } from './pacing.ts';
 import { score, type Track } from '../matching.ts';
 
 // Third-party catalogues, in the order they are asked: the iTunes Search API, then MusicBrainz for a
@@ -10,17 +11,26 @@ export interface ProviderConfig {
   musicbrainzBaseUrl: string;
   coverArtBaseUrl: string;
   timeoutMs: number;
+  /** The operator's contact (URL or e-mail) sent in the User-Agent. */
+  contact: string;
+}
+
+/** What a lookup needs besides the track: configuration, and the shared pacing of rate-limited catalogues. */
+export interface LookupContext {
+  config: ProviderConfig;
+  pace: Pace;
 }
 
 export interface ArtworkProvider {
   name: string;
-  find(track: Track, config: ProviderConfig): Promise<string | null>;
+  find(track: Track, context: LookupContext): Promise<string | null>;
 }
 
 /** A catalogue entry counts only when it is clearly the same track. */
 const SAME_TRACK_AT = 0.8;
 
-// Per-provider concurrency in this process. MusicBrainz asks clients for about one request a second.
+// Per-provider concurrency in this process. MusicBrainz's one request a second holds across every
+// process through `pace` (pacing.ts).
 const limits = {
   itunes: new ConcurrencyLimit(4),
   musicbrainz: new ConcurrencyLimit(1),
@@ -45,10 +55,10 @@ interface ItunesResult {
 
 export const itunes: ArtworkProvider = {
   name: 'itunes',
-  async find(track, config) {
+  async find(track, { config }) {
     const term = [track.artist, track.title].filter(Boolean).join(' ');
     const url = `${config.itunesBaseUrl}/search?term=${encodeURIComponent(term)}&media=music&entity=song&limit=10`;
-    const body = (await limits.itunes.run(() => getJson(url, config.timeoutMs))) as { results?: ItunesResult[] } | null;
+    const body = (await limits.itunes.run(() => getJson(url, config.timeoutMs, userAgent(config.contact)))) as { results?: ItunesResult[] } | null;
     let best: { result: ItunesResult; score: number } | null = null;
     for (const result of body?.results ?? []) {
       if (!result.trackName) continue;
@@ -97,7 +107,7 @@ function coverArtHttps(url: string | undefined): string | null {
 
 async function frontCover(releaseId: string, config: ProviderConfig): Promise<string | null> {
   const url = `${config.coverArtBaseUrl}/release/${encodeURIComponent(releaseId)}`;
-  const body = (await limits.coverart.run(() => getJson(url, config.timeoutMs))) as { images?: CaaImage[] } | null;
+  const body = (await limits.coverart.run(() => getJson(url, config.timeoutMs, userAgent(config.contact)))) as { images?: CaaImage[] } | null;
   const images = body?.images ?? [];
   const front = images.find((i) => i.front) ?? images.find((i) => i.types?.includes('Front'));
   if (!front) return null;
@@ -106,10 +116,13 @@ async function frontCover(releaseId: string, config: ProviderConfig): Promise<st
 
 export const musicbrainz: ArtworkProvider = {
   name: 'musicbrainz',
-  async find(track, config) {
+  async find(track, { config, pace }) {
     const query = track.artist ? `recording:${lucene(track.title)} AND artist:${lucene(track.artist)}` : `recording:${lucene(track.title)}`;
     const url = `${config.musicbrainzBaseUrl}/ws/2/recording?query=${encodeURIComponent(query)}&fmt=json&limit=5`;
-    const body = (await limits.musicbrainz.run(() => getJson(url, config.timeoutMs))) as { recordings?: MbRecording[] } | null;
+    const body = (await limits.musicbrainz.run(async () => {
+      await pace('musicbrainz');
+      return getJson(url, config.timeoutMs, userAgent(config.contact));
+    })) as { recordings?: MbRecording[] } | null;
     const candidates = (body?.recordings ?? [])
       .filter((r) => r.title)
       .map((r) => ({ recording: r, score: score(track, { artist: creditName(r), title: r.title as string }) }))

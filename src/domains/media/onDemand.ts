@@ -1,0 +1,29 @@
+import type { Services } from '../../services.ts';
+import { storeRenditions } from './commands.ts';
+import { findPublishedFile, findRenderSource } from './queries.ts';
+import { renderVariants } from './render.ts';
+
+// A published image's `variants` are paths from its first delivery (decisions.md, Clarifications), so a
+// rendition can be asked for before the worker's media.variants job stored it. It is rendered then, in
+// this process, and stored exactly as the job would store it (the job later overwrites it with the same
+// bytes). Concurrent requests for one version share one rendering.
+
+const rendering = new Map<string, Promise<boolean>>();
+
+/** Renders and stores a published image version's variants; false when the version is no published image. */
+export function renderPublishedVariants(svc: Services, stationId: string, versionId: string): Promise<boolean> {
+  let pending = rendering.get(versionId);
+  if (!pending) {
+    pending = render(svc, stationId, versionId).finally(() => rendering.delete(versionId));
+    rendering.set(versionId, pending);
+  }
+  return pending;
+}
+
+async function render(svc: Services, stationId: string, versionId: string): Promise<boolean> {
+  if (!(await findPublishedFile(svc.db, stationId, versionId, 'original', -1))) return false;
+  const source = await findRenderSource(svc.db, versionId);
+  if (!source?.original || source.kind !== 'image' || source.stationId !== stationId) return false;
+  await storeRenditions(svc.db, versionId, await renderVariants(source.original, source.focal), svc.clock.now());
+  return true;
+}
