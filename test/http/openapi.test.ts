@@ -3,6 +3,8 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { sharedServer } from '../support/server.ts';
 import { request } from '../support/http.ts';
 import { allRoutes } from '../../src/http/routes.ts';
+import { readFileSync } from 'node:fs';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 
 describe('/openapi.json', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
@@ -36,7 +38,60 @@ describe('/openapi.json', () => {
     const doc = (await request(server.url, 'GET', '/openapi.json')).body;
     const station = doc.paths['/api/v1/stations/{stationSlug}'].get;
     expect(station.security).to.deep.equal([{ bearer: [] }]);
-    expect(station.responses['401'].content['application/json'].schema.properties.error.properties).to.have.keys('code', 'message', 'requestId', 'issues');
+    expect(station.responses['401'].content['application/json'].schema).to.deep.equal({ $ref: '#/components/schemas/Error' });
+    expect(doc.components.schemas.Error.properties.error.properties).to.have.keys('code', 'message', 'requestId', 'issues');
     expect(station.parameters[0]).to.include({ name: 'stationSlug', in: 'path', required: true });
+  });
+
+  it('names every request and response schema under components.schemas and refers to it with $ref', async () => {
+    const server = await sharedServer();
+    const doc = (await request(server.url, 'GET', '/openapi.json')).body;
+    const schemas = doc.components.schemas as Record<string, unknown>;
+    expect(schemas).to.include.keys('Station', 'ContentRecord', 'ContentList', 'NowPlaying', 'Track', 'Schedule', 'Error', 'LegacyError');
+    let checked = 0;
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+      for (const [method, op] of Object.entries(item)) {
+        const bodies = [op.requestBody?.content?.['application/json'], ...Object.values(op.responses as Record<string, any>).map((r) => r.content?.['application/json'])];
+        for (const media of bodies.filter(Boolean)) {
+          const ref: string | undefined = media.schema.$ref;
+          expect(ref, `${method} ${path}`).to.match(/^#\/components\/schemas\/[A-Za-z0-9_.-]+$/);
+          expect(schemas[ref!.split('/').pop()!], ref).to.be.an('object');
+          checked++;
+        }
+        expect(op.summary, `${method} ${path}`).to.be.a('string').and.not.equal('');
+        expect(op.description, `${method} ${path}`).to.be.a('string').and.not.equal('');
+      }
+    }
+    expect(checked).to.be.greaterThan(50);
+    // Nested titled schemas are components too: a content list refers to ContentRecord.
+    expect(JSON.stringify(schemas.ContentList)).to.include('"#/components/schemas/ContentRecord"');
+  });
+
+  it('gives each JSON response an example that validates against its schema', async () => {
+    const server = await sharedServer();
+    const doc = (await request(server.url, 'GET', '/openapi.json')).body;
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
+    ajv.addSchema({ $id: 'waveline:openapi', components: doc.components });
+    let checked = 0;
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
+      for (const [method, op] of Object.entries(item)) {
+        for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+          const media = response.content?.['application/json'];
+          if (!media) continue;
+          expect(media, `${method} ${path} ${status}`).to.have.property('example');
+          const validate = ajv.compile({ $ref: `waveline:openapi${media.schema.$ref}` });
+          expect(validate(media.example), `${method} ${path} ${status}: ${JSON.stringify(validate.errors)}`).to.equal(true);
+          checked++;
+        }
+      }
+    }
+    expect(checked).to.be.greaterThan(50);
+  });
+
+  it('carries the version of package.json', async () => {
+    const server = await sharedServer();
+    const doc = (await request(server.url, 'GET', '/openapi.json')).body;
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    expect(doc.info.version).to.equal(pkg.version);
   });
 });
