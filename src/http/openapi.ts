@@ -78,7 +78,8 @@ function parameters(route: RouteSpec): unknown[] {
       out.push({
         name,
         in: where,
-        required: where === 'path' ? true : required.has(name),
+        // A parameter with a default is filled in by validation: the client need not send it.
+        required: where === 'path' ? true : required.has(name) && prop.default === undefined,
         ...(prop.description ? { description: prop.description } : {}),
         schema: plain(prop),
         ...(isArray ? { style: 'form', explode: true } : {}),

@@ -63,6 +63,8 @@ describe('/openapi.json', () => {
       }
     }
     expect(checked).to.be.greaterThan(50);
+    const limit = doc.paths['/api/v1/stations/{stationSlug}/content'].get.parameters.find((p: { name: string }) => p.name === 'limit');
+    expect(limit.required, 'a query parameter with a default need not be sent').to.equal(false);
     // Nested titled schemas are components too: a content list refers to ContentRecord.
     expect(JSON.stringify(schemas.ContentList)).to.include('"#/components/schemas/ContentRecord"');
   });
