@@ -129,6 +129,7 @@ export function buildOpenApi(routes: RouteSpec[], info: { version: string; serve
       } else if (spec.contentType) {
         content = { [spec.contentType]: { schema: { type: 'string', format: 'binary' } } };
       }
+      if (route.page && status === '200') content = { ...content, 'text/html': { schema: { type: 'string', description: 'the browser page (Accept: text/html)' } } };
       responses[status] = { description: spec.description, ...(content ? { content } : {}) };
     }
     for (const tag of route.tags) tags.add(tag);
