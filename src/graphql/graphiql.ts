@@ -14,6 +14,7 @@ const PAGE = asset(
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>GraphiQL · Waveline</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/graphiql/assets/graphiql.min.css">
 <link rel="stylesheet" href="/graphiql/assets/page.css">
 </head>

@@ -53,6 +53,7 @@ function demoPage(stationId: string): Asset {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Waveline · now-playing widget demo</title>
+<link rel="icon" href="data:,">
 <style>
   body { font-family: system-ui, sans-serif; max-width: 44rem; margin: 2rem auto; padding: 0 1rem; color: #1d1d1f; }
   code, pre { font-family: ui-monospace, monospace; font-size: .875rem; }
