@@ -569,7 +569,7 @@ export interface paths {
         };
         /**
          * GraphQL query over GET (queries only)
-         * @description GraphQL query over GET (queries only)
+         * @description GraphQL over HTTP (graphql-http). A browser that asks for text/html (and not JSON) gets GraphiQL instead, with a field for the credential.
          */
         get: operations["graphqlGet"];
         put?: never;
@@ -578,6 +578,26 @@ export interface paths {
          * @description GraphQL query or mutation over POST
          */
         post: operations["graphqlPost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/graphiql/assets/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A script or style sheet of the GraphiQL page
+         * @description GraphiQL, React and the page’s own script, from the installed packages. Revalidated with the ETag.
+         */
+        get: operations["graphiqlAsset"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -942,6 +962,46 @@ export interface paths {
          * @description All or nothing: one transaction. Errors name the bundle path (e.g. `records.3.values.title`). A bundle for a slug or id that exists is 409 (there is no upsert). The created credentials’ secrets are in the response, shown once. Bundle format: docs/demo.md.
          */
         post: operations["adminImportBundle"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/embed/now-playing.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The live now-playing widget (JavaScript, no credential)
+         * @description A custom element `<waveline-now-playing station="st_…">` (or `<script src=… data-station=…>`) that shows the current track, the programme on air and its presenters from the public realtime feed. Revalidated with its ETag; gzip when accepted. docs/embed.md.
+         */
+        get: operations["nowPlayingWidget"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/demo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A page showing the now-playing widget for the demo station
+         * @description `?station=st_…` shows it for another station.
+         */
+        get: operations["widgetDemo"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -6592,6 +6652,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["GraphqlGetResponse"];
+                    "text/html": string;
                 };
             };
             /** @description Invalid request or VALIDATION_ERROR. */
@@ -6742,6 +6803,62 @@ export interface operations {
                 };
             };
             /** @description Station unknown, inactive or offline (REST error body, before the query runs), or NOT_FOUND in errors. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    graphiqlAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description file name */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file (JavaScript or CSS). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Not modified. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such file. */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -9837,6 +9954,82 @@ export interface operations {
             };
             /** @description The bundle is larger than 64 MiB. */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    nowPlayingWidget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The script. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description Not modified. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    widgetDemo: {
+        parameters: {
+            query?: {
+                /** @description station id (default st_demo, the demo station) */
+                station?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An HTML page. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description A malformed station id. */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };

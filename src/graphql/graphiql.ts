@@ -60,6 +60,10 @@ const PAGE_JS = asset(
       init = init || {};
       var headers = new Headers(init.headers);
       var token = input.value.trim();
+      if (!token && !headers.has('Authorization')) {
+        // Nothing to ask the server yet: every request needs a credential.
+        return Promise.resolve(new Response(JSON.stringify({ errors: [{ message: 'Enter a station credential (scope listener:read) in the field above, then press Use.' }] }), { headers: { 'Content-Type': 'application/json' } }));
+      }
       if (token && !headers.has('Authorization')) headers.set('Authorization', 'Bearer ' + token);
       return fetch(url, Object.assign({}, init, { headers: headers }));
     },
