@@ -22,6 +22,9 @@ import { request } from '../support/http.ts';
 import { ingest } from '../support/ingest.ts';
 import { launchBrowser, pageEventually, recordConsole, type ConsoleEntry } from '../support/browser.ts';
 
+// Browser globals, used inside page.evaluate() callbacks only (the project is type-checked without the DOM library).
+declare const document: any, window: any, getComputedStyle: any, MutationObserver: any;
+
 // The now-playing widget (/embed/now-playing.js) on the /demo page, in headless Chromium: the demo
 // station loaded as `waveline dev` loads it (on a database of its own: the demo needs an empty one),
 // a real gateway, real ingests. WIDGET_SCREENSHOT=<file.png> saves the page (npm run docs:screenshot).
@@ -41,11 +44,11 @@ interface WidgetView {
 
 /** What the first widget on the page shows (read from its shadow root, as a listener sees it). */
 function readWidget(): WidgetView {
-  const host = document.querySelector('waveline-now-playing') as HTMLElement;
-  const root = host.shadowRoot as ShadowRoot;
-  const text = (name: string) => (root.querySelector(`[part=${name}]`) as HTMLElement).textContent ?? '';
-  const img = root.querySelector('[part=artwork]') as HTMLImageElement;
-  const status = root.querySelector('[part=status]') as HTMLElement;
+  const host = document.querySelector('waveline-now-playing');
+  const root = host.shadowRoot;
+  const text = (name: string) => (root.querySelector(`[part=${name}]`)).textContent ?? '';
+  const img = root.querySelector('[part=artwork]');
+  const status = root.querySelector('[part=status]');
   return {
     state: host.getAttribute('state'),
     mode: host.getAttribute('mode'),
@@ -62,10 +65,10 @@ function readWidget(): WidgetView {
 
 /** Records, in the page, when each title first appears (Date.now(): the browser and the test share the clock). */
 function watchTitles(): void {
-  const host = document.querySelector('waveline-now-playing') as HTMLElement;
-  const title = (host.shadowRoot as ShadowRoot).querySelector('[part=title]') as HTMLElement;
+  const host = document.querySelector('waveline-now-playing');
+  const title = (host.shadowRoot).querySelector('[part=title]');
   const seen: Record<string, number> = {};
-  (window as unknown as { titlesSeen: Record<string, number> }).titlesSeen = seen;
+  window.titlesSeen = seen;
   new MutationObserver(() => {
     const text = title.textContent ?? '';
     seen[text] ??= Date.now();
@@ -198,7 +201,7 @@ describe('now-playing widget in a real browser (/demo)', function () {
     const res = await ingest(url, { slug: 'demo' }, ingestToken, { artist: 'Lumen Fields', title: 'Northern Lights', artworkUrl: coverUrl });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     const view = await pageEventually(page, readWidget, (v) => v.title === 'Northern Lights' && v.artwork.loaded, 5000, 'new title');
-    const shownAt = await page.evaluate(() => (window as unknown as { titlesSeen: Record<string, number> }).titlesSeen['Northern Lights']);
+    const shownAt = await page.evaluate(() => window.titlesSeen['Northern Lights']);
     const elapsed = shownAt - started;
     console.log(`      ingest → new title on screen: ${elapsed} ms (shared 2-core machine; target ≤ 1000 ms)`);
     expect(elapsed).to.be.below(1000);

@@ -5,6 +5,9 @@ import { request } from '../support/http.ts';
 import { listenerFixture } from '../support/factories.ts';
 import { launchBrowser, pageEventually, recordConsole } from '../support/browser.ts';
 
+// Browser globals, used inside page.evaluate() callbacks only (the project is type-checked without the DOM library).
+declare const document: any, window: any, getComputedStyle: any, MutationObserver: any;
+
 // GraphiQL at the GraphQL endpoint for a browser (GET, Accept: text/html), from installed packages; API
 // clients keep their answers exactly.
 

@@ -2,6 +2,9 @@ import { expect } from 'chai';
 import { sharedServer, type TestServer } from '../support/server.ts';
 import { launchBrowser, pageEventually, recordConsole } from '../support/browser.ts';
 
+// Browser globals, used inside page.evaluate() callbacks only (the project is type-checked without the DOM library).
+declare const document: any, window: any, getComputedStyle: any, MutationObserver: any;
+
 // The API reference at /docs: Swagger UI from the installed swagger-ui-dist package, reading /openapi.json.
 
 describe('/docs (API reference page)', function () {
@@ -28,12 +31,12 @@ describe('/docs (API reference page)', function () {
     }
     const missing = await fetch(`${server.url}/docs/assets/..%2Fpackage.json`);
     expect(missing.status).to.equal(404);
-    expect((await missing.json()).error.code).to.equal('NOT_FOUND');
+    expect(((await missing.json()) as { error: { code: string } }).error.code).to.equal('NOT_FOUND');
   });
 
   it('renders every operation of /openapi.json in a real browser, without console errors', async () => {
-    const doc = await (await fetch(`${server.url}/openapi.json`)).json();
-    const operations = Object.values(doc.paths as Record<string, object>).reduce<number>((n, item) => n + Object.keys(item).length, 0);
+    const doc = (await (await fetch(`${server.url}/openapi.json`)).json()) as { paths: Record<string, object>; info: { version: string } };
+    const operations = Object.values(doc.paths).reduce<number>((n, item) => n + Object.keys(item).length, 0);
     const browser = await launchBrowser();
     try {
       const page = await browser.newPage();
