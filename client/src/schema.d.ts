@@ -977,7 +977,7 @@ export interface paths {
         };
         /**
          * The live now-playing widget (JavaScript, no credential)
-         * @description A custom element `<waveline-now-playing station="st_…">` (or `<script src=… data-station=…>`) that shows the current track, the programme on air and its presenters from the public realtime feed. Revalidated with its ETag; gzip when accepted. docs/embed.md.
+         * @description A custom element `waveline-now-playing` (attribute `station`; or a script tag with `data-station`) that shows the current track, the programme on air and its presenters from the public realtime feed. Revalidated with its ETag; gzip when accepted. docs/embed.md.
          */
         get: operations["nowPlayingWidget"];
         put?: never;

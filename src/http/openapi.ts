@@ -1,4 +1,5 @@
 import { sample } from 'openapi-sampler';
+import randexpModule from 'randexp';
 import type { TSchema } from '@sinclair/typebox';
 import type { RouteSpec } from './route.ts';
 
@@ -12,6 +13,9 @@ import type { RouteSpec } from './route.ts';
 // a schema's own `examples` win).
 
 const REF_PREFIX = '#/components/schemas/';
+
+// CommonJS: module.exports is the class itself, while the typings describe it as the default export.
+const RandExp = ((randexpModule as unknown as { default?: unknown }).default ?? randexpModule) as typeof randexpModule.default;
 
 const pascal = (id: string): string => id.charAt(0).toUpperCase() + id.slice(1);
 
@@ -59,9 +63,43 @@ class Components {
   }
 }
 
+/**
+ * A string matching `pattern` (randexp, always the first choice and the fewest repetitions, so the
+ * document is the same on every build); undefined when none fits the length limits.
+ */
+function patternExample(pattern: string, minLength = 0, maxLength = Infinity): string | undefined {
+  let regex: RegExp;
+  try {
+    regex = new RegExp(pattern, 'u');
+  } catch {
+    return undefined;
+  }
+  for (const pick of [(low: number) => low, (low: number, high: number) => Math.min(high, Math.max(low, minLength))]) {
+    const generator = new RandExp(regex);
+    generator.randInt = pick;
+    const text = generator.gen();
+    if (regex.test(text) && text.length >= minLength && text.length <= maxLength) return text;
+  }
+  return undefined;
+}
+
+/** Gives every string schema with a `pattern` and no example of its own one that matches it (openapi-sampler's own pattern support is partial). */
+function withPatternExamples(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withPatternExamples);
+  if (node === null || typeof node !== 'object') return node;
+  const schema = node as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) out[key] = key === 'examples' || key === 'enum' || key === 'const' || key === 'default' ? value : withPatternExamples(value);
+  if (typeof schema.pattern === 'string' && !('examples' in schema) && !('example' in schema) && !('const' in schema) && !('enum' in schema)) {
+    const text = patternExample(schema.pattern, (schema.minLength as number) ?? 0, (schema.maxLength as number) ?? Infinity);
+    if (text !== undefined) out.examples = [text];
+  }
+  return out;
+}
+
 function example(schema: TSchema): unknown {
   try {
-    return sample(plain(schema) as never, { skipReadOnly: false, skipNonRequired: false, quiet: true, enablePatterns: true } as never);
+    return sample(withPatternExamples(plain(schema)) as never, { skipReadOnly: false, skipNonRequired: false, quiet: true } as never);
   } catch {
     return undefined;
   }

@@ -5,6 +5,9 @@ import { request } from '../support/http.ts';
 import { allRoutes } from '../../src/http/routes.ts';
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import { Type } from '@sinclair/typebox';
+import { buildOpenApi } from '../../src/http/openapi.ts';
+import { defineRoute } from '../../src/http/route.ts';
 
 describe('/openapi.json', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
@@ -95,5 +98,25 @@ describe('/openapi.json', () => {
     const doc = (await request(server.url, 'GET', '/openapi.json')).body;
     const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
     expect(doc.info.version).to.equal(pkg.version);
+  });
+
+  it('names the schemas of a route added later with no change to the generator: by title, else after the operation; a clash gets a number', () => {
+    const Thing = Type.Object({ code: Type.String({ pattern: '^\\d{4}-[A-Z]{2}$' }), at: Type.String({ pattern: '^\\d{2}:\\d{2}$', minLength: 5 }) }, { title: 'Thing' });
+    const OtherThing = Type.Object({ other: Type.Boolean() }, { title: 'Thing' });
+    const route = (operationId: string, schema: ReturnType<typeof Type.Object>, body?: ReturnType<typeof Type.Object>) =>
+      defineRoute({ method: 'post', path: `/x/${operationId}`, operationId, summary: 's', tags: ['t'], surface: 'admin', body, responses: { 200: { description: 'ok', schema }, 201: { description: 'made', schema: Type.Object({ id: Type.String() }) } }, handler: () => null });
+    const doc = buildOpenApi(
+      [route('makeThing', Thing, Type.Object({ name: Type.String() })), route('otherThing', OtherThing), route('sameThing', Thing)],
+      { version: '9.9.9', serverUrl: 'http://localhost' },
+    ) as any;
+    const ref = (id: string, status: string) => doc.paths[`/x/${id}`].post.responses[status].content['application/json'].schema.$ref;
+    expect(ref('makeThing', '200')).to.equal('#/components/schemas/Thing');
+    expect(ref('sameThing', '200'), 'one schema, one component').to.equal('#/components/schemas/Thing');
+    expect(ref('otherThing', '200'), 'another schema with the same title').to.equal('#/components/schemas/Thing2');
+    expect(ref('makeThing', '201')).to.equal('#/components/schemas/MakeThing201Response');
+    expect(doc.paths['/x/makeThing'].post.requestBody.content['application/json'].schema.$ref).to.equal('#/components/schemas/MakeThingRequest');
+    const example = doc.paths['/x/makeThing'].post.responses['200'].content['application/json'].example;
+    expect(example.code).to.match(/^\d{4}-[A-Z]{2}$/);
+    expect(example.at).to.match(/^\d{2}:\d{2}$/);
   });
 });

@@ -94,7 +94,7 @@ export const embedRoutes = [
     operationId: 'nowPlayingWidget',
     summary: 'The live now-playing widget (JavaScript, no credential)',
     description:
-      'A custom element `<waveline-now-playing station="st_…">` (or `<script src=… data-station=…>`) that shows the current track, the programme on air and its presenters from the public realtime feed. Revalidated with its ETag; gzip when accepted. docs/embed.md.',
+      'A custom element `waveline-now-playing` (attribute `station`; or a script tag with `data-station`) that shows the current track, the programme on air and its presenters from the public realtime feed. Revalidated with its ETag; gzip when accepted. docs/embed.md.',
     tags: ['system'],
     surface: 'system',
     responses: {
