@@ -236,4 +236,25 @@ describe('now-playing widget in a real browser (/demo)', function () {
     expect(errors.filter((e) => !refused.includes(e)), JSON.stringify(errors)).to.deep.equal([]);
     expect(consoleEntries.filter((e) => e.type === 'warn' || e.type === 'warning')).to.deep.equal([]);
   });
+
+  it('a station the feed refuses (unknown id) shows the quiet offline state at once and does not hammer the gateway', async () => {
+    const other = await browser.newPage();
+    const entries = recordConsole(other);
+    const cdp = await other.createCDPSession();
+    await cdp.send('Network.enable');
+    const sockets: string[] = [];
+    cdp.on('Network.webSocketCreated', (event: { url: string }) => sockets.push(event.url));
+    await other.goto(`${url}/demo?station=st_nosuchstation`, { waitUntil: 'load' });
+    const view = await pageEventually(other, readWidget, (v) => v.state === 'offline', 5000, 'offline state');
+    expect(view).to.include({ mode: 'idle', title: 'Live radio', statusVisible: true });
+    // Two widgets on the page, one connection each; a refusal waits 60 s before the next attempt.
+    expect(sockets).to.have.length(2);
+    const watchedUntil = Date.now() + 3000;
+    while (Date.now() < watchedUntil) {
+      expect(sockets, 'no reconnect within 3 s of a refusal').to.have.length(2);
+      await other.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
+    }
+    expect(entries.filter((e) => e.type === 'error' || e.type === 'pageerror'), JSON.stringify(entries)).to.deep.equal([]);
+    await other.close();
+  });
 });
