@@ -14,6 +14,7 @@ import type { Credential } from '../domains/auth/model.ts';
 import { statusFor } from './errors.ts';
 import { rootValue, type GraphQLContext } from './resolvers.ts';
 import { typeDefs } from './sdl.ts';
+import { graphiqlAssetRoutes, graphiqlPage } from './graphiql.ts';
 
 export const schema = buildSchema(typeDefs);
 
@@ -141,7 +142,9 @@ export const graphqlRoutes = [
     method: 'get',
     operationId: 'graphqlGet',
     summary: 'GraphQL query over GET (queries only)',
+    description: 'GraphQL over HTTP (graphql-http). A browser that asks for text/html (and not JSON) gets GraphiQL instead, with a field for the credential.',
     query: GraphQLParams,
+    page: graphiqlPage,
     handler: ({ ctx, svc, station, credential, query }) => serve(ctx, svc, station, credential, query),
   }),
   defineRoute({
@@ -153,4 +156,5 @@ export const graphqlRoutes = [
     bodyParser: 'none',
     handler: ({ ctx, svc, station, credential }) => serve(ctx, svc, station, credential),
   }),
+  ...graphiqlAssetRoutes,
 ];

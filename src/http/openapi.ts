@@ -1,11 +1,109 @@
+import { sample } from 'openapi-sampler';
+import randexpModule from 'randexp';
 import type { TSchema } from '@sinclair/typebox';
 import type { ResponseSpec, RouteSpec } from './route.ts';
 import { ErrorBody } from './schema.ts';
 
 // /openapi.json is generated from the same per-route schemas that validate input, so it cannot drift.
+//
+// Every request body and response schema is a named component referenced with $ref, so a generated
+// client gets named types: a schema (or any schema nested in it) that carries a `title` is named by it
+// (`Station`, `NowPlaying`, `Error`, …); an untitled top-level one is named after its operation
+// (`HealthzResponse`, `CreateProgramRequest`). Routes added later are named the same way with no
+// change here. Each response also carries an example, generated from its schema (openapi-sampler;
+// a schema's own `examples` win).
 
-function strip(schema: TSchema): unknown {
+const REF_PREFIX = '#/components/schemas/';
+
+// CommonJS: module.exports is the class itself, while the typings describe it as the default export.
+const RandExp = ((randexpModule as unknown as { default?: unknown }).default ?? randexpModule) as typeof randexpModule.default;
+
+const pascal = (id: string): string => id.charAt(0).toUpperCase() + id.slice(1);
+
+/** Plain JSON of a TypeBox schema (its symbol keys and `$id` dropped). */
+function plain(schema: TSchema): Record<string, unknown> {
   return JSON.parse(JSON.stringify(schema, (key, value) => (key === '$id' ? undefined : value)));
+}
+
+class Components {
+  readonly schemas: Record<string, unknown> = {};
+  private readonly named = new Map<object, string>();
+
+  /** `{$ref}` to `schema` as a component, named by its title or else `fallback`. */
+  ref(schema: TSchema, fallback: string): { $ref: string } {
+    return { $ref: REF_PREFIX + this.name(schema, fallback) };
+  }
+
+  private name(schema: TSchema, fallback: string): string {
+    const known = this.named.get(schema);
+    if (known) return known;
+    const wanted = typeof schema.title === 'string' && /^[A-Za-z0-9_.-]+$/.test(schema.title) ? schema.title : fallback;
+    const body = this.convert(schema, true) as Record<string, unknown>;
+    const text = JSON.stringify(body);
+    // Two different schemas with one title (or fallback) get `Name2`, `Name3`… rather than overwriting.
+    let name = wanted;
+    for (let n = 2; this.schemas[name] !== undefined && JSON.stringify(this.schemas[name]) !== text; n++) name = `${wanted}${n}`;
+    this.schemas[name] = body;
+    this.named.set(schema, name);
+    return name;
+  }
+
+  /** The schema as JSON with every titled sub-schema replaced by a $ref. */
+  private convert(node: unknown, top = false): unknown {
+    if (Array.isArray(node)) return node.map((item) => this.convert(item));
+    if (node === null || typeof node !== 'object') return node;
+    const schema = node as TSchema;
+    if (!top && typeof schema.title === 'string') return this.ref(schema, schema.title);
+    const out: Record<string, unknown> = {};
+    for (const [key, value] of Object.entries(schema)) {
+      if (key === '$id') continue;
+      // Keyword values that hold schemas are converted; `examples`, `enum`, `const`, `default` are data.
+      out[key] = key === 'examples' || key === 'enum' || key === 'const' || key === 'default' ? value : this.convert(value);
+    }
+    return out;
+  }
+}
+
+/**
+ * A string matching `pattern` (randexp, always the first choice and the fewest repetitions, so the
+ * document is the same on every build); undefined when none fits the length limits.
+ */
+function patternExample(pattern: string, minLength = 0, maxLength = Infinity): string | undefined {
+  let regex: RegExp;
+  try {
+    regex = new RegExp(pattern, 'u');
+  } catch {
+    return undefined;
+  }
+  for (const pick of [(low: number) => low, (low: number, high: number) => Math.min(high, Math.max(low, minLength))]) {
+    const generator = new RandExp(regex);
+    generator.randInt = pick;
+    const text = generator.gen();
+    if (regex.test(text) && text.length >= minLength && text.length <= maxLength) return text;
+  }
+  return undefined;
+}
+
+/** Gives every string schema with a `pattern` and no example of its own one that matches it (openapi-sampler's own pattern support is partial). */
+function withPatternExamples(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withPatternExamples);
+  if (node === null || typeof node !== 'object') return node;
+  const schema = node as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) out[key] = key === 'examples' || key === 'enum' || key === 'const' || key === 'default' ? value : withPatternExamples(value);
+  if (typeof schema.pattern === 'string' && !('examples' in schema) && !('example' in schema) && !('const' in schema) && !('enum' in schema)) {
+    const text = patternExample(schema.pattern, (schema.minLength as number) ?? 0, (schema.maxLength as number) ?? Infinity);
+    if (text !== undefined) out.examples = [text];
+  }
+  return out;
+}
+
+function example(schema: TSchema): unknown {
+  try {
+    return sample(withPatternExamples(plain(schema)) as never, { skipReadOnly: false, skipNonRequired: false, quiet: true } as never);
+  } catch {
+    return undefined;
+  }
 }
 
 function parameters(route: RouteSpec): unknown[] {
@@ -19,9 +117,10 @@ function parameters(route: RouteSpec): unknown[] {
       out.push({
         name,
         in: where,
-        required: where === 'path' ? true : required.has(name),
+        // A parameter with a default is filled in by validation: the client need not send it.
+        required: where === 'path' ? true : required.has(name) && prop.default === undefined,
         ...(prop.description ? { description: prop.description } : {}),
-        schema: strip(prop),
+        schema: plain(prop),
         ...(isArray ? { style: 'form', explode: true } : {}),
       });
     }
@@ -48,23 +147,45 @@ const EVERY_ROUTE: Record<string, ResponseSpec> = {
   503: { description: 'PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds.', schema: ErrorBody },
 };
 
+const TAGS: Record<string, string> = {
+  listener: 'Listener reads: a station credential with listener:read, JSON with a strong ETag.',
+  push: 'Push device registration (listener credential with push:write).',
+  graphql: 'The GraphQL endpoint over the same data as the listener reads.',
+  ingest: 'Now-playing ingest from encoders and automation systems.',
+  media: 'Published media bytes and image renditions (anonymous).',
+  admin: 'The operator API (WAVELINE_ADMIN_TOKEN).',
+  system: 'Health, this document, the reference page, the widget.',
+};
+
 export function buildOpenApi(routes: RouteSpec[], info: { version: string; serverUrl: string }): Record<string, unknown> {
+  const components = new Components();
   const paths: Record<string, Record<string, unknown>> = {};
+  const tags = new Set<string>();
   for (const route of routes) {
+    const base = pascal(route.operationId);
     const responses: Record<string, unknown> = {};
     const stated = route.surface === 'system' || route.surface === 'ingest' ? route.responses : { ...route.responses, ...Object.fromEntries(Object.entries(EVERY_ROUTE).filter(([status]) => !route.responses[status])) };
     for (const [status, spec] of Object.entries(stated)) {
-      responses[status] = {
-        description: spec.description,
-        ...(spec.schema || spec.contentType
-          ? { content: { [spec.contentType ?? 'application/json']: { schema: spec.schema ? strip(spec.schema) : { type: 'string', format: 'binary' } } } }
-          : {}),
-      };
+      let content: Record<string, unknown> | undefined;
+      if (spec.schema) {
+        const value = example(spec.schema);
+        content = {
+          [spec.contentType ?? 'application/json']: {
+            schema: components.ref(spec.schema, `${base}${status === '200' ? '' : status}Response`),
+            ...(value !== undefined ? { example: value } : {}),
+          },
+        };
+      } else if (spec.contentType) {
+        content = { [spec.contentType]: { schema: { type: 'string', format: 'binary' } } };
+      }
+      if (route.page && status === '200') content = { ...content, 'text/html': { schema: { type: 'string', description: 'the browser page (Accept: text/html)' } } };
+      responses[status] = { description: spec.description, ...(content ? { content } : {}) };
     }
+    for (const tag of route.tags) tags.add(tag);
     const operation: Record<string, unknown> = {
       operationId: route.operationId,
       summary: route.summary,
-      ...(route.description ? { description: route.description } : {}),
+      description: route.description ?? route.summary,
       tags: route.tags,
       security: SECURITY[route.surface],
       parameters: parameters(route),
@@ -73,7 +194,7 @@ export function buildOpenApi(routes: RouteSpec[], info: { version: string; serve
     if (route.scope) operation['x-waveline-scope'] = route.scope;
     if (route.module) operation['x-waveline-module'] = route.module;
     if (route.body) {
-      operation.requestBody = { required: true, content: { 'application/json': { schema: strip(route.body) } } };
+      operation.requestBody = { required: true, content: { 'application/json': { schema: components.ref(route.body, `${base}Request`) } } };
     } else if (route.rawBody) {
       operation.requestBody = { required: true, content: { [route.rawBody]: { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } };
     }
@@ -86,10 +207,13 @@ export function buildOpenApi(routes: RouteSpec[], info: { version: string; serve
       title: 'Waveline Station Delivery API',
       version: info.version,
       description: 'Listener reads, push registration, now-playing ingest and the operator admin API of Waveline.',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers: [{ url: info.serverUrl }],
+    tags: [...tags].map((name) => ({ name, ...(TAGS[name] ? { description: TAGS[name] } : {}) })),
     paths,
     components: {
+      schemas: components.schemas,
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'Station credential (wvl_…) with the scope the operation names.' },
         operator: { type: 'http', scheme: 'bearer', description: 'WAVELINE_ADMIN_TOKEN.' },

@@ -68,6 +68,11 @@ export interface RouteSpec<P extends TSchema | undefined = TSchema | undefined, 
   /** Media routes: gates that find the station (no slug in the path); the rate limit and module gates follow. */
   gates?(svc: Services): Gate[];
   responses: Record<string, ResponseSpec>;
+  /**
+   * GET only: a page for browsers at the same address (GraphiQL on the GraphQL endpoint). A request whose
+   * Accept prefers text/html over JSON gets it before any gate; every other request is the route's.
+   */
+  page?(ctx: Context, svc: Services): void;
   handler(args: HandlerArgs<P, Q, B>): unknown;
 }
 
@@ -150,8 +155,10 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
     return handle(ctx);
   };
 
+  const page = route.page;
   const run: Middleware = (ctx) => {
     if (legacyErrors) ctx.state.errorShape = 'legacy';
+    if (page && prefersHtml(ctx)) return Promise.resolve(page(ctx, svc));
     return runFrom(ctx, 0);
   };
   return run;
@@ -161,3 +168,10 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
 export function mountRoute(router: Router, route: RouteSpec, svc: Services): void {
   router.register(koaPath(route.path), [route.method.toUpperCase()], [routeMiddleware(route, svc) as RouterMiddleware], { name: route.operationId });
 }
+
+/** A browser navigating (Accept: text/html, …); any-type, no Accept or a JSON type first stay API requests. */
+function prefersHtml(ctx: Context): boolean {
+  const accept = ctx.get('accept');
+  return accept.includes('text/html') && ctx.accepts('application/graphql-response+json', 'application/json', 'text/html') === 'text/html';
+}
+

@@ -13,9 +13,9 @@ export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Ty
 export const KEY_PATTERN = '^[a-z][a-z0-9_]{0,47}$';
 export const SLUG_PATTERN = '^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$';
 
-export const Uuid = Type.String({ pattern: UUID_PATTERN, description: 'UUID' });
-export const Timestamp = Type.String({ description: 'ISO 8601 timestamp in UTC' });
-export const LocalDate = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'local date YYYY-MM-DD' });
+export const Uuid = Type.String({ pattern: UUID_PATTERN, description: 'UUID', examples: ['0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93'] });
+export const Timestamp = Type.String({ description: 'ISO 8601 timestamp in UTC', examples: ['2026-11-21T10:15:02.123Z'] });
+export const LocalDate = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'local date YYYY-MM-DD', examples: ['2026-11-21'] });
 
 export const StationSlugParams = Type.Object(
   { stationSlug: Type.String({ minLength: 3, maxLength: 63, description: 'public station slug' }) },
@@ -40,8 +40,8 @@ export const ErrorBody = Type.Object(
       ),
     }),
   },
-  { $id: 'ErrorBody' },
+  { $id: 'ErrorBody', title: 'Error' },
 );
 
 /** Ingest keeps the legacy error shape. */
-export const LegacyErrorBody = Type.Object({ error: Type.String() });
+export const LegacyErrorBody = Type.Object({ error: Type.String() }, { title: 'LegacyError' });

@@ -25,6 +25,7 @@ export async function run(config: Readonly<Config>): Promise<void> {
   const web = await startWeb(svc, config.port, logger);
   shutdown.add('web', () => web.close());
   shutdown.listen();
-  logger.info({ web: config.publicBaseUrl, realtime: config.realtimePublicUrl }, 'waveline dev is up');
+  const base = config.publicBaseUrl;
+  logger.info({ web: base, realtime: config.realtimePublicUrl, apiReference: `${base}/docs`, widgetDemo: `${base}/demo` }, `waveline dev is up: API reference ${base}/docs · widget demo ${base}/demo`);
   if (demo) logger.info(demoCredentialsBlock(demo, config.publicBaseUrl));
 }

@@ -89,6 +89,8 @@ describe('process roles', function () {
     const exited = new Promise<number | null>((ok) => npm.on('exit', (code) => ok(code)));
     await eventually(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, { timeoutMs: 20_000, intervalMs: 100 });
     await eventually(async () => (await fetch(`http://127.0.0.1:${gatewayPort}/healthz`)).ok, { timeoutMs: 10_000, intervalMs: 100 });
+    await eventually(() => out.includes('waveline dev is up'), { timeoutMs: 10_000, intervalMs: 50 });
+    expect(out, 'the start-up banner links the API reference and the widget demo').to.match(/waveline dev is up: API reference http\S+\/docs · widget demo http\S+\/demo/);
     npm.kill('SIGTERM');
     expect(await exited).to.equal(0);
     expect(out).to.include('shutting down');

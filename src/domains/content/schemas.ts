@@ -162,10 +162,10 @@ export const ContentTypeDefinition = Type.Object({
   version: Type.Integer({ minimum: 1 }),
   archived: Type.Boolean(),
   fields: Type.Array(FieldDefinitionOut),
-});
+}, { title: 'ContentType' });
 export type ContentTypeDefinition = Static<typeof ContentTypeDefinition>;
 
-export const SchemasResponse = Type.Object({ contractVersion: Type.Literal(1), types: Type.Array(ContentTypeDefinition, { maxItems: 100 }) });
+export const SchemasResponse = Type.Object({ contractVersion: Type.Literal(1), types: Type.Array(ContentTypeDefinition, { maxItems: 100 }) }, { title: 'ContentSchemas' });
 
 const Path = Nullable(Type.String());
 export const MediaItem = Type.Object({
@@ -180,7 +180,7 @@ export const MediaItem = Type.Object({
   height: Nullable(Type.Integer()),
   duration: Nullable(Type.Number()),
   variants: Type.Object({ thumb: Path, display: Path, card: Path, square: Path }),
-});
+}, { title: 'MediaItem' });
 export type MediaItem = Static<typeof MediaItem>;
 
 export const PublishedRecord = Type.Object({
@@ -200,7 +200,7 @@ export const PublishedRecord = Type.Object({
   }),
   media: Type.Array(MediaItem),
   related: Type.Object({ programIds: Type.Array(Type.String()) }),
-});
+}, { title: 'ContentRecord' });
 export type PublishedRecord = Static<typeof PublishedRecord>;
 
 export const ContentList = Type.Object({
@@ -209,7 +209,7 @@ export const ContentList = Type.Object({
   records: Type.Array(PublishedRecord, { maxItems: 50 }),
   nextCursor: Nullable(Type.String()),
   page: Type.Object({ limit: Type.Integer(), nextCursor: Nullable(Type.String()) }),
-});
+}, { title: 'ContentList' });
 
 export const SavedContentType = Type.Object({ key: Type.String(), version: Type.Integer() });
 export const SavedRecord = Type.Object({ id: Type.String(), revision: Type.Integer() });

@@ -32,11 +32,11 @@ export const IngestBody = Type.Object(
     duration: Type.Optional(Seconds),
     isPlaying: Type.Optional(Type.Boolean({ default: true })),
   },
-  { additionalProperties: false },
+  { title: 'PlaybackObservation', additionalProperties: false },
 );
 export type IngestBody = Static<typeof IngestBody>;
 
-export const IngestResponse = Type.Object({ accepted: Type.Boolean(), outcome: StringEnum(OUTCOMES) });
+export const IngestResponse = Type.Object({ accepted: Type.Boolean(), outcome: StringEnum(OUTCOMES) }, { title: 'PlaybackReceipt' });
 
 // ---- Listener reads ----
 
@@ -49,7 +49,7 @@ export const Track = Type.Object({
   isPlaying: Type.Boolean(),
   observedAt: Nullable(Timestamp),
   receivedAt: Timestamp,
-});
+}, { title: 'Track' });
 
 export const Freshness = Type.Object({
   status: StringEnum(['fresh', 'stale', 'empty'] as const),
@@ -57,7 +57,7 @@ export const Freshness = Type.Object({
   ageSeconds: Nullable(Type.Integer({ minimum: 0 })),
   observedAt: Nullable(Timestamp),
   receivedAt: Nullable(Timestamp),
-});
+}, { title: 'Freshness' });
 
 export const NowPlaying = Type.Object({
   contractVersion: Type.Literal(1),
@@ -67,7 +67,7 @@ export const NowPlaying = Type.Object({
   elapsedSeconds: Nullable(Type.Integer({ minimum: 0 })),
   endsAt: Nullable(Timestamp),
   freshness: Freshness,
-});
+}, { title: 'NowPlaying' });
 export type NowPlaying = Static<typeof NowPlaying>;
 
 export const TrackHistoryQuery = Type.Object(
@@ -79,13 +79,13 @@ export const TrackHistoryQuery = Type.Object(
 );
 export type TrackHistoryQuery = Static<typeof TrackHistoryQuery>;
 
-export const TrackHistoryItem = Type.Intersect([Type.Object({ id: Uuid }), Track]);
+export const TrackHistoryItem = Type.Intersect([Type.Object({ id: Uuid }), Track], { title: 'TrackHistoryItem' });
 
 export const TrackHistory = Type.Object({
   contractVersion: Type.Literal(1),
   items: Type.Array(TrackHistoryItem),
   nextCursor: Nullable(Type.String()),
-});
+}, { title: 'TrackHistory' });
 export type TrackHistory = Static<typeof TrackHistory>;
 
 export { StationSlugParams };

@@ -28,7 +28,7 @@ export const RegisterDeviceBody = Type.Object(
     provider: StringEnum(PUSH_PROVIDERS),
     topics: Type.Optional(Topics),
   },
-  { additionalProperties: false },
+  { title: 'PushDevice', additionalProperties: false },
 );
 export type RegisterDeviceBody = Static<typeof RegisterDeviceBody>;
 
@@ -38,7 +38,7 @@ export type UpdateTopicsBody = Static<typeof UpdateTopicsBody>;
 export const UnregisterDeviceBody = Type.Object({ token: DeviceToken }, { additionalProperties: false });
 export type UnregisterDeviceBody = Static<typeof UnregisterDeviceBody>;
 
-export const PushAck = Type.Object({ ok: Type.Literal(true) });
+export const PushAck = Type.Object({ ok: Type.Literal(true) }, { title: 'PushAck' });
 export type PushAck = Static<typeof PushAck>;
 
 export const DeviceCount = Type.Object({

@@ -33,7 +33,7 @@ export const Broadcast = Type.Object({
   nature: StringEnum(NATURES),
   program: ProgramRef,
   presenters: Type.Array(PresenterRef),
-});
+}, { title: 'Broadcast' });
 export type Broadcast = Static<typeof Broadcast>;
 
 export const ScheduleResponse = Type.Object({
@@ -41,7 +41,7 @@ export const ScheduleResponse = Type.Object({
   timezone: Type.String(),
   broadcasts: Type.Array(Broadcast, { maxItems: 1000 }),
   truncated: Type.Boolean({ description: 'true when more broadcasts exist in the window than were returned' }),
-});
+}, { title: 'Schedule' });
 export type ScheduleResponse = Static<typeof ScheduleResponse>;
 
 const SlotOut = Type.Object({ weekday: Type.Integer({ minimum: 1, maximum: 7 }), startTime: Type.String(), durationMinutes: Type.Integer() });
@@ -54,7 +54,7 @@ export const ProgramSummary = Type.Object({
   profileId: Nullable(Type.String()),
   presenters: Type.Array(PresenterRef),
   slots: Type.Array(SlotOut),
-});
+}, { title: 'ProgramSummary' });
 export type ProgramSummary = Static<typeof ProgramSummary>;
 
 export const ProgramsResponse = Type.Object({
@@ -63,7 +63,7 @@ export const ProgramsResponse = Type.Object({
   fromDate: LocalDate,
   throughDate: LocalDate,
   programs: Type.Array(ProgramSummary),
-});
+}, { title: 'Programs' });
 export type ProgramsResponse = Static<typeof ProgramsResponse>;
 
 export const CurrentBroadcastResponse = Type.Object({
@@ -71,7 +71,7 @@ export const CurrentBroadcastResponse = Type.Object({
   timezone: Type.String(),
   asOf: Timestamp,
   broadcast: Nullable(Broadcast),
-});
+}, { title: 'CurrentBroadcast' });
 export type CurrentBroadcastResponse = Static<typeof CurrentBroadcastResponse>;
 
 export const OnAir = Nullable(

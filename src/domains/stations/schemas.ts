@@ -140,7 +140,7 @@ export const StationDocument = Type.Object({
     realtime: Nullable(Type.Object({ url: Type.String(), channel: Type.String() })),
   }),
   delivery: Type.Object({ pollIntervalSeconds: Type.Integer() }),
-});
+}, { title: 'Station' });
 export type StationDocument = Static<typeof StationDocument>;
 
 export { StationSlugParams, ErrorBody };

@@ -1,11 +1,14 @@
+import { readFileSync } from 'node:fs';
 import { defineRoute, type RouteSpec } from '../../http/route.ts';
 import { Type } from '../../http/schema.ts';
 import { buildOpenApi } from '../../http/openapi.ts';
 import { ProviderUnavailableError } from '../../lib/errors.ts';
+import { referenceRoutes } from './reference.ts';
 
-const VERSION = '0.1.0';
+/** The API version in /openapi.json is the package's. */
+export const API_VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
-/** Liveness, readiness and the OpenAPI document. `routes` is the full table, this one included. */
+/** Liveness, readiness, the OpenAPI document and its reference page. `routes` is the full table, this one included. */
 export function systemRoutes(routes: () => RouteSpec[]): RouteSpec[] {
   let openapi: Buffer | null = null;
   return [
@@ -49,11 +52,12 @@ export function systemRoutes(routes: () => RouteSpec[]): RouteSpec[] {
       surface: 'system',
       responses: { 200: { description: 'The OpenAPI 3.1 document.', schema: Type.Object({}, { additionalProperties: true }) } },
       handler({ ctx, svc }) {
-        openapi ??= Buffer.from(JSON.stringify(buildOpenApi(routes(), { version: VERSION, serverUrl: svc.config.publicBaseUrl })));
+        openapi ??= Buffer.from(JSON.stringify(buildOpenApi(routes(), { version: API_VERSION, serverUrl: svc.config.publicBaseUrl })));
         ctx.set('Cache-Control', 'public, max-age=60');
         ctx.type = 'application/json';
         ctx.body = openapi;
       },
     }),
+    ...referenceRoutes,
   ];
 }

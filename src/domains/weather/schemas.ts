@@ -121,7 +121,7 @@ export const WeatherResponse = Type.Object({
   timezone: Type.String(),
   freshness: Freshness,
   snapshots: Type.Array(WeatherSnapshot),
-});
+}, { title: 'Weather' });
 
 const Text = Nullable(Type.String());
 
@@ -150,4 +150,4 @@ export const TrafficResponse = Type.Object({
   timezone: Type.String(),
   freshness: Freshness,
   snapshot: Nullable(TrafficSnapshot),
-});
+}, { title: 'Traffic' });
