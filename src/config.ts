@@ -48,6 +48,8 @@ export interface Config {
    * prints its fresh credentials once. `WAVELINE_DEMO=0` skips that; other roles never load it.
    */
   demo: boolean;
+  /** Byte budget of the listener reads' answers kept in memory per web process (lib/readCache.ts); 0 keeps none. */
+  readCacheMaxBytes: number;
   /** Third-party artwork catalogues (base URLs so tests can point them at a local server). */
   artwork: {
     itunesBaseUrl: string;
@@ -134,6 +136,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       trustedProxyHops: int(env, 'GATEWAY_TRUSTED_PROXY_HOPS', 1, 0, 10),
     },
     demo: bool(env, 'WAVELINE_DEMO', true),
+    readCacheMaxBytes: int(env, 'READ_CACHE_MAX_BYTES', 64 * 1024 * 1024),
     artwork: {
       itunesBaseUrl: url(env, 'ARTWORK_ITUNES_BASE_URL', 'https://itunes.apple.com', ['http:', 'https:']),
       musicbrainzBaseUrl: url(env, 'ARTWORK_MUSICBRAINZ_BASE_URL', 'https://musicbrainz.org', ['http:', 'https:']),

@@ -1,4 +1,7 @@
 import { ValidationError } from '../../lib/errors.ts';
+import { nextAgeTick } from '../../lib/freshness.ts';
+import { Representation } from '../../lib/readCache.ts';
+import { momentOf } from './model.ts';
 import { sign, verify } from '../../lib/tokens.ts';
 import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
@@ -10,6 +13,14 @@ import type { NowPlaying, TrackHistory, TrackHistoryQuery } from './schemas.ts';
 
 export async function nowPlayingOf(svc: Pick<Services, 'db' | 'clock'>, station: Station): Promise<NowPlaying> {
   return presentNowPlaying(station, await latestTrack(svc.db, station.id), svc.clock.now());
+}
+
+/** Now-playing as a cached answer: exact until its age (and elapsed time) moves to the next whole second. */
+export async function nowPlayingRead(svc: Pick<Services, 'db' | 'clock'>, station: Station): Promise<Representation> {
+  const now = svc.clock.now();
+  const latest = await latestTrack(svc.db, station.id);
+  const validUntil = latest ? nextAgeTick(momentOf(latest).getTime(), now.getTime()) : Infinity;
+  return Representation.json(presentNowPlaying(station, latest, now), validUntil);
 }
 
 interface CursorPayload extends HistoryPosition {

@@ -53,11 +53,11 @@ export async function pollFeed(svc: Services, stationId: string, feed: Feed): Pr
     if (source.feed === 'weather') {
       const forecast = await fetchJson<OpenMeteoForecast>(openMeteoUrl(source.settings, station.timezone), OpenMeteoForecast, 'Open-Meteo');
       const body = validate<PutWeatherBody>(PutWeatherBody, 'body', openMeteoToWeather(forecast, source.settings, station.timezone));
-      receipt = await storeWeather(svc.db, { stationId, body, now });
+      receipt = await storeWeather(svc, { stationId, body, now });
     } else {
       const incidents = await fetchJson<TomTomIncidents>(tomTomUrl(source.settings), TomTomIncidents, 'TomTom');
       const body = validate<PutTrafficBody>(PutTrafficBody, 'body', tomTomToTraffic(incidents, source.settings, now));
-      receipt = await storeTraffic(svc.db, { stationId, body, now });
+      receipt = await storeTraffic(svc, { stationId, body, now });
     }
     await recordPoll(svc.db, stationId, feed, now, null);
     return receipt;

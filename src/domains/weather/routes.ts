@@ -1,10 +1,12 @@
 import { listenerErrorResponses, adminErrorResponses } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
-import { sendCacheable } from '../../http/etag.ts';
+import { Representation } from '../../lib/readCache.ts';
+import { nextAgeTick } from '../../lib/freshness.ts';
 import { StationSlugParams } from '../../http/schema.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { StationIdParams } from '../stations/schemas.ts';
 import type { Station } from '../stations/model.ts';
+import type { Services } from '../../services.ts';
 import type { Feed } from './model.ts';
 import { storeTraffic, storeWeather } from './commands.ts';
 import { trafficJson, weatherJson } from './presenter.ts';
@@ -33,6 +35,16 @@ const adminErrors = adminErrorResponses('Station not found.');
  * The module gate already answered MODULE_DISABLED; a station without the entitlement or the recorded
  * redistribution permission gets a plain NOT_FOUND (the resource does not exist for it).
  */
+/** The stored snapshot wrapped with freshness at this moment: exact until the age moves to the next whole second. */
+export async function feedRead(svc: Pick<Services, 'db' | 'clock'>, station: Station, feed: Feed): Promise<Representation> {
+  const now = svc.clock.now();
+  const stored = await findStoredSnapshot(svc.db, feed, station.id);
+  const basis = stored ? (stored.observedAt ?? stored.receivedAt) : null;
+  const validUntil = basis ? nextAgeTick(basis.getTime(), now.getTime()) : Infinity;
+  const json = feed === 'weather' ? weatherJson(station.timezone, stored, now) : trafficJson(station.timezone, stored, now);
+  return new Representation(Buffer.from(json), JSON_TYPE, validUntil);
+}
+
 function assertDelivered(station: Station, feed: Feed): void {
   if (!station.entitlements[feed] || !station.redistribution[feed]) throw new NotFoundError(`No ${feed} is available for this station.`);
 }
@@ -46,11 +58,11 @@ export const weatherRoutes = [
     summary: 'Normalised weather snapshots with freshness',
     description: 'Fresh while the snapshot is at most 3600 s old (by observedAt). `empty` freshness with `snapshots: []` until a snapshot was stored.',
     module: 'weather',
+    cache: 'weather',
     responses: { 200: { description: 'Weather.', schema: WeatherResponse }, ...listenerErrors },
-    async handler({ ctx, svc, station }) {
+    handler({ svc, station }) {
       assertDelivered(station, 'weather');
-      const stored = await findStoredSnapshot(svc.db, 'weather', station.id);
-      sendCacheable(ctx, weatherJson(station.timezone, stored, svc.clock.now()), JSON_TYPE);
+      return feedRead(svc, station, 'weather');
     },
   }),
   defineRoute({
@@ -61,11 +73,11 @@ export const weatherRoutes = [
     summary: 'Normalised traffic snapshot with incidents and freshness',
     description: 'Fresh while the snapshot is at most 900 s old (by observedAt); an empty `incidents` array with `fresh` means no incidents. `empty` freshness with `snapshot: null` until a snapshot was stored.',
     module: 'traffic',
+    cache: 'traffic',
     responses: { 200: { description: 'Traffic.', schema: TrafficResponse }, ...listenerErrors },
-    async handler({ ctx, svc, station }) {
+    handler({ svc, station }) {
       assertDelivered(station, 'traffic');
-      const stored = await findStoredSnapshot(svc.db, 'traffic', station.id);
-      sendCacheable(ctx, trafficJson(station.timezone, stored, svc.clock.now()), JSON_TYPE);
+      return feedRead(svc, station, 'traffic');
     },
   }),
   defineRoute({
@@ -80,7 +92,7 @@ export const weatherRoutes = [
     bodyLimit: '4mb',
     responses: { 200: { description: 'Stored.', schema: StoredReceipt }, ...adminErrors },
     async handler({ svc, params, body }) {
-      return storeWeather(svc.db, { stationId: (await svc.stations.require(params.stationId)).id, body, now: svc.clock.now() });
+      return storeWeather(svc, { stationId: (await svc.stations.require(params.stationId)).id, body, now: svc.clock.now() });
     },
   }),
   defineRoute({
@@ -95,7 +107,7 @@ export const weatherRoutes = [
     bodyLimit: '4mb',
     responses: { 200: { description: 'Stored.', schema: StoredReceipt }, ...adminErrors },
     async handler({ svc, params, body }) {
-      return storeTraffic(svc.db, { stationId: (await svc.stations.require(params.stationId)).id, body, now: svc.clock.now() });
+      return storeTraffic(svc, { stationId: (await svc.stations.require(params.stationId)).id, body, now: svc.clock.now() });
     },
   }),
   ...sourceRoutes,
