@@ -1,4 +1,5 @@
-import { buildSchema } from 'graphql';
+import { buildSchema, parse, validate, type DocumentNode, type GraphQLError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import { createHandler, type Request as GraphQLHttpRequest } from 'graphql-http';
 import type { Context } from 'koa';
 import { defineRoute } from '../http/route.ts';
@@ -15,11 +16,38 @@ export const schema = buildSchema(typeDefs);
 
 const MAX_BODY_BYTES = 64 * 1024;
 
+/**
+ * A document is parsed and validated once per query text: apps send the same few queries on every
+ * poll. Parsed documents are kept by text (LRU, bounded in count; very long texts are not kept), and
+ * the validation errors by document (the schema and rules never change in a process).
+ */
+const MAX_CACHED_QUERY_LENGTH = 16 * 1024;
+const documents = new LRUCache<string, DocumentNode>({ max: 1000 });
+const validations = new WeakMap<DocumentNode, readonly GraphQLError[]>();
+
+function parseOnce(source: string): DocumentNode {
+  const hit = documents.get(source);
+  if (hit) return hit;
+  const document = parse(source);
+  if (source.length <= MAX_CACHED_QUERY_LENGTH) documents.set(source, document);
+  return document;
+}
+
+function validateOnce(target: GraphQLSchema, document: DocumentNode, rules?: readonly ValidationRule[]): readonly GraphQLError[] {
+  const hit = validations.get(document);
+  if (hit) return hit;
+  const errors = validate(target, document, rules);
+  validations.set(document, errors);
+  return errors;
+}
+
 type Extra = { svc: Services; station: Station; credential: Credential; result: GraphQLContext };
 
 const handler = createHandler<Context, Extra, GraphQLContext>({
   schema,
   rootValue,
+  parse: parseOnce as typeof parse,
+  validate: validateOnce as typeof validate,
   context: (req) => req.context.result,
   onOperation(req, _args, result) {
     const status = statusFor(result.errors);

@@ -9,7 +9,7 @@ import type { Services } from '../services.ts';
 import { adminGate, credentialGate, moduleGate, rateLimitGate, stationGate, type Gate } from './gates.ts';
 import type { LimitName } from './ratelimit.ts';
 import { sendCacheable, sendJson } from './etag.ts';
-import { Representation, type ReadArea } from '../lib/readCache.ts';
+import { readKey, Representation, type ReadArea } from '../lib/readCache.ts';
 import { validate } from './validate.ts';
 
 /**
@@ -172,10 +172,11 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
   // answer while it is exact; otherwise one computation per key and data generation (lib/readCache.ts).
   // The key is the raw path and query string: a hit skips validation, as only valid requests are stored.
   const area = route.surface === 'listener' && route.method === 'get' ? route.cache : undefined;
+  const pathInKey = /\{(?!stationSlug\})/.test(route.path);
   const toRepresentation = (result: unknown): Representation => (result instanceof Representation ? result : Representation.json(result));
   const handleCached = (ctx: Context): Promise<void> | void => {
     const stationId = (ctx.state.station as Station).id;
-    const key = `${route.operationId}\n${stationId}\n${ctx.path}\n${ctx.querystring}`;
+    const key = readKey(route.operationId, stationId, pathInKey ? ctx.path : '', ctx.querystring);
     const answer = svc.reads.read(key, stationId, area as ReadArea, svc.clock.now().getTime(), () => compute(ctx).then(toRepresentation));
     if (answer instanceof Representation) return sendCacheable(ctx, answer.bytes, answer.contentType, answer.etag);
     return answer.then((rep) => sendCacheable(ctx, rep.bytes, rep.contentType, rep.etag));

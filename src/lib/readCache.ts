@@ -9,6 +9,13 @@ import type { Invalidation } from './invalidation.ts';
 export const READ_AREAS = ['content', 'schedule', 'nowPlaying', 'weather', 'traffic'] as const;
 export type ReadArea = (typeof READ_AREAS)[number];
 
+/**
+ * The key of a cached answer: the REST route's operationId, the station, the raw path when the route
+ * names more than the station, and the raw query string. GraphQL resolvers build the same key for the
+ * same read, so both surfaces share one answer.
+ */
+export const readKey = (operationId: string, stationId: string, path = '', query = ''): string => `${operationId}\n${stationId}\n${path}\n${query}`;
+
 /** The id of a `reads` invalidation: `<stationId>:<area>`. */
 export const readsTopic = (stationId: string, area: ReadArea): string => `${stationId}:${area}`;
 

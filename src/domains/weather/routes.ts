@@ -1,23 +1,17 @@
 import { listenerErrorResponses, adminErrorResponses } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
-import { Representation } from '../../lib/readCache.ts';
-import { nextAgeTick } from '../../lib/freshness.ts';
+import { feedRead } from './reads.ts';
 import { StationSlugParams } from '../../http/schema.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { StationIdParams } from '../stations/schemas.ts';
 import type { Station } from '../stations/model.ts';
-import type { Services } from '../../services.ts';
 import type { Feed } from './model.ts';
 import { storeTraffic, storeWeather } from './commands.ts';
-import { trafficJson, weatherJson } from './presenter.ts';
-import { findStoredSnapshot } from './queries.ts';
 import { sourceRoutes } from './sourceRoutes.ts';
 import { PutTrafficBody, PutWeatherBody, StoredReceipt, TrafficResponse, WeatherResponse } from './schemas.ts';
 
 // Weather and traffic: listener reads (station-delivery-api.md "Weather and traffic") and the admin
 // PUTs an external collector stores through (decisions.md "Admin API").
-
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 const listener = {
   tags: ['listener'],
@@ -35,16 +29,6 @@ const adminErrors = adminErrorResponses('Station not found.');
  * The module gate already answered MODULE_DISABLED; a station without the entitlement or the recorded
  * redistribution permission gets a plain NOT_FOUND (the resource does not exist for it).
  */
-/** The stored snapshot wrapped with freshness at this moment: exact until the age moves to the next whole second. */
-export async function feedRead(svc: Pick<Services, 'db' | 'clock'>, station: Station, feed: Feed): Promise<Representation> {
-  const now = svc.clock.now();
-  const stored = await findStoredSnapshot(svc.db, feed, station.id);
-  const basis = stored ? (stored.observedAt ?? stored.receivedAt) : null;
-  const validUntil = basis ? nextAgeTick(basis.getTime(), now.getTime()) : Infinity;
-  const json = feed === 'weather' ? weatherJson(station.timezone, stored, now) : trafficJson(station.timezone, stored, now);
-  return new Representation(Buffer.from(json), JSON_TYPE, validUntil);
-}
-
 function assertDelivered(station: Station, feed: Feed): void {
   if (!station.entitlements[feed] || !station.redistribution[feed]) throw new NotFoundError(`No ${feed} is available for this station.`);
 }
