@@ -50,8 +50,10 @@ interface Entry {
   rep: Representation;
   stationId: string;
   area: ReadArea;
-  /** min(validUntil, stored + max age) */
+  /** `validUntil`, by the service clock. */
   expires: number;
+  /** Real time (Date.now) after which the entry goes whatever the service clock says: bounds a lost invalidation. */
+  hardExpiry: number;
   size: number;
   /** Read since the eviction hand last passed (second chance). */
   used: boolean;
@@ -106,7 +108,7 @@ export class ReadCache {
   peek(key: string, nowMs: number): Representation | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
-    if (nowMs >= entry.expires) {
+    if (nowMs >= entry.expires || Date.now() >= entry.hardExpiry) {
       this.remove(key, entry);
       return undefined;
     }
@@ -146,13 +148,13 @@ export class ReadCache {
   /** Keeps `rep` unless the area's generation moved since `generation` was taken, or it is already out of date. */
   store(key: string, stationId: string, area: ReadArea, generation: number, rep: Representation, nowMs: number): void {
     if (this.budget === 0 || this.generation(stationId, area) !== generation) return;
-    const expires = Math.min(rep.validUntil, nowMs + this.maxAgeMs);
+    const expires = rep.validUntil;
     if (expires <= nowMs) return;
     const size = rep.bytes.length + key.length * 2 + ENTRY_OVERHEAD;
     if (size > this.budget / 8) return;
     const previous = this.entries.get(key);
     if (previous) this.remove(key, previous);
-    this.entries.set(key, { rep, stationId, area, expires, size, used: false });
+    this.entries.set(key, { rep, stationId, area, expires, hardExpiry: Date.now() + this.maxAgeMs, size, used: false });
     this.used += size;
     let keys = this.keysByStation.get(stationId);
     if (!keys) this.keysByStation.set(stationId, (keys = new Set()));
