@@ -45,7 +45,7 @@ describe('listener reads from cached bytes', () => {
     });
 
     /**
-     * Warms B's cache with `path` (two reads: the second must come from memory, no statement), runs the
+     * Warms A's and B's caches with `path` (on B two reads: the second must come from memory, no statement), runs the
      * write on A, then expects A's next read to show it at once and B's to show it as soon as the
      * invalidation crossed (well before the cache's 10 s safety age).
      */
@@ -54,6 +54,7 @@ describe('listener reads from cached bytes', () => {
       expect(before.status, before.text).to.equal(200);
       expect(shows(before), 'the write is not shown before it happens').to.equal(false);
       expect(await queriesDuring(b, () => get(b, token, path)), 'a repeated read is answered from memory').to.equal(0);
+      expect(shows(await get(a, token, path))).to.equal(false);
       await write();
       expect(shows(await get(a, token, path)), `the writing process shows it at once: ${path}`).to.equal(true);
       await eventually(async () => shows(await get(b, token, path)), { timeoutMs: 3000 });
