@@ -36,10 +36,16 @@ function windowQuery(args: WindowArgs, ctx: GraphQLContext): { fromDate?: string
  * The same cached answer REST serves for this read (lib/readCache.ts: one key per operation, station
  * and query), so a GraphQL poll costs no query while the answer holds.
  */
-function cached(ctx: GraphQLContext, operationId: string, area: ReadArea, query: Record<string, string>, compute: () => Promise<Representation>): Representation | Promise<Representation> {
+async function cached(ctx: GraphQLContext, operationId: string, area: ReadArea, query: Record<string, string>, compute: () => Promise<Representation>): Promise<Representation> {
   const stationId = ctx.station.id;
   const key = readKey(operationId, stationId, '', new URLSearchParams(query).toString());
-  return ctx.svc.reads.read(key, stationId, area, ctx.svc.clock.now().getTime(), compute);
+  const rep = await ctx.svc.reads.read(key, stationId, area, ctx.svc.clock.now().getTime(), compute);
+  const answer = ctx.answer;
+  if (answer) {
+    answer.areas.add(area);
+    if (rep.validUntil < answer.validUntil) answer.validUntil = rep.validUntil;
+  }
+  return rep;
 }
 
 function requireModule(ctx: GraphQLContext, module: 'schedule' | 'programs' | 'currentBroadcast' | 'nowPlaying' | 'trackHistory'): void {

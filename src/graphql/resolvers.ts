@@ -16,6 +16,7 @@ import { grantAllows } from '../domains/preview/grants.ts';
 import { previewRevision } from '../domains/preview/queries.ts';
 import { guard, invalid, notFound } from './errors.ts';
 import { readResolvers } from './reads.ts';
+import type { ReadArea } from '../lib/readCache.ts';
 
 export type GraphQLContext = {
   svc: Services;
@@ -25,6 +26,12 @@ export type GraphQLContext = {
   previewGrant?: string;
   /** Set by the HTTP layer from the result's coded errors. */
   status?: number;
+  /**
+   * What the response shows, while it can be kept whole (graphql/routes.ts): the read areas used and
+   * the earliest instant one of their answers changes. Unset by any root field not served from the
+   * cached reads, and by errors.
+   */
+  answer?: { areas: Set<ReadArea>; validUntil: number };
 };
 
 const KEY = new RegExp(KEY_PATTERN);

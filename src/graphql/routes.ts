@@ -10,6 +10,7 @@ import type { Station } from '../domains/stations/model.ts';
 import type { Credential } from '../domains/auth/model.ts';
 import { statusFor } from './errors.ts';
 import { rootValue, type GraphQLContext } from './resolvers.ts';
+import { readKey, Representation } from '../lib/readCache.ts';
 import { typeDefs } from './sdl.ts';
 
 export const schema = buildSchema(typeDefs);
@@ -43,26 +44,83 @@ function validateOnce(target: GraphQLSchema, document: DocumentNode, rules?: rea
 
 type Extra = { svc: Services; station: Station; credential: Credential; result: GraphQLContext };
 
+/**
+ * Root fields whose answers come only from the cached listener reads (graphql/reads.ts) or the
+ * station itself. A document that asks for nothing else gets its whole response kept (below); any
+ * other root field (content, previews, track history, mutations) makes the response uncached.
+ */
+const CACHED_FIELDS = new Set(['schedule', 'programs', 'currentBroadcast', 'nowPlaying', 'weather', 'traffic', 'station']);
+
+function trackedRoot(root: Record<string, unknown>): Record<string, unknown> {
+  const tracked: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(root)) {
+    tracked[name] =
+      typeof field !== 'function' || CACHED_FIELDS.has(name)
+        ? field
+        : (args: unknown, ctx: GraphQLContext, info: unknown) => {
+            ctx.answer = undefined;
+            return (field as (a: unknown, c: GraphQLContext, i: unknown) => unknown)(args, ctx, info);
+          };
+  }
+  return tracked;
+}
+
 const handler = createHandler<Context, Extra, GraphQLContext>({
   schema,
-  rootValue,
+  rootValue: trackedRoot(rootValue),
   parse: parseOnce as typeof parse,
   validate: validateOnce as typeof validate,
   context: (req) => req.context.result,
   onOperation(req, _args, result) {
     const status = statusFor(result.errors);
     if (status !== null) req.context.result.status = status;
+    if (result.errors?.length) req.context.result.answer = undefined;
   },
 });
 
-/** Runs one GraphQL over HTTP request (GET queries only, POST queries and mutations). */
+const JSON_RESPONSE = 'application/json; charset=utf-8';
+
+/**
+ * Runs one GraphQL over HTTP request (GET queries only, POST queries and mutations).
+ *
+ * A response built only from cached reads is kept as bytes in the read cache (lib/readCache.ts) under
+ * the request's method, Accept and Content-Type headers and query string (GET) or body (POST), with the
+ * areas its reads showed and the earliest instant one of them changes: the same request then skips
+ * parsing, execution and serialisation until a write to one of those areas or that instant.
+ */
 async function serve(ctx: Context, svc: Services, station: Station, credential: Credential): Promise<void> {
-  const context: GraphQLContext = { svc, station, credential, previewGrant: ctx.get('x-preview-grant') || undefined };
+  let text = '';
+  let bodyError: unknown = null;
+  if (ctx.method === 'POST') {
+    try {
+      text = await readBodyText(ctx.req, MAX_BODY_BYTES);
+    } catch (err) {
+      bodyError = err;
+    }
+  }
+  const key = readKey(`graphql${ctx.method}`, station.id, `${ctx.get('accept')}\n${ctx.get('content-type')}`, ctx.method === 'POST' ? text : ctx.querystring);
+  const nowMs = svc.clock.now().getTime();
+  const hit = bodyError === null ? svc.reads.peek(key, nowMs) : undefined;
+  if (hit !== undefined) {
+    ctx.status = 200;
+    ctx.set('Content-Type', hit.contentType);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = hit.bytes;
+    return;
+  }
+  const generation = svc.reads.generation(station.id);
+  const context: GraphQLContext = {
+    svc,
+    station,
+    credential,
+    previewGrant: ctx.get('x-preview-grant') || undefined,
+    answer: { areas: new Set(), validUntil: Infinity },
+  };
   const request: GraphQLHttpRequest<Context, Extra> = {
     method: ctx.method,
     url: ctx.url,
     headers: { get: (name: string) => ctx.get(name) || null },
-    body: () => (ctx.method === 'POST' ? readBodyText(ctx.req, MAX_BODY_BYTES) : null),
+    body: () => (ctx.method === 'POST' ? (bodyError === null ? Promise.resolve(text) : Promise.reject(bodyError)) : null),
     raw: ctx,
     context: { svc, station, credential, result: context },
   };
@@ -71,6 +129,11 @@ async function serve(ctx: Context, svc: Services, station: Station, credential: 
   for (const [name, value] of Object.entries(init.headers ?? {})) ctx.set(name, value);
   ctx.set('Cache-Control', 'no-store');
   ctx.body = body ?? '';
+  const answer = context.answer;
+  if (answer && ctx.status === 200 && typeof body === 'string' && body.length > 0) {
+    const contentType = (init.headers as Record<string, string> | undefined)?.['content-type'] ?? JSON_RESPONSE;
+    svc.reads.store(key, station.id, [...answer.areas], generation, new Representation(Buffer.from(body), contentType, answer.validUntil), nowMs);
+  }
 }
 
 const GraphQLParams = Type.Object(

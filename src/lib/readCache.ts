@@ -49,7 +49,8 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
 interface Entry {
   rep: Representation;
   stationId: string;
-  area: ReadArea;
+  /** The areas whose invalidation drops it (a GraphQL answer may show several; none: only a station change). */
+  areas: readonly ReadArea[];
   /** `validUntil`, by the service clock. */
   expires: number;
   /** Real time (Date.now) after which the entry goes whatever the service clock says: bounds a lost invalidation. */
@@ -141,20 +142,29 @@ export class ReadCache {
     return promise;
   }
 
-  generation(stationId: string, area: ReadArea): number {
-    return this.generations.get(`${stationId}:${area}`) ?? 0;
+  /** A token that changes with every invalidation of the area (of any area of the station when omitted). */
+  generation(stationId: string, area?: ReadArea): number {
+    if (area !== undefined) return this.generations.get(`${stationId}:${area}`) ?? 0;
+    // Counters only grow, so their sum changes exactly when one of them does.
+    let sum = 0;
+    for (const each of READ_AREAS) sum += this.generations.get(`${stationId}:${each}`) ?? 0;
+    return sum;
   }
 
-  /** Keeps `rep` unless the area's generation moved since `generation` was taken, or it is already out of date. */
-  store(key: string, stationId: string, area: ReadArea, generation: number, rep: Representation, nowMs: number): void {
-    if (this.budget === 0 || this.generation(stationId, area) !== generation) return;
+  /**
+   * Keeps `rep` unless the generation moved since `generation` was taken (of `area`, or of the whole
+   * station when `area` is a list: an answer showing several areas), or it is already out of date.
+   */
+  store(key: string, stationId: string, area: ReadArea | readonly ReadArea[], generation: number, rep: Representation, nowMs: number): void {
+    const single = typeof area === 'string';
+    if (this.budget === 0 || this.generation(stationId, single ? area : undefined) !== generation) return;
     const expires = rep.validUntil;
     if (expires <= nowMs) return;
     const size = rep.bytes.length + key.length * 2 + ENTRY_OVERHEAD;
     if (size > this.budget / 8) return;
     const previous = this.entries.get(key);
     if (previous) this.remove(key, previous);
-    this.entries.set(key, { rep, stationId, area, expires, hardExpiry: Date.now() + this.maxAgeMs, size, used: false });
+    this.entries.set(key, { rep, stationId, areas: single ? [area] : area, expires, hardExpiry: Date.now() + this.maxAgeMs, size, used: false });
     this.used += size;
     let keys = this.keysByStation.get(stationId);
     if (!keys) this.keysByStation.set(stationId, (keys = new Set()));
@@ -172,7 +182,7 @@ export class ReadCache {
     if (!keys) return;
     for (const key of keys) {
       const entry = this.entries.get(key);
-      if (entry && (area === undefined || entry.area === area)) this.remove(key, entry);
+      if (entry && (area === undefined || entry.areas.includes(area))) this.remove(key, entry);
     }
   }
 

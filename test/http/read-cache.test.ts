@@ -289,6 +289,24 @@ describe('listener reads from cached bytes', () => {
       expect(rest.body.asOf).to.equal(first.body.data.currentBroadcast.asOf);
       expect(await queriesDuring(server, () => gql(server.url, fx.station.slug, fx.token, query))).to.equal(0);
     });
+
+    it('GraphQL: a kept response follows writes (ingest, schedule edit), and queries touching uncached fields are computed each time', async () => {
+      const fx = await scheduleFixture(server.url, { rundownFollowing: false });
+      const { token: ingestToken } = await createToken(server.url, fx.station.id, ['ingest:write']);
+      const query = '{ nowPlaying { track { title } } currentBroadcast { broadcast { title } } }';
+      const ask = async (q = query) => (await gql(server.url, fx.station.slug, fx.token, q)).body;
+      expect((await ask()).data).to.deep.equal({ nowPlaying: { track: null }, currentBroadcast: { broadcast: null } });
+      await ingest(server.url, fx.station, ingestToken, { artist: 'A', title: 'Fresh' });
+      expect((await ask()).data.nowPlaying.track.title).to.equal('Fresh');
+      await putBroadcast(server.url, fx, new Date(Date.now() - 60_000).toISOString(), new Date(Date.now() + 3_600_000).toISOString(), { title: 'On now' });
+      expect((await ask()).data.currentBroadcast.broadcast.title).to.equal('On now');
+      const history = '{ trackHistory { items { title } } }';
+      expect((await ask(history)).data.trackHistory.items.map((i: { title: string }) => i.title)).to.deep.equal(['Fresh']);
+      expect(await queriesDuring(server, () => ask(history)), 'track history is not kept whole').to.be.greaterThan(0);
+      const broken = '{ schedule(fromDate: "2026-02-30") { truncated } }';
+      expect((await ask(broken)).errors[0].extensions.code).to.equal('VALIDATION_ERROR');
+      expect((await ask(broken)).errors[0].extensions.code, 'an error answer is never kept').to.equal('VALIDATION_ERROR');
+    });
   });
 
   describe('memory bound', () => {
