@@ -10,6 +10,8 @@ import { insertMedia, publish, published, putType } from '../domains/content/hel
 import { putBroadcast, putProgram, scheduleFixture } from '../domains/schedule/helpers.ts';
 import { accident, currentBerlin, delivered } from '../domains/weather/helpers.ts';
 import { gql } from '../graphql/helpers.ts';
+import { FakeCatalogues } from '../support/fake-catalogues.ts';
+import { startWorkers } from '../../workers/index.ts';
 
 // Listener reads answer from cached bytes + ETag (lib/readCache.ts). Each rule of the cache has a test
 // here that fails without it: writes reach the next read in another web process, time-derived fields
@@ -137,6 +139,41 @@ describe('listener reads from cached bytes', () => {
         expect(res.status, res.text).to.equal(200);
         expect(shows(await get(a, token, path))).to.equal(true);
         await eventually(async () => shows(await get(b, token, path)));
+      }
+    });
+  });
+
+  describe('artwork found by a worker process', () => {
+    const fake = new FakeCatalogues();
+    let web: TestServer;
+    let worker: TestServer;
+    before(async () => {
+      await fake.start();
+      const env = { ARTWORK_ITUNES_BASE_URL: fake.url, ARTWORK_MUSICBRAINZ_BASE_URL: fake.url, ARTWORK_COVERART_BASE_URL: fake.url, ARTWORK_TIMEOUT_MS: '300' };
+      web = await startTestServer({ env });
+      worker = await startTestServer({ env });
+    });
+    after(async () => {
+      await web.close();
+      await worker.close();
+      await fake.stop();
+    });
+
+    it('the track history a web process holds shows the artwork once the worker stored it', async () => {
+      const title = `One More Time ${randomUUID().slice(0, 8)}`;
+      fake.tracks.push({ artist: 'Daft Punk', title, album: 'Discovery', releaseIds: [randomUUID()] });
+      const { station, token } = await listenerFixture(web.url, { artworkLookup: true, rundownFollowing: false });
+      const { token: ingestToken } = await createToken(web.url, station.id, ['ingest:write']);
+      expect((await ingest(web.url, station, ingestToken, { artist: 'Daft Punk', title })).status).to.equal(200);
+      const path = `/api/v1/stations/${station.slug}/track-history`;
+      // No worker runs yet: the look-up job waits in the queue while the web process caches the answer.
+      expect((await get(web, token, path)).body.items[0].artworkUrl).to.equal(undefined);
+      expect(await queriesDuring(web, () => get(web, token, path))).to.equal(0);
+      const workers = await startWorkers(worker.svc);
+      try {
+        await eventually(async () => typeof (await get(web, token, path)).body.items[0].artworkUrl === 'string', { timeoutMs: 8000 });
+      } finally {
+        await workers.close();
       }
     });
   });
