@@ -126,7 +126,10 @@ export class ReadCache {
     if (hit !== undefined) return hit;
     const generation = this.generation(stationId, area);
     const inFlight = this.pending.get(key);
-    if (inFlight !== undefined && inFlight.generation === generation) return inFlight.promise;
+    if (inFlight !== undefined && inFlight.generation === generation) {
+      // Joined a computation started a moment earlier: its answer must still be exact at this read's time.
+      return inFlight.promise.then((rep) => (rep.validUntil > nowMs ? rep : this.read(key, stationId, area, nowMs, compute)));
+    }
     const promise = compute().then(
       (rep) => {
         if (this.pending.get(key)?.promise === promise) this.pending.delete(key);

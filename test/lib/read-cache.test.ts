@@ -58,6 +58,16 @@ describe('ReadCache', () => {
     expect(cache.peek('k', 0)?.bytes.toString()).to.equal('fresh');
   });
 
+  it('a read that joins a running computation whose answer is out of date at its own time computes afresh', async () => {
+    const cache = new ReadCache(1 << 20, 60_000);
+    const pending = deferred<Representation>();
+    const first = cache.read('k', 'st', 'nowPlaying', 1000, () => pending.promise);
+    const late = cache.read('k', 'st', 'nowPlaying', 2000, async () => rep('age 2', 3000));
+    pending.resolve(rep('age 1', 2000));
+    expect((await first).bytes.toString()).to.equal('age 1');
+    expect((await late).bytes.toString()).to.equal('age 2');
+  });
+
   it('an answer is served until its validUntil, never at or past it', async () => {
     const cache = new ReadCache(1 << 20, 60_000);
     await cache.read('k', 'st', 'nowPlaying', 1000, async () => rep('age 1', 2000));
