@@ -6,7 +6,7 @@ import { resolveWindow } from '../domains/schedule/window.ts';
 import { delivers } from '../domains/stations/model.ts';
 import { feedRead } from '../domains/weather/reads.ts';
 import { ModuleDisabledError } from '../lib/errors.ts';
-import { readKey, type ReadArea, type Representation } from '../lib/readCache.ts';
+import { readKey, Representation, type ReadArea } from '../lib/readCache.ts';
 import { nowPlayingRead, trackHistoryPage } from '../domains/nowPlaying/reads.ts';
 import { TrackHistoryQuery } from '../domains/nowPlaying/schemas.ts';
 import { guard } from './errors.ts';
@@ -36,9 +36,9 @@ function windowQuery(args: WindowArgs, ctx: GraphQLContext): { fromDate?: string
  * The same cached answer REST serves for this read (lib/readCache.ts: one key per operation, station
  * and query), so a GraphQL poll costs no query while the answer holds.
  */
-async function cached(ctx: GraphQLContext, operationId: string, area: ReadArea, query: Record<string, string>, compute: () => Promise<Representation>): Promise<Representation> {
+export async function cached(ctx: GraphQLContext, operationId: string, area: ReadArea, query: Record<string, string>, compute: () => Promise<Representation>, path = ''): Promise<Representation> {
   const stationId = ctx.station.id;
-  const key = readKey(operationId, stationId, '', new URLSearchParams(query).toString());
+  const key = readKey(operationId, stationId, path, new URLSearchParams(query).toString());
   const rep = await ctx.svc.reads.read(key, stationId, area, ctx.svc.clock.now().getTime(), compute);
   const answer = ctx.answer;
   if (answer) {
@@ -53,6 +53,14 @@ function requireModule(ctx: GraphQLContext, module: 'schedule' | 'programs' | 'c
 }
 
 const parsed = new WeakMap<Representation, unknown>();
+
+/** The value an answer was serialised from, or its bytes parsed (once per answer). */
+export function valueOf(rep: Representation): unknown {
+  if (rep.value !== undefined) return rep.value;
+  let value = parsed.get(rep);
+  if (value === undefined) parsed.set(rep, (value = JSON.parse(rep.bytes.toString('utf8'))));
+  return value;
+}
 
 /** Without the contractVersion envelope field: GraphQL weather and traffic do not carry it (parsed once per answer). */
 function withoutVersion(rep: Representation): unknown {
@@ -98,7 +106,11 @@ export const readResolvers = {
         ...(args.cursor != null ? { cursor: args.cursor } : {}),
         ...(args.limit != null ? { limit: args.limit } : {}),
       });
-      return trackHistoryPage(ctx.svc, ctx.station, query);
+      const params: Record<string, string> = {
+        ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+        ...(query.limit !== undefined ? { limit: String(query.limit) } : {}),
+      };
+      return (await cached(ctx, 'getTrackHistory', 'nowPlaying', params, async () => Representation.json(await trackHistoryPage(ctx.svc, ctx.station, query)))).value;
     }),
 
   weather: (_: unknown, ctx: GraphQLContext) =>

@@ -45,11 +45,11 @@ function validateOnce(target: GraphQLSchema, document: DocumentNode, rules?: rea
 type Extra = { svc: Services; station: Station; credential: Credential; result: GraphQLContext };
 
 /**
- * Root fields whose answers come only from the cached listener reads (graphql/reads.ts) or the
- * station itself. A document that asks for nothing else gets its whole response kept (below); any
- * other root field (content, previews, track history, mutations) makes the response uncached.
+ * Root fields whose answers come only from the cached listener reads (graphql/reads.ts, resolvers.ts)
+ * or the station itself. A document that asks for nothing else gets its whole response kept (below);
+ * any other root field (the editorial preview mutation, which reads drafts) makes it uncached.
  */
-const CACHED_FIELDS = new Set(['schedule', 'programs', 'currentBroadcast', 'nowPlaying', 'weather', 'traffic', 'station']);
+const CACHED_FIELDS = new Set(['station', 'schemas', 'content', 'contentRecord', 'contentBySlug', 'schedule', 'programs', 'currentBroadcast', 'nowPlaying', 'trackHistory', 'weather', 'traffic']);
 
 function trackedRoot(root: Record<string, unknown>): Record<string, unknown> {
   const tracked: Record<string, unknown> = {};

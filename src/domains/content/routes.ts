@@ -2,12 +2,10 @@ import { listenerErrorResponses, listenerRead } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
 import { JSON_TYPE, Representation } from '../../lib/readCache.ts';
 import { StationSlugParams } from '../../http/schema.ts';
-import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { contentAdminRoutes } from './adminRoutes.ts';
-import { presentContentType } from './presenter.ts';
-import { contentListJson, filtersFromQuery, findPublishedRecord, findPublishedRecordBySlug, listPublishedRecords } from './queries.ts';
+import { contentListJson, filtersFromQuery, listPublishedRecords } from './queries.ts';
+import { recordBySlugRead, recordRead, schemasRead } from './reads.ts';
 import { BySlugParams, ContentIdParams, ContentList, ContentListQuery, PublishedRecord, SchemasQuery, SchemasResponse } from './schemas.ts';
-import { findTypeVersion, listCurrentTypes } from './types.ts';
 
 // Listener routes of content delivery: schema definitions, record lists, one record by id or slug.
 // Every read goes to the published projection, so unpublish and switches apply on the next read.
@@ -29,16 +27,8 @@ const listenerRoutes = [
     params: StationSlugParams,
     query: SchemasQuery,
     responses: { 200: { description: 'Definitions.', schema: SchemasResponse }, ...listenerErrors },
-    async handler({ svc, station, query }) {
-      if (query.type === undefined) {
-        if (query.version !== undefined) {
-          throw new ValidationError('version needs type.', [{ path: 'version', code: 'requires_type', message: 'version can only be given together with type' }]);
-        }
-        return { contractVersion: 1, types: (await listCurrentTypes(svc.db, station.id)).map(presentContentType) };
-      }
-      const type = await findTypeVersion(svc.db, station.id, query.type, query.version);
-      if (!type) throw new NotFoundError(query.version === undefined ? 'Unknown content type.' : 'No published snapshot of this content type version.');
-      return { contractVersion: 1, types: [presentContentType(type)] };
+    handler({ svc, station, query }) {
+      return schemasRead(svc, station, query);
     },
   }),
   defineRoute({
@@ -76,10 +66,8 @@ const listenerRoutes = [
     cache: 'content',
     params: ContentIdParams,
     responses: { 200: { description: 'The record.', schema: PublishedRecord }, ...listenerErrors },
-    async handler({ svc, station, params }) {
-      const body = await findPublishedRecord(svc.db, station.id, params.id);
-      if (body === null) throw new NotFoundError('Record not found.');
-      return new Representation(Buffer.from(body), JSON_TYPE);
+    handler({ svc, station, params }) {
+      return recordRead(svc, station, params.id);
     },
   }),
   defineRoute({
@@ -93,10 +81,8 @@ const listenerRoutes = [
     cache: 'content',
     params: BySlugParams,
     responses: { 200: { description: 'The record.', schema: PublishedRecord }, ...listenerErrors },
-    async handler({ svc, station, params }) {
-      const body = await findPublishedRecordBySlug(svc.db, station.id, params.type, params.slug);
-      if (body === null) throw new NotFoundError('Record not found.');
-      return new Representation(Buffer.from(body), JSON_TYPE);
+    handler({ svc, station, params }) {
+      return recordBySlugRead(svc, station, params.type, params.slug);
     },
   }),
 ];

@@ -1,9 +1,8 @@
+import type { Db } from '../../lib/db.ts';
 import { ValidationError, type Issue } from '../../lib/errors.ts';
 import { MAX_FUTURE_SKEW_SECONDS } from './model.ts';
 import { presentTrafficSnapshot, presentWeatherSnapshot } from './presenter.ts';
 import type { PutTrafficBody, PutWeatherBody, StoredReceipt } from './schemas.ts';
-import { invalidateReads } from '../../lib/readCache.ts';
-import type { Services } from '../../services.ts';
 
 // Storing the normalised snapshot a collector pushed (admin PUT) or a provider poller fetched: one row
 // per station, replaced as a whole (PUT semantics), presented once here so listener reads only wrap it.
@@ -53,29 +52,24 @@ export function checkTraffic(body: PutTrafficBody, now: Date): void {
   fail(issues);
 }
 
-/** The stored snapshot replaces the previous one; the listener reads show it from the next read on, in every web process. */
-type StoreServices = Pick<Services, 'db' | 'invalidation'>;
-
-export async function storeWeather(svc: StoreServices, input: { stationId: string; body: PutWeatherBody; now: Date }): Promise<StoredReceipt> {
+export async function storeWeather(db: Db, input: { stationId: string; body: PutWeatherBody; now: Date }): Promise<StoredReceipt> {
   const { stationId, body, now } = input;
   checkWeather(body, now);
   const observedAt = new Date(body.observedAt);
   const snapshots = body.snapshots.map(presentWeatherSnapshot);
   const json = JSON.stringify(snapshots);
   const row = { observed_at: observedAt, received_at: now, snapshots: json, snapshots_json: json };
-  await svc.db('weather_snapshots').insert({ station_id: stationId, ...row }).onConflict('station_id').merge(row);
-  await invalidateReads(svc, stationId, 'weather');
+  await db('weather_snapshots').insert({ station_id: stationId, ...row }).onConflict('station_id').merge(row);
   return { observedAt: observedAt.toISOString(), receivedAt: now.toISOString(), count: snapshots.length };
 }
 
-export async function storeTraffic(svc: StoreServices, input: { stationId: string; body: PutTrafficBody; now: Date }): Promise<StoredReceipt> {
+export async function storeTraffic(db: Db, input: { stationId: string; body: PutTrafficBody; now: Date }): Promise<StoredReceipt> {
   const { stationId, body, now } = input;
   checkTraffic(body, now);
   const observedAt = new Date(body.observedAt);
   const snapshot = presentTrafficSnapshot(observedAt, body.snapshot);
   const json = JSON.stringify(snapshot);
   const row = { observed_at: observedAt, received_at: now, snapshot: json, snapshot_json: json };
-  await svc.db('traffic_snapshots').insert({ station_id: stationId, ...row }).onConflict('station_id').merge(row);
-  await invalidateReads(svc, stationId, 'traffic');
+  await db('traffic_snapshots').insert({ station_id: stationId, ...row }).onConflict('station_id').merge(row);
   return { observedAt: observedAt.toISOString(), receivedAt: now.toISOString(), count: snapshot.incidents.length };
 }

@@ -8,6 +8,7 @@ import { OpenMeteoForecast, openMeteoToWeather, openMeteoUrl } from './providers
 import { TomTomIncidents, tomTomToTraffic, tomTomUrl } from './providers/tomtom.ts';
 import { PutTrafficBody, PutWeatherBody, type StoredReceipt } from './schemas.ts';
 import { findSource, recordPoll } from './sources.ts';
+import { invalidateReads } from '../../lib/readCache.ts';
 
 // One poll of a station's provider: fetch, check the provider's answer against the part of its format
 // we read, map it to the admin PUT body, check that like any admin PUT, store through the same command.
@@ -53,13 +54,15 @@ export async function pollFeed(svc: Services, stationId: string, feed: Feed): Pr
     if (source.feed === 'weather') {
       const forecast = await fetchJson<OpenMeteoForecast>(openMeteoUrl(source.settings, station.timezone), OpenMeteoForecast, 'Open-Meteo');
       const body = validate<PutWeatherBody>(PutWeatherBody, 'body', openMeteoToWeather(forecast, source.settings, station.timezone));
-      receipt = await storeWeather(svc, { stationId, body, now });
+      receipt = await storeWeather(svc.db, { stationId, body, now });
     } else {
       const incidents = await fetchJson<TomTomIncidents>(tomTomUrl(source.settings), TomTomIncidents, 'TomTom');
       const body = validate<PutTrafficBody>(PutTrafficBody, 'body', tomTomToTraffic(incidents, source.settings, now));
-      receipt = await storeTraffic(svc, { stationId, body, now });
+      receipt = await storeTraffic(svc.db, { stationId, body, now });
     }
     await recordPoll(svc.db, stationId, feed, now, null);
+    // The listener reads show the new snapshot from the next read on, in every web process.
+    await invalidateReads(svc, stationId, source.feed);
     return receipt;
   } catch (err) {
     const message = err instanceof ValidationError ? `the provider's data failed validation: ${err.issues?.map((i) => `${i.path} ${i.message}`).join('; ')}` : (err as Error).message;

@@ -1,6 +1,7 @@
 import { listenerErrorResponses, adminErrorResponses } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
 import { feedRead } from './reads.ts';
+import { invalidateReads } from '../../lib/readCache.ts';
 import { StationSlugParams } from '../../http/schema.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { StationIdParams } from '../stations/schemas.ts';
@@ -76,7 +77,10 @@ export const weatherRoutes = [
     bodyLimit: '4mb',
     responses: { 200: { description: 'Stored.', schema: StoredReceipt }, ...adminErrors },
     async handler({ svc, params, body }) {
-      return storeWeather(svc, { stationId: (await svc.stations.require(params.stationId)).id, body, now: svc.clock.now() });
+      const stationId = (await svc.stations.require(params.stationId)).id;
+      const receipt = await storeWeather(svc.db, { stationId, body, now: svc.clock.now() });
+      await invalidateReads(svc, stationId, 'weather');
+      return receipt;
     },
   }),
   defineRoute({
@@ -91,7 +95,10 @@ export const weatherRoutes = [
     bodyLimit: '4mb',
     responses: { 200: { description: 'Stored.', schema: StoredReceipt }, ...adminErrors },
     async handler({ svc, params, body }) {
-      return storeTraffic(svc, { stationId: (await svc.stations.require(params.stationId)).id, body, now: svc.clock.now() });
+      const stationId = (await svc.stations.require(params.stationId)).id;
+      const receipt = await storeTraffic(svc.db, { stationId, body, now: svc.clock.now() });
+      await invalidateReads(svc, stationId, 'traffic');
+      return receipt;
     },
   }),
   ...sourceRoutes,
