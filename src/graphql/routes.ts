@@ -19,11 +19,12 @@ const MAX_BODY_BYTES = 64 * 1024;
 
 /**
  * A document is parsed and validated once per query text: apps send the same few queries on every
- * poll. Parsed documents are kept by text (LRU, bounded in count; very long texts are not kept), and
+ * poll. Parsed documents are kept by text (LRU, bounded in count and size; very long texts are not kept), and
  * the validation errors by document (the schema and rules never change in a process).
  */
 const MAX_CACHED_QUERY_LENGTH = 16 * 1024;
-const documents = new LRUCache<string, DocumentNode>({ max: 1000 });
+// Bounded in count and in an estimate of the parsed size (a document's AST is several times its text).
+const documents = new LRUCache<string, DocumentNode>({ max: 1000, maxSize: 16 * 1024 * 1024, sizeCalculation: (_document, source) => 64 + source.length * 8 });
 const validations = new WeakMap<DocumentNode, readonly GraphQLError[]>();
 
 function parseOnce(source: string): DocumentNode {
