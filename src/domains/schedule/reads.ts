@@ -56,7 +56,8 @@ export async function currentBroadcastRead(svc: ReadServices, station: Station):
   const now = svc.clock.now();
   const [current, nextStart] = await Promise.all([broadcastOnAir(svc.db, station.id, now), nextBroadcastStart(svc.db, station.id, now)]);
   const validUntil = Math.min(current ? current.row.ends_at.getTime() : Infinity, nextStart ? nextStart.getTime() : Infinity);
-  return Representation.json(presentCurrentBroadcast(current, station.timezone, now), validUntil);
+  const value = presentCurrentBroadcast(current, station.timezone, now);
+  return Representation.json(value, validUntil, JSON.stringify({ ...value, asOf: null }));
 }
 
 export async function calendarRead(svc: ReadServices, station: Station, query: WindowQuery): Promise<Representation> {
