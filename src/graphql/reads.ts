@@ -63,11 +63,13 @@ export function valueOf(rep: Representation): unknown {
 }
 
 /** Without the contractVersion envelope field: GraphQL weather and traffic do not carry it (parsed once per answer). */
+const versionless = new WeakMap<Representation, unknown>();
+
 function withoutVersion(rep: Representation): unknown {
-  let value = parsed.get(rep);
+  let value = versionless.get(rep);
   if (value === undefined) {
     const { contractVersion: _ignored, ...rest } = JSON.parse(rep.bytes.toString('utf8')) as Record<string, unknown>;
-    parsed.set(rep, (value = rest));
+    versionless.set(rep, (value = rest));
   }
   return value;
 }
