@@ -61,6 +61,8 @@ export interface Config {
     /** Cost budget: objects 2, scalars 1, each level of nesting ×1.5 (GraphQL Armor's cost rule). */
     maxCost: number;
   };
+  /** Byte budget of the listener reads' answers kept in memory per web process (lib/readCache.ts); 0 keeps none. */
+  readCacheMaxBytes: number;
   /** Third-party artwork catalogues (base URLs so tests can point them at a local server). */
   artwork: {
     itunesBaseUrl: string;
@@ -169,6 +171,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       maxAliases: int(env, 'GRAPHQL_MAX_ALIASES', 15, 0, 1000),
       maxCost: int(env, 'GRAPHQL_MAX_COST', 5000, 1, 1_000_000),
     },
+    readCacheMaxBytes: int(env, 'READ_CACHE_MAX_BYTES', 64 * 1024 * 1024),
     artwork: {
       itunesBaseUrl: url(env, 'ARTWORK_ITUNES_BASE_URL', 'https://itunes.apple.com', ['http:', 'https:']),
       musicbrainzBaseUrl: url(env, 'ARTWORK_MUSICBRAINZ_BASE_URL', 'https://musicbrainz.org', ['http:', 'https:']),

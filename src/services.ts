@@ -10,6 +10,10 @@ import { JobResults } from './lib/jobResults.ts';
 import { StationCache } from './domains/stations/cache.ts';
 import { CredentialCache } from './domains/auth/cache.ts';
 import { RateLimits } from './http/ratelimit.ts';
+import { ReadCache } from './lib/readCache.ts';
+
+/** Bounds how long a lost invalidation message can leave an answer stale, like the station cache's TTL. */
+const READ_CACHE_MAX_AGE_MS = 10_000;
 
 /** Everything a web process or worker needs, built once and closed once. */
 export interface Services {
@@ -26,6 +30,8 @@ export interface Services {
   stations: StationCache;
   credentials: CredentialCache;
   rateLimits: RateLimits;
+  /** Listener reads' answers (bytes + ETag), dropped by `reads`/`station` invalidation. */
+  reads: ReadCache;
   close(): Promise<void>;
 }
 
@@ -53,6 +59,7 @@ export async function createServices(config: Readonly<Config>, logger: Logger, o
     stations: new StationCache(db, invalidation),
     credentials: new CredentialCache(db, invalidation, logger),
     rateLimits: new RateLimits(redis, config.rateLimits),
+    reads: new ReadCache(config.readCacheMaxBytes, READ_CACHE_MAX_AGE_MS, invalidation),
     async close() {
       await jobs.close();
       subscriber.disconnect();

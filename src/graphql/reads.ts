@@ -1,15 +1,13 @@
 import { LocalDate } from '../http/schema.ts';
 import { validate } from '../http/validate.ts';
 import { Type } from '../http/schema.ts';
-import { MAX_BROADCASTS } from '../domains/schedule/model.ts';
-import { broadcastOnAir, broadcastsOverlapping, programsWithBroadcasts } from '../domains/schedule/queries.ts';
-import { presentCurrentBroadcast, presentPrograms, presentSchedule } from '../domains/schedule/presenter.ts';
+import { currentBroadcastRead, programsRead, scheduleRead } from '../domains/schedule/reads.ts';
 import { resolveWindow } from '../domains/schedule/window.ts';
 import { delivers } from '../domains/stations/model.ts';
-import { findStoredSnapshot } from '../domains/weather/queries.ts';
-import { trafficJson, weatherJson } from '../domains/weather/presenter.ts';
+import { feedRead } from '../domains/weather/reads.ts';
 import { ModuleDisabledError } from '../lib/errors.ts';
-import { nowPlayingOf, trackHistoryPage } from '../domains/nowPlaying/reads.ts';
+import { readKey, Representation, type ReadArea } from '../lib/readCache.ts';
+import { nowPlayingRead, trackHistoryPage } from '../domains/nowPlaying/reads.ts';
 import { TrackHistoryQuery } from '../domains/nowPlaying/schemas.ts';
 import { guard } from './errors.ts';
 import type { GraphQLContext } from './resolvers.ts';
@@ -24,51 +22,83 @@ interface WindowArgs {
   throughDate?: string | null;
 }
 
-function windowOf(args: WindowArgs, ctx: GraphQLContext) {
-  const query = {
+/** The window arguments, checked as the REST query is (so errors come before any cached answer). */
+function windowQuery(args: WindowArgs, ctx: GraphQLContext): { fromDate?: string; throughDate?: string } {
+  const query = validate<{ fromDate?: string; throughDate?: string }>(WindowArgs, 'query', {
     ...(args.fromDate != null ? { fromDate: args.fromDate } : {}),
     ...(args.throughDate != null ? { throughDate: args.throughDate } : {}),
-  };
-  return resolveWindow(validate(WindowArgs, 'query', query), ctx.station.timezone, ctx.svc.clock.now());
+  });
+  resolveWindow(query, ctx.station.timezone, ctx.svc.clock.now());
+  return query;
+}
+
+/**
+ * The same cached answer REST serves for this read (lib/readCache.ts: one key per operation, station
+ * and query), so a GraphQL poll costs no query while the answer holds.
+ */
+export async function cached(ctx: GraphQLContext, operationId: string, area: ReadArea, query: Record<string, string>, compute: () => Promise<Representation>, path = ''): Promise<Representation> {
+  const stationId = ctx.station.id;
+  const key = readKey(operationId, stationId, path, new URLSearchParams(query).toString());
+  const rep = await ctx.svc.reads.read(key, stationId, area, ctx.svc.clock.now().getTime(), compute);
+  const answer = ctx.answer;
+  if (answer) {
+    answer.areas.add(area);
+    if (rep.validUntil < answer.validUntil) answer.validUntil = rep.validUntil;
+  }
+  return rep;
 }
 
 function requireModule(ctx: GraphQLContext, module: 'schedule' | 'programs' | 'currentBroadcast' | 'nowPlaying' | 'trackHistory'): void {
   if (!ctx.station.modules[module]) throw new ModuleDisabledError(module);
 }
 
-/** Without the contractVersion envelope field: GraphQL weather and traffic do not carry it. */
-function withoutVersion(json: string): unknown {
-  const { contractVersion: _ignored, ...rest } = JSON.parse(json) as Record<string, unknown>;
-  return rest;
+const parsed = new WeakMap<Representation, unknown>();
+
+/** The value an answer was serialised from, or its bytes parsed (once per answer). */
+export function valueOf(rep: Representation): unknown {
+  if (rep.value !== undefined) return rep.value;
+  let value = parsed.get(rep);
+  if (value === undefined) parsed.set(rep, (value = JSON.parse(rep.bytes.toString('utf8'))));
+  return value;
+}
+
+/** Without the contractVersion envelope field: GraphQL weather and traffic do not carry it (parsed once per answer). */
+const versionless = new WeakMap<Representation, unknown>();
+
+function withoutVersion(rep: Representation): unknown {
+  let value = versionless.get(rep);
+  if (value === undefined) {
+    const { contractVersion: _ignored, ...rest } = JSON.parse(rep.bytes.toString('utf8')) as Record<string, unknown>;
+    versionless.set(rep, (value = rest));
+  }
+  return value;
 }
 
 export const readResolvers = {
   schedule: (args: WindowArgs, ctx: GraphQLContext) =>
     guard(async () => {
       requireModule(ctx, 'schedule');
-      const window = windowOf(args, ctx);
-      const { broadcasts, truncated } = await broadcastsOverlapping(ctx.svc.db, ctx.station.id, window.start, window.end, MAX_BROADCASTS);
-      return presentSchedule(broadcasts, truncated, ctx.station.timezone, ctx.svc.clock.now());
+      const query = windowQuery(args, ctx);
+      return (await cached(ctx, 'getSchedule', 'schedule', query, () => scheduleRead(ctx.svc, ctx.station, query))).value;
     }),
 
   programs: (args: WindowArgs, ctx: GraphQLContext) =>
     guard(async () => {
       requireModule(ctx, 'programs');
-      const window = windowOf(args, ctx);
-      return presentPrograms(await programsWithBroadcasts(ctx.svc.db, ctx.station.id, window.start, window.end), window, ctx.station.timezone);
+      const query = windowQuery(args, ctx);
+      return (await cached(ctx, 'getPrograms', 'schedule', query, () => programsRead(ctx.svc, ctx.station, query))).value;
     }),
 
   currentBroadcast: (_: unknown, ctx: GraphQLContext) =>
     guard(async () => {
       requireModule(ctx, 'currentBroadcast');
-      const now = ctx.svc.clock.now();
-      return presentCurrentBroadcast(await broadcastOnAir(ctx.svc.db, ctx.station.id, now), ctx.station.timezone, now);
+      return (await cached(ctx, 'getCurrentBroadcast', 'schedule', {}, () => currentBroadcastRead(ctx.svc, ctx.station))).value;
     }),
 
   nowPlaying: (_: unknown, ctx: GraphQLContext) =>
     guard(async () => {
       requireModule(ctx, 'nowPlaying');
-      return nowPlayingOf(ctx.svc, ctx.station);
+      return (await cached(ctx, 'getNowPlaying', 'nowPlaying', {}, () => nowPlayingRead(ctx.svc, ctx.station))).value;
     }),
 
   trackHistory: (args: { cursor?: string | null; limit?: number | null }, ctx: GraphQLContext) =>
@@ -78,18 +108,22 @@ export const readResolvers = {
         ...(args.cursor != null ? { cursor: args.cursor } : {}),
         ...(args.limit != null ? { limit: args.limit } : {}),
       });
-      return trackHistoryPage(ctx.svc, ctx.station, query);
+      const params: Record<string, string> = {
+        ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
+        ...(query.limit !== undefined ? { limit: String(query.limit) } : {}),
+      };
+      return (await cached(ctx, 'getTrackHistory', 'nowPlaying', params, async () => Representation.json(await trackHistoryPage(ctx.svc, ctx.station, query)))).value;
     }),
 
   weather: (_: unknown, ctx: GraphQLContext) =>
     guard(async () => {
       if (!delivers(ctx.station, 'weather')) return null;
-      return withoutVersion(weatherJson(ctx.station.timezone, await findStoredSnapshot(ctx.svc.db, 'weather', ctx.station.id), ctx.svc.clock.now()));
+      return withoutVersion(await cached(ctx, 'getWeather', 'weather', {}, () => feedRead(ctx.svc, ctx.station, 'weather')));
     }),
 
   traffic: (_: unknown, ctx: GraphQLContext) =>
     guard(async () => {
       if (!delivers(ctx.station, 'traffic')) return null;
-      return withoutVersion(trafficJson(ctx.station.timezone, await findStoredSnapshot(ctx.svc.db, 'traffic', ctx.station.id), ctx.svc.clock.now()));
+      return withoutVersion(await cached(ctx, 'getTraffic', 'traffic', {}, () => feedRead(ctx.svc, ctx.station, 'traffic')));
     }),
 };

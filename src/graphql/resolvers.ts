@@ -4,9 +4,7 @@ import type { Credential } from '../domains/auth/model.ts';
 import type { Services } from '../services.ts';
 import { isUuid } from '../lib/ids.ts';
 import { KEY_PATTERN } from '../http/schema.ts';
-import { presentContentType } from '../domains/content/presenter.ts';
-import { findTypeVersion, listCurrentTypes } from '../domains/content/types.ts';
-import { findPublishedRecord, findPublishedRecordBySlug, listPublishedRecords } from '../domains/content/queries.ts';
+import { listPublishedRecords } from '../domains/content/queries.ts';
 import type { ContentFilter, FilterOp } from '../domains/content/filters.ts';
 import { MAX_CURSOR_LENGTH, MAX_FILTERS, type Direction, type Sort } from '../domains/content/schemas.ts';
 import type { ModuleKey } from '../domains/stations/model.ts';
@@ -15,7 +13,9 @@ import { UnauthenticatedError } from '../lib/errors.ts';
 import { grantAllows } from '../domains/preview/grants.ts';
 import { previewRevision } from '../domains/preview/queries.ts';
 import { guard, invalid, notFound } from './errors.ts';
-import { readResolvers } from './reads.ts';
+import { cached, readResolvers, valueOf } from './reads.ts';
+import { recordBySlugRead, recordRead, schemasRead } from '../domains/content/reads.ts';
+import { Representation, type ReadArea } from '../lib/readCache.ts';
 
 export type GraphQLContext = {
   svc: Services;
@@ -25,6 +25,12 @@ export type GraphQLContext = {
   previewGrant?: string;
   /** Set by the HTTP layer from the result's coded errors. */
   status?: number;
+  /**
+   * What the response shows, while it can be kept whole (graphql/routes.ts): the read areas used and
+   * the earliest instant one of their answers changes. Unset by any root field not served from the
+   * cached reads, and by errors.
+   */
+  answer?: { areas: Set<ReadArea>; validUntil: number };
 };
 
 const KEY = new RegExp(KEY_PATTERN);
@@ -61,8 +67,6 @@ function toFilters(input: FilterInput[] | null | undefined): ContentFilter[] {
   });
 }
 
-const parseRecord = (body: string | null) => (body === null ? null : JSON.parse(body));
-
 interface PreviewInput {
   stationId: string;
   recordId: string;
@@ -92,13 +96,14 @@ export const rootValue = {
       requireModule(ctx, 'schemas');
       if (args.type == null) {
         if (args.version != null) throw invalid('version', 'version can only be given together with type', { code: 'requires_type' });
-        return (await listCurrentTypes(ctx.svc.db, ctx.station.id)).map(presentContentType);
+      } else {
+        checkKey('type', args.type);
+        if (args.version != null && args.version < 1) throw invalid('version', 'version must be a positive integer', { code: 'too_small', suggestion: 1 });
       }
-      checkKey('type', args.type);
-      if (args.version != null && args.version < 1) throw invalid('version', 'version must be a positive integer', { code: 'too_small', suggestion: 1 });
-      const type = await findTypeVersion(ctx.svc.db, ctx.station.id, args.type, args.version ?? undefined);
-      if (!type) throw notFound(args.version == null ? 'Unknown content type.' : 'No published snapshot of this content type version.');
-      return [presentContentType(type)];
+      const query = { ...(args.type != null ? { type: args.type } : {}), ...(args.version != null ? { version: args.version } : {}) };
+      const params: Record<string, string> = { ...(query.type !== undefined ? { type: query.type } : {}), ...(query.version !== undefined ? { version: String(query.version) } : {}) };
+      const rep = await cached(ctx, 'listSchemas', 'content', params, () => schemasRead(ctx.svc, ctx.station, query));
+      return (valueOf(rep) as { types: unknown[] }).types;
     }),
 
   content: (args: { type: string; cursor?: string | null; limit: number; sort: Sort; direction: Direction; filter?: FilterInput[] | null }, ctx: GraphQLContext) =>
@@ -107,25 +112,23 @@ export const rootValue = {
       checkKey('type', args.type);
       checkLimit(args.limit, 50);
       if (args.cursor != null && (args.cursor.length < 1 || args.cursor.length > MAX_CURSOR_LENGTH)) throw invalid('cursor', `cursor must be 1 to ${MAX_CURSOR_LENGTH} characters`);
-      const page = await listPublishedRecords(ctx.svc.db, ctx.svc.config.secret, {
-        stationId: ctx.station.id,
-        type: args.type,
-        filters: toFilters(args.filter),
-        sort: args.sort,
-        direction: args.direction,
-        limit: args.limit,
-        cursor: args.cursor ?? undefined,
+      const filters = toFilters(args.filter);
+      const listing = { type: args.type, filters, sort: args.sort, direction: args.direction, limit: args.limit, cursor: args.cursor ?? undefined };
+      // Its own key (GraphQL filters are structured, REST's are query parameters), in the same cache.
+      const rep = await cached(ctx, 'graphqlContent', 'content', { listing: JSON.stringify(listing) }, async () => {
+        const page = await listPublishedRecords(ctx.svc.db, ctx.svc.config.secret, { stationId: ctx.station.id, ...listing });
+        return Representation.json({ records: page.records.map((r) => JSON.parse(r)), nextCursor: page.nextCursor });
       });
-      return { records: page.records.map((r) => JSON.parse(r)), nextCursor: page.nextCursor };
+      return rep.value;
     }),
 
   contentRecord: (args: { id: string }, ctx: GraphQLContext) =>
     guard(async () => {
       requireModule(ctx, 'content');
       if (!isUuid(args.id)) throw invalid('id', 'id must be a UUID');
-      const record = parseRecord(await findPublishedRecord(ctx.svc.db, ctx.station.id, args.id));
-      if (!record) throw notFound('Record not found.');
-      return record;
+      // The key of REST's GET …/content/{id}: both read the same cached answer.
+      const path = `/api/v1/stations/${ctx.station.slug}/content/${args.id}`;
+      return valueOf(await cached(ctx, 'getContent', 'content', {}, () => recordRead(ctx.svc, ctx.station, args.id), path));
     }),
 
   contentBySlug: (args: { type: string; slug: string }, ctx: GraphQLContext) =>
@@ -133,9 +136,8 @@ export const rootValue = {
       requireModule(ctx, 'content');
       checkKey('type', args.type);
       if (args.slug.length < 1 || args.slug.length > 200) throw invalid('slug', 'slug must be 1 to 200 characters', { code: 'too_big' });
-      const record = parseRecord(await findPublishedRecordBySlug(ctx.svc.db, ctx.station.id, args.type, args.slug));
-      if (!record) throw notFound('Record not found.');
-      return record;
+      const path = `/api/v1/stations/${ctx.station.slug}/content/${encodeURIComponent(args.type)}/by-slug/${encodeURIComponent(args.slug)}`;
+      return valueOf(await cached(ctx, 'getContentBySlug', 'content', {}, () => recordBySlugRead(ctx.svc, ctx.station, args.type, args.slug), path));
     }),
 };
 

@@ -1,4 +1,5 @@
-import { buildSchema } from 'graphql';
+import { buildSchema, parse, validate as validateDocument, type DocumentNode, type GraphQLError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import { createHandler, type Request as GraphQLHttpRequest } from 'graphql-http';
 import type { Context } from 'koa';
 import { defineRoute } from '../http/route.ts';
@@ -13,6 +14,7 @@ import type { Station } from '../domains/stations/model.ts';
 import type { Credential } from '../domains/auth/model.ts';
 import { statusFor } from './errors.ts';
 import { rootValue, type GraphQLContext } from './resolvers.ts';
+import { readKey, Representation } from '../lib/readCache.ts';
 import { typeDefs } from './sdl.ts';
 import { graphiqlAssetRoutes, graphiqlPage } from './graphiql.ts';
 
@@ -20,19 +22,71 @@ export const schema = buildSchema(typeDefs);
 
 const MAX_BODY_BYTES = 64 * 1024;
 
+/**
+ * A document is parsed and validated once per query text: apps send the same few queries on every
+ * poll. Parsed documents are kept by text (LRU, bounded in count and size; very long texts are not kept), and
+ * the validation errors by document (the schema and rules never change in a process).
+ */
+const MAX_CACHED_QUERY_LENGTH = 16 * 1024;
+// Bounded in count and in an estimate of the parsed size (a document's AST is several times its text).
+const documents = new LRUCache<string, DocumentNode>({ max: 1000, maxSize: 16 * 1024 * 1024, sizeCalculation: (_document, source) => 64 + source.length * 8 });
+const validations = new WeakMap<DocumentNode, readonly GraphQLError[]>();
+
+function parseOnce(source: string): DocumentNode {
+  const hit = documents.get(source);
+  if (hit) return hit;
+  const document = parse(source);
+  if (source.length <= MAX_CACHED_QUERY_LENGTH) documents.set(source, document);
+  return document;
+}
+
+function validateOnce(target: GraphQLSchema, document: DocumentNode, rules?: readonly ValidationRule[]): readonly GraphQLError[] {
+  const hit = validations.get(document);
+  if (hit) return hit;
+  const errors = validateDocument(target, document, rules);
+  validations.set(document, errors);
+  return errors;
+}
+
 type Extra = { svc: Services; station: Station; credential: Credential; result: GraphQLContext };
+
+/**
+ * Root fields whose answers come only from the cached listener reads (graphql/reads.ts, resolvers.ts)
+ * or the station itself. A document that asks for nothing else gets its whole response kept (below);
+ * any other root field (the editorial preview mutation, which reads drafts) makes it uncached.
+ */
+const CACHED_FIELDS = new Set(['station', 'schemas', 'content', 'contentRecord', 'contentBySlug', 'schedule', 'programs', 'currentBroadcast', 'nowPlaying', 'trackHistory', 'weather', 'traffic']);
+
+function trackedRoot(root: Record<string, unknown>): Record<string, unknown> {
+  const tracked: Record<string, unknown> = {};
+  for (const [name, field] of Object.entries(root)) {
+    tracked[name] =
+      typeof field !== 'function' || CACHED_FIELDS.has(name)
+        ? field
+        : (args: unknown, ctx: GraphQLContext, info: unknown) => {
+            ctx.answer = undefined;
+            return (field as (a: unknown, c: GraphQLContext, i: unknown) => unknown)(args, ctx, info);
+          };
+  }
+  return tracked;
+}
 
 const handler = createHandler<Context, Extra, GraphQLContext>({
   schema,
-  rootValue,
+  rootValue: trackedRoot(rootValue),
+  parse: parseOnce as typeof parse,
+  validate: validateOnce as typeof validateDocument,
   context: (req) => req.context.result,
   // Depth, alias and cost limits refuse an operation before any resolver runs (limits.ts).
   validationRules: (req, _args, specified) => [...specified, ...limitRules(req.context.svc.config.graphql, () => (req.context.result.status = 400))],
   onOperation(req, _args, result) {
     const status = statusFor(result.errors);
     if (status !== null) req.context.result.status = status;
+    if (result.errors?.length) req.context.result.answer = undefined;
   },
 });
+
+const JSON_RESPONSE = 'application/json; charset=utf-8';
 
 // What graphql-http would answer with a bare status and a text body: checked here first, so every
 // answer before the query runs is the contract's error body (docs/graphql.md).
@@ -73,13 +127,38 @@ function checkQueryParameters(query: Record<string, unknown>): void {
   }
 }
 
-/** Runs one GraphQL over HTTP request (GET queries only, POST queries and mutations). */
+/**
+ * Runs one GraphQL over HTTP request (GET queries only, POST queries and mutations).
+ *
+ * A response built only from cached reads is kept as bytes in the read cache (lib/readCache.ts) under
+ * the request's method, Accept and Content-Type headers and query string (GET) or body (POST), with the
+ * areas its reads showed and the earliest instant one of them changes: the same request then skips
+ * parsing, execution and serialisation until a write to one of those areas or that instant.
+ */
 async function serve(ctx: Context, svc: Services, station: Station, credential: Credential, query?: Record<string, unknown>): Promise<void> {
   checkAccept(ctx.get('accept'));
   let operation: Record<string, unknown> | null = null;
   if (ctx.method === 'POST') operation = await readOperation(ctx);
   else checkQueryParameters(query ?? {});
-  const context: GraphQLContext = { svc, station, credential, previewGrant: ctx.get('x-preview-grant') || undefined };
+  // Only valid requests get here, so a hit is an answer this very operation had before.
+  const key = readKey(`graphql${ctx.method}`, station.id, `${ctx.get('accept')}\n${ctx.get('content-type')}`, operation ? JSON.stringify(operation) : ctx.querystring);
+  const nowMs = svc.clock.now().getTime();
+  const hit = svc.reads.peek(key, nowMs);
+  if (hit !== undefined) {
+    ctx.status = 200;
+    ctx.set('Content-Type', hit.contentType);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = hit.bytes;
+    return;
+  }
+  const generation = svc.reads.generation(station.id);
+  const context: GraphQLContext = {
+    svc,
+    station,
+    credential,
+    previewGrant: ctx.get('x-preview-grant') || undefined,
+    answer: { areas: new Set(), validUntil: Infinity },
+  };
   const request: GraphQLHttpRequest<Context, Extra> = {
     method: ctx.method,
     url: ctx.url,
@@ -95,6 +174,11 @@ async function serve(ctx: Context, svc: Services, station: Station, credential: 
   for (const [name, value] of Object.entries(init.headers ?? {})) ctx.set(name, value);
   ctx.set('Cache-Control', 'no-store');
   ctx.body = body ?? '';
+  const answer = context.answer;
+  if (answer && ctx.status === 200 && typeof body === 'string' && body.length > 0) {
+    const contentType = (init.headers as Record<string, string> | undefined)?.['content-type'] ?? JSON_RESPONSE;
+    svc.reads.store(key, station.id, [...answer.areas], generation, new Representation(Buffer.from(body), contentType, answer.validUntil), nowMs);
+  }
 }
 
 const GraphQLParams = Type.Object(

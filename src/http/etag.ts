@@ -10,6 +10,7 @@ export function strongEtag(bytes: Buffer | string): string {
 /** If-None-Match: a list of tags (weak ones compare by their opaque part) or `*`. */
 export function matchesIfNoneMatch(header: string, etag: string): boolean {
   if (!header) return false;
+  if (header === etag) return true; // what a revalidating client sends: no split, no allocation
   if (header.trim() === '*') return true;
   return header.split(',').some((raw) => raw.trim().replace(/^W\//, '') === etag);
 }

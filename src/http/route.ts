@@ -7,7 +7,8 @@ import type { Credential } from '../domains/auth/model.ts';
 import type { Services } from '../services.ts';
 import { adminGate, credentialGate, moduleGate, rateLimitGate, stationGate, type Gate } from './gates.ts';
 import type { LimitName } from './ratelimit.ts';
-import { sendJson } from './etag.ts';
+import { sendCacheable, sendJson } from './etag.ts';
+import { readKey, Representation, type ReadArea } from '../lib/readCache.ts';
 import { validate } from './validate.ts';
 import { byteLimit, readJsonBody } from './body.ts';
 
@@ -73,6 +74,12 @@ export interface RouteSpec<P extends TSchema | undefined = TSchema | undefined, 
    * Accept prefers text/html over JSON gets it before any gate; every other request is the route's.
    */
   page?(ctx: Context, svc: Services): void;
+  /**
+   * Listener GETs: the data area the answer shows. The answer (a returned `Representation`, or the
+   * returned value as JSON) is kept as bytes + ETag in `svc.reads` until a write to that area of the
+   * station or until its `validUntil`; repeated reads, and 304s, then do no work after the gates.
+   */
+  cache?: ReadArea;
   handler(args: HandlerArgs<P, Q, B>): unknown;
 }
 
@@ -124,7 +131,7 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
   const jsonLimit = byteLimit(route.bodyLimit ?? '1mb');
   const readsBody = (method: string): boolean => method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE';
 
-  const handle = async (ctx: Context): Promise<void> => {
+  const compute = async (ctx: Context): Promise<unknown> => {
     const params = route.params ? validate(route.params, 'params', { ...ctx.params }) : undefined;
     const query = querySchema ? validate(querySchema, 'query', { ...ctx.query }) : undefined;
     let body: unknown;
@@ -132,7 +139,7 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
       const raw = readsBody(ctx.method) ? await readJsonBody(ctx, jsonLimit) : undefined;
       body = validate(route.body, 'body', raw === undefined ? {} : raw);
     }
-    const result = await route.handler({
+    return route.handler({
       ctx,
       svc,
       params,
@@ -141,18 +148,38 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
       station: ctx.state.station,
       credential: ctx.state.credential,
     } as HandlerArgs<TSchema, TSchema, TSchema>);
+  };
+
+  const handle = async (ctx: Context): Promise<void> => {
+    const result = await compute(ctx);
     if (result === undefined) return;
-    if (route.surface === 'listener') sendJson(ctx, result);
+    if (result instanceof Representation) sendCacheable(ctx, result.bytes, result.contentType, result.etag);
+    else if (route.surface === 'listener') sendJson(ctx, result);
     else ctx.body = result;
   };
 
+  // A cached listener read: after the gates (a 304 never comes before the credential gate), the stored
+  // answer while it is exact; otherwise one computation per key and data generation (lib/readCache.ts).
+  // The key is the raw path and query string: a hit skips validation, as only valid requests are stored.
+  const area = route.surface === 'listener' && route.method === 'get' ? route.cache : undefined;
+  const pathInKey = /\{(?!stationSlug\})/.test(route.path);
+  const toRepresentation = (result: unknown): Representation => (result instanceof Representation ? result : Representation.json(result));
+  const handleCached = (ctx: Context): Promise<void> | void => {
+    const stationId = (ctx.state.station as Station).id;
+    const key = readKey(route.operationId, stationId, pathInKey ? ctx.path : '', ctx.querystring);
+    const answer = svc.reads.read(key, stationId, area as ReadArea, svc.clock.now().getTime(), () => compute(ctx).then(toRepresentation));
+    if (answer instanceof Representation) return sendCacheable(ctx, answer.bytes, answer.contentType, answer.etag);
+    return answer.then((rep) => sendCacheable(ctx, rep.bytes, rep.contentType, rep.etag));
+  };
+  const finish = area === undefined ? handle : handleCached;
+
   // Gates answer synchronously on a cache hit; only a gate that returns a promise costs a hop.
-  const runFrom = (ctx: Context, first: number): Promise<void> => {
+  const runFrom = (ctx: Context, first: number): Promise<void> | void => {
     for (let i = first; i < gates.length; i++) {
       const pending = gates[i](ctx);
       if (pending) return pending.then(() => runFrom(ctx, i + 1));
     }
-    return handle(ctx);
+    return finish(ctx);
   };
 
   const page = route.page;

@@ -30,3 +30,12 @@ export function freshness(observedAt: Date | null, receivedAt: Date | null, thre
     receivedAt: receivedAt ? receivedAt.toISOString() : null,
   };
 }
+
+/**
+ * The next instant (ms) at which the whole-second age since `basisMs` changes: a cached answer that
+ * shows an age (or an elapsed time counted from the same moment) is exact until then.
+ */
+export function nextAgeTick(basisMs: number, nowMs: number): number {
+  if (nowMs < basisMs) return basisMs + 1000;
+  return basisMs + (Math.floor((nowMs - basisMs) / 1000) + 1) * 1000;
+}

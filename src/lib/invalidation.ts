@@ -2,7 +2,8 @@ import type { Redis } from './redis.ts';
 import { keys } from './keys.ts';
 import type { Logger } from './logger.ts';
 
-export type InvalidationTopic = 'station' | 'credential';
+/** `reads`: a listener read's data changed (id `<stationId>:<area>`, lib/readCache.ts). */
+export type InvalidationTopic = 'station' | 'credential' | 'reads';
 type Handler = (id: string) => void;
 
 /**

@@ -23,6 +23,12 @@ describe('configuration', () => {
     expect(() => loadConfig({ REALTIME_PUBLIC_URL: 'https://live.example' })).to.throw(ConfigError, /REALTIME_PUBLIC_URL/);
   });
 
+  it('READ_CACHE_MAX_BYTES defaults to 64 MiB, takes 0 (keep nothing) and refuses anything but a whole number', () => {
+    expect(loadConfig({}).readCacheMaxBytes).to.equal(64 * 1024 * 1024);
+    expect(loadConfig({ READ_CACHE_MAX_BYTES: '0' }).readCacheMaxBytes).to.equal(0);
+    expect(() => loadConfig({ READ_CACHE_MAX_BYTES: '64MB' })).to.throw(ConfigError, /READ_CACHE_MAX_BYTES/);
+  });
+
   it('accepts a Postgres Unix-socket URL (README, co-located Postgres), and it connects', async function () {
     const url = 'postgres:///postgres?host=/var/run/postgresql&user=postgres';
     expect(loadConfig({ DATABASE_URL: url }).databaseUrl).to.equal(url);

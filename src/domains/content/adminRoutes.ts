@@ -5,6 +5,7 @@ import { publishRecord, unpublishRecord } from './publish.ts';
 import { deleteRecord, saveDraft } from './records.ts';
 import { ContentTypeParams, PublishBody, PublishedReceipt, PutContentTypeBody, PutRecordBody, RecordParams, SavedContentType, SavedRecord } from './schemas.ts';
 import { saveContentType } from './types.ts';
+import { invalidateReads } from '../../lib/readCache.ts';
 
 // The admin side the editorial system calls (decisions.md, "Admin API").
 
@@ -24,7 +25,9 @@ export const contentAdminRoutes = [
     responses: { 200: { description: 'The current version.', schema: SavedContentType }, ...adminErrors },
     async handler({ svc, params, body }) {
       const stationId = (await svc.stations.require(params.stationId)).id;
-      return saveContentType(svc.db, { stationId, key: params.key, body, now: svc.clock.now() });
+      const saved = await saveContentType(svc.db, { stationId, key: params.key, body, now: svc.clock.now() });
+      await invalidateReads(svc, stationId, 'content');
+      return saved;
     },
   }),
   defineRoute({

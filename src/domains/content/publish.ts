@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { deleteFeedRow, upsertFeedRow } from '../../feed/rows.ts';
+import { invalidateReads } from '../../lib/readCache.ts';
 import { inTransaction, type Tx } from '../../lib/db.ts';
 import { NotFoundError, RevisionConflictError, ValidationError, type Issue } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -70,6 +71,7 @@ export async function publishRecord(svc: Services, input: { stationId: string; r
   const now = svc.clock.now();
   return inTransaction(svc.db, async (tx) => {
     const { trx } = tx;
+    tx.afterCommit(() => invalidateReads(svc, stationId, 'content'));
     const record = await lockRecord(tx, stationId, input.recordId);
     const revision = input.revision ?? record.latest_revision;
     if (revision < 1 || revision > record.latest_revision) {
@@ -149,6 +151,7 @@ export async function publishRecord(svc: Services, input: { stationId: string; r
 export async function unpublishRecord(svc: Services, input: { stationId: string; recordId: string }): Promise<{ id: string; published: false }> {
   const now = svc.clock.now();
   return inTransaction(svc.db, async (tx) => {
+    tx.afterCommit(() => invalidateReads(svc, input.stationId, 'content'));
     const record = await lockRecord(tx, input.stationId, input.recordId);
     const previous = await currentPosition(tx.trx, record.id);
     if (previous) {
@@ -189,6 +192,7 @@ export async function refreshRecordsUsingMedia(svc: Services, stationId: string,
       await closePosition(tx.trx, row, seq);
       await tx.trx('published_records').where({ record_id: recordId }).update({ body: JSON.stringify(next), updated_at: now, position_from: seq });
       await upsertFeedRow(tx, svc.bus, { stationId, kind: 'content', entry: recordId, data: next, now });
+      tx.afterCommit(() => invalidateReads(svc, stationId, 'content'));
       changed++;
     });
   }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { deleteFeedRow } from '../../feed/rows.ts';
+import { invalidateReads } from '../../lib/readCache.ts';
 import { inTransaction, type Db } from '../../lib/db.ts';
 import { ConflictError, ValidationError, type Issue } from '../../lib/errors.ts';
 import { suggest } from '../../http/validate.ts';
@@ -107,6 +108,7 @@ export async function deleteRecord(svc: Services, stationId: string, recordId: s
     const record = await tx.trx<RecordRow>('records').where({ id: recordId, station_id: stationId }).forUpdate().first();
     if (!record) return;
     await deleteFeedRow(tx, svc.bus, { stationId, kind: 'content', entry: record.id, now: svc.clock.now() });
+    tx.afterCommit(() => invalidateReads(svc, stationId, 'content'));
     await tx.trx('records').where({ id: record.id }).delete();
   });
 }

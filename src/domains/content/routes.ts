@@ -1,18 +1,14 @@
 import { listenerErrorResponses, listenerRead } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
-import { sendCacheable } from '../../http/etag.ts';
+import { JSON_TYPE, Representation } from '../../lib/readCache.ts';
 import { StationSlugParams } from '../../http/schema.ts';
-import { NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { contentAdminRoutes } from './adminRoutes.ts';
-import { presentContentType } from './presenter.ts';
-import { contentListJson, filtersFromQuery, findPublishedRecord, findPublishedRecordBySlug, listPublishedRecords } from './queries.ts';
+import { contentListJson, filtersFromQuery, listPublishedRecords } from './queries.ts';
+import { recordBySlugRead, recordRead, schemasRead } from './reads.ts';
 import { BySlugParams, ContentIdParams, ContentList, ContentListQuery, PublishedRecord, SchemasQuery, SchemasResponse } from './schemas.ts';
-import { findTypeVersion, listCurrentTypes } from './types.ts';
 
 // Listener routes of content delivery: schema definitions, record lists, one record by id or slug.
 // Every read goes to the published projection, so unpublish and switches apply on the next read.
-
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 const listenerErrors = listenerErrorResponses('Station unknown, inactive or offline; module switched off (MODULE_DISABLED); or nothing published.');
 
@@ -27,19 +23,12 @@ const listenerRoutes = [
     summary: 'Content type definitions (private and system fields left out)',
     description: 'Without `type`: every current type, ordered by key (at most 100). With `type`: that type at `version` (default current); a historical version only once a record was published with it.',
     module: 'schemas',
+    cache: 'content',
     params: StationSlugParams,
     query: SchemasQuery,
     responses: { 200: { description: 'Definitions.', schema: SchemasResponse }, ...listenerErrors },
-    async handler({ svc, station, query }) {
-      if (query.type === undefined) {
-        if (query.version !== undefined) {
-          throw new ValidationError('version needs type.', [{ path: 'version', code: 'requires_type', message: 'version can only be given together with type' }]);
-        }
-        return { contractVersion: 1, types: (await listCurrentTypes(svc.db, station.id)).map(presentContentType) };
-      }
-      const type = await findTypeVersion(svc.db, station.id, query.type, query.version);
-      if (!type) throw new NotFoundError(query.version === undefined ? 'Unknown content type.' : 'No published snapshot of this content type version.');
-      return { contractVersion: 1, types: [presentContentType(type)] };
+    handler({ svc, station, query }) {
+      return schemasRead(svc, station, query);
     },
   }),
   defineRoute({
@@ -49,10 +38,11 @@ const listenerRoutes = [
     operationId: 'listContent',
     summary: 'Published records of a type, filtered, sorted and paged by cursor',
     module: 'content',
+    cache: 'content',
     params: StationSlugParams,
     query: ContentListQuery,
     responses: { 200: { description: 'A page of records.', schema: ContentList }, ...listenerErrors },
-    async handler({ ctx, svc, station, query }) {
+    async handler({ svc, station, query }) {
       const filters = filtersFromQuery(query.filter);
       const page = await listPublishedRecords(svc.db, svc.config.secret, {
         stationId: station.id,
@@ -63,7 +53,7 @@ const listenerRoutes = [
         limit: query.limit,
         cursor: query.cursor,
       });
-      sendCacheable(ctx, contentListJson(query.type, query.limit, page), JSON_TYPE);
+      return new Representation(Buffer.from(contentListJson(query.type, query.limit, page)), JSON_TYPE);
     },
   }),
   defineRoute({
@@ -73,12 +63,11 @@ const listenerRoutes = [
     operationId: 'getContent',
     summary: 'One published record by id',
     module: 'content',
+    cache: 'content',
     params: ContentIdParams,
     responses: { 200: { description: 'The record.', schema: PublishedRecord }, ...listenerErrors },
-    async handler({ ctx, svc, station, params }) {
-      const body = await findPublishedRecord(svc.db, station.id, params.id);
-      if (body === null) throw new NotFoundError('Record not found.');
-      sendCacheable(ctx, body, JSON_TYPE);
+    handler({ svc, station, params }) {
+      return recordRead(svc, station, params.id);
     },
   }),
   defineRoute({
@@ -89,12 +78,11 @@ const listenerRoutes = [
     summary: 'One published record by a slug it uses or used before',
     description: 'A former slug resolves too and returns the current record: compare `values.slug` with the requested slug.',
     module: 'content',
+    cache: 'content',
     params: BySlugParams,
     responses: { 200: { description: 'The record.', schema: PublishedRecord }, ...listenerErrors },
-    async handler({ ctx, svc, station, params }) {
-      const body = await findPublishedRecordBySlug(svc.db, station.id, params.type, params.slug);
-      if (body === null) throw new NotFoundError('Record not found.');
-      sendCacheable(ctx, body, JSON_TYPE);
+    handler({ svc, station, params }) {
+      return recordBySlugRead(svc, station, params.type, params.slug);
     },
   }),
 ];

@@ -20,6 +20,7 @@ import {
 } from './model.ts';
 import { ingestContextOf, ingestContextStatements, observationById, reviveRow } from './queries.ts';
 import { lockStationStatement } from '../schedule/feed.ts';
+import { invalidateReads } from '../../lib/readCache.ts';
 
 // The ingest command: decisions.md's ordered outcome rules. Storage (rules 1–5) happens in one
 // transaction that holds the station's row lock, so concurrent retries and collapse candidates of one
@@ -101,12 +102,14 @@ export async function ingestObservation(svc: Services, station: Station, input: 
     // Committed: the now-playing row goes out, and rundown following starts, at once (the row is written
     // to Redis first; neither waits for the other's round trip).
     const published = stored.message ? svc.bus.publish(stored.message) : Promise.resolve();
+    // Now-playing and track history show it from the next read on, in every web process.
+    const invalidated = invalidateReads(svc, station.id, 'nowPlaying');
     if (station.artworkLookup && input.artworkUrl === null && input.title !== null) requestArtwork(svc, stored.row.id);
     if (!pending) {
-      await published;
+      await Promise.all([published, invalidated]);
       return resultOf(stored.row);
     }
-    const [, result] = await Promise.all([published, follow(svc, station.id, stored.row.id, deadline, true)]);
+    const [, , result] = await Promise.all([published, invalidated, follow(svc, station.id, stored.row.id, deadline, true)]);
     return result;
   }
   // A retry or a collapsed repeat answers what its observation answers (waiting for its following too).

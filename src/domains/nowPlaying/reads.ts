@@ -1,15 +1,22 @@
 import { ValidationError } from '../../lib/errors.ts';
+import { nextAgeTick } from '../../lib/freshness.ts';
+import { Representation } from '../../lib/readCache.ts';
+import { momentOf } from './model.ts';
 import { sign, verify } from '../../lib/tokens.ts';
 import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
 import { presentHistoryItem, presentNowPlaying } from './presenter.ts';
 import { historyRows, latestTrack, type HistoryPosition } from './queries.ts';
-import type { NowPlaying, TrackHistory, TrackHistoryQuery } from './schemas.ts';
+import type { TrackHistory, TrackHistoryQuery } from './schemas.ts';
 
 // The two listener reads, shared by REST and GraphQL.
 
-export async function nowPlayingOf(svc: Pick<Services, 'db' | 'clock'>, station: Station): Promise<NowPlaying> {
-  return presentNowPlaying(station, await latestTrack(svc.db, station.id), svc.clock.now());
+/** Now-playing as a cached answer: exact until its age (and elapsed time) moves to the next whole second. */
+export async function nowPlayingRead(svc: Pick<Services, 'db' | 'clock'>, station: Station): Promise<Representation> {
+  const now = svc.clock.now();
+  const latest = await latestTrack(svc.db, station.id);
+  const validUntil = latest ? nextAgeTick(momentOf(latest).getTime(), now.getTime()) : Infinity;
+  return Representation.json(presentNowPlaying(station, latest, now), validUntil);
 }
 
 interface CursorPayload extends HistoryPosition {

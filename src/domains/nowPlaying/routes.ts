@@ -10,7 +10,7 @@ import { bindObservation } from './bind.ts';
 import { readJsonObject } from './body.ts';
 import { ingestObservation } from './commands.ts';
 import { INGEST_BODY_LIMIT } from './model.ts';
-import { nowPlayingOf, trackHistoryPage } from './reads.ts';
+import { nowPlayingRead, trackHistoryPage } from './reads.ts';
 import { IngestBody, IngestQuery, IngestResponse, NowPlaying, StationSlugParams, TrackHistory, TrackHistoryQuery } from './schemas.ts';
 
 const listenerErrors = {
@@ -83,11 +83,12 @@ export const nowPlayingRoutes = [
     surface: 'listener',
     scope: 'listener:read',
     module: 'nowPlaying',
+    cache: 'nowPlaying',
     rateLimit: 'listener',
     params: StationSlugParams,
     responses: { 200: { description: 'Now playing.', schema: NowPlaying }, ...listenerErrors },
-    async handler({ svc, station }) {
-      return nowPlayingOf(svc, station);
+    handler({ svc, station }) {
+      return nowPlayingRead(svc, station);
     },
   }),
   defineRoute({
@@ -99,6 +100,7 @@ export const nowPlayingRoutes = [
     surface: 'listener',
     scope: 'listener:read',
     module: 'trackHistory',
+    cache: 'nowPlaying',
     rateLimit: 'listener',
     params: StationSlugParams,
     query: TrackHistoryQuery,

@@ -7,6 +7,7 @@ import type { BroadcastBody, PresenterBody, ProgramBody } from './schemas.ts';
 import { lockStation, refreshScheduleRowIn } from './feed.ts';
 import { refreshOnAirIn } from './onair.ts';
 import { planTimers } from './timers.ts';
+import { invalidateReads } from '../../lib/readCache.ts';
 
 // Admin writes of the schedule. Each runs inside the caller's transaction (so an import can batch
 // many); `scheduleChanged` then rebuilds the feed rows in that same transaction and re-plans the
@@ -137,6 +138,8 @@ export async function removeBroadcast(tx: Tx, stationId: string, id: string): Pr
  */
 export async function scheduleChanged(tx: Tx, svc: Services, stationId: string, timezone: string, options: { replan?: boolean } = {}): Promise<void> {
   const now = svc.clock.now();
+  // Listener reads (schedule, programs, current broadcast, calendar) show it from the next read on.
+  tx.afterCommit(() => invalidateReads(svc, stationId, 'schedule'));
   await refreshScheduleRowIn(tx, svc.bus, stationId, timezone, now, now);
   await refreshOnAirIn(tx, svc.bus, stationId, now, now);
   if (options.replan === false) return;

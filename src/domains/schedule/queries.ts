@@ -188,3 +188,16 @@ export async function boundariesBetween(db: Q, stationId: string, after: Date, u
   );
   return result.rows.map((r) => r.at);
 }
+
+/**
+ * The first start after `at` of a broadcast that can go on air (published, not cancelled): until
+ * then, and until the current one ends, the on-air answer cannot change (routes.ts, cached reads).
+ */
+export async function nextBroadcastStart(db: Q, stationId: string, at: Date): Promise<Date | null> {
+  const row = await db('broadcasts')
+    .where({ station_id: stationId, published: true, cancelled: false })
+    .andWhere('starts_at', '>', at)
+    .min<{ next: Date | null }>('starts_at as next')
+    .first();
+  return row?.next ?? null;
+}

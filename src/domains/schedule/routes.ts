@@ -1,17 +1,12 @@
 import { listenerErrorResponses, listenerRead } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
-import { sendCacheable } from '../../http/etag.ts';
-import { MAX_BROADCASTS } from './model.ts';
-import { broadcastOnAir, broadcastsOverlapping, programsWithBroadcasts } from './queries.ts';
-import { presentCurrentBroadcast, presentPrograms, presentSchedule } from './presenter.ts';
 import { CurrentBroadcastResponse, ProgramsResponse, ScheduleResponse, StationSlugParams, WindowQuery } from './schemas.ts';
-import { buildCalendar, ICS_CONTENT_TYPE } from './ics.ts';
-import { resolveWindow } from './window.ts';
+import { calendarRead, currentBroadcastRead, programsRead, scheduleRead } from './reads.ts';
 import { scheduleAdminRoutes } from './admin-routes.ts';
 
 const listenerErrors = listenerErrorResponses('Station unknown, inactive or offline, or the module is switched off.');
 
-const listener = { ...listenerRead, params: StationSlugParams };
+const listener = { ...listenerRead, params: StationSlugParams, cache: 'schedule' as const };
 
 export const scheduleListenerRoutes = [
   defineRoute({
@@ -25,11 +20,8 @@ export const scheduleListenerRoutes = [
     module: 'schedule',
     query: WindowQuery,
     responses: { 200: { description: 'The schedule.', schema: ScheduleResponse }, ...listenerErrors },
-    async handler({ svc, station, query }) {
-      const now = svc.clock.now();
-      const window = resolveWindow(query, station.timezone, now);
-      const { broadcasts, truncated } = await broadcastsOverlapping(svc.db, station.id, window.start, window.end, MAX_BROADCASTS);
-      return presentSchedule(broadcasts, truncated, station.timezone, now);
+    handler({ svc, station, query }) {
+      return scheduleRead(svc, station, query);
     },
   }),
   defineRoute({
@@ -42,9 +34,8 @@ export const scheduleListenerRoutes = [
     module: 'programs',
     query: WindowQuery,
     responses: { 200: { description: 'The programs.', schema: ProgramsResponse }, ...listenerErrors },
-    async handler({ svc, station, query }) {
-      const window = resolveWindow(query, station.timezone, svc.clock.now());
-      return presentPrograms(await programsWithBroadcasts(svc.db, station.id, window.start, window.end), window, station.timezone);
+    handler({ svc, station, query }) {
+      return programsRead(svc, station, query);
     },
   }),
   defineRoute({
@@ -55,9 +46,8 @@ export const scheduleListenerRoutes = [
     summary: 'The broadcast on air now, or null',
     module: 'currentBroadcast',
     responses: { 200: { description: 'The current broadcast (null when nothing is on air).', schema: CurrentBroadcastResponse }, ...listenerErrors },
-    async handler({ svc, station }) {
-      const now = svc.clock.now();
-      return presentCurrentBroadcast(await broadcastOnAir(svc.db, station.id, now), station.timezone, now);
+    handler({ svc, station }) {
+      return currentBroadcastRead(svc, station);
     },
   }),
   defineRoute({
@@ -70,11 +60,8 @@ export const scheduleListenerRoutes = [
     module: 'calendar',
     query: WindowQuery,
     responses: { 200: { description: 'iCalendar text (RFC 5545).', contentType: 'text/calendar' }, ...listenerErrors },
-    async handler({ ctx, svc, station, query }) {
-      const window = resolveWindow(query, station.timezone, svc.clock.now());
-      const { broadcasts } = await broadcastsOverlapping(svc.db, station.id, window.start, window.end, MAX_BROADCASTS);
-      sendCacheable(ctx, Buffer.from(buildCalendar(station, broadcasts)), ICS_CONTENT_TYPE);
-      return undefined;
+    handler({ svc, station, query }) {
+      return calendarRead(svc, station, query);
     },
   }),
 ];

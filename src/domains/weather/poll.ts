@@ -8,6 +8,7 @@ import { OpenMeteoForecast, openMeteoToWeather, openMeteoUrl } from './providers
 import { TomTomIncidents, tomTomToTraffic, tomTomUrl } from './providers/tomtom.ts';
 import { PutTrafficBody, PutWeatherBody, type StoredReceipt } from './schemas.ts';
 import { findSource, recordPoll } from './sources.ts';
+import { invalidateReads } from '../../lib/readCache.ts';
 
 // One poll of a station's provider: fetch, check the provider's answer against the part of its format
 // we read, map it to the admin PUT body, check that like any admin PUT, store through the same command.
@@ -60,6 +61,8 @@ export async function pollFeed(svc: Services, stationId: string, feed: Feed): Pr
       receipt = await storeTraffic(svc.db, { stationId, body, now });
     }
     await recordPoll(svc.db, stationId, feed, now, null);
+    // The listener reads show the new snapshot from the next read on, in every web process.
+    await invalidateReads(svc, stationId, source.feed);
     return receipt;
   } catch (err) {
     const message = err instanceof ValidationError ? `the provider's data failed validation: ${err.issues?.map((i) => `${i.path} ${i.message}`).join('; ')}` : (err as Error).message;

@@ -1,21 +1,18 @@
 import { listenerErrorResponses, adminErrorResponses } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
-import { sendCacheable } from '../../http/etag.ts';
+import { feedRead } from './reads.ts';
+import { invalidateReads } from '../../lib/readCache.ts';
 import { StationSlugParams } from '../../http/schema.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { StationIdParams } from '../stations/schemas.ts';
 import type { Station } from '../stations/model.ts';
 import type { Feed } from './model.ts';
 import { storeTraffic, storeWeather } from './commands.ts';
-import { trafficJson, weatherJson } from './presenter.ts';
-import { findStoredSnapshot } from './queries.ts';
 import { sourceRoutes } from './sourceRoutes.ts';
 import { PutTrafficBody, PutWeatherBody, StoredReceipt, TrafficResponse, WeatherResponse } from './schemas.ts';
 
 // Weather and traffic: listener reads (station-delivery-api.md "Weather and traffic") and the admin
 // PUTs an external collector stores through (decisions.md "Admin API").
-
-const JSON_TYPE = 'application/json; charset=utf-8';
 
 const listener = {
   tags: ['listener'],
@@ -46,11 +43,11 @@ export const weatherRoutes = [
     summary: 'Normalised weather snapshots with freshness',
     description: 'Fresh while the snapshot is at most 3600 s old (by observedAt). `empty` freshness with `snapshots: []` until a snapshot was stored.',
     module: 'weather',
+    cache: 'weather',
     responses: { 200: { description: 'Weather.', schema: WeatherResponse }, ...listenerErrors },
-    async handler({ ctx, svc, station }) {
+    handler({ svc, station }) {
       assertDelivered(station, 'weather');
-      const stored = await findStoredSnapshot(svc.db, 'weather', station.id);
-      sendCacheable(ctx, weatherJson(station.timezone, stored, svc.clock.now()), JSON_TYPE);
+      return feedRead(svc, station, 'weather');
     },
   }),
   defineRoute({
@@ -61,11 +58,11 @@ export const weatherRoutes = [
     summary: 'Normalised traffic snapshot with incidents and freshness',
     description: 'Fresh while the snapshot is at most 900 s old (by observedAt); an empty `incidents` array with `fresh` means no incidents. `empty` freshness with `snapshot: null` until a snapshot was stored.',
     module: 'traffic',
+    cache: 'traffic',
     responses: { 200: { description: 'Traffic.', schema: TrafficResponse }, ...listenerErrors },
-    async handler({ ctx, svc, station }) {
+    handler({ svc, station }) {
       assertDelivered(station, 'traffic');
-      const stored = await findStoredSnapshot(svc.db, 'traffic', station.id);
-      sendCacheable(ctx, trafficJson(station.timezone, stored, svc.clock.now()), JSON_TYPE);
+      return feedRead(svc, station, 'traffic');
     },
   }),
   defineRoute({
@@ -80,7 +77,10 @@ export const weatherRoutes = [
     bodyLimit: '4mb',
     responses: { 200: { description: 'Stored.', schema: StoredReceipt }, ...adminErrors },
     async handler({ svc, params, body }) {
-      return storeWeather(svc.db, { stationId: (await svc.stations.require(params.stationId)).id, body, now: svc.clock.now() });
+      const stationId = (await svc.stations.require(params.stationId)).id;
+      const receipt = await storeWeather(svc.db, { stationId, body, now: svc.clock.now() });
+      await invalidateReads(svc, stationId, 'weather');
+      return receipt;
     },
   }),
   defineRoute({
@@ -95,7 +95,10 @@ export const weatherRoutes = [
     bodyLimit: '4mb',
     responses: { 200: { description: 'Stored.', schema: StoredReceipt }, ...adminErrors },
     async handler({ svc, params, body }) {
-      return storeTraffic(svc.db, { stationId: (await svc.stations.require(params.stationId)).id, body, now: svc.clock.now() });
+      const stationId = (await svc.stations.require(params.stationId)).id;
+      const receipt = await storeTraffic(svc.db, { stationId, body, now: svc.clock.now() });
+      await invalidateReads(svc, stationId, 'traffic');
+      return receipt;
     },
   }),
   ...sourceRoutes,

@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { admin, request, type Reply } from '../../support/http.ts';
 import { listenerFixture } from '../../support/factories.ts';
 import type { TestServer } from '../../support/server.ts';
+import { invalidateReads } from '../../../src/lib/readCache.ts';
 
 // Content through the admin API, the way the editorial system loads it.
 
@@ -104,8 +105,10 @@ export async function insertMedia(server: TestServer, stationId: string, options
 
 /** Rewrites a published record's stored body as it was before image variants were always paths (null until rendered). */
 export async function storeWithNullVariants(server: TestServer, recordId: string): Promise<void> {
-  await server.svc.db.raw(
-    `UPDATE published_records SET body = jsonb_set(body, '{media}', (SELECT jsonb_agg(m || '{"variants": {"thumb": null, "display": null, "card": null, "square": null}}'::jsonb) FROM jsonb_array_elements(body -> 'media') m)) WHERE record_id = ?`,
+  const { rows } = await server.svc.db.raw(
+    `UPDATE published_records SET body = jsonb_set(body, '{media}', (SELECT jsonb_agg(m || '{"variants": {"thumb": null, "display": null, "card": null, "square": null}}'::jsonb) FROM jsonb_array_elements(body -> 'media') m)) WHERE record_id = ? RETURNING station_id`,
     [recordId],
   );
+  // Written behind the API, so drop the cached reads as a write would.
+  for (const { station_id } of rows as { station_id: string }[]) await invalidateReads(server.svc, station_id, 'content');
 }

@@ -9,6 +9,7 @@ import { latestTrack, observationById } from '../queries.ts';
 import { ProviderError } from './http.ts';
 import { pacing } from './pacing.ts';
 import { PROVIDERS, type ArtworkProvider } from './providers.ts';
+import { invalidateReads } from '../../../lib/readCache.ts';
 
 // Artwork lookup for a stored observation (station-delivery-api.md, "Artwork"): cached hits and
 // misses, providers in order, the stored track filled and a follow-up `now-playing` row published.
@@ -63,6 +64,7 @@ async function fill(svc: Services, observation: ObservationRow, url: string): Pr
   const station = await svc.stations.byIdOrNull(observation.station_id);
   return inTransaction(svc.db, async (tx) => {
     const updated = await tx.trx('observations').where({ id: observation.id }).whereNull('artwork_url').update({ artwork_url: url });
+    if (updated) tx.afterCommit(() => invalidateReads(svc, observation.station_id, 'nowPlaying'));
     if (!updated || !station) return updated > 0;
     const latest = await latestTrack(tx.trx, observation.station_id);
     if (latest?.id === observation.id) await upsertNowPlayingRow(tx, svc, station);

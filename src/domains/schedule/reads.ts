@@ -1,0 +1,68 @@
+import { Representation } from '../../lib/readCache.ts';
+import type { Services } from '../../services.ts';
+import type { Station } from '../stations/model.ts';
+import { MAX_BROADCASTS, type ResolvedBroadcast } from './model.ts';
+import { broadcastOnAir, broadcastsOverlapping, nextBroadcastStart, programsWithBroadcasts } from './queries.ts';
+import { presentCurrentBroadcast, presentPrograms, presentSchedule } from './presenter.ts';
+import { buildCalendar, ICS_CONTENT_TYPE } from './ics.ts';
+import { nextLocalMidnight, resolveWindow } from './window.ts';
+
+// The schedule's listener reads as cached answers (REST and GraphQL share them): each answer says
+// until when its bytes stay exact — the window of a default `fromDate` is "today" until local
+// midnight (Luxon, so a DST day is as long as it is locally), a broadcast's `status` changes at its
+// start and end, the broadcast on air at the end of the current one or the next start.
+
+type ReadServices = Pick<Services, 'db' | 'clock'>;
+interface WindowQuery {
+  fromDate?: string;
+  throughDate?: string;
+}
+
+/** The first start or end after `now` among the listed (non-cancelled) broadcasts: their status changes then. */
+function nextStatusChange(broadcasts: ResolvedBroadcast[], nowMs: number): number {
+  let next = Infinity;
+  for (const { row } of broadcasts) {
+    if (row.cancelled) continue;
+    const starts = row.starts_at.getTime();
+    const ends = row.ends_at.getTime();
+    if (starts > nowMs && starts < next) next = starts;
+    else if (ends > nowMs && ends < next) next = ends;
+  }
+  return next;
+}
+
+/** Local midnight when the window follows "today", else never. */
+function windowValidUntil(query: WindowQuery, station: Station, now: Date): number {
+  return query.fromDate === undefined ? nextLocalMidnight(now, station.timezone).getTime() : Infinity;
+}
+
+export async function scheduleRead(svc: ReadServices, station: Station, query: WindowQuery): Promise<Representation> {
+  const now = svc.clock.now();
+  const window = resolveWindow(query, station.timezone, now);
+  const { broadcasts, truncated } = await broadcastsOverlapping(svc.db, station.id, window.start, window.end, MAX_BROADCASTS);
+  const validUntil = Math.min(windowValidUntil(query, station, now), nextStatusChange(broadcasts, now.getTime()));
+  return Representation.json(presentSchedule(broadcasts, truncated, station.timezone, now), validUntil);
+}
+
+export async function programsRead(svc: ReadServices, station: Station, query: WindowQuery): Promise<Representation> {
+  const now = svc.clock.now();
+  const window = resolveWindow(query, station.timezone, now);
+  const programs = await programsWithBroadcasts(svc.db, station.id, window.start, window.end);
+  return Representation.json(presentPrograms(programs, window, station.timezone), windowValidUntil(query, station, now));
+}
+
+/** `asOf` is when the answer was computed (decisions.md, Clarifications), so it may be reused until the on-air broadcast changes. */
+export async function currentBroadcastRead(svc: ReadServices, station: Station): Promise<Representation> {
+  const now = svc.clock.now();
+  const [current, nextStart] = await Promise.all([broadcastOnAir(svc.db, station.id, now), nextBroadcastStart(svc.db, station.id, now)]);
+  const validUntil = Math.min(current ? current.row.ends_at.getTime() : Infinity, nextStart ? nextStart.getTime() : Infinity);
+  const value = presentCurrentBroadcast(current, station.timezone, now);
+  return Representation.json(value, validUntil, JSON.stringify({ ...value, asOf: null }));
+}
+
+export async function calendarRead(svc: ReadServices, station: Station, query: WindowQuery): Promise<Representation> {
+  const now = svc.clock.now();
+  const window = resolveWindow(query, station.timezone, now);
+  const { broadcasts } = await broadcastsOverlapping(svc.db, station.id, window.start, window.end, MAX_BROADCASTS);
+  return new Representation(Buffer.from(buildCalendar(station, broadcasts)), ICS_CONTENT_TYPE, windowValidUntil(query, station, now));
+}

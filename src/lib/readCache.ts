@@ -1,0 +1,240 @@
+import { strongEtag } from '../http/etag.ts';
+import type { Invalidation } from './invalidation.ts';
+
+/**
+ * What a listener read shows, by the data it is computed from. A write invalidates the areas it
+ * changes (`svc.invalidation.invalidate('reads', readsTopic(stationId, area))`); a change of the
+ * station itself (the `station` topic) drops every area of that station.
+ */
+export const READ_AREAS = ['content', 'schedule', 'nowPlaying', 'weather', 'traffic'] as const;
+export type ReadArea = (typeof READ_AREAS)[number];
+
+/**
+ * The key of a cached answer: the REST route's operationId, the station, the raw path when the route
+ * names more than the station, and the raw query string. GraphQL resolvers build the same key for the
+ * same read, so both surfaces share one answer.
+ */
+export const readKey = (operationId: string, stationId: string, path = '', query = ''): string => `${operationId}\n${stationId}\n${path}\n${query}`;
+
+/** The id of a `reads` invalidation: `<stationId>:<area>`. */
+export const readsTopic = (stationId: string, area: ReadArea): string => `${stationId}:${area}`;
+
+/**
+ * One answer of a listener read as it is sent: the bytes, their strong ETag (hashed once), the media
+ * type, and the instant (ms since the epoch, by the service clock) until which the bytes stay exact —
+ * the next whole second of an age, the next broadcast boundary, local midnight; `Infinity` when only a
+ * write can change them. `value` is the JS object the bytes were serialised from, for GraphQL.
+ */
+export class Representation {
+  readonly bytes: Buffer;
+  readonly contentType: string;
+  readonly validUntil: number;
+  readonly etag: string;
+  readonly value: unknown;
+  /**
+   * What the answer shows, when that is not all of its bytes: `broadcast/current` leaves out `asOf`
+   * (when it was computed), so an answer recomputed only because its safety age ran out, and showing
+   * the same, is kept with its first `asOf` and ETag (it is still the right answer: 304s continue).
+   */
+  readonly fingerprint: string;
+  constructor(bytes: Buffer, contentType: string, validUntil = Infinity, value?: unknown, fingerprint?: string) {
+    this.bytes = bytes;
+    this.contentType = contentType;
+    this.validUntil = validUntil;
+    this.etag = strongEtag(bytes);
+    this.value = value;
+    this.fingerprint = fingerprint ?? this.etag;
+  }
+
+  static json(value: unknown, validUntil = Infinity, fingerprint?: string): Representation {
+    return new Representation(Buffer.from(JSON.stringify(value)), JSON_TYPE, validUntil, value, fingerprint);
+  }
+}
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+interface Entry {
+  rep: Representation;
+  stationId: string;
+  /** The areas whose invalidation drops it (a GraphQL answer may show several; none: only a station change). */
+  areas: readonly ReadArea[];
+  /** `validUntil`, by the service clock. */
+  expires: number;
+  /** Real time (Date.now) after which the entry goes whatever the service clock says: bounds a lost invalidation. */
+  hardExpiry: number;
+  size: number;
+  /** Read since the eviction hand last passed (second chance). */
+  used: boolean;
+}
+
+/** Bookkeeping per entry besides its bytes (key, map slots, objects): an estimate for the budget. */
+const ENTRY_OVERHEAD = 256;
+
+/**
+ * The listener reads' answers, in memory, bounded by a byte budget (`READ_CACHE_MAX_BYTES`).
+ *
+ * Eviction is second-chance (CLOCK) over insertion order: a hit only sets a flag, so the hot path
+ * never reorders the map; when the budget is exceeded the oldest entries go, those read since the
+ * last pass are moved to the back once. An answer larger than an eighth of the budget is served but
+ * not kept, so one huge page cannot flush everything else.
+ *
+ * Consistency: a computation takes the area's generation before it reads the database and stores its
+ * answer only if no invalidation of that area came in meanwhile, so an answer computed from data a
+ * concurrent write replaced is never kept. Concurrent misses of one key share one computation.
+ */
+export class ReadCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly pending = new Map<string, { generation: number; promise: Promise<Representation> }>();
+  private readonly generations = new Map<string, number>();
+  private readonly keysByStation = new Map<string, Set<string>>();
+  private used = 0;
+  readonly budget: number;
+  private readonly maxAgeMs: number;
+
+  constructor(budgetBytes: number, maxAgeMs: number, invalidation?: Pick<Invalidation, 'on'>) {
+    this.budget = budgetBytes;
+    this.maxAgeMs = maxAgeMs;
+    if (invalidation) {
+      invalidation.on('reads', (id) => {
+        const sep = id.lastIndexOf(':');
+        this.drop(id.slice(0, sep), id.slice(sep + 1) as ReadArea);
+      });
+      invalidation.on('station', (id) => this.drop(id));
+    }
+  }
+
+  /** Bytes currently held (entries' bodies plus an estimate of their bookkeeping). */
+  get usedBytes(): number {
+    return this.used;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The stored answer while it is exact at `nowMs`, else undefined (an expired one is dropped). */
+  peek(key: string, nowMs: number): Representation | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    if (nowMs >= entry.expires || Date.now() >= entry.hardExpiry) {
+      this.remove(key, entry);
+      return undefined;
+    }
+    entry.used = true;
+    return entry.rep;
+  }
+
+  /**
+   * The answer for `key`: the stored one while exact, else `compute()` (shared by concurrent callers)
+   * whose result is stored unless the area was invalidated while it ran.
+   */
+  read(key: string, stationId: string, area: ReadArea, nowMs: number, compute: () => Promise<Representation>): Representation | Promise<Representation> {
+    const entry = this.entries.get(key);
+    // Past its safety age but not its validUntil: recomputed, and kept as it was if it shows the same.
+    const lapsed = entry !== undefined && nowMs < entry.expires && Date.now() >= entry.hardExpiry ? entry.rep : undefined;
+    const hit = this.peek(key, nowMs);
+    if (hit !== undefined) return hit;
+    const generation = this.generation(stationId, area);
+    const inFlight = this.pending.get(key);
+    if (inFlight !== undefined && inFlight.generation === generation) {
+      // Joined a computation started a moment earlier: its answer must still be exact at this read's time.
+      return inFlight.promise.then((rep) => (rep.validUntil > nowMs ? rep : this.read(key, stationId, area, nowMs, compute)));
+    }
+    const promise = compute().then(
+      (computed) => {
+        if (this.pending.get(key)?.promise === promise) this.pending.delete(key);
+        const rep = lapsed !== undefined && lapsed.fingerprint === computed.fingerprint && lapsed.validUntil === computed.validUntil ? lapsed : computed;
+        this.store(key, stationId, area, generation, rep, nowMs);
+        return rep;
+      },
+      (err: unknown) => {
+        if (this.pending.get(key)?.promise === promise) this.pending.delete(key);
+        throw err;
+      },
+    );
+    this.pending.set(key, { generation, promise });
+    return promise;
+  }
+
+  /** A token that changes with every invalidation of the area (of any area of the station when omitted). */
+  generation(stationId: string, area?: ReadArea): number {
+    if (area !== undefined) return this.generations.get(`${stationId}:${area}`) ?? 0;
+    // Counters only grow, so their sum changes exactly when one of them does.
+    let sum = 0;
+    for (const each of READ_AREAS) sum += this.generations.get(`${stationId}:${each}`) ?? 0;
+    return sum;
+  }
+
+  /**
+   * Keeps `rep` unless the generation moved since `generation` was taken (of `area`, or of the whole
+   * station when `area` is a list: an answer showing several areas), or it is already out of date.
+   */
+  store(key: string, stationId: string, area: ReadArea | readonly ReadArea[], generation: number, rep: Representation, nowMs: number): void {
+    const single = typeof area === 'string';
+    if (this.budget === 0 || this.generation(stationId, single ? area : undefined) !== generation) return;
+    const expires = rep.validUntil;
+    if (expires <= nowMs) return;
+    const size = rep.bytes.length + key.length * 2 + ENTRY_OVERHEAD;
+    if (size > this.budget / 8) return;
+    const previous = this.entries.get(key);
+    if (previous) this.remove(key, previous);
+    this.entries.set(key, { rep, stationId, areas: single ? [area] : area, expires, hardExpiry: Date.now() + this.maxAgeMs, size, used: false });
+    this.used += size;
+    let keys = this.keysByStation.get(stationId);
+    if (!keys) this.keysByStation.set(stationId, (keys = new Set()));
+    keys.add(key);
+    if (this.used > this.budget) this.evict();
+  }
+
+  /** Drops one area of a station (or every area) and makes computations already running not store. */
+  drop(stationId: string, area?: ReadArea): void {
+    for (const each of area ? [area] : READ_AREAS) {
+      const name = `${stationId}:${each}`;
+      this.generations.set(name, (this.generations.get(name) ?? 0) + 1);
+    }
+    const keys = this.keysByStation.get(stationId);
+    if (!keys) return;
+    for (const key of keys) {
+      const entry = this.entries.get(key);
+      if (entry && (area === undefined || entry.areas.includes(area))) this.remove(key, entry);
+    }
+  }
+
+  clear(): void {
+    for (const [key, entry] of this.entries) this.remove(key, entry);
+  }
+
+  private remove(key: string, entry: Entry): void {
+    this.entries.delete(key);
+    this.used -= entry.size;
+    const keys = this.keysByStation.get(entry.stationId);
+    if (keys) {
+      keys.delete(key);
+      if (keys.size === 0) this.keysByStation.delete(entry.stationId);
+    }
+  }
+
+  private evict(): void {
+    // Second chance: an entry read since it was stored (or last moved) goes to the back once.
+    let spared = 0;
+    for (const [key, entry] of this.entries) {
+      if (this.used <= this.budget) return;
+      if (entry.used && spared < this.entries.size) {
+        entry.used = false;
+        this.entries.delete(key);
+        this.entries.set(key, entry);
+        spared++;
+        continue;
+      }
+      this.remove(key, entry);
+    }
+  }
+}
+
+/**
+ * After a write that changes what an area of a station's listener reads show: drops those answers
+ * here at once and in every other process (through the invalidation bus). Call it after the commit.
+ */
+export function invalidateReads(svc: { invalidation: Pick<Invalidation, 'invalidate'> }, stationId: string, area: ReadArea): Promise<void> {
+  return svc.invalidation.invalidate('reads', readsTopic(stationId, area));
+}

@@ -1,0 +1,413 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { ManualClock } from '../../src/lib/clock.ts';
+import { refreshRecordsUsingMedia } from '../../src/domains/content/publish.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+import { admin, request, type Reply } from '../support/http.ts';
+import { createToken, eventually, listenerFixture } from '../support/factories.ts';
+import { ingest } from '../support/ingest.ts';
+import { insertMedia, publish, published, putType, storeWithNullVariants } from '../domains/content/helpers.ts';
+import { putBroadcast, putProgram, scheduleFixture } from '../domains/schedule/helpers.ts';
+import { accident, currentBerlin, delivered } from '../domains/weather/helpers.ts';
+import { gql } from '../graphql/helpers.ts';
+import { FakeCatalogues } from '../support/fake-catalogues.ts';
+import { startWorkers } from '../../workers/index.ts';
+
+// Listener reads answer from cached bytes + ETag (lib/readCache.ts). Each rule of the cache has a test
+// here that fails without it: writes reach the next read in another web process, time-derived fields
+// change exactly at their boundary, a 304 never comes before the credential gate, 304s and repeated
+// reads do no database work, and the byte budget holds.
+
+const get = (server: TestServer, token: string, path: string, headers: Record<string, string> = {}) => request(server.url, 'GET', path, { token, headers });
+
+/**
+ * Database statements a server runs while `fn` runs (knex's query event), leaving out the gates' own
+ * caches (station and credential look-ups and last-used stamps expire on their own clocks).
+ */
+async function queriesDuring(server: TestServer, fn: () => Promise<unknown>): Promise<number> {
+  let count = 0;
+  const count1 = (query: { sql?: string }) => {
+    if (!/\b(from|update)\s+"?(stations|credentials)"?/i.test(query.sql ?? '')) count++;
+  };
+  server.svc.db.on('query', count1);
+  try {
+    await fn();
+  } finally {
+    server.svc.db.removeListener('query', count1);
+  }
+  return count;
+}
+
+describe('listener reads from cached bytes', () => {
+  describe('every kind of write is visible on the next read in a second web process', () => {
+    let a: TestServer;
+    let b: TestServer;
+    before(async () => {
+      a = await startTestServer();
+      b = await startTestServer();
+    });
+    after(async () => {
+      await a.close();
+      await b.close();
+    });
+
+    /**
+     * Warms A's and B's caches with `path` (on B two reads: the second must come from memory, no statement), runs the
+     * write on A, then expects A's next read to show it at once and B's to show it as soon as the
+     * invalidation crossed (well before the cache's 10 s safety age).
+     */
+    async function crossProcess(token: string, path: string, write: () => Promise<unknown>, shows: (res: Reply) => boolean) {
+      const before = await get(b, token, path);
+      expect(before.status, before.text).to.equal(200);
+      expect(shows(before), 'the write is not shown before it happens').to.equal(false);
+      expect(await queriesDuring(b, () => get(b, token, path)), 'a repeated read is answered from memory').to.equal(0);
+      expect(shows(await get(a, token, path))).to.equal(false);
+      await write();
+      expect(shows(await get(a, token, path)), `the writing process shows it at once: ${path}`).to.equal(true);
+      await eventually(async () => shows(await get(b, token, path)), { timeoutMs: 3000 });
+    }
+
+    it('publish, republish and unpublish: content list, record by id and by slug; a content type change: schemas', async () => {
+      const { station, token } = await listenerFixture(a.url);
+      expect((await putType(a.url, station.id, 'news')).status).to.equal(200);
+      const base = `/api/v1/stations/${station.slug}`;
+      const id = randomUUID();
+      await crossProcess(token, `${base}/content?type=news`, () => published(a.url, station.id, 'news', { title: 'First', slug: 'first' }, {}, id), (res) => res.body.records.length === 1);
+      await crossProcess(token, `${base}/content/${id}`, async () => {
+        await admin(a.url, 'PUT', `/stations/${station.id}/records/${id}`, { type: 'news', values: { title: 'Second', slug: 'first' } });
+        await publish(a.url, station.id, id);
+      }, (res) => res.body.values?.title === 'Second');
+      await crossProcess(token, `${base}/content/news/by-slug/first`, () => admin(a.url, 'POST', `/stations/${station.id}/records/${id}/unpublish`), (res) => res.status === 404);
+      await crossProcess(token, `${base}/schemas`, () => putType(a.url, station.id, 'events'), (res) => res.body.types.some((t: { key: string }) => t.key === 'events'));
+    });
+
+    it('media variants rendered by another process: the record shows the variant path', async () => {
+      const { station, token } = await listenerFixture(a.url);
+      await putType(a.url, station.id, 'news');
+      const image = await insertMedia(a, station.id);
+      const id = await published(a.url, station.id, 'news', { title: 'Pic' }, { media: [{ versionId: image.versionId }] });
+      // Variants are paths from the first delivery (Clarifications); a record stored before that rule
+      // has null ones until the worker's media job re-presents it.
+      await storeWithNullVariants(a, id);
+      await crossProcess(token, `/api/v1/stations/${station.slug}/content/${id}`, async () => {
+        // What the media.variants job does in a worker after rendering.
+        expect(await refreshRecordsUsingMedia(a.svc, station.id, image.versionId)).to.equal(1);
+      }, (res) => res.body.media[0].variants.card !== null);
+    });
+
+    it('schedule edits: schedule, programs, current broadcast and calendar', async () => {
+      const fx = await scheduleFixture(a.url);
+      const base = `/api/v1/stations/${fx.station.slug}`;
+      const now = Date.now();
+      const startsAt = new Date(now - 60_000).toISOString();
+      const endsAt = new Date(now + 3_600_000).toISOString();
+      const broadcastId = randomUUID();
+      await crossProcess(fx.token, `${base}/broadcast/current`, () => putBroadcast(a.url, fx, startsAt, endsAt, {}, broadcastId), (res) => res.body.broadcast?.id === broadcastId);
+      await crossProcess(fx.token, `${base}/schedule`, () => putBroadcast(a.url, fx, startsAt, endsAt, { title: 'Renamed' }, broadcastId), (res) => res.body.broadcasts[0]?.title === 'Renamed');
+      await crossProcess(fx.token, `${base}/schedule.ics`, () => putBroadcast(a.url, fx, startsAt, endsAt, { title: 'Calendar name' }, broadcastId), (res) => res.text.includes('Calendar name'));
+      await crossProcess(fx.token, `${base}/programs`, () => putProgram(a.url, fx.station.id, { title: 'Evening Show', presenterIds: [fx.presenterId] }, fx.programId), (res) => res.body.programs[0]?.title === 'Evening Show');
+      await crossProcess(fx.token, `${base}/broadcast/current`, () => admin(a.url, 'DELETE', `/stations/${fx.station.id}/broadcasts/${broadcastId}`), (res) => res.body.broadcast === null);
+    });
+
+    it('ingest: now-playing and track history', async () => {
+      const { station, token } = await listenerFixture(a.url, { rundownFollowing: false });
+      const { token: ingestToken } = await createToken(a.url, station.id, ['ingest:write']);
+      const base = `/api/v1/stations/${station.slug}`;
+      await crossProcess(token, `${base}/track-history`, () => ingest(a.url, station, ingestToken, { artist: 'A', title: 'One' }), (res) => res.body.items.length === 1);
+      // now-playing is valid for at most a second (its age moves): warm it and write within that second.
+      const write = () => ingest(a.url, station, ingestToken, { artist: 'B', title: 'Two' });
+      await write();
+      await eventually(async () => (await get(b, token, `${base}/now-playing`)).body.track?.title === 'Two');
+      await ingest(a.url, station, ingestToken, { artist: 'C', title: 'Three' });
+      expect((await get(a, token, `${base}/now-playing`)).body.track.title).to.equal('Three');
+      await eventually(async () => (await get(b, token, `${base}/now-playing`)).body.track?.title === 'Three');
+    });
+
+    it('admin station changes: the freshness threshold, the time zone, a module switched off', async () => {
+      const fx = await scheduleFixture(a.url);
+      const base = `/api/v1/stations/${fx.station.slug}`;
+      await crossProcess(fx.token, `${base}/schedule`, () => admin(a.url, 'PATCH', `/stations/${fx.station.id}`, { timezone: 'America/New_York' }), (res) => res.body.timezone === 'America/New_York');
+      await crossProcess(fx.token, `${base}/programs`, () => admin(a.url, 'PATCH', `/stations/${fx.station.id}`, { modules: { programs: false } }), (res) => res.status === 404);
+    });
+
+    it('weather and traffic stored by the admin API', async () => {
+      const { station, token } = await listenerFixture(a.url, { timezone: 'Europe/Berlin', ...delivered('weather') });
+      await admin(a.url, 'PATCH', `/stations/${station.id}`, delivered('traffic'));
+      await eventually(async () => (await get(b, token, `/api/v1/stations/${station.slug}/traffic`)).status === 200);
+      const observedAt = new Date(Date.now() - 60_000).toISOString();
+      // Each answer shows an age, valid to the next second: two writes, the second read right after it.
+      for (const [feed, body, shows] of [
+        ['weather', { observedAt, snapshots: [currentBerlin] }, (res: Reply) => res.body.snapshots?.length === 1],
+        ['traffic', { observedAt, snapshot: { area: 'Berlin', incidents: [accident] } }, (res: Reply) => res.body.snapshot?.incidents?.length === 1],
+      ] as const) {
+        const path = `/api/v1/stations/${station.slug}/${feed}`;
+        expect(shows(await get(b, token, path))).to.equal(false);
+        const res = await admin(a.url, 'PUT', `/stations/${station.id}/${feed}`, body);
+        expect(res.status, res.text).to.equal(200);
+        expect(shows(await get(a, token, path))).to.equal(true);
+        await eventually(async () => shows(await get(b, token, path)));
+      }
+    });
+  });
+
+  describe('artwork found by a worker process', () => {
+    const fake = new FakeCatalogues();
+    let web: TestServer;
+    let worker: TestServer;
+    before(async () => {
+      await fake.start();
+      const env = { ARTWORK_ITUNES_BASE_URL: fake.url, ARTWORK_MUSICBRAINZ_BASE_URL: fake.url, ARTWORK_COVERART_BASE_URL: fake.url, ARTWORK_TIMEOUT_MS: '300' };
+      web = await startTestServer({ env });
+      worker = await startTestServer({ env });
+    });
+    after(async () => {
+      await web.close();
+      await worker.close();
+      await fake.stop();
+    });
+
+    it('the track history a web process holds shows the artwork once the worker stored it', async () => {
+      const title = `One More Time ${randomUUID().slice(0, 8)}`;
+      fake.tracks.push({ artist: 'Daft Punk', title, album: 'Discovery', releaseIds: [randomUUID()] });
+      const { station, token } = await listenerFixture(web.url, { artworkLookup: true, rundownFollowing: false });
+      const { token: ingestToken } = await createToken(web.url, station.id, ['ingest:write']);
+      expect((await ingest(web.url, station, ingestToken, { artist: 'Daft Punk', title })).status).to.equal(200);
+      const path = `/api/v1/stations/${station.slug}/track-history`;
+      // No worker runs yet: the look-up job waits in the queue while the web process caches the answer.
+      expect((await get(web, token, path)).body.items[0].artworkUrl).to.equal(undefined);
+      expect(await queriesDuring(web, () => get(web, token, path))).to.equal(0);
+      const workers = await startWorkers(worker.svc);
+      try {
+        await eventually(async () => typeof (await get(web, token, path)).body.items[0].artworkUrl === 'string', { timeoutMs: 8000 });
+      } finally {
+        await workers.close();
+      }
+    });
+  });
+
+  describe('time boundaries (ManualClock): a cached answer changes exactly when its bytes would', () => {
+    const T0 = new Date('2026-06-01T12:00:00Z');
+    const clock = new ManualClock(T0);
+    let server: TestServer;
+    before(async () => {
+      server = await startTestServer({ clock });
+    });
+    after(async () => server.close());
+    beforeEach(() => clock.set(T0));
+
+    it('now-playing: the same bytes (and 304) until the age reaches the next whole second, then the new age', async () => {
+      const { station, token } = await listenerFixture(server.url, { rundownFollowing: false });
+      const { token: ingestToken } = await createToken(server.url, station.id, ['ingest:write']);
+      await ingest(server.url, station, ingestToken, { observedAt: T0.getTime() - 2_500, artist: 'A', title: 'Song', durationSeconds: 200 });
+      const path = `/api/v1/stations/${station.slug}/now-playing`;
+      const first = await get(server, token, path);
+      expect(first.body.freshness.ageSeconds).to.equal(2);
+      expect(first.body.elapsedSeconds).to.equal(2);
+      const etag = first.headers.get('etag') as string;
+      clock.set(T0.getTime() + 499); // age 2.999 s
+      expect((await get(server, token, path, { 'if-none-match': etag })).status).to.equal(304);
+      clock.set(T0.getTime() + 500); // age 3 s
+      const next = await get(server, token, path, { 'if-none-match': etag });
+      expect(next.status).to.equal(200);
+      expect(next.body.freshness.ageSeconds).to.equal(3);
+      expect(next.body.elapsedSeconds).to.equal(3);
+    });
+
+    it('weather: the freshness age moves at the next whole second since observedAt', async () => {
+      const { station, token } = await listenerFixture(server.url, delivered('weather'));
+      await admin(server.url, 'PUT', `/stations/${station.id}/weather`, { observedAt: new Date(T0.getTime() - 1_200).toISOString(), snapshots: [currentBerlin] });
+      const path = `/api/v1/stations/${station.slug}/weather`;
+      const first = await get(server, token, path);
+      expect(first.body.freshness.ageSeconds).to.equal(1);
+      clock.set(T0.getTime() + 799);
+      expect((await get(server, token, path, { 'if-none-match': first.headers.get('etag') as string })).status).to.equal(304);
+      clock.set(T0.getTime() + 800);
+      expect((await get(server, token, path)).body.freshness.ageSeconds).to.equal(2);
+    });
+
+    it('current broadcast and schedule status: change exactly at the broadcast start and end, and answer 304 in between', async () => {
+      const fx = await scheduleFixture(server.url);
+      const starts = T0.getTime() + 600_000;
+      const ends = starts + 3_600_000;
+      const id = await putBroadcast(server.url, fx, new Date(starts).toISOString(), new Date(ends).toISOString());
+      const current = `/api/v1/stations/${fx.station.slug}/broadcast/current`;
+      const schedule = `/api/v1/stations/${fx.station.slug}/schedule`;
+      const before = await get(server, fx.token, current);
+      expect(before.body.broadcast).to.equal(null);
+      expect(before.body.asOf).to.equal(T0.toISOString());
+      expect((await get(server, fx.token, schedule)).body.broadcasts[0].status).to.equal('scheduled');
+      clock.set(starts - 1);
+      const held = await get(server, fx.token, current, { 'if-none-match': before.headers.get('etag') as string });
+      expect(held.status, 'asOf is when the answer was computed: reused while nothing changes').to.equal(304);
+      expect((await get(server, fx.token, schedule)).body.broadcasts[0].status).to.equal('scheduled');
+      clock.set(starts);
+      const live = await get(server, fx.token, current, { 'if-none-match': before.headers.get('etag') as string });
+      expect(live.status).to.equal(200);
+      expect(live.body.broadcast.id).to.equal(id);
+      expect(live.body.asOf).to.equal(new Date(starts).toISOString());
+      expect((await get(server, fx.token, schedule)).body.broadcasts[0].status).to.equal('live');
+      clock.set(ends - 1);
+      expect((await get(server, fx.token, current)).body.broadcast.id).to.equal(id);
+      clock.set(ends);
+      expect((await get(server, fx.token, current)).body.broadcast).to.equal(null);
+      expect((await get(server, fx.token, schedule)).body.broadcasts[0].status).to.equal('ended');
+    });
+
+    it('the default window follows local midnight, across a DST change (a 23-hour day in Europe/Berlin)', async () => {
+      const fx = await scheduleFixture(server.url, { timezone: 'Europe/Berlin' });
+      // Local dates 2026-04-04 and 2026-04-05, 10:00 CEST: the 8th day after 28 and 29 March.
+      const april4 = await putBroadcast(server.url, fx, '2026-04-04T08:00:00Z', '2026-04-04T09:00:00Z');
+      const april5 = await putBroadcast(server.url, fx, '2026-04-05T08:00:00Z', '2026-04-05T09:00:00Z');
+      const path = `/api/v1/stations/${fx.station.slug}/schedule`;
+      const ids = async () => ((await get(server, fx.token, path)).body.broadcasts as Array<{ id: string }>).map((b) => b.id);
+      const programs = `/api/v1/stations/${fx.station.slug}/programs`;
+      clock.set('2026-03-28T22:59:59.999Z'); // 23:59:59.999 CET on 28 March
+      expect(await ids()).to.deep.equal([]);
+      expect((await get(server, fx.token, programs)).body.fromDate).to.equal('2026-03-28');
+      clock.set('2026-03-28T23:00:00.000Z'); // midnight: 29 March, the day clocks go forward
+      expect(await ids()).to.deep.equal([april4]);
+      expect((await get(server, fx.token, programs)).body.fromDate).to.equal('2026-03-29');
+      clock.set('2026-03-29T21:59:59.999Z'); // 23:59:59.999 CEST, 23 hours later
+      expect(await ids()).to.deep.equal([april4]);
+      clock.set('2026-03-29T22:00:00.000Z'); // midnight: 30 March (not 23:00Z, a day of 24 hours)
+      expect(await ids()).to.deep.equal([april4, april5]);
+      expect((await get(server, fx.token, programs)).body.fromDate).to.equal('2026-03-30');
+    });
+  });
+
+  describe('gates and work', () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startTestServer();
+    });
+    after(async () => server.close());
+
+    it('a 304 never comes before the credential gate: missing, wrong, revoked and other-station credentials are 401 with a cached answer', async () => {
+      const { station, token, credentialId } = await listenerFixture(server.url);
+      const other = await listenerFixture(server.url);
+      const path = `/api/v1/stations/${station.slug}/schedule`;
+      const etag = (await get(server, token, path)).headers.get('etag') as string;
+      expect((await get(server, token, path, { 'if-none-match': etag })).status).to.equal(304);
+      expect((await request(server.url, 'GET', path, { headers: { 'if-none-match': etag } })).status).to.equal(401);
+      expect((await get(server, 'x'.repeat(token.length), path, { 'if-none-match': etag })).status).to.equal(401);
+      expect((await get(server, other.token, path, { 'if-none-match': etag })).status).to.equal(401);
+      expect((await admin(server.url, 'DELETE', `/stations/${station.id}/credentials/${credentialId}`)).status).to.be.oneOf([200, 204]);
+      const revoked = await get(server, token, path, { 'if-none-match': etag });
+      expect(revoked.status).to.equal(401);
+      expect(revoked.body.error.code).to.equal('UNAUTHENTICATED');
+    });
+
+    it('a module switched off answers MODULE_DISABLED even with a cached answer and a matching If-None-Match', async () => {
+      const { station, token } = await listenerFixture(server.url);
+      const path = `/api/v1/stations/${station.slug}/track-history`;
+      const etag = (await get(server, token, path)).headers.get('etag') as string;
+      await admin(server.url, 'PATCH', `/stations/${station.id}`, { modules: { trackHistory: false } });
+      const res = await get(server, token, path, { 'if-none-match': etag });
+      expect(res.status).to.equal(404);
+      expect(res.body.error.code).to.equal('MODULE_DISABLED');
+    });
+
+    it('a 304 and a repeated 200 run no database statement; bad parameters are still 400 (never cached)', async () => {
+      const fx = await scheduleFixture(server.url);
+      const path = `/api/v1/stations/${fx.station.slug}/programs`;
+      const first = await get(server, fx.token, path);
+      expect(first.status).to.equal(200);
+      const etag = first.headers.get('etag') as string;
+      expect(await queriesDuring(server, async () => {
+        expect((await get(server, fx.token, path, { 'if-none-match': etag })).status).to.equal(304);
+        const again = await get(server, fx.token, path);
+        expect(again.text).to.equal(first.text);
+        expect(again.headers.get('etag')).to.equal(etag);
+      })).to.equal(0);
+      for (let i = 0; i < 2; i++) expect((await get(server, fx.token, `${path}?fromDate=tomorrow`)).status).to.equal(400);
+    });
+
+    it('GraphQL reuses the cached reads: a repeated now-playing + current broadcast query runs no statement', async () => {
+      const fx = await scheduleFixture(server.url);
+      const query = '{ nowPlaying { track { title } } currentBroadcast { asOf broadcast { id } } }';
+      const first = await gql(server.url, fx.station.slug, fx.token, query);
+      expect(first.status, first.text).to.equal(200);
+      expect(first.body.errors).to.equal(undefined);
+      // The REST read of the same resource is the same cached answer.
+      const rest = await get(server, fx.token, `/api/v1/stations/${fx.station.slug}/broadcast/current`);
+      expect(rest.body.asOf).to.equal(first.body.data.currentBroadcast.asOf);
+      expect(await queriesDuring(server, () => gql(server.url, fx.station.slug, fx.token, query))).to.equal(0);
+    });
+
+    it('GraphQL: a kept response follows writes (ingest, schedule edit), and queries touching uncached fields are computed each time', async () => {
+      const fx = await scheduleFixture(server.url, { rundownFollowing: false });
+      const { token: ingestToken } = await createToken(server.url, fx.station.id, ['ingest:write']);
+      const query = '{ nowPlaying { track { title } } currentBroadcast { broadcast { title } } }';
+      const ask = async (q = query) => (await gql(server.url, fx.station.slug, fx.token, q)).body;
+      expect((await ask()).data).to.deep.equal({ nowPlaying: { track: null }, currentBroadcast: { broadcast: null } });
+      await ingest(server.url, fx.station, ingestToken, { artist: 'A', title: 'Fresh' });
+      expect((await ask()).data.nowPlaying.track.title).to.equal('Fresh');
+      await putBroadcast(server.url, fx, new Date(Date.now() - 60_000).toISOString(), new Date(Date.now() + 3_600_000).toISOString(), { title: 'On now' });
+      expect((await ask()).data.currentBroadcast.broadcast.title).to.equal('On now');
+      const history = '{ trackHistory { items { title } } }';
+      expect((await ask(history)).data.trackHistory.items.map((i: { title: string }) => i.title)).to.deep.equal(['Fresh']);
+      await ingest(server.url, fx.station, ingestToken, { artist: 'B', title: 'Next' });
+      expect((await ask(history)).data.trackHistory.items.map((i: { title: string }) => i.title)).to.deep.equal(['Next', 'Fresh']);
+      const broken = '{ schedule(fromDate: "2026-02-30") { truncated } }';
+      expect((await ask(broken)).errors[0].extensions.code).to.equal('VALIDATION_ERROR');
+      expect((await ask(broken)).errors[0].extensions.code, 'an error answer is never kept').to.equal('VALIDATION_ERROR');
+    });
+  });
+
+  describe('GraphQL content', () => {
+    let server: TestServer;
+    before(async () => {
+      server = await startTestServer();
+    });
+    after(async () => server.close());
+
+    it('content fields read the cached answers REST reads and follow publishes; the preview mutation (drafts) is never kept', async () => {
+      const { station, token } = await listenerFixture(server.url);
+      await putType(server.url, station.id, 'news');
+      const id = await published(server.url, station.id, 'news', { title: 'One', slug: 'one' });
+      const rest = await get(server, token, `/api/v1/stations/${station.slug}/content/${id}`);
+      const query = `{ contentRecord(id: "${id}") { values } contentBySlug(type: "news", slug: "one") { id } content(type: "news", limit: 5) { records { id } } schemas { key } }`;
+      const first = await gql(server.url, station.slug, token, query);
+      expect(first.body.errors, first.text).to.equal(undefined);
+      expect(first.body.data.contentRecord.values).to.deep.equal(rest.body.values);
+      expect(await queriesDuring(server, () => gql(server.url, station.slug, token, query))).to.equal(0);
+      const second = await published(server.url, station.id, 'news', { title: 'Two' });
+      const after = await gql(server.url, station.slug, token, query);
+      expect(after.body.data.content.records.map((r: { id: string }) => r.id)).to.have.members([id, second]);
+      await admin(server.url, 'PUT', `/stations/${station.id}/records/${id}`, { type: 'news', values: { title: 'Draft A' } });
+      const grant = (await admin(server.url, 'POST', `/stations/${station.id}/preview-grants`, { recordId: id })).body.grant as string;
+      const preview = () =>
+        gql(server.url, station.slug, token, 'mutation($input: PreviewInput) { previewEditorial(input: $input) { values } }', { input: { stationId: station.id, recordId: id } }, { 'x-preview-grant': grant });
+      expect((await preview()).body.data.previewEditorial.values.title).to.equal('Draft A');
+      // A draft save invalidates no listener read: a kept preview would still say Draft A.
+      await admin(server.url, 'PUT', `/stations/${station.id}/records/${id}`, { type: 'news', values: { title: 'Draft B' } });
+      expect((await preview()).body.data.previewEditorial.values.title).to.equal('Draft B');
+    });
+  });
+
+  describe('memory bound', () => {
+    const BUDGET = 64 * 1024;
+    let server: TestServer;
+    before(async () => {
+      server = await startTestServer({ env: { READ_CACHE_MAX_BYTES: String(BUDGET) } });
+    });
+    after(async () => server.close());
+
+    it('keeps the held bytes within READ_CACHE_MAX_BYTES while serving correct answers beyond it', async () => {
+      const { station, token } = await listenerFixture(server.url);
+      await putType(server.url, station.id, 'news');
+      const ids: string[] = [];
+      const summary = 'x'.repeat(1500);
+      for (let i = 0; i < 60; i++) ids.push(await published(server.url, station.id, 'news', { title: `Record ${i}`, summary }));
+      for (const [i, id] of ids.entries()) {
+        const res = await get(server, token, `/api/v1/stations/${station.slug}/content/${id}`);
+        expect(res.body.values.title).to.equal(`Record ${i}`);
+        expect(server.svc.reads.usedBytes).to.be.at.most(BUDGET);
+      }
+      expect(server.svc.reads.size, 'it keeps some').to.be.greaterThan(10);
+      expect(server.svc.reads.size, 'not all of them').to.be.lessThan(ids.length);
+      // The first ones were evicted, and answer from the database again, the same.
+      expect((await get(server, token, `/api/v1/stations/${station.slug}/content/${ids[0]}`)).body.values.title).to.equal('Record 0');
+    });
+  });
+});

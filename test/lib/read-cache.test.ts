@@ -1,0 +1,110 @@
+import { expect } from 'chai';
+import { ReadCache, Representation } from '../../src/lib/readCache.ts';
+
+// The in-memory store behind the listener reads (lib/readCache.ts): its own rules, beside the HTTP
+// tests in test/http/read-cache.test.ts.
+
+const rep = (text: string, validUntil = Infinity) => new Representation(Buffer.from(text), 'text/plain', validUntil);
+
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((ok) => (resolve = ok));
+  return { promise, resolve };
+}
+
+describe('ReadCache', () => {
+  it('an answer computed while its area was invalidated is served to its callers but not kept', async () => {
+    const cache = new ReadCache(1 << 20, 60_000);
+    const pending = deferred<Representation>();
+    const answer = cache.read('k', 'st', 'content', 0, () => pending.promise);
+    cache.drop('st', 'content'); // a write committed while the read ran
+    pending.resolve(rep('old'));
+    expect((await answer).bytes.toString()).to.equal('old');
+    expect(cache.peek('k', 0)).to.equal(undefined);
+    // A computation that saw no invalidation is kept.
+    await cache.read('k', 'st', 'content', 0, async () => rep('new'));
+    expect(cache.peek('k', 0)?.bytes.toString()).to.equal('new');
+  });
+
+  it('an invalidation of another area or station keeps the answer; the station topic drops every area', async () => {
+    const cache = new ReadCache(1 << 20, 60_000);
+    await cache.read('c', 'st', 'content', 0, async () => rep('c'));
+    await cache.read('s', 'st', 'schedule', 0, async () => rep('s'));
+    cache.drop('st', 'nowPlaying');
+    cache.drop('other', 'content');
+    expect(cache.size).to.equal(2);
+    cache.drop('st');
+    expect(cache.size).to.equal(0);
+    expect(cache.usedBytes).to.equal(0);
+  });
+
+  it('concurrent misses of one key share one computation, unless an invalidation came in between', async () => {
+    const cache = new ReadCache(1 << 20, 60_000);
+    let runs = 0;
+    const pending = deferred<Representation>();
+    const compute = () => {
+      runs++;
+      return pending.promise;
+    };
+    const first = cache.read('k', 'st', 'content', 0, compute);
+    const second = cache.read('k', 'st', 'content', 0, compute);
+    expect(runs).to.equal(1);
+    cache.drop('st', 'content');
+    const third = cache.read('k', 'st', 'content', 0, async () => rep('fresh'));
+    pending.resolve(rep('stale'));
+    expect((await first).bytes.toString()).to.equal('stale');
+    expect((await second).bytes.toString()).to.equal('stale');
+    expect((await third).bytes.toString(), 'a read after the write never joins the older computation').to.equal('fresh');
+    expect(cache.peek('k', 0)?.bytes.toString()).to.equal('fresh');
+  });
+
+  it('a read that joins a running computation whose answer is out of date at its own time computes afresh', async () => {
+    const cache = new ReadCache(1 << 20, 60_000);
+    const pending = deferred<Representation>();
+    const first = cache.read('k', 'st', 'nowPlaying', 1000, () => pending.promise);
+    const late = cache.read('k', 'st', 'nowPlaying', 2000, async () => rep('age 2', 3000));
+    pending.resolve(rep('age 1', 2000));
+    expect((await first).bytes.toString()).to.equal('age 1');
+    expect((await late).bytes.toString()).to.equal('age 2');
+  });
+
+  it('an answer is served until its validUntil, never at or past it', async () => {
+    const cache = new ReadCache(1 << 20, 60_000);
+    await cache.read('k', 'st', 'nowPlaying', 1000, async () => rep('age 1', 2000));
+    expect(cache.peek('k', 1999)?.bytes.toString()).to.equal('age 1');
+    expect(cache.peek('k', 2000)).to.equal(undefined);
+  });
+
+  it('holds at most its budget: the oldest go first, an entry read since the last pass gets a second chance, a huge one is not kept', async () => {
+    const budget = 16 * 1024;
+    const cache = new ReadCache(budget, 60_000);
+    const body = 'x'.repeat(1000);
+    await cache.read('hot', 'st', 'content', 0, async () => rep(body));
+    for (let i = 0; i < 40; i++) {
+      await cache.read(`k${i}`, 'st', 'content', 0, async () => rep(body));
+      expect(cache.peek('hot', 0), `the hot entry survives insert ${i}`).to.not.equal(undefined);
+      expect(cache.usedBytes).to.be.at.most(budget);
+    }
+    expect(cache.peek('k0', 0), 'the oldest unread entry was evicted').to.equal(undefined);
+    expect(cache.peek('k39', 0)).to.not.equal(undefined);
+    await cache.read('huge', 'st', 'content', 0, async () => rep('y'.repeat(budget / 4)));
+    expect(cache.peek('huge', 0)).to.equal(undefined);
+  });
+
+  it('past its safety age an answer is recomputed, and kept as it was (same bytes and ETag) when it shows the same', async () => {
+    const cache = new ReadCache(1 << 20, 0); // every entry is past its safety age at once
+    const answer = (asOf: number, broadcast: string) => Representation.json({ asOf, broadcast }, 5000, JSON.stringify({ broadcast }));
+    const first = await cache.read('k', 'st', 'schedule', 1000, async () => answer(1000, 'a'));
+    const again = await cache.read('k', 'st', 'schedule', 2000, async () => answer(2000, 'a'));
+    expect(again.etag, 'the same broadcast: the first asOf and ETag stand').to.equal(first.etag);
+    const changed = await cache.read('k', 'st', 'schedule', 3000, async () => answer(3000, 'b'));
+    expect(changed.etag).to.not.equal(first.etag);
+    expect(JSON.parse(changed.bytes.toString()).asOf).to.equal(3000);
+  });
+
+  it('keeps nothing with a budget of 0', async () => {
+    const cache = new ReadCache(0, 60_000);
+    expect((await cache.read('k', 'st', 'content', 0, async () => rep('a'))).bytes.toString()).to.equal('a');
+    expect(cache.size).to.equal(0);
+  });
+});
