@@ -55,6 +55,8 @@ export interface Config {
     coverArtBaseUrl: string;
     timeoutMs: number;
   };
+  /** Webhooks: `WEBHOOKS_ALLOW_INSECURE=1` allows http:// and local addresses (development and tests only). */
+  webhooks: { allowInsecure: boolean };
 }
 
 export class ConfigError extends Error {}
@@ -140,6 +142,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       coverArtBaseUrl: url(env, 'ARTWORK_COVERART_BASE_URL', 'https://coverartarchive.org', ['http:', 'https:']),
       timeoutMs: int(env, 'ARTWORK_TIMEOUT_MS', 3000, 1),
     },
+    webhooks: { allowInsecure: bool(env, 'WEBHOOKS_ALLOW_INSECURE', false) },
   };
   return Object.freeze(config);
 }

@@ -9,7 +9,8 @@ import { validate } from './http/validate.ts';
 // Job names, their queues and payload schemas: the only part of the job system the web role imports.
 // Queues separate latency-sensitive work (ingest) from CPU-heavy work (media) so neither starves.
 
-export const QUEUES = ['default', 'ingest', 'media'] as const;
+// Webhook deliveries have a queue of their own: receivers' latency never holds up the other jobs.
+export const QUEUES = ['default', 'ingest', 'media', 'webhooks'] as const;
 export type QueueName = (typeof QUEUES)[number];
 
 export const JOBS = {
@@ -35,6 +36,19 @@ export const JOBS = {
   },
   /** Third-party artwork lookup for one stored observation; job id = `artwork-{observation id}`. */
   'nowPlaying.artwork': { queue: 'default', payload: Type.Object({ observationId: Type.String({ format: 'uuid' }) }) },
+  /** One attempt of one webhook event to one endpoint; job id = `whd.{eventId}.{webhookId}.{attempt}` (docs/webhooks.md). */
+  'webhooks.deliver': {
+    queue: 'webhooks',
+    payload: Type.Object({
+      webhookId: Type.String({ format: 'uuid' }),
+      stationId: Type.String({ minLength: 1 }),
+      eventId: Type.String({ minLength: 1 }),
+      type: Type.String({ minLength: 1 }),
+      timestamp: Type.String({ format: 'date-time' }),
+      data: Type.Unknown(),
+      attempt: Type.Integer({ minimum: 1 }),
+    }),
+  },
 } as const satisfies Record<string, { queue: QueueName; payload: TSchema; awaited?: true }>;
 
 export type JobName = keyof typeof JOBS;

@@ -10,6 +10,7 @@ import { JobResults } from './lib/jobResults.ts';
 import { StationCache } from './domains/stations/cache.ts';
 import { CredentialCache } from './domains/auth/cache.ts';
 import { RateLimits } from './http/ratelimit.ts';
+import { WebhookSubscriptions } from './domains/webhooks/subscriptions.ts';
 
 /** Everything a web process or worker needs, built once and closed once. */
 export interface Services {
@@ -26,6 +27,8 @@ export interface Services {
   stations: StationCache;
   credentials: CredentialCache;
   rateLimits: RateLimits;
+  /** Which webhooks want which events, per station (cached; no query for a station without webhooks). */
+  webhooks: WebhookSubscriptions;
   close(): Promise<void>;
 }
 
@@ -53,6 +56,7 @@ export async function createServices(config: Readonly<Config>, logger: Logger, o
     stations: new StationCache(db, invalidation),
     credentials: new CredentialCache(db, invalidation, logger),
     rateLimits: new RateLimits(redis, config.rateLimits),
+    webhooks: new WebhookSubscriptions(db, invalidation),
     async close() {
       await jobs.close();
       subscriber.disconnect();

@@ -11,6 +11,7 @@ import { pushRoutes } from '../domains/push/routes.ts';
 import { weatherRoutes } from '../domains/weather/routes.ts';
 import { nowPlayingRoutes } from '../domains/nowPlaying/routes.ts';
 import { adminRoutes } from '../domains/admin/routes.ts';
+import { webhookRoutes } from '../domains/webhooks/routes.ts';
 
 /** Every HTTP route of the web role. /openapi.json is generated from this table. */
 export const allRoutes: RouteSpec[] = [];
@@ -27,4 +28,5 @@ allRoutes.push(
   ...weatherRoutes,
   ...nowPlayingRoutes,
   ...adminRoutes,
+  ...webhookRoutes,
 );

@@ -2,7 +2,7 @@ import type { Redis } from './redis.ts';
 import { keys } from './keys.ts';
 import type { Logger } from './logger.ts';
 
-export type InvalidationTopic = 'station' | 'credential';
+export type InvalidationTopic = 'station' | 'credential' | 'webhooks';
 type Handler = (id: string) => void;
 
 /**

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { deleteFeedRow } from '../../feed/rows.ts';
+import { emitAfterCommit } from '../webhooks/emit.ts';
 import { inTransaction, type Db } from '../../lib/db.ts';
 import { ConflictError, ValidationError, type Issue } from '../../lib/errors.ts';
 import { suggest } from '../../http/validate.ts';
@@ -107,6 +108,9 @@ export async function deleteRecord(svc: Services, stationId: string, recordId: s
     const record = await tx.trx<RecordRow>('records').where({ id: recordId, station_id: stationId }).forUpdate().first();
     if (!record) return;
     await deleteFeedRow(tx, svc.bus, { stationId, kind: 'content', entry: record.id, now: svc.clock.now() });
+    if (record.published_revision !== null) {
+      emitAfterCommit(tx, svc, stationId, 'content.unpublished', { type: record.type, id: record.id, revision: record.published_revision });
+    }
     await tx.trx('records').where({ id: record.id }).delete();
   });
 }

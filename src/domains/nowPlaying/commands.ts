@@ -20,6 +20,7 @@ import {
 } from './model.ts';
 import { ingestContextOf, ingestContextStatements, observationById, reviveRow } from './queries.ts';
 import { lockStationStatement } from '../schedule/feed.ts';
+import { emitWebhookEvent } from '../webhooks/emit.ts';
 
 // The ingest command: decisions.md's ordered outcome rules. Storage (rules 1–5) happens in one
 // transaction that holds the station's row lock, so concurrent retries and collapse candidates of one
@@ -101,6 +102,8 @@ export async function ingestObservation(svc: Services, station: Station, input: 
     // Committed: the now-playing row goes out, and rundown following starts, at once (the row is written
     // to Redis first; neither waits for the other's round trip).
     const published = stored.message ? svc.bus.publish(stored.message) : Promise.resolve();
+    // The now-playing row changed: one webhook event, queued beside the publish (never awaited by the encoder).
+    if (stored.message) void emitWebhookEvent(svc, station.id, 'now-playing.changed', stored.message.data);
     if (station.artworkLookup && input.artworkUrl === null && input.title !== null) requestArtwork(svc, stored.row.id);
     if (!pending) {
       await published;

@@ -138,7 +138,7 @@ export async function removeBroadcast(tx: Tx, stationId: string, id: string): Pr
 export async function scheduleChanged(tx: Tx, svc: Services, stationId: string, timezone: string, options: { replan?: boolean } = {}): Promise<void> {
   const now = svc.clock.now();
   await refreshScheduleRowIn(tx, svc.bus, stationId, timezone, now, now);
-  await refreshOnAirIn(tx, svc.bus, stationId, now, now);
+  await refreshOnAirIn(tx, svc.bus, stationId, now, now, svc);
   if (options.replan === false) return;
   tx.afterCommit(async () => {
     try {
