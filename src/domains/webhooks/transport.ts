@@ -50,7 +50,8 @@ export function urlProblem(raw: string, allowInsecure: boolean): string | null {
   if (url.protocol !== 'https:' && !(allowInsecure && url.protocol === 'http:')) return 'url must use https://';
   if (url.username || url.password) return 'url must not carry credentials';
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (!allowInsecure && (isIP(host) ? isForbiddenAddress(host) : host === 'localhost' || host.endsWith('.localhost'))) {
+  // Names are judged by what they resolve to, at delivery (`safeLookup`).
+  if (!allowInsecure && isIP(host) && isForbiddenAddress(host)) {
     return 'url must not point at a loopback, private, link-local or unique-local address';
   }
   return null;
