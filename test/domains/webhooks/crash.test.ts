@@ -6,7 +6,7 @@ import { admin } from '../../support/http.ts';
 import { createStation, eventually } from '../../support/factories.ts';
 import { startReceiver } from '../../support/receiver.ts';
 import { sharedServer } from '../../support/server.ts';
-import { createHook, deliveries } from './helpers.ts';
+import { arrived, createHook, deliveries } from './helpers.ts';
 
 // decisions.md, "Webhooks": at-least-once. A worker killed in the middle of a delivery loses no event:
 // the job's lock runs out, another worker takes it and delivers it with the same webhook-id.
@@ -50,10 +50,7 @@ describe('webhooks: a worker killed mid-delivery', function () {
       await eventually(() => receiver.received.length === 2, { timeoutMs: 40_000, intervalMs: 200 });
       expect(receiver.received[1].headers['webhook-id']).to.equal(res.body.eventId);
       expect(receiver.received[1].body).to.equal(receiver.received[0].body);
-      const [row] = await eventually(async () => {
-        const rows = await deliveries(server.url, station.id, hook.id);
-        return rows.length === 1 && rows;
-      });
+      const [row] = await arrived(() => deliveries(server.url, station.id, hook.id));
       expect(row).to.include({ eventId: res.body.eventId, status: 'succeeded', httpStatus: 200 });
     } finally {
       const stillRunning = [first, second].filter((p): p is ReturnType<typeof startWorkerProcess> => p !== null);

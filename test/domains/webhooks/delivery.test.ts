@@ -6,7 +6,7 @@ import { createStation, eventually } from '../../support/factories.ts';
 import { startReceiver } from '../../support/receiver.ts';
 import { sharedServer, startTestServer, type TestServer } from '../../support/server.ts';
 import { startWorkers } from '../../../workers/index.ts';
-import { createHook, deliveries, verifyingSignatures } from './helpers.ts';
+import { arrived, createHook, deliveries, verifyingSignatures } from './helpers.ts';
 
 // decisions.md, "Webhooks": retries, isolation, rotation, deactivation, the log and the safety rules.
 
@@ -41,10 +41,7 @@ describe('webhooks: delivery', () => {
       expect(verifyingSignatures(hook.secret, second)).to.equal(1);
       // About 5 s between the attempts (decisions.md backoff).
       expect(second.at - first.at).to.be.within(4000, 12_000);
-      const log = await eventually(async () => {
-        const rows = await deliveries(server.url, station.id, hook.id);
-        return rows.length === 2 && rows;
-      });
+      const log = await arrived(() => deliveries(server.url, station.id, hook.id), 2);
       expect(log.map((d) => [d.attempt, d.status, d.httpStatus])).to.deep.equal([[2, 'succeeded', 200], [1, 'retrying', 500]]);
       expect(log[1].nextAttemptAt).to.be.a('string');
       expect(log[1]).to.include({ eventId, type: 'ping', error: 'HTTP 500' });
@@ -68,10 +65,7 @@ describe('webhooks: delivery', () => {
       await ping(station.id, quick.id);
       await eventually(() => fast.received.length === 1, { timeoutMs: 3000 });
       expect(fast.received[0].at - sentAt).to.be.below(1000);
-      const log = await eventually(async () => {
-        const rows = await deliveries(server.url, station.id, slow.id, '?limit=100');
-        return rows.filter((d) => d.error?.startsWith('timeout')).length > 0 && rows;
-      }, { timeoutMs: 12_000 });
+      const log = await arrived(async () => (await deliveries(server.url, station.id, slow.id, '?limit=100')).filter((d) => d.error?.startsWith('timeout')), 1, 12_000);
       const timedOut = log.find((d) => d.error?.startsWith('timeout'));
       expect(timedOut).to.include({ status: 'retrying', attempt: 1 });
       expect(timedOut.durationMs).to.be.within(4900, 6000);
@@ -91,10 +85,7 @@ describe('webhooks: delivery', () => {
       const station = await createStation(server.url);
       const hook = await createHook(server.url, station.id, redirecting.url);
       await ping(station.id, hook.id);
-      const [row] = await eventually(async () => {
-        const rows = await deliveries(server.url, station.id, hook.id);
-        return rows.length && rows;
-      });
+      const [row] = await arrived(() => deliveries(server.url, station.id, hook.id));
       expect(row).to.include({ status: 'retrying', httpStatus: 302 });
       expect(row.error).to.match(/^redirect not followed/);
       expect(target.received).to.have.length(0);

@@ -8,7 +8,7 @@ import { sharedServer, type TestServer } from '../../support/server.ts';
 import { startWorkers } from '../../../workers/index.ts';
 import { contentFixture, putRecord, publish, published } from '../content/helpers.ts';
 import { putBroadcast, putBroadcastRaw, scheduleFixture } from '../schedule/helpers.ts';
-import { createHook, verifyingSignatures } from './helpers.ts';
+import { arrived, createHook, verifyingSignatures } from './helpers.ts';
 
 // decisions.md, "Webhooks": each event type from its real write, after commit, one per change, signed.
 
@@ -32,14 +32,14 @@ describe('webhooks: events from their writes', () => {
     const hook = await createHook(server.url, station.id, receiver.url, ['now-playing.changed']);
     const res = await ingest(server.url, station, ingestToken, { artist: 'Nina, "Simone"', title: 'Feeling Good', isPlaying: true });
     expect(res.status).to.equal(200);
-    const [delivery] = await eventually(() => forStation(station.id, 'now-playing.changed').length === 1 && forStation(station.id, 'now-playing.changed'));
+    const [delivery] = await arrived(() => forStation(station.id, 'now-playing.changed'));
     expect(delivery.headers['content-type']).to.equal('application/json');
     expect(String(delivery.headers['webhook-id'])).to.match(/^evt_/);
     expect(Math.abs(Number(delivery.headers['webhook-timestamp']) - Date.now() / 1000)).to.be.below(30);
     expect(verifyingSignatures(hook.secret, delivery)).to.equal(1);
     expect(delivery.json.stationId).to.equal(station.id);
     expect(Date.parse(delivery.json.timestamp)).to.be.above(0);
-    const np = await (await fetch(`${server.url}/api/v1/stations/${station.slug}/now-playing`, { headers: { authorization: `Bearer ${listenerToken}` } })).json();
+    const np: any = await (await fetch(`${server.url}/api/v1/stations/${station.slug}/now-playing`, { headers: { authorization: `Bearer ${listenerToken}` } })).json();
     expect(delivery.json.data.track).to.deep.equal(np.track);
     // The same track again within the collapse window changes nothing: no second event. A new track makes one.
     await ingest(server.url, station, ingestToken, { artist: 'Nina, "Simone"', title: 'Feeling Good', isPlaying: true });
@@ -56,10 +56,10 @@ describe('webhooks: events from their writes', () => {
     expect((await putRecord(server.url, station.id, refusedId, { type: 'news', values: { slug: 'x' } })).status).to.equal(200);
     expect((await publish(server.url, station.id, refusedId)).status).to.equal(400);
     const id = await published(server.url, station.id, 'news', { title: 'Hello' });
-    const [pub] = await eventually(() => forStation(station.id, 'content.published').length && forStation(station.id, 'content.published'));
+    const [pub] = await arrived(() => forStation(station.id, 'content.published'));
     expect(pub.json.data).to.deep.equal({ type: 'news', id, revision: 1 });
     expect((await admin(server.url, 'POST', `/stations/${station.id}/records/${id}/unpublish`)).status).to.equal(200);
-    const [unpub] = await eventually(() => forStation(station.id, 'content.unpublished').length && forStation(station.id, 'content.unpublished'));
+    const [unpub] = await arrived(() => forStation(station.id, 'content.unpublished'));
     expect(unpub.json.data).to.deep.equal({ type: 'news', id, revision: 1 });
     // Unpublishing again changes nothing and sends nothing; the refused record never produced an event.
     expect((await admin(server.url, 'POST', `/stations/${station.id}/records/${id}/unpublish`)).status).to.equal(200);
@@ -74,21 +74,21 @@ describe('webhooks: events from their writes', () => {
     await createHook(server.url, fx.station.id, receiver.url, ['schedule.changed', 'broadcast.started', 'broadcast.ended']);
     // A future broadcast crossing local midnight (Berlin, winter: UTC+1).
     await putBroadcast(server.url, fx, '2031-01-14T22:30:00Z', '2031-01-15T01:00:00Z');
-    const [changed] = await eventually(() => forStation(fx.station.id, 'schedule.changed').length && forStation(fx.station.id, 'schedule.changed'));
+    const [changed] = await arrived(() => forStation(fx.station.id, 'schedule.changed'));
     expect(changed.json.data).to.deep.equal({ fromDate: '2031-01-14', throughDate: '2031-01-15' });
     expect(forStation(fx.station.id, 'broadcast.started')).to.have.length(0);
 
     // A broadcast live now: started, with the schedule shape.
     const now = Date.now();
     const live = await putBroadcast(server.url, fx, new Date(now - 60_000).toISOString(), new Date(now + 3600_000).toISOString());
-    const [started] = await eventually(() => forStation(fx.station.id, 'broadcast.started').length && forStation(fx.station.id, 'broadcast.started'));
+    const [started] = await arrived(() => forStation(fx.station.id, 'broadcast.started'));
     expect(started.json.data).to.include({ id: live, status: 'live', timezone: 'Europe/Berlin', title: 'Morning Show' });
     expect(started.json.data.program.id).to.equal(fx.programId);
     expect(started.json.data.presenters).to.have.length(1);
     // Cut short: it ended.
     const cut = await putBroadcastRaw(server.url, fx.station.id, { programId: fx.programId, startsAt: new Date(now - 60_000).toISOString(), endsAt: new Date(now - 1000).toISOString(), nature: 'live' }, live);
     expect(cut.status).to.equal(200);
-    const [ended] = await eventually(() => forStation(fx.station.id, 'broadcast.ended').length && forStation(fx.station.id, 'broadcast.ended'));
+    const [ended] = await arrived(() => forStation(fx.station.id, 'broadcast.ended'));
     expect(ended.json.data).to.include({ id: live, status: 'ended' });
     // A refused write (unknown program) sends no schedule.changed.
     // Three schedule writes so far, each one schedule.changed.

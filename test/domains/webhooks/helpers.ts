@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { eventually } from '../../support/factories.ts';
 import { expect } from 'chai';
 import { admin } from '../../support/http.ts';
 import type { Received } from '../../support/receiver.ts';
@@ -23,4 +24,11 @@ export async function deliveries(baseUrl: string, stationId: string, webhookId: 
   const res = await admin(baseUrl, 'GET', `/stations/${stationId}/webhooks/${webhookId}/deliveries${query}`);
   expect(res.status, JSON.stringify(res.body)).to.equal(200);
   return res.body.deliveries;
+}
+
+/** Waits until `list()` holds at least `n` items (with a deadline) and returns them. */
+export async function arrived<T>(list: () => T[] | Promise<T[]>, n = 1, timeoutMs = 5000): Promise<T[]> {
+  let items: T[] = [];
+  await eventually(async () => (items = await list()).length >= n, { timeoutMs });
+  return items;
 }
