@@ -71,12 +71,15 @@ export const readResolvers = {
       return nowPlayingOf(ctx.svc, ctx.station);
     }),
 
-  trackHistory: (args: { cursor?: string | null; limit?: number | null }, ctx: GraphQLContext) =>
+  trackHistory: (args: { cursor?: string | null; limit?: number | null; from?: string | null; to?: string | null; broadcastId?: string | null }, ctx: GraphQLContext) =>
     guard(async () => {
       requireModule(ctx, 'trackHistory');
       const query = validate<TrackHistoryQuery>(TrackHistoryQuery, 'query', {
         ...(args.cursor != null ? { cursor: args.cursor } : {}),
         ...(args.limit != null ? { limit: args.limit } : {}),
+        ...(args.from != null ? { from: args.from } : {}),
+        ...(args.to != null ? { to: args.to } : {}),
+        ...(args.broadcastId != null ? { broadcastId: args.broadcastId } : {}),
       });
       return trackHistoryPage(ctx.svc, ctx.station, query);
     }),
