@@ -9,9 +9,9 @@ import { registry, type JobHandler } from './registry.ts';
 
 /** How many jobs of each queue one worker process runs at once. Media is CPU-bound (sharp); webhook
  * deliveries mostly wait on receivers (each endpoint holds at most 16 of them, docs/webhooks.md). */
-const CONCURRENCY: Record<QueueName, number> = { default: 8, ingest: 16, media: 1, webhooks: 64 };
+const CONCURRENCY: Record<QueueName, number> = { default: 8, ingest: 16, media: 1, webhooks: 64, 'webhooks-retry': 64 };
 /** A delivery takes at most 5 s: a shorter lock lets a crashed worker's delivery be retried sooner. */
-const LOCK_MS: Partial<Record<QueueName, number>> = { webhooks: 10_000 };
+const LOCK_MS: Partial<Record<QueueName, number>> = { webhooks: 10_000, 'webhooks-retry': 10_000 };
 
 /** Starts one BullMQ worker per queue; `close()` waits for running jobs to finish. */
 export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; close(): Promise<void> }> {

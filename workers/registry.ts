@@ -26,4 +26,5 @@ export const registry: { [N in JobName]: JobHandler<N> } = {
   'nowPlaying.follow': nowPlayingFollow,
   'nowPlaying.artwork': nowPlayingArtwork,
   'webhooks.deliver': webhooksDeliver,
+  'webhooks.retry': webhooksDeliver,
 };

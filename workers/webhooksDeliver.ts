@@ -3,6 +3,6 @@ import type { Services } from '../src/services.ts';
 import { deliverWebhook } from '../src/domains/webhooks/deliver.ts';
 
 /** One delivery attempt of a webhook event (src/domains/webhooks/deliver.ts); retries are jobs of their own. */
-export async function webhooksDeliver(payload: JobPayload<'webhooks.deliver'>, svc: Services): Promise<unknown> {
+export async function webhooksDeliver(payload: JobPayload<'webhooks.deliver' | 'webhooks.retry'>, svc: Services): Promise<unknown> {
   return deliverWebhook(svc, payload);
 }

@@ -12,7 +12,7 @@ import { postDelivery, type AttemptResult } from './transport.ts';
 // delayed job of its own until 24 h after the event; an endpoint failing every attempt for 3 days is
 // switched off.
 
-export type DeliveryPayload = JobPayload<'webhooks.deliver'>;
+export type DeliveryPayload = JobPayload<'webhooks.deliver' | 'webhooks.retry'>;
 
 /** Attempts one endpoint may have in flight in one worker process; more are logged as failed and retried later. */
 export const MAX_IN_FLIGHT_PER_ENDPOINT = 16;
@@ -76,7 +76,7 @@ export async function deliverWebhook(svc: Services, payload: DeliveryPayload): P
   await recordHealth(svc, hook, result.ok, finishedAt);
   if (nextAttemptAt) {
     const next = { ...payload, attempt: payload.attempt + 1 };
-    await svc.jobs.enqueue('webhooks.deliver', next, { jobId: deliveryJobId(payload.eventId, hook.id, next.attempt), delay: retryDelayMs(payload.attempt) });
+    await svc.jobs.enqueue('webhooks.retry', next, { jobId: deliveryJobId(payload.eventId, hook.id, next.attempt), delay: retryDelayMs(payload.attempt) });
   }
   // The log keeps 7 days: trimmed now and then by the deliveries that write it (reads filter by age too).
   if (inserted.length && Math.random() < 0.02) {
@@ -106,7 +106,11 @@ async function attempt(svc: Services, hook: WebhookRow, payload: DeliveryPayload
 /** Success clears the failure streak; a failure starts it, and ends the endpoint after 3 days of failures. */
 async function recordHealth(svc: Services, hook: WebhookRow, ok: boolean, now: Date): Promise<void> {
   if (ok) {
-    if (hook.failing_since) await svc.db('webhooks').where({ id: hook.id }).update({ failing_since: null });
+    if (hook.failing_since) {
+      // Healthy again: its fresh events go back to the fast lane.
+      await svc.db('webhooks').where({ id: hook.id }).update({ failing_since: null });
+      await svc.invalidation.invalidate('webhooks', hook.station_id);
+    }
     return;
   }
   const [row] = await svc.db('webhooks')
@@ -118,6 +122,9 @@ async function recordHealth(svc: Services, hook: WebhookRow, ok: boolean, now: D
     .returning<Array<{ active: boolean }>>('active');
   if (row && hook.active && !row.active) {
     svc.logger.warn({ webhookId: hook.id, stationId: hook.station_id }, 'webhook switched off after 3 days of failed deliveries');
+    await svc.invalidation.invalidate('webhooks', hook.station_id);
+  } else if (!hook.failing_since) {
+    // Failing from now on: its fresh events take the slow lane, away from healthy endpoints.
     await svc.invalidation.invalidate('webhooks', hook.station_id);
   }
 }

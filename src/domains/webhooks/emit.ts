@@ -26,13 +26,13 @@ export async function emitWebhookEvent(
   onlyWebhookId?: string,
 ): Promise<string | null> {
   try {
-    const targets = onlyWebhookId ? [onlyWebhookId] : await svc.webhooks.targets(stationId, type);
+    const targets = onlyWebhookId ? [{ id: onlyWebhookId, failing: false }] : await svc.webhooks.targets(stationId, type);
     if (targets.length === 0) return null;
     const eventId = newEventId();
     const timestamp = svc.clock.now().toISOString();
     await Promise.all(
-      targets.map((webhookId) =>
-        svc.jobs.enqueue('webhooks.deliver', { webhookId, stationId, eventId, type, timestamp, data, attempt: 1 }, { jobId: deliveryJobId(eventId, webhookId, 1) }),
+      targets.map(({ id: webhookId, failing }) =>
+        svc.jobs.enqueue(failing ? 'webhooks.retry' : 'webhooks.deliver', { webhookId, stationId, eventId, type, timestamp, data, attempt: 1 }, { jobId: deliveryJobId(eventId, webhookId, 1) }),
       ),
     );
     return eventId;

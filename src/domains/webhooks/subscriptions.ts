@@ -5,6 +5,13 @@ import type { Invalidation } from '../../lib/invalidation.ts';
 interface Subscriber {
   id: string;
   events: string[];
+  failing_since: Date | null;
+}
+
+/** A webhook an event goes to; `failing` ones get their first attempt on the slow lane. */
+export interface Target {
+  id: string;
+  failing: boolean;
 }
 
 /**
@@ -21,16 +28,16 @@ export class WebhookSubscriptions {
     invalidation.on('webhooks', (stationId) => this.cache.delete(stationId));
   }
 
-  /** Ids of the station's active webhooks subscribed to `type`. */
-  async targets(stationId: string, type: string): Promise<string[]> {
+  /** The station's active webhooks subscribed to `type`. */
+  async targets(stationId: string, type: string): Promise<Target[]> {
     let subscribers = this.cache.get(stationId);
     if (subscribers === undefined) {
-      subscribers = await this.db('webhooks').where({ station_id: stationId, active: true }).select<Subscriber[]>('id', 'events');
+      subscribers = await this.db('webhooks').where({ station_id: stationId, active: true }).select<Subscriber[]>('id', 'events', 'failing_since');
       this.cache.set(stationId, subscribers);
     }
-    const ids: string[] = [];
-    for (const s of subscribers) if (s.events.includes(type)) ids.push(s.id);
-    return ids;
+    const targets: Target[] = [];
+    for (const s of subscribers) if (s.events.includes(type)) targets.push({ id: s.id, failing: s.failing_since !== null });
+    return targets;
   }
 
   /** Whether any active webhook of the station wants one of `types` (without a query when cached as none). */

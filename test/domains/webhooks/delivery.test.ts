@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { postDelivery, urlProblem } from '../../../src/domains/webhooks/transport.ts';
+import { emitWebhookEvent } from '../../../src/domains/webhooks/emit.ts';
 import { admin } from '../../support/http.ts';
 import { createStation, eventually } from '../../support/factories.ts';
 import { startReceiver } from '../../support/receiver.ts';
@@ -72,6 +73,32 @@ describe('webhooks: delivery', () => {
     } finally {
       await hanging.close();
       await fast.close();
+    }
+  });
+
+  it('an endpoint that is failing gets its next events on the slow lane (webhooks-retry), away from healthy endpoints', async () => {
+    let healthy = false;
+    const receiver = await startReceiver(() => (healthy ? 200 : 500));
+    try {
+      const station = await createStation(server.url);
+      const hook = await createHook(server.url, station.id, receiver.url);
+      const lanes = async () => {
+        const jobs = [...(await server.svc.jobs.queue('webhooks').getJobs(['completed', 'waiting', 'active', 'delayed'])), ...(await server.svc.jobs.queue('webhooks-retry').getJobs(['completed', 'waiting', 'active', 'delayed']))];
+        return jobs.filter((j) => j.data.webhookId === hook.id && j.data.attempt === 1).map((j) => `${j.data.eventId}:${j.name}`);
+      };
+      const first = await ping(station.id, hook.id);
+      await eventually(async () => (await server.svc.db('webhooks').where({ id: hook.id }).first()).failing_since !== null);
+      // The failing endpoint's next event (not a ping: pings always take the fast lane) goes to the slow lane.
+      await admin(server.url, 'PATCH', `/stations/${station.id}/webhooks/${hook.id}`, { events: ['content.published'] });
+      healthy = true;
+      const second = await emitWebhookEvent(server.svc, station.id, 'content.published', { type: 'news', id: 'x', revision: 1 });
+      expect(await lanes()).to.include.members([`${first}:webhooks.deliver`, `${second}:webhooks.retry`]);
+      // Delivered there, the endpoint is healthy again: the next event takes the fast lane.
+      await eventually(async () => (await server.svc.db('webhooks').where({ id: hook.id }).first()).failing_since === null);
+      const third = await emitWebhookEvent(server.svc, station.id, 'content.published', { type: 'news', id: 'y', revision: 1 });
+      expect(await lanes()).to.include(`${third}:webhooks.deliver`);
+    } finally {
+      await receiver.close();
     }
   });
 
