@@ -16,7 +16,18 @@ export type DeliveryPayload = JobPayload<'webhooks.deliver' | 'webhooks.retry'>;
 
 /** Attempts one endpoint may have in flight in one worker process; more are logged as failed and retried later. */
 export const MAX_IN_FLIGHT_PER_ENDPOINT = 16;
-const inFlight = new Map<string, number>();
+/** An endpoint with an attempt in flight longer than this is slow: its fast-lane events move to the slow lane. */
+export const SLOW_AFTER_MS = 1000;
+/** Start times (performance.now()) of the attempts in flight, per endpoint, in this worker process. */
+const inFlight = new Map<string, Set<number>>();
+
+const isSlow = (webhookId: string): boolean => {
+  const started = inFlight.get(webhookId);
+  if (!started) return false;
+  const limit = performance.now() - SLOW_AFTER_MS;
+  for (const at of started) if (at < limit) return true;
+  return false;
+};
 
 export function signedHeaders(secrets: string[], eventId: string, timestamp: number, body: string): Record<string, string> {
   return {
@@ -35,10 +46,16 @@ export function secretsInForce(svc: Pick<Services, 'config'>, hook: WebhookRow, 
   return secrets;
 }
 
-export async function deliverWebhook(svc: Services, payload: DeliveryPayload): Promise<{ status: DeliveryRow['status'] | 'skipped' }> {
+export async function deliverWebhook(svc: Services, payload: DeliveryPayload, lane: 'fast' | 'slow' = 'fast'): Promise<{ status: DeliveryRow['status'] | 'skipped' | 'moved to the slow lane' }> {
   const hook = await svc.db<WebhookRow>('webhooks').where({ id: payload.webhookId }).first();
   // Deleted, or switched off meanwhile: nothing to deliver (a `ping` from /test still goes out).
   if (!hook || (!hook.active && payload.type !== 'ping')) return { status: 'skipped' };
+  if (lane === 'fast' && payload.type !== 'ping' && (hook.failing_since !== null || isSlow(hook.id))) {
+    // Queued before the endpoint was known to fail (or while it hangs): not an attempt, just a move,
+    // so a dead endpoint's backlog never holds the fast lane's slots.
+    await svc.jobs.enqueue('webhooks.retry', payload, { jobId: deliveryJobId(payload.eventId, hook.id, payload.attempt) });
+    return { status: 'moved to the slow lane' };
+  }
   const body = JSON.stringify({ type: payload.type, timestamp: payload.timestamp, stationId: payload.stationId, data: payload.data });
   const startedAt = svc.clock.now();
   const result = await attempt(svc, hook, payload, body, startedAt);
@@ -86,20 +103,22 @@ export async function deliverWebhook(svc: Services, payload: DeliveryPayload): P
 }
 
 async function attempt(svc: Services, hook: WebhookRow, payload: DeliveryPayload, body: string, now: Date): Promise<AttemptResult> {
-  const busy = inFlight.get(hook.id) ?? 0;
-  if (busy >= MAX_IN_FLIGHT_PER_ENDPOINT) {
+  let started = inFlight.get(hook.id);
+  if (started && started.size >= MAX_IN_FLIGHT_PER_ENDPOINT) {
     // A slow or dead endpoint holds at most this many of the worker's slots; the rest wait for their retry.
-    return { ok: false, httpStatus: null, durationMs: 0, error: `endpoint busy: ${busy} deliveries already in flight`, responseBody: null };
+    return { ok: false, httpStatus: null, durationMs: 0, error: `endpoint busy: ${started.size} deliveries already in flight`, responseBody: null };
   }
-  inFlight.set(hook.id, busy + 1);
+  if (!started) inFlight.set(hook.id, (started = new Set()));
+  let mark = performance.now();
+  while (started.has(mark)) mark += 1e-6;
+  started.add(mark);
   try {
     const timestamp = Math.floor(now.getTime() / 1000);
     const headers = signedHeaders(secretsInForce(svc, hook, now), payload.eventId, timestamp, body);
     return await postDelivery(hook.url, headers, body, svc.config.webhooks.allowInsecure);
   } finally {
-    const left = (inFlight.get(hook.id) ?? 1) - 1;
-    if (left > 0) inFlight.set(hook.id, left);
-    else inFlight.delete(hook.id);
+    started.delete(mark);
+    if (started.size === 0 && inFlight.get(hook.id) === started) inFlight.delete(hook.id);
   }
 }
 
