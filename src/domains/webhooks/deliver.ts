@@ -14,10 +14,15 @@ import { postDelivery, type AttemptResult } from './transport.ts';
 
 export type DeliveryPayload = JobPayload<'webhooks.deliver' | 'webhooks.retry'>;
 
-/** Attempts one endpoint may have in flight in one worker process; more are logged as failed and retried later. */
-export const MAX_IN_FLIGHT_PER_ENDPOINT = 16;
+/**
+ * Attempts one endpoint may have in flight in one worker process; more are logged as failed (`endpoint
+ * busy`) and retried on the normal schedule. 16 on the fast lane; on the slow lane 4, and 1 for an
+ * endpoint that is failing (a probe), so many dead endpoints together still leave most of the slow
+ * lane's 64 slots to slow but living ones.
+ */
+export const MAX_IN_FLIGHT_PER_ENDPOINT = { fast: 16, slow: 4, failing: 1 } as const;
 /** An endpoint with an attempt in flight longer than this is slow: its fast-lane events move to the slow lane. */
-export const SLOW_AFTER_MS = 1000;
+export const SLOW_AFTER_MS = 2000;
 /** Start times (performance.now()) of the attempts in flight, per endpoint, in this worker process. */
 const inFlight = new Map<string, Set<number>>();
 
@@ -58,7 +63,7 @@ export async function deliverWebhook(svc: Services, payload: DeliveryPayload, la
   }
   const body = JSON.stringify({ type: payload.type, timestamp: payload.timestamp, stationId: payload.stationId, data: payload.data });
   const startedAt = svc.clock.now();
-  const result = await attempt(svc, hook, payload, body, startedAt);
+  const result = await attempt(svc, hook, payload, body, startedAt, lane);
   const finishedAt = svc.clock.now();
   const eventAt = new Date(payload.timestamp).getTime();
   let status: DeliveryRow['status'] = 'succeeded';
@@ -102,9 +107,10 @@ export async function deliverWebhook(svc: Services, payload: DeliveryPayload, la
   return { status };
 }
 
-async function attempt(svc: Services, hook: WebhookRow, payload: DeliveryPayload, body: string, now: Date): Promise<AttemptResult> {
+async function attempt(svc: Services, hook: WebhookRow, payload: DeliveryPayload, body: string, now: Date, lane: 'fast' | 'slow'): Promise<AttemptResult> {
   let started = inFlight.get(hook.id);
-  if (started && started.size >= MAX_IN_FLIGHT_PER_ENDPOINT) {
+  const cap = MAX_IN_FLIGHT_PER_ENDPOINT[lane === 'slow' && hook.failing_since ? 'failing' : lane];
+  if (started && started.size >= cap) {
     // A slow or dead endpoint holds at most this many of the worker's slots; the rest wait for their retry.
     return { ok: false, httpStatus: null, durationMs: 0, error: `endpoint busy: ${started.size} deliveries already in flight`, responseBody: null };
   }
