@@ -8,8 +8,8 @@ import { createServices, type Services } from '../src/services.ts';
 import { registry, type JobHandler } from './registry.ts';
 
 /** How many jobs of each queue one worker process runs at once. Media is CPU-bound (sharp); webhook
- * deliveries mostly wait on receivers (each endpoint holds at most 16 of them, docs/webhooks.md). */
-const CONCURRENCY: Record<QueueName, number> = { default: 8, ingest: 16, media: 1, webhooks: 64, 'webhooks-retry': 64 };
+ * deliveries mostly wait on receivers (and one endpoint holds only a few of them, docs/webhooks.md). */
+const CONCURRENCY: Record<QueueName, number> = { default: 8, ingest: 16, media: 1, webhooks: 256, 'webhooks-retry': 64 };
 /** A delivery takes at most 5 s: a shorter lock lets a crashed worker's delivery be retried sooner. */
 const LOCK_MS: Partial<Record<QueueName, number>> = { webhooks: 10_000, 'webhooks-retry': 10_000 };
 

@@ -15,14 +15,17 @@ import { postDelivery, type AttemptResult } from './transport.ts';
 export type DeliveryPayload = JobPayload<'webhooks.deliver' | 'webhooks.retry'>;
 
 /**
- * Attempts one endpoint may have in flight in one worker process; more are logged as failed (`endpoint
- * busy`) and retried on the normal schedule. 16 on the fast lane; on the slow lane 4, and 1 for an
- * endpoint that is failing (a probe), so many dead endpoints together still leave most of the slow
- * lane's 64 slots to slow but living ones.
+ * Attempts one endpoint may have in flight in one worker process. On the fast lane, beyond the cap an
+ * event moves to the slow lane (no attempt); on the slow lane it is logged as failed (`endpoint busy`)
+ * and retried on the normal schedule. An endpoint that is failing gets one attempt at a time there (a
+ * probe), so many dead endpoints together still leave most of the slow lane to slow but living ones.
  */
-export const MAX_IN_FLIGHT_PER_ENDPOINT = { fast: 16, slow: 4, failing: 1 } as const;
-/** An endpoint with an attempt in flight longer than this is slow: its fast-lane events move to the slow lane. */
-export const SLOW_AFTER_MS = 2000;
+export const MAX_IN_FLIGHT_PER_ENDPOINT = { fast: 32, slow: 8, failing: 1 } as const;
+/**
+ * An endpoint with an attempt in flight for longer than this is slow: its next fast-lane events move to
+ * the slow lane. A receiver that hangs holds at most about half a second's worth of its events' slots.
+ */
+export const SLOW_AFTER_MS = 500;
 /** Start times (performance.now()) of the attempts in flight, per endpoint, in this worker process. */
 const inFlight = new Map<string, Set<number>>();
 
@@ -55,9 +58,9 @@ export async function deliverWebhook(svc: Services, payload: DeliveryPayload, la
   const hook = await svc.db<WebhookRow>('webhooks').where({ id: payload.webhookId }).first();
   // Deleted, or switched off meanwhile: nothing to deliver (a `ping` from /test still goes out).
   if (!hook || (!hook.active && payload.type !== 'ping')) return { status: 'skipped' };
-  if (lane === 'fast' && payload.type !== 'ping' && (hook.failing_since !== null || isSlow(hook.id))) {
-    // Queued before the endpoint was known to fail (or while it hangs): not an attempt, just a move,
-    // so a dead endpoint's backlog never holds the fast lane's slots.
+  if (lane === 'fast' && payload.type !== 'ping' && (hook.failing_since !== null || isSlow(hook.id) || (inFlight.get(hook.id)?.size ?? 0) >= MAX_IN_FLIGHT_PER_ENDPOINT.fast)) {
+    // Queued before the endpoint was known to fail, or while it hangs or has its fill of attempts in
+    // flight: not an attempt, just a move, so its backlog never holds the fast lane's slots.
     await svc.jobs.enqueue('webhooks.retry', payload, { jobId: deliveryJobId(payload.eventId, hook.id, payload.attempt) });
     return { status: 'moved to the slow lane' };
   }
@@ -109,7 +112,7 @@ export async function deliverWebhook(svc: Services, payload: DeliveryPayload, la
 
 async function attempt(svc: Services, hook: WebhookRow, payload: DeliveryPayload, body: string, now: Date, lane: 'fast' | 'slow'): Promise<AttemptResult> {
   let started = inFlight.get(hook.id);
-  const cap = MAX_IN_FLIGHT_PER_ENDPOINT[lane === 'slow' && hook.failing_since ? 'failing' : lane];
+  const cap = lane === 'fast' ? Infinity : MAX_IN_FLIGHT_PER_ENDPOINT[hook.failing_since ? 'failing' : 'slow'];
   if (started && started.size >= cap) {
     // A slow or dead endpoint holds at most this many of the worker's slots; the rest wait for their retry.
     return { ok: false, httpStatus: null, durationMs: 0, error: `endpoint busy: ${started.size} deliveries already in flight`, responseBody: null };
