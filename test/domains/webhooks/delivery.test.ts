@@ -221,6 +221,22 @@ describe('webhooks: rotation and deactivation (injected clock)', () => {
     }
   });
 
+  it('the delivery log keeps attempts 7 days', async () => {
+    const receiver = await startReceiver();
+    try {
+      const station = await createStation(server.url);
+      const hook = await createHook(server.url, station.id, receiver.url);
+      await admin(server.url, 'POST', `/stations/${station.id}/webhooks/${hook.id}/test`);
+      await arrived(() => deliveries(server.url, station.id, hook.id));
+      clock.advance(7 * 24 * 3600_000 - 60_000);
+      expect(await deliveries(server.url, station.id, hook.id)).to.have.length(1);
+      clock.advance(120_000);
+      expect(await deliveries(server.url, station.id, hook.id)).to.have.length(0);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('an endpoint that failed every delivery for 3 days is set active: false; a success in between starts over', async () => {
     let healthy = false;
     const receiver = await startReceiver(() => (healthy ? 200 : 503));

@@ -99,6 +99,22 @@ describe('webhooks: events from their writes', () => {
     expect(forStation(fx.station.id, 'schedule.changed')).to.have.length(4);
   });
 
+  it('a station without webhooks costs its writes no webhook query once its (empty) subscriptions are cached', async () => {
+    const { station, ingestToken } = await ingestFixture(server.url, { rundownFollowing: false });
+    const queries: string[] = [];
+    const listener = (q: { sql: string }) => queries.push(q.sql);
+    server.svc.db.on('query', listener);
+    try {
+      await ingest(server.url, station, ingestToken, { artist: 'A', title: 'First', isPlaying: true });
+      await eventually(() => queries.some((sql) => sql.includes('"webhooks"')));
+      queries.length = 0;
+      for (const title of ['Second', 'Third']) expect((await ingest(server.url, station, ingestToken, { artist: 'A', title, isPlaying: true })).status).to.equal(200);
+      expect(queries.filter((sql) => sql.includes('webhooks'))).to.deep.equal([]);
+    } finally {
+      server.svc.db.removeListener('query', listener);
+    }
+  });
+
   it('a webhook receives only the events it subscribed to, and an inactive one none', async () => {
     const { station, ingestToken } = await ingestFixture(server.url, { rundownFollowing: false });
     const other = await startReceiver();
