@@ -72,6 +72,8 @@ export interface Config {
     /** Who to contact about our requests (URL or e-mail), sent in the User-Agent as MusicBrainz asks. */
     contact: string;
   };
+  /** Webhooks: `WEBHOOKS_ALLOW_INSECURE=1` allows http:// and local addresses (development and tests only). */
+  webhooks: { allowInsecure: boolean };
 }
 
 export class ConfigError extends Error {}
@@ -180,6 +182,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       // Without one, the public address of this deployment says whose requests these are.
       contact: userAgentSafe(env, 'ARTWORK_CONTACT', str(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`)),
     },
+    webhooks: { allowInsecure: bool(env, 'WEBHOOKS_ALLOW_INSECURE', false) },
   };
   return Object.freeze(config);
 }

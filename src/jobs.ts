@@ -9,8 +9,21 @@ import { validate } from './http/validate.ts';
 // Job names, their queues and payload schemas: the only part of the job system the web role imports.
 // Queues separate latency-sensitive work (ingest) from CPU-heavy work (media) so neither starves.
 
-export const QUEUES = ['default', 'ingest', 'media'] as const;
+// Webhook deliveries have queues of their own: receivers' latency never holds up the other jobs, and
+// retries (and endpoints known to be failing) wait on `webhooks-retry`, never in front of fresh events
+// to healthy endpoints (docs/webhooks.md, "Design").
+export const QUEUES = ['default', 'ingest', 'media', 'webhooks', 'webhooks-retry'] as const;
 export type QueueName = (typeof QUEUES)[number];
+
+const WEBHOOK_DELIVERY = Type.Object({
+  webhookId: Type.String({ format: 'uuid' }),
+  stationId: Type.String({ minLength: 1 }),
+  eventId: Type.String({ minLength: 1 }),
+  type: Type.String({ minLength: 1 }),
+  timestamp: Type.String({ format: 'date-time' }),
+  data: Type.Unknown(),
+  attempt: Type.Integer({ minimum: 1 }),
+});
 
 export const JOBS = {
   'health.ping': { queue: 'default', payload: Type.Object({ at: Type.String() }) },
@@ -35,6 +48,10 @@ export const JOBS = {
   },
   /** Third-party artwork lookup for one stored observation; job id = `artwork-{observation id}`. */
   'nowPlaying.artwork': { queue: 'default', payload: Type.Object({ observationId: Type.String({ format: 'uuid' }) }) },
+  /** One attempt of one webhook event to one endpoint; job id = `whd.{eventId}.{webhookId}.{attempt}` (docs/webhooks.md). */
+  'webhooks.deliver': { queue: 'webhooks', payload: WEBHOOK_DELIVERY },
+  /** The same for a retry, or a first attempt to an endpoint that is failing: the slow lane. */
+  'webhooks.retry': { queue: 'webhooks-retry', payload: WEBHOOK_DELIVERY },
 } as const satisfies Record<string, { queue: QueueName; payload: TSchema; awaited?: true }>;
 
 export type JobName = keyof typeof JOBS;

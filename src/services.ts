@@ -11,6 +11,7 @@ import { StationCache } from './domains/stations/cache.ts';
 import { CredentialCache } from './domains/auth/cache.ts';
 import { RateLimits } from './http/ratelimit.ts';
 import { ReadCache } from './lib/readCache.ts';
+import { WebhookSubscriptions } from './domains/webhooks/subscriptions.ts';
 
 /** Bounds how long a lost invalidation message can leave an answer stale, like the station cache's TTL. */
 const READ_CACHE_MAX_AGE_MS = 10_000;
@@ -32,6 +33,8 @@ export interface Services {
   rateLimits: RateLimits;
   /** Listener reads' answers (bytes + ETag), dropped by `reads`/`station` invalidation. */
   reads: ReadCache;
+  /** Which webhooks want which events, per station (cached; no query for a station without webhooks). */
+  webhooks: WebhookSubscriptions;
   close(): Promise<void>;
 }
 
@@ -60,6 +63,7 @@ export async function createServices(config: Readonly<Config>, logger: Logger, o
     credentials: new CredentialCache(db, invalidation, logger),
     rateLimits: new RateLimits(redis, config.rateLimits),
     reads: new ReadCache(config.readCacheMaxBytes, READ_CACHE_MAX_AGE_MS, invalidation),
+    webhooks: new WebhookSubscriptions(db, invalidation),
     async close() {
       await jobs.close();
       subscriber.disconnect();

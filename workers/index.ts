@@ -7,8 +7,11 @@ import { Shutdown } from '../src/lib/shutdown.ts';
 import { createServices, type Services } from '../src/services.ts';
 import { registry, type JobHandler } from './registry.ts';
 
-/** How many jobs of each queue one worker process runs at once. Media is CPU-bound (sharp). */
-const CONCURRENCY: Record<QueueName, number> = { default: 8, ingest: 16, media: 1 };
+/** How many jobs of each queue one worker process runs at once. Media is CPU-bound (sharp); webhook
+ * deliveries mostly wait on receivers (and one endpoint holds only a few of them, docs/webhooks.md). */
+const CONCURRENCY: Record<QueueName, number> = { default: 8, ingest: 16, media: 1, webhooks: 256, 'webhooks-retry': 64 };
+/** A delivery takes at most 5 s: a shorter lock lets a crashed worker's delivery be retried sooner. */
+const LOCK_MS: Partial<Record<QueueName, number>> = { webhooks: 10_000, 'webhooks-retry': 10_000 };
 
 /** Starts one BullMQ worker per queue; `close()` waits for running jobs to finish. */
 export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; close(): Promise<void> }> {
@@ -32,7 +35,7 @@ export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; 
       },
       svc.config.redisUrl,
       svc.logger,
-      { concurrency: CONCURRENCY[queue] },
+      { concurrency: CONCURRENCY[queue], ...(LOCK_MS[queue] ? { lockDuration: LOCK_MS[queue], stalledInterval: LOCK_MS[queue] / 2 } : {}) },
     ),
   );
   await Promise.all(workers.map((w) => w.waitUntilReady()));

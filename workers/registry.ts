@@ -10,6 +10,7 @@ import { mediaVariants } from './mediaVariants.ts';
 import { feedsPoll } from './feedPoll.ts';
 import { nowPlayingFollow } from './nowPlayingFollow.ts';
 import { nowPlayingArtwork } from './nowPlayingArtwork.ts';
+import { webhooksDeliver } from './webhooksDeliver.ts';
 
 export type JobHandler<N extends JobName> = (payload: JobPayload<N>, svc: Services, job: Job) => Promise<unknown>;
 
@@ -24,4 +25,6 @@ export const registry: { [N in JobName]: JobHandler<N> } = {
   'feeds.poll': feedsPoll,
   'nowPlaying.follow': nowPlayingFollow,
   'nowPlaying.artwork': nowPlayingArtwork,
+  'webhooks.deliver': webhooksDeliver,
+  'webhooks.retry': webhooksDeliver,
 };

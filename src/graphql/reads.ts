@@ -101,16 +101,22 @@ export const readResolvers = {
       return (await cached(ctx, 'getNowPlaying', 'nowPlaying', {}, () => nowPlayingRead(ctx.svc, ctx.station))).value;
     }),
 
-  trackHistory: (args: { cursor?: string | null; limit?: number | null }, ctx: GraphQLContext) =>
+  trackHistory: (args: { cursor?: string | null; limit?: number | null; from?: string | null; to?: string | null; broadcastId?: string | null }, ctx: GraphQLContext) =>
     guard(async () => {
       requireModule(ctx, 'trackHistory');
       const query = validate<TrackHistoryQuery>(TrackHistoryQuery, 'query', {
         ...(args.cursor != null ? { cursor: args.cursor } : {}),
         ...(args.limit != null ? { limit: args.limit } : {}),
+        ...(args.from != null ? { from: args.from } : {}),
+        ...(args.to != null ? { to: args.to } : {}),
+        ...(args.broadcastId != null ? { broadcastId: args.broadcastId } : {}),
       });
       const params: Record<string, string> = {
         ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
         ...(query.limit !== undefined ? { limit: String(query.limit) } : {}),
+        ...(query.from !== undefined ? { from: query.from } : {}),
+        ...(query.to !== undefined ? { to: query.to } : {}),
+        ...(query.broadcastId !== undefined ? { broadcastId: query.broadcastId } : {}),
       };
       return (await cached(ctx, 'getTrackHistory', 'nowPlaying', params, async () => Representation.json(await trackHistoryPage(ctx.svc, ctx.station, query)))).value;
     }),

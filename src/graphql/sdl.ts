@@ -186,7 +186,8 @@ type Query {
   programs(fromDate: String, throughDate: String): Programs
   currentBroadcast: CurrentBroadcast
   nowPlaying: NowPlaying
-  trackHistory(cursor: String, limit: Int = 25): TrackHistory
+  "from/to: ISO 8601 instants, [from, to); broadcastId: items rundown following tied to that broadcast. A cursor works only with the filters it was issued for."
+  trackHistory(cursor: String, limit: Int = 25, from: String, to: String, broadcastId: ID): TrackHistory
   "null when the station does not deliver weather (no error)"
   weather: Weather
   "null when the station does not deliver traffic (no error)"

@@ -12,6 +12,8 @@ import { weatherRoutes } from '../domains/weather/routes.ts';
 import { nowPlayingRoutes } from '../domains/nowPlaying/routes.ts';
 import { adminRoutes } from '../domains/admin/routes.ts';
 import { embedRoutes } from '../domains/embed/routes.ts';
+import { webhookRoutes } from '../domains/webhooks/routes.ts';
+import { playLogRoutes } from '../domains/nowPlaying/playLogRoutes.ts';
 
 /** Every HTTP route of the web role. /openapi.json is generated from this table. */
 export const allRoutes: RouteSpec[] = [];
@@ -29,4 +31,6 @@ allRoutes.push(
   ...nowPlayingRoutes,
   ...adminRoutes,
   ...embedRoutes,
+  ...webhookRoutes,
+  ...playLogRoutes,
 );

@@ -3,7 +3,7 @@ import { keys } from './keys.ts';
 import type { Logger } from './logger.ts';
 
 /** `reads`: a listener read's data changed (id `<stationId>:<area>`, lib/readCache.ts). */
-export type InvalidationTopic = 'station' | 'credential' | 'reads';
+export type InvalidationTopic = 'station' | 'credential' | 'reads' | 'webhooks';
 type Handler = (id: string) => void;
 
 /**

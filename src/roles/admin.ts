@@ -16,6 +16,11 @@ the JSON answer. PATH is relative to /admin/v1, e.g.:
   waveline admin POST /stations/st_…/credentials '{"scopes":["listener:read"]}'
   waveline admin PATCH /stations/st_… '{"publicOnline":false}'
   waveline admin POST /import @bundle.json
+  waveline admin POST /stations/st_…/webhooks '{"url":"https://example.org/hooks/waveline","events":["now-playing.changed"]}'
+  waveline admin GET /stations/st_…/webhooks/<id>/deliveries
+  waveline admin GET '/stations/st_…/plays?from=2026-10-01T00:00:00Z&to=2026-11-01T00:00:00Z&format=csv' > plays.csv
+
+A CSV answer (the play log) is streamed to stdout as it arrives.
 `;
 
 /** `waveline admin …`: the admin API from the command line, through the very same routes. */
@@ -39,9 +44,16 @@ export async function run(baseConfig: Readonly<Config>): Promise<void> {
       headers: { authorization: `Bearer ${config.adminToken}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
       body,
     });
+    process.exitCode = res.ok ? 0 : 1;
+    if (res.ok && res.body && (res.headers.get('content-type') ?? '').startsWith('text/csv')) {
+      // A month of plays never sits whole in this process either.
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        if (!process.stdout.write(chunk)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+      }
+      return;
+    }
     const text = await res.text();
     process.stdout.write(`${text || `(${res.status})`}\n`);
-    process.exitCode = res.ok ? 0 : 1;
   } finally {
     await web.close();
     await svc.close();

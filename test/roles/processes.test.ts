@@ -138,4 +138,25 @@ describe('waveline admin (CLI)', function () {
     expect(code).to.equal(0);
     expect(JSON.parse(out)).to.include({ slug, name: 'CLI FM', timezone: 'UTC' });
   });
+
+  it('reaches the webhook and play log routes: creates a webhook (secret shown once), lists it, and prints a CSV play log', async () => {
+    const cli = async (...args: string[]) => {
+      const run = spawn(process.execPath, ['src/main.ts', 'admin', ...args], { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      run.stdout!.on('data', (d) => (out += d));
+      const code = await new Promise<number | null>((ok) => run.on('exit', ok));
+      return { code, out };
+    };
+    const slug = `cli-wh-${Date.now().toString(36)}`;
+    const station = JSON.parse((await cli('POST', '/stations', JSON.stringify({ slug, name: 'CLI FM', timezone: 'UTC' }))).out);
+    const created = await cli('POST', `/stations/${station.id}/webhooks`, JSON.stringify({ url: 'https://example.org/hook', events: ['content.published'] }));
+    expect(created.code).to.equal(0);
+    expect(JSON.parse(created.out).secret).to.match(/^whsec_/);
+    const listed = JSON.parse((await cli('GET', `/stations/${station.id}/webhooks`)).out);
+    expect(listed.webhooks).to.have.length(1);
+    expect(listed.webhooks[0]).not.to.have.property('secret');
+    const csv = await cli('GET', `/stations/${station.id}/plays?from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z&format=csv`);
+    expect(csv.code).to.equal(0);
+    expect(csv.out.split('\r\n')[0]).to.equal('playedAt,localTime,artist,title,album,durationSeconds,sourceTrackId,outcome,broadcastId,programTitle,rundownItemId,credentialLabel');
+  });
 });

@@ -5,6 +5,8 @@ process.env.DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres
 process.env.REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/9';
 process.env.WAVELINE_ADMIN_TOKEN = 'test-admin-token-0123456789';
 process.env.WAVELINE_SECRET = 'test-secret-0123456789abcdef';
+// Webhook receivers in tests are local http:// servers (the SSRF rules are tested without this, at function level).
+process.env.WEBHOOKS_ALLOW_INSECURE = '1';
 process.env.LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'silent';
 for (const name of ['LISTENER', 'GRAPHQL', 'PUSH', 'INGEST', 'ANONYMOUS']) process.env[`RATE_LIMIT_${name}_PER_MINUTE`] ??= '0';
 

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { deleteFeedRow, upsertFeedRow } from '../../feed/rows.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
+import { emitAfterCommit } from '../webhooks/emit.ts';
 import { inTransaction, type Tx } from '../../lib/db.ts';
 import { NotFoundError, RevisionConflictError, ValidationError, type Issue } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
@@ -143,6 +144,7 @@ export async function publishRecord(svc: Services, input: { stationId: string; r
       .update({ published_at: now });
     await trx('records').where({ id: record.id }).update({ published_revision: revision, first_published_at: firstPublishedAt, updated_at: now });
     await upsertFeedRow(tx, svc.bus, { stationId, kind: 'content', entry: record.id, data: body, now });
+    emitAfterCommit(tx, svc, stationId, 'content.published', { type: record.type, id: record.id, revision });
     return { id: record.id, revision, publishedAt: now.toISOString() };
   });
 }
@@ -164,6 +166,10 @@ export async function unpublishRecord(svc: Services, input: { stationId: string;
       await tx.trx('records').where({ id: record.id }).update({ published_revision: null, updated_at: now });
     }
     await deleteFeedRow(tx, svc.bus, { stationId: input.stationId, kind: 'content', entry: record.id, now });
+    // Only a record that was delivered is unpublished (the route is idempotent: a repeat sends nothing).
+    if (record.published_revision !== null) {
+      emitAfterCommit(tx, svc, input.stationId, 'content.unpublished', { type: record.type, id: record.id, revision: record.published_revision });
+    }
     return { id: record.id, published: false as const };
   });
 }

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { deleteFeedRow } from '../../feed/rows.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
+import { emitAfterCommit } from '../webhooks/emit.ts';
 import { inTransaction, type Db } from '../../lib/db.ts';
 import { ConflictError, ValidationError, type Issue } from '../../lib/errors.ts';
 import { suggest } from '../../http/validate.ts';
@@ -109,6 +110,9 @@ export async function deleteRecord(svc: Services, stationId: string, recordId: s
     if (!record) return;
     await deleteFeedRow(tx, svc.bus, { stationId, kind: 'content', entry: record.id, now: svc.clock.now() });
     tx.afterCommit(() => invalidateReads(svc, stationId, 'content'));
+    if (record.published_revision !== null) {
+      emitAfterCommit(tx, svc, stationId, 'content.unpublished', { type: record.type, id: record.id, revision: record.published_revision });
+    }
     await tx.trx('records').where({ id: record.id }).delete();
   });
 }

@@ -21,6 +21,7 @@ import {
 import { ingestContextOf, ingestContextStatements, observationById, reviveRow } from './queries.ts';
 import { lockStationStatement } from '../schedule/feed.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
+import { emitWebhookEvent } from '../webhooks/emit.ts';
 
 // The ingest command: decisions.md's ordered outcome rules. Storage (rules 1–5) happens in one
 // transaction that holds the station's row lock, so concurrent retries and collapse candidates of one
@@ -57,7 +58,7 @@ function isResult(value: unknown): value is IngestResult {
   return !!v && typeof v.accepted === 'boolean' && (OUTCOMES as readonly string[]).includes(v.outcome as string);
 }
 
-export async function ingestObservation(svc: Services, station: Station, input: ObservationInput): Promise<IngestResult> {
+export async function ingestObservation(svc: Services, station: Station, input: ObservationInput, credentialId: string | null = null): Promise<IngestResult> {
   const receivedAt = svc.clock.now();
   // Waiting is bounded in real time, whatever clock the service runs on.
   const deadline = Date.now() + FOLLOW_WAIT_MS;
@@ -85,6 +86,7 @@ export async function ingestObservation(svc: Services, station: Station, input: 
     outcome: input.isPlaying ? 'recorded' : 'not-playing',
     accepted: true,
     followed_at: pending ? null : receivedAt,
+    credential_id: credentialId,
   };
   let stored = await storeUsually(svc, station, input, values, receivedAt);
   if (stored.kind === 'decide') stored = await storeDeciding(svc, station, input, values, receivedAt);
@@ -104,6 +106,8 @@ export async function ingestObservation(svc: Services, station: Station, input: 
     const published = stored.message ? svc.bus.publish(stored.message) : Promise.resolve();
     // Now-playing and track history show it from the next read on, in every web process.
     const invalidated = invalidateReads(svc, station.id, 'nowPlaying');
+    // The now-playing row changed: one webhook event, queued beside the publish (never awaited by the encoder).
+    if (stored.message) void emitWebhookEvent(svc, station.id, 'now-playing.changed', stored.message.data);
     if (station.artworkLookup && input.artworkUrl === null && input.title !== null) requestArtwork(svc, stored.row.id);
     if (!pending) {
       await Promise.all([published, invalidated]);
@@ -175,7 +179,7 @@ async function storeDeciding(svc: Services, station: Station, input: Observation
 type ObservationInsert = Omit<ObservationRow, 'receipt_seq' | 'broadcast_id' | 'rundown_item_id' | 'score'>;
 const INSERT_COLUMNS = [
   'id', 'station_id', 'event_id', 'fingerprint', 'artist', 'title', 'album', 'duration_seconds', 'artwork_url', 'source_track_id',
-  'is_playing', 'observed_at', 'received_at', 'sort_at', 'outcome', 'accepted', 'followed_at',
+  'is_playing', 'observed_at', 'received_at', 'sort_at', 'outcome', 'accepted', 'followed_at', 'credential_id',
 ] as const satisfies ReadonlyArray<keyof ObservationInsert>;
 
 // Rule 1's unique constraint decides a retry (no row comes back).
@@ -208,7 +212,7 @@ function insertStatement(values: ObservationInsert, feedRow: FeedRowInput, now: 
 const INSERT_TYPES: Record<(typeof INSERT_COLUMNS)[number], string> = {
   id: 'uuid', station_id: 'text', event_id: 'text', fingerprint: 'text', artist: 'text', title: 'text', album: 'text',
   duration_seconds: 'float8', artwork_url: 'text', source_track_id: 'text', is_playing: 'boolean', observed_at: 'timestamptz',
-  received_at: 'timestamptz', sort_at: 'timestamptz', outcome: 'text', accepted: 'boolean', followed_at: 'timestamptz',
+  received_at: 'timestamptz', sort_at: 'timestamptz', outcome: 'text', accepted: 'boolean', followed_at: 'timestamptz', credential_id: 'uuid',
 };
 const GUARDED_INSERT_SQL = numbered(`
   WITH last AS (

@@ -5,6 +5,7 @@ import type { Station } from '../stations/model.ts';
 import { presentNowPlaying } from './presenter.ts';
 import { latestTrack } from './queries.ts';
 import type { TrackRow } from './model.ts';
+import { emitAfterCommit } from '../webhooks/emit.ts';
 
 /** The `now-playing` feed row's entry: one row per station. */
 export const NOW_PLAYING_ENTRY = 'current';
@@ -16,17 +17,13 @@ export const NOW_PLAYING_ENTRY = 'current';
  */
 export async function upsertNowPlayingRow(
   tx: Tx,
-  svc: Pick<Services, 'bus' | 'clock'>,
+  svc: Pick<Services, 'bus' | 'clock' | 'webhooks' | 'jobs' | 'logger'>,
   station: Pick<Station, 'id' | 'timezone' | 'nowPlayingFreshnessSeconds'>,
   known?: TrackRow | null,
 ): Promise<void> {
   const now = svc.clock.now();
   const latest = known === undefined ? await latestTrack(tx.trx, station.id) : known;
-  await upsertFeedRow(tx, svc.bus, {
-    stationId: station.id,
-    kind: 'now-playing',
-    entry: NOW_PLAYING_ENTRY,
-    data: presentNowPlaying(station, latest, now),
-    now,
-  });
+  const data = presentNowPlaying(station, latest, now);
+  await upsertFeedRow(tx, svc.bus, { stationId: station.id, kind: 'now-playing', entry: NOW_PLAYING_ENTRY, data, now });
+  emitAfterCommit(tx, svc, station.id, 'now-playing.changed', data);
 }

@@ -53,6 +53,8 @@ export interface ObservationRow {
   score: number | null;
   receipt_seq: number;
   followed_at: Date | null;
+  /** The credential that reported it (the play log shows its label). */
+  credential_id: string | null;
 }
 
 /** Columns the listener presenters need (never source_track_id). */

@@ -68,12 +68,22 @@ export interface HistoryPosition {
 }
 
 /** Playing observations, newest first; `limit + 1` rows so the caller knows whether another page exists. */
-export async function historyRows(db: Knex, stationId: string, limit: number, after: HistoryPosition | null): Promise<TrackRow[]> {
+/** Track-history filters: play time in [from, to), the broadcast rundown following tied the item to. */
+export interface HistoryFilters {
+  from?: Date;
+  to?: Date;
+  broadcastId?: string;
+}
+
+export async function historyRows(db: Knex, stationId: string, limit: number, after: HistoryPosition | null, filters: HistoryFilters = {}): Promise<TrackRow[]> {
   const query = db<ObservationRow>('observations')
     .select([...TRACK_COLUMNS])
     .where({ station_id: stationId, is_playing: true })
     .orderBy([{ column: 'sort_at', order: 'desc' }, { column: 'receipt_seq', order: 'desc' }])
     .limit(limit + 1);
   if (after) query.andWhereRaw('(sort_at, receipt_seq) < (?::timestamptz, ?::bigint)', [after.sortAt, after.seq]);
+  if (filters.from) query.andWhere('sort_at', '>=', filters.from);
+  if (filters.to) query.andWhere('sort_at', '<', filters.to);
+  if (filters.broadcastId) query.andWhere('broadcast_id', filters.broadcastId);
   return (await query) as unknown as TrackRow[];
 }

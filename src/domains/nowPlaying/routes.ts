@@ -27,7 +27,7 @@ const legacy = (description: string) => ({ description, schema: LegacyErrorBody 
  * The station named by exactly one of `stationSlug` / `stationId`, authenticated with an `ingest:write`
  * credential of that very station (an unknown station answers like a wrong credential: 401).
  */
-async function ingestStation(svc: Services, ctx: Context, query: IngestQuery): Promise<Station> {
+async function ingestStation(svc: Services, ctx: Context, query: IngestQuery): Promise<{ station: Station; credentialId: string }> {
   if ((query.stationSlug === undefined) === (query.stationId === undefined)) {
     throw new ValidationError('Invalid query parameters.', [
       { path: 'stationSlug', code: 'invalid_value', message: 'send exactly one of stationSlug or stationId' },
@@ -38,7 +38,7 @@ async function ingestStation(svc: Services, ctx: Context, query: IngestQuery): P
   const credential = await authenticate(svc, ctx, 'ingest:write', station.id);
   if (!station.active) throw new ForbiddenError('The station is inactive.');
   await svc.rateLimits.take(ctx, 'ingest', credential.id);
-  return station;
+  return { station, credentialId: credential.id };
 }
 
 export const nowPlayingRoutes = [
@@ -68,10 +68,10 @@ export const nowPlayingRoutes = [
       503: legacy('Postgres is unreachable: nothing was stored; retry after `Retry-After` seconds.'),
     },
     async handler({ ctx, svc, query }) {
-      const station = await ingestStation(svc, ctx, query);
+      const { station, credentialId } = await ingestStation(svc, ctx, query);
       const raw = await readJsonObject(ctx, INGEST_BODY_LIMIT);
       const observation = bindObservation(validate<IngestBody>(IngestBody, 'body', raw));
-      return ingestObservation(svc, station, observation);
+      return ingestObservation(svc, station, observation, credentialId);
     },
   }),
   defineRoute({

@@ -1,4 +1,5 @@
 import { Type, Nullable, StringEnum, StationSlugParams, Timestamp, Uuid, type Static } from '../../http/schema.ts';
+import { UUID_PATTERN } from '../../lib/ids.ts';
 import { OUTCOMES } from './model.ts';
 
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
@@ -74,6 +75,9 @@ export const TrackHistoryQuery = Type.Object(
   {
     cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 400, description: 'opaque; from nextCursor' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
+    from: Type.Optional(Type.String({ format: 'date-time', description: 'only items played at or after this instant (ISO 8601 with zone)' })),
+    to: Type.Optional(Type.String({ format: 'date-time', description: 'only items played before this instant (ISO 8601 with zone)' })),
+    broadcastId: Type.Optional(Type.String({ pattern: UUID_PATTERN, description: 'only items rundown following tied to this broadcast' })),
   },
   { additionalProperties: false },
 );

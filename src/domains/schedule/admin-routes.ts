@@ -1,9 +1,11 @@
 import { adminErrorResponses, adminWrite } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
 import { ErrorBody } from '../../http/schema.ts';
-import { inTransaction } from '../../lib/db.ts';
+import { inTransaction, type Tx } from '../../lib/db.ts';
 import { removeBroadcast, saveBroadcast, savePresenter, saveProgram, scheduleChanged, stationForWrite } from './commands.ts';
 import { saveRundown } from './rundown.ts';
+import { scheduleChangedEvent } from '../webhooks/scheduleEvents.ts';
+import type { BroadcastRow } from './model.ts';
 import { presentAdminBroadcast, presentAdminPresenter, presentAdminProgram, presentAdminRundown } from './presenter.ts';
 import {
   AdminBroadcast,
@@ -27,6 +29,10 @@ const adminErrors = adminErrorResponses('Station (or broadcast) not found.', {
 });
 
 const admin = adminWrite;
+
+/** Where a broadcast lay before a write (for the `schedule.changed` webhook event's dates). */
+const broadcastSpan = (tx: Tx, stationId: string, id: string) =>
+  tx.trx<BroadcastRow>('broadcasts').where({ id, station_id: stationId }).first('starts_at', 'ends_at');
 
 export const scheduleAdminRoutes = [
   defineRoute({
@@ -79,8 +85,10 @@ export const scheduleAdminRoutes = [
     async handler({ svc, params, body }) {
       return inTransaction(svc.db, async (tx) => {
         const station = await stationForWrite(tx, params.stationId);
+        const before = await broadcastSpan(tx, params.stationId, params.broadcastId);
         const row = await saveBroadcast(tx, params.stationId, params.broadcastId, body, svc.clock.now());
         await scheduleChanged(tx, svc, params.stationId, station.timezone);
+        scheduleChangedEvent(tx, svc, params.stationId, station.timezone, [before, row]);
         return presentAdminBroadcast(row);
       });
     },
@@ -96,7 +104,11 @@ export const scheduleAdminRoutes = [
     async handler({ ctx, svc, params }) {
       await inTransaction(svc.db, async (tx) => {
         const station = await stationForWrite(tx, params.stationId);
-        if (await removeBroadcast(tx, params.stationId, params.broadcastId)) await scheduleChanged(tx, svc, params.stationId, station.timezone);
+        const before = await broadcastSpan(tx, params.stationId, params.broadcastId);
+        if (await removeBroadcast(tx, params.stationId, params.broadcastId)) {
+          await scheduleChanged(tx, svc, params.stationId, station.timezone);
+          scheduleChangedEvent(tx, svc, params.stationId, station.timezone, [before]);
+        }
       });
       ctx.status = 204;
     },

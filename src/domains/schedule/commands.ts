@@ -141,7 +141,7 @@ export async function scheduleChanged(tx: Tx, svc: Services, stationId: string, 
   // Listener reads (schedule, programs, current broadcast, calendar) show it from the next read on.
   tx.afterCommit(() => invalidateReads(svc, stationId, 'schedule'));
   await refreshScheduleRowIn(tx, svc.bus, stationId, timezone, now, now);
-  await refreshOnAirIn(tx, svc.bus, stationId, now, now);
+  await refreshOnAirIn(tx, svc.bus, stationId, now, now, svc);
   if (options.replan === false) return;
   tx.afterCommit(async () => {
     try {

@@ -33,13 +33,20 @@ export const lockStationStatement = (stationId: string): Statement => ({ name: '
  * Writes a station-wide feed row only when its data differs from what is stored, so a rebuild that
  * runs twice, or late, sends no second event. (jsonb reorders keys; the comparison ignores key order.)
  */
-export async function writeRowIfChanged(tx: Tx, bus: FeedBus, row: { stationId: string; kind: FeedKind; data: unknown; now: Date }): Promise<boolean> {
+export async function writeRowIfChanged(
+  tx: Tx,
+  bus: FeedBus,
+  row: { stationId: string; kind: FeedKind; data: unknown; now: Date },
+  /** Told the data stored before (null when none) when the row changes (webhook events, onair.ts). */
+  onChange?: (previous: unknown) => Promise<void>,
+): Promise<boolean> {
   const stored = await tx.trx('feed_rows')
     .where({ station_id: row.stationId, kind: row.kind, entry: CURRENT_ENTRY })
     .first<{ data: unknown; deleted: boolean } | undefined>('data', 'deleted')
     .options({ name: 'feed_current_row' });
   if (stored && !stored.deleted && isDeepStrictEqual(stored.data, row.data)) return false;
   await upsertFeedRow(tx, bus, { stationId: row.stationId, kind: row.kind, entry: CURRENT_ENTRY, data: row.data, now: row.now });
+  if (onChange) await onChange(stored && !stored.deleted ? stored.data : null);
   return true;
 }
 

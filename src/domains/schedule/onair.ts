@@ -6,6 +6,7 @@ import { plannedEnds, type RundownItemRow } from './model.ts';
 import { liveBroadcast, rundownOf } from './queries.ts';
 import type { OnAir } from './schemas.ts';
 import { lockStation, writeRowIfChanged } from './feed.ts';
+import { onAirTransition, type ScheduleEventServices } from '../webhooks/scheduleEvents.ts';
 
 /** An observation that rundown following tied to a rundown item: which item, how sure, and its moment. */
 export interface FollowedObservation {
@@ -109,16 +110,21 @@ export async function computeOnAir(db: Knex | Knex.Transaction, stationId: strin
   return buildOnAir(current, items, at, followed, matched);
 }
 
-/** Rebuilds the `on-air` row as of `at` inside a transaction that holds the station lock. */
-export async function refreshOnAirIn(tx: Tx, bus: FeedBus, stationId: string, at: Date, now: Date): Promise<boolean> {
-  return writeRowIfChanged(tx, bus, { stationId, kind: 'on-air', data: await computeOnAir(tx.trx, stationId, at), now });
+/**
+ * Rebuilds the `on-air` row as of `at` inside a transaction that holds the station lock. With `events`,
+ * a move to another broadcast emits `broadcast.ended` / `broadcast.started` after commit.
+ */
+export async function refreshOnAirIn(tx: Tx, bus: FeedBus, stationId: string, at: Date, now: Date, events?: ScheduleEventServices): Promise<boolean> {
+  const data = await computeOnAir(tx.trx, stationId, at);
+  const onChange = events ? (previous: unknown) => onAirTransition(tx, events, stationId, previous as OnAir, data, at) : undefined;
+  return writeRowIfChanged(tx, bus, { stationId, kind: 'on-air', data, now }, onChange);
 }
 
 /** Rebuilds the on-air row as of `at` in its own transaction; false when unchanged (or the station is gone). */
 export async function refreshOnAirAt(svc: Services, stationId: string, at: Date): Promise<boolean> {
   return inTransaction(svc.db, async (tx) => {
     if (!(await lockStation(tx, stationId))) return false;
-    return refreshOnAirIn(tx, svc.bus, stationId, at, svc.clock.now());
+    return refreshOnAirIn(tx, svc.bus, stationId, at, svc.clock.now(), svc);
   });
 }
 

@@ -1,0 +1,133 @@
+import { Readable } from 'node:stream';
+import { stringify } from 'csv-stringify';
+import { DateTime } from 'luxon';
+import { ValidationError } from '../../lib/errors.ts';
+import type { Db } from '../../lib/db.ts';
+import type { Station } from '../stations/model.ts';
+
+// The play log (decisions.md, "Play log"): every stored observation with a track in [from, to), in play
+// order, as CSV (RFC 4180) or JSON. Rows are read in keyset batches on the (station, sort_at, receipt_seq)
+// index and written to the response as they come, so a month of plays never sits in memory whole, and
+// no pooled connection is held while a slow client downloads (a server-side cursor would pin one for
+// the whole transfer). The response stream pulls the next batch only when the socket drained the last.
+
+export const MAX_RANGE_DAYS = 31;
+const BATCH = 2000;
+
+export const PLAY_COLUMNS = [
+  'playedAt', 'localTime', 'artist', 'title', 'album', 'durationSeconds', 'sourceTrackId', 'outcome', 'broadcastId', 'programTitle', 'rundownItemId', 'credentialLabel',
+] as const;
+
+export type Play = Record<(typeof PLAY_COLUMNS)[number], string | number | null>;
+
+export interface PlayRange {
+  from: Date;
+  to: Date;
+}
+
+const invalid = (path: string, message: string) => new ValidationError('Invalid play log range.', [{ path, code: 'invalid_value', message }]);
+
+/** `from`/`to` as instants: ISO 8601 timestamps with a zone, `to` after `from`, at most 31 days apart. */
+export function parseRange(query: { from?: string; to?: string }): PlayRange {
+  const parse = (name: 'from' | 'to'): Date => {
+    const raw = query[name];
+    if (raw === undefined) throw invalid(name, `${name} is required (an ISO 8601 timestamp, e.g. 2026-11-01T00:00:00Z)`);
+    const parsed = DateTime.fromISO(raw, { setZone: true });
+    if (!parsed.isValid || !/(Z|[+-]\d{2}:?\d{2})$/i.test(raw)) throw invalid(name, `${name} must be an ISO 8601 timestamp with a time zone (Z or ±hh:mm)`);
+    return parsed.toJSDate();
+  };
+  const from = parse('from');
+  const to = parse('to');
+  if (to <= from) throw invalid('to', 'to must be after from');
+  if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * 24 * 3600_000) throw invalid('to', `the range may span at most ${MAX_RANGE_DAYS} days`);
+  return { from, to };
+}
+
+interface PlayRow {
+  sort_at: Date;
+  receipt_seq: number;
+  artist: string | null;
+  title: string | null;
+  album: string | null;
+  duration_seconds: number | null;
+  source_track_id: string | null;
+  outcome: string;
+  broadcast_id: string | null;
+  rundown_item_id: string | null;
+  program_title: string | null;
+  credential_label: string | null;
+}
+
+/** The plays of the range in order, one batch of rows at a time. */
+export async function* playRows(db: Db, stationId: string, range: PlayRange): AsyncGenerator<PlayRow> {
+  let after: { sortAt: Date; seq: number } | null = null;
+  for (;;) {
+    const query = db('observations as o')
+      .leftJoin('credentials as c', 'c.id', 'o.credential_id')
+      .leftJoin('broadcasts as b', 'b.id', 'o.broadcast_id')
+      .leftJoin('programs as p', 'p.id', 'b.program_id')
+      .where('o.station_id', stationId)
+      .andWhere('o.sort_at', '>=', range.from)
+      .andWhere('o.sort_at', '<', range.to)
+      .whereNotNull('o.title')
+      .orderBy([{ column: 'o.sort_at' }, { column: 'o.receipt_seq' }])
+      .limit(BATCH)
+      .select<PlayRow[]>(
+        'o.sort_at', 'o.receipt_seq', 'o.artist', 'o.title', 'o.album', 'o.duration_seconds', 'o.source_track_id', 'o.outcome',
+        'o.broadcast_id', 'o.rundown_item_id', 'p.title as program_title', 'c.label as credential_label',
+      );
+    if (after) query.andWhereRaw('(o.sort_at, o.receipt_seq) > (?::timestamptz, ?::bigint)', [after.sortAt, after.seq]);
+    const rows = await query;
+    for (const row of rows) yield row;
+    if (rows.length < BATCH) return;
+    const last = rows[rows.length - 1];
+    after = { sortAt: last.sort_at, seq: Number(last.receipt_seq) };
+  }
+}
+
+export function presentPlay(row: PlayRow, timezone: string): Play {
+  return {
+    playedAt: row.sort_at.toISOString(),
+    localTime: DateTime.fromJSDate(row.sort_at, { zone: timezone }).toISO({ suppressMilliseconds: true }),
+    artist: row.artist,
+    title: row.title,
+    album: row.album,
+    durationSeconds: row.duration_seconds,
+    sourceTrackId: row.source_track_id,
+    outcome: row.outcome,
+    broadcastId: row.broadcast_id,
+    programTitle: row.program_title,
+    rundownItemId: row.rundown_item_id,
+    credentialLabel: row.credential_label,
+  };
+}
+
+async function* plays(db: Db, station: Station, range: PlayRange): AsyncGenerator<Play> {
+  for await (const row of playRows(db, station.id, range)) yield presentPlay(row, station.timezone);
+}
+
+/** RFC 4180: a header row, CRLF line ends, fields quoted when they hold a comma, quote or line break (quotes doubled). */
+export function playLogCsv(db: Db, station: Station, range: PlayRange): Readable {
+  const csv = stringify({ header: true, columns: [...PLAY_COLUMNS], record_delimiter: 'windows', quoted_match: /[\r\n]/ });
+  return Readable.from(plays(db, station, range)).pipe(csv);
+}
+
+/** `{stationId, timezone, from, to, plays: [...]}`, written play by play. */
+export function playLogJson(db: Db, station: Station, range: PlayRange): Readable {
+  async function* chunks(): AsyncGenerator<string> {
+    yield `{"stationId":${JSON.stringify(station.id)},"timezone":${JSON.stringify(station.timezone)},"from":"${range.from.toISOString()}","to":"${range.to.toISOString()}","plays":[`;
+    let first = true;
+    for await (const play of plays(db, station, range)) {
+      yield (first ? '' : ',') + JSON.stringify(play);
+      first = false;
+    }
+    yield ']}';
+  }
+  return Readable.from(chunks());
+}
+
+/** The download file name: `{slug}-plays-{from}-{to}.csv` with compact UTC instants. */
+export function playLogFileName(slug: string, range: PlayRange): string {
+  const compact = (d: Date) => d.toISOString().replace(/\.000Z$/, 'Z').replace(/[-:]/g, '');
+  return `${slug}-plays-${compact(range.from)}-${compact(range.to)}.csv`;
+}
