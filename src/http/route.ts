@@ -166,6 +166,7 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
   };
 
   const run: Middleware = (ctx) => {
+    ctx.state.route = route.path; // the template, for metrics and the request log (observe.ts)
     if (legacyErrors) ctx.state.errorShape = 'legacy';
     return runFrom(ctx, 0);
   };
