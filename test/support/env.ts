@@ -6,6 +6,7 @@ process.env.REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/9'
 process.env.WAVELINE_ADMIN_TOKEN = 'test-admin-token-0123456789';
 process.env.WAVELINE_SECRET = 'test-secret-0123456789abcdef';
 process.env.LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'silent';
+process.env.WORKER_PORT ??= '0'; // an ephemeral port: test workers never collide on 3002
 for (const name of ['LISTENER', 'GRAPHQL', 'PUSH', 'INGEST', 'ANONYMOUS']) process.env[`RATE_LIMIT_${name}_PER_MINUTE`] ??= '0';
 
 export const ADMIN_TOKEN = process.env.WAVELINE_ADMIN_TOKEN;
