@@ -26,10 +26,72 @@ export function startProcessMetrics(config: { metrics: boolean }): void {
 
 // ---- web ----
 
-export const httpRequestDuration = new Histogram({
+/**
+ * A histogram for the request path: `series(labels)` once per label set, then `observe(seconds)` is a
+ * bucket search and three additions. prom-client's own Histogram hashes and validates its labels on
+ * every observation (≈ 1 µs, measured: a twentieth of a cached listener read); this one hands the
+ * registry the same exposition (`_bucket` with `le`, `_sum`, `_count`) through the metric interface
+ * (`get()`) the registry reads at scrape time.
+ */
+export class FastHistogram {
+  readonly name: string;
+  readonly help: string;
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  private readonly bounds: number[];
+  private readonly all: Array<{ labels: Record<string, string>; counts: Float64Array; sum: number; count: number }> = [];
+  constructor(config: { name: string; help: string; buckets: number[]; registers: Registry[] }) {
+    this.name = config.name;
+    this.help = config.help;
+    this.bounds = config.buckets;
+    for (const r of config.registers) r.registerMetric(this as unknown as Parameters<Registry['registerMetric']>[0]);
+  }
+
+  series(labels: Record<string, string>): { observe(seconds: number): void } {
+    const entry = { labels, counts: new Float64Array(this.bounds.length), sum: 0, count: 0 };
+    this.all.push(entry);
+    const bounds = this.bounds;
+    return {
+      observe(seconds: number): void {
+        entry.sum += seconds;
+        entry.count++;
+        for (let i = 0; i < bounds.length; i++) {
+          if (seconds <= bounds[i]) {
+            entry.counts[i]++;
+            return;
+          }
+        }
+      },
+    };
+  }
+
+  get() {
+    const values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> = [];
+    for (const { labels, counts, sum, count } of this.all) {
+      let cumulative = 0;
+      for (let i = 0; i < this.bounds.length; i++) {
+        cumulative += counts[i];
+        values.push({ labels: { ...labels, le: this.bounds[i] }, value: cumulative, metricName: `${this.name}_bucket` });
+      }
+      values.push({ labels: { ...labels, le: '+Inf' }, value: count, metricName: `${this.name}_bucket` });
+      values.push({ labels, value: sum, metricName: `${this.name}_sum` });
+      values.push({ labels, value: count, metricName: `${this.name}_count` });
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+
+  reset(): void {
+    for (const entry of this.all) {
+      entry.counts.fill(0);
+      entry.sum = 0;
+      entry.count = 0;
+    }
+  }
+}
+
+export const httpRequestDuration = new FastHistogram({
   name: 'waveline_http_request_duration_seconds',
   help: 'HTTP requests of the web role by method, route template and status; _count is the request count.',
-  labelNames: ['method', 'route', 'status'] as const,
   buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
   registers: [registry],
 });

@@ -144,7 +144,7 @@ describe('observability', () => {
 
   describe('request log', () => {
     it('writes one line per request: request id, method, route template, status, duration, bytes, station id', async () => {
-      const server = await loggedServer();
+      const server = await loggedServer({ LOG_LEVEL: 'debug' });
       try {
         const { station, token } = await listenerFixture(server.url);
         const ok = await fetch(`${server.url}/api/v1/stations/${station.slug}`, { headers: { authorization: `Bearer ${token}`, 'x-request-id': 'req-log-1' } });
@@ -155,11 +155,12 @@ describe('observability', () => {
         await fetch(`${server.url}/api/v1/stations/${station.slug}`, { method: 'OPTIONS', headers: { 'x-request-id': 'req-log-4' } });
         const line = (id: string) => eventually(() => server.lines.find((l) => l.requestId === id && l.msg === 'request'));
         const read = (await line('req-log-1'))!;
-        expect(read).to.include({ method: 'GET', route: '/api/v1/stations/{stationSlug}', status: 200, bytes, stationId: station.id, level: 30 });
+        // Successful listener reads (the hot path) at debug, the rest at info.
+        expect(read).to.include({ method: 'GET', route: '/api/v1/stations/{stationSlug}', status: 200, bytes, stationId: station.id, level: 20 });
         expect(read.ms).to.be.a('number').and.at.least(0);
         expect(await line('req-log-2')).to.include({ status: 304, bytes: 0, stationId: station.id });
         const adminLine = (await line('req-log-3'))!;
-        expect(adminLine).to.include({ method: 'GET', route: '/admin/v1/stations/{stationId}', status: 200 });
+        expect(adminLine).to.include({ method: 'GET', route: '/admin/v1/stations/{stationId}', status: 200, level: 30 });
         expect(adminLine.bytes).to.be.greaterThan(0);
         expect(await line('req-log-4')).to.include({ method: 'OPTIONS', route: 'preflight', status: 204 });
         expect(server.lines.filter((l) => l.requestId === 'req-log-1')).to.have.length(1);
@@ -168,8 +169,30 @@ describe('observability', () => {
       }
     });
 
+    it('at info, successful listener reads write no line; refused ones and every other request do', async () => {
+      const server = await loggedServer({ LOG_LEVEL: 'info' });
+      try {
+        const { station, token } = await listenerFixture(server.url);
+        const send = async (id: string, path: string, auth?: string) => {
+          const res = await fetch(server.url + path, { headers: { 'x-request-id': id, ...(auth ? { authorization: `Bearer ${auth}` } : {}) } });
+          await res.arrayBuffer();
+          return res.status;
+        };
+        expect(await send('quiet-read', `/api/v1/stations/${station.slug}`, token)).to.equal(200);
+        expect(await send('refused-read', `/api/v1/stations/${station.slug}`)).to.equal(401);
+        expect(await send('bad-query', `/api/v1/stations/${station.slug}?x=1`, token)).to.equal(400);
+        expect(await send('health', '/healthz')).to.equal(200);
+        const ids = () => server.lines.filter((l) => l.msg === 'request').map((l) => l.requestId);
+        await eventually(() => ['refused-read', 'bad-query', 'health'].every((id) => ids().includes(id)));
+        expect(ids()).to.not.include('quiet-read');
+        expect(server.lines.find((l) => l.requestId === 'refused-read')).to.include({ level: 30, status: 401, stationId: station.id });
+      } finally {
+        await server.close();
+      }
+    });
+
     it('never logs a token, grant or Authorization value, not even from a query string or an unknown path', async () => {
-      const server = await loggedServer();
+      const server = await loggedServer({ LOG_LEVEL: 'debug' });
       try {
         const { station, token } = await listenerFixture(server.url);
         const ingest = await createToken(server.url, station.id, ['ingest:write']);
