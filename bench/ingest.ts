@@ -9,9 +9,11 @@
 //   3. the same closed loop against a baseline in the same run (bench/support/ingest-baseline.ts: a
 //      bare node:http server doing one INSERT and one PUBLISH per request), and the ratios; then the
 //      baseline at the paced rate for 10 s, whose p99 is the machine's own latency tail.
-//   4. the cost of observability: BENCH_OBSERVABILITY_ROUNDS (default 2) alternating rounds of the closed
+//   4. the cost of observability: BENCH_OBSERVABILITY_ROUNDS (default 3) alternating rounds of the closed
 //      loop against a fresh web + worker pair with metrics and request logs on (LOG_LEVEL=info, stdout to
-//      /dev/null) and one with METRICS=0 REQUEST_LOG=0; medians of obs/s and CPU per observation.
+//      /dev/null) and one with METRICS=0 REQUEST_LOG=0; medians of obs/s and CPU per observation. The
+//      web + worker CPU is the figure to read: the Postgres figure sums every `postgres` process of the
+//      machine, so other databases' work (and backends that exit mid-run) show up in it.
 // Phases 1–3 run with observability on (the defaults; request lines at info).
 // CPU per observation is reported per process (web, worker, all of Postgres, Redis), from /proc: it is
 // steadier than throughput when the machine is noisy.
@@ -36,7 +38,7 @@ const RATE_SECONDS = Number(env.BENCH_DURATION_SECONDS ?? 30);
 const CONCURRENCY = Number(env.BENCH_CONCURRENCY ?? 32);
 const MAX_SECONDS = Number(env.BENCH_MAX_SECONDS ?? 15);
 const BASELINE_PACED_SECONDS = 10;
-const OBSERVABILITY_ROUNDS = Number(env.BENCH_OBSERVABILITY_ROUNDS ?? 2);
+const OBSERVABILITY_ROUNDS = Number(env.BENCH_OBSERVABILITY_ROUNDS ?? 3);
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const TARGETS = { observationsPerSecond: 500, ingestP99Ms: 25, publishDelayP99Ms: 10 };
 
@@ -314,7 +316,11 @@ async function main(): Promise<void> {
           await Promise.all([stopRole(web), stopRole(worker)]);
         }
       }
-      const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+      const median = (values: number[]) => {
+        const sorted = [...values].sort((a, b) => a - b);
+        const mid = Math.floor(sorted.length / 2);
+        return sorted.length % 2 ? sorted[mid] : Math.round(((sorted[mid - 1] + sorted[mid]) / 2) * 1000) / 1000;
+      };
       const pick = (list: typeof runs.on) => ({ perSecond: median(list.map((r) => r.perSecond)), cpu: median(list.map((r) => r.cpu)), own: median(list.map((r) => r.webWorkerCpu)) });
       const on = pick(runs.on);
       const off = pick(runs.off);
