@@ -39,7 +39,7 @@ export class FastHistogram {
   readonly type = 'histogram';
   readonly aggregator = 'sum';
   private readonly bounds: number[];
-  private readonly all: Array<{ labels: Record<string, string>; counts: Float64Array; sum: number; count: number }> = [];
+  private readonly all = new Map<string, { labels: Record<string, string>; counts: Float64Array; sum: number; count: number }>();
   constructor(config: { name: string; help: string; buckets: number[]; registers: Registry[] }) {
     this.name = config.name;
     this.help = config.help;
@@ -47,17 +47,20 @@ export class FastHistogram {
     for (const r of config.registers) r.registerMetric(this as unknown as Parameters<Registry['registerMetric']>[0]);
   }
 
+  /** The series of a label set (the same one for the same labels, whoever asks). */
   series(labels: Record<string, string>): { observe(seconds: number): void } {
-    const entry = { labels, counts: new Float64Array(this.bounds.length), sum: 0, count: 0 };
-    this.all.push(entry);
+    const key = JSON.stringify(Object.entries(labels).sort(([a], [b]) => a.localeCompare(b)));
+    let entry = this.all.get(key);
+    if (!entry) this.all.set(key, (entry = { labels, counts: new Float64Array(this.bounds.length), sum: 0, count: 0 }));
+    const series = entry;
     const bounds = this.bounds;
     return {
       observe(seconds: number): void {
-        entry.sum += seconds;
-        entry.count++;
+        series.sum += seconds;
+        series.count++;
         for (let i = 0; i < bounds.length; i++) {
           if (seconds <= bounds[i]) {
-            entry.counts[i]++;
+            series.counts[i]++;
             return;
           }
         }
@@ -67,7 +70,7 @@ export class FastHistogram {
 
   get() {
     const values: Array<{ labels: Record<string, string | number>; value: number; metricName: string }> = [];
-    for (const { labels, counts, sum, count } of this.all) {
+    for (const { labels, counts, sum, count } of this.all.values()) {
       let cumulative = 0;
       for (let i = 0; i < this.bounds.length; i++) {
         cumulative += counts[i];
@@ -81,7 +84,7 @@ export class FastHistogram {
   }
 
   reset(): void {
-    for (const entry of this.all) {
+    for (const entry of this.all.values()) {
       entry.counts.fill(0);
       entry.sum = 0;
       entry.count = 0;

@@ -63,7 +63,14 @@ describe('observability', () => {
       const { station, token } = await listenerFixture(server.url);
       const route = '/api/v1/stations/{stationSlug}';
       const before = sample((await request(server.url, 'GET', '/metrics')).text, 'waveline_http_request_duration_seconds_count', { method: 'GET', route, status: '200' });
-      for (let i = 0; i < 3; i++) expect((await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token })).status).to.equal(200);
+      for (let i = 0; i < 2; i++) expect((await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token })).status).to.equal(200);
+      // A second web app in the same process (as in `waveline dev` or these tests) adds to the same series.
+      const other = await startTestServer();
+      try {
+        expect((await request(other.url, 'GET', `/api/v1/stations/${station.slug}`, { token })).status).to.equal(200);
+      } finally {
+        await other.close();
+      }
       expect((await request(server.url, 'GET', `/api/v1/stations/${station.slug}`)).status).to.equal(401);
       expect((await request(server.url, 'GET', `/no/such/${token}`)).status).to.equal(404);
       const res = await request(server.url, 'GET', '/metrics');
@@ -74,6 +81,9 @@ describe('observability', () => {
       expect(sample(text, 'waveline_http_request_duration_seconds_count', { method: 'GET', route, status: '401' })).to.be.at.least(1);
       expect(sample(text, 'waveline_http_request_duration_seconds_bucket', { method: 'GET', route, status: '200', le: '+Inf' }) - before).to.equal(3);
       expect(sample(text, 'waveline_http_request_duration_seconds_count', { method: 'GET', route: 'unmatched', status: '404' })).to.be.at.least(1);
+      // One series per label set, even with several apps in the process (tests start many).
+      const countLines = text.split('\n').filter((l) => l.startsWith('waveline_http_request_duration_seconds_count{') && l.includes(`route="${route}"`) && l.includes('status="200"') && l.includes('method="GET"'));
+      expect(countLines).to.have.length(1);
       // Bounded labels: no slug, no token, no raw path.
       expect(text).to.not.include(station.slug);
       expect(text).to.not.include(token);
@@ -268,7 +278,9 @@ describe('observability', () => {
         const def = list.body.queues.find((q: { name: string }) => q.name === 'default');
         expect(def.readOnlyMode).to.equal(true);
         expect(def.counts.delayed).to.be.at.least(1);
-        expect(def.jobs.map((j: { id: string }) => j.id)).to.include(job.id);
+        const shown = await request(server.url, 'GET', `/admin/queues/api/queues/default/${job.id}`, { token: ADMIN_TOKEN });
+        expect(shown.status).to.equal(200);
+        expect(shown.body.job).to.include({ id: job.id, name: 'health.ping' });
         const promote = await request(server.url, 'PUT', `/admin/queues/api/queues/default/${job.id}/promote`, { token: ADMIN_TOKEN });
         expect(promote.status).to.equal(405);
         expect(await (await queue.getJob(job.id!))!.getState()).to.equal('delayed');
