@@ -11,7 +11,7 @@ import { startWorkerHttp } from '../../workers/http.ts';
 import { createToken, eventually, listenerFixture } from '../support/factories.ts';
 import { closeTestGateways, FeedClient, realtimePath, startTestGateway, writeRow } from '../support/feed.ts';
 import { ADMIN_TOKEN } from '../support/env.ts';
-import { request } from '../support/http.ts';
+import { admin, request } from '../support/http.ts';
 import { sharedServer, startTestServer } from '../support/server.ts';
 
 // Metrics on every role, request logs, the queue dashboard (issue 16; docs/operations.md).
@@ -386,6 +386,20 @@ describe('observability', () => {
       slow.ws.resume();
       await slow.closed;
       await eventually(async () => sample((await request(base, 'GET', '/metrics')).text, 'waveline_gateway_slow_consumer_closes_total') === before + 1);
+    });
+
+    it('counts a resync: a module switched on sends the station\'s listeners back to a snapshot (1012)', async () => {
+      const server = await sharedServer();
+      const gateway = await startTestGateway();
+      const base = `http://127.0.0.1:${gateway.port}`;
+      const resyncs = async () => sample((await request(base, 'GET', '/metrics')).text, 'waveline_gateway_resyncs_total', { reason: 'settings_changed' });
+      const { station } = await listenerFixture(server.url, { modules: { nowPlaying: false } });
+      await writeRow(server.svc, station.id, 'on-air', 'current', null);
+      const client = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
+      const before = await resyncs();
+      expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { modules: { nowPlaying: true } })).status).to.equal(200);
+      expect((await client.closed).code).to.equal(1012);
+      await eventually(async () => (await resyncs()) === before + 1);
     });
 
     it('protects /metrics with METRICS_TOKEN', async () => {
