@@ -9,6 +9,12 @@
 //   3. the same closed loop against a baseline in the same run (bench/support/ingest-baseline.ts: a
 //      bare node:http server doing one INSERT and one PUBLISH per request), and the ratios; then the
 //      baseline at the paced rate for 10 s, whose p99 is the machine's own latency tail.
+//   4. the cost of observability: BENCH_OBSERVABILITY_ROUNDS (default 3) alternating rounds of the closed
+//      loop against a fresh web + worker pair with metrics and request logs on (LOG_LEVEL=info, stdout to
+//      /dev/null) and one with METRICS=0 REQUEST_LOG=0; medians of obs/s and CPU per observation. The
+//      web + worker CPU is the figure to read: the Postgres figure sums every `postgres` process of the
+//      machine, so other databases' work (and backends that exit mid-run) show up in it.
+// Phases 1–3 run with observability on (the defaults; request lines at info).
 // CPU per observation is reported per process (web, worker, all of Postgres, Redis), from /proc: it is
 // steadier than throughput when the machine is noisy.
 // Rate limits are off (RATE_LIMIT_*=0), as decisions.md says benchmarks run.
@@ -32,6 +38,7 @@ const RATE_SECONDS = Number(env.BENCH_DURATION_SECONDS ?? 30);
 const CONCURRENCY = Number(env.BENCH_CONCURRENCY ?? 32);
 const MAX_SECONDS = Number(env.BENCH_MAX_SECONDS ?? 15);
 const BASELINE_PACED_SECONDS = 10;
+const OBSERVABILITY_ROUNDS = Number(env.BENCH_OBSERVABILITY_ROUNDS ?? 3);
 const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const TARGETS = { observationsPerSecond: 500, ingestP99Ms: 25, publishDelayP99Ms: 10 };
 
@@ -48,9 +55,10 @@ const roleEnv = (port: number): Record<string, string> => ({
   DATABASE_URL,
   REDIS_URL,
   PORT: String(port),
+  WORKER_PORT: '0',
   WAVELINE_ADMIN_TOKEN: ADMIN_TOKEN,
   WAVELINE_SECRET: 'bench-secret-0123456789abcdef',
-  LOG_LEVEL: 'warn',
+  LOG_LEVEL: 'info',
   RATE_LIMIT_LISTENER_PER_MINUTE: '0',
   RATE_LIMIT_GRAPHQL_PER_MINUTE: '0',
   RATE_LIMIT_PUSH_PER_MINUTE: '0',
@@ -194,8 +202,8 @@ async function main(): Promise<void> {
 
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const web = startRole('web', roleEnv(port));
-  const worker = startRole('worker', roleEnv(0));
+  let web = startRole('web', roleEnv(port));
+  let worker = startRole('worker', roleEnv(0));
   const pool = new Pool(baseUrl, { connections: Math.max(CONCURRENCY, 64), pipelining: 1 });
   try {
     await waitUntilReady(baseUrl);
@@ -289,6 +297,45 @@ async function main(): Promise<void> {
         publishDelayP99Ms: `${publish.p99} (target ≤ ${TARGETS.publishDelayP99Ms}) ${publish.p99 <= TARGETS.publishDelayP99Ms ? 'PASS' : 'FAIL'}`,
       },
     };
+    if (OBSERVABILITY_ROUNDS > 0) {
+      await Promise.all([stopRole(web), stopRole(worker)]);
+      const runs: Record<'on' | 'off', Array<{ perSecond: number; cpu: number; webWorkerCpu: number }>> = { on: [], off: [] };
+      for (let round = 0; round < OBSERVABILITY_ROUNDS; round++) {
+        for (const mode of ['on', 'off'] as const) {
+          process.stderr.write(`bench: observability ${mode}, round ${round + 1}: closed loop for ${MAX_SECONDS} s\n`);
+          const extra: Record<string, string> = mode === 'off' ? { METRICS: '0', REQUEST_LOG: '0' } : {};
+          web = startRole('web', { ...roleEnv(port), ...extra });
+          worker = startRole('worker', { ...roleEnv(0), ...extra });
+          await waitUntilReady(baseUrl);
+          await closedLoop(pool, stations, CONCURRENCY, 3); // warm-up
+          const pids = { web: web.pid as number, worker: worker.pid as number };
+          const before = cpuSnapshot(pids);
+          const run = await closedLoop(pool, stations, CONCURRENCY, MAX_SECONDS);
+          const cpu = cpuPer(before, cpuSnapshot(pids), run.samples.length);
+          runs[mode].push({ perSecond: Math.round(run.samples.length / run.elapsedS), cpu: cpu.total, webWorkerCpu: Math.round((cpu.web + cpu.worker) * 1000) / 1000 });
+          await Promise.all([stopRole(web), stopRole(worker)]);
+        }
+      }
+      const median = (values: number[]) => {
+        const sorted = [...values].sort((a, b) => a - b);
+        const mid = Math.floor(sorted.length / 2);
+        return sorted.length % 2 ? sorted[mid] : Math.round(((sorted[mid - 1] + sorted[mid]) / 2) * 1000) / 1000;
+      };
+      const pick = (list: typeof runs.on) => ({ perSecond: median(list.map((r) => r.perSecond)), cpu: median(list.map((r) => r.cpu)), own: median(list.map((r) => r.webWorkerCpu)) });
+      const on = pick(runs.on);
+      const off = pick(runs.off);
+      Object.assign(report, {
+        observability: {
+          what: `closed loop, ${CONCURRENCY} in flight, ${MAX_SECONDS} s per run, ${OBSERVABILITY_ROUNDS} alternating rounds, medians; on = metrics + request logs (info), off = METRICS=0 REQUEST_LOG=0`,
+          runs,
+          on: { observationsPerSecond: on.perSecond, cpuMsPerObservation: on.cpu, webWorkerCpuMsPerObservation: on.own },
+          off: { observationsPerSecond: off.perSecond, cpuMsPerObservation: off.cpu, webWorkerCpuMsPerObservation: off.own },
+          throughputCost: `${(((off.perSecond - on.perSecond) / off.perSecond) * 100).toFixed(1)}%`,
+          cpuCost: `${(((on.cpu - off.cpu) / off.cpu) * 100).toFixed(1)}% (web + worker + all Postgres + Redis per observation)`,
+          webWorkerCpuCost: `${(((on.own - off.own) / off.own) * 100).toFixed(1)}% (web + worker processes only)`,
+        },
+      });
+    }
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   } finally {
     await pool.close();

@@ -1,5 +1,6 @@
 // npm run bench:station — station document throughput and p99, with a credential and with If-None-Match,
-// beside a bare node:http server answering the same bytes in the same run.
+// beside a bare node:http server answering the same bytes in the same run, and beside a second web
+// process with observability off (METRICS=0 REQUEST_LOG=0): the cost of metrics and request logs.
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +19,10 @@ const env = {
   RATE_LIMIT_PUSH_PER_MINUTE: '0',
   RATE_LIMIT_INGEST_PER_MINUTE: '0',
   RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0',
+  // Observability on, as in production: metrics and one info line per request (to /dev/null here).
+  LOG_LEVEL: 'info',
 };
+const OFF = { METRICS: '0', REQUEST_LOG: '0' };
 
 async function adminCall(base: string, method: string, path: string, body: unknown): Promise<Record<string, string>> {
   const res = await fetch(`${base}/admin/v1${path}`, { method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -31,9 +35,12 @@ async function main() {
   await new Promise((ok) => migrate.on('exit', ok));
   const port = await freePort();
   const web = startRole('web', { ...env, PORT: String(port) });
+  const offPort = await freePort();
+  const webOff = startRole('web', { ...env, ...OFF, PORT: String(offPort) });
   const base = `http://127.0.0.1:${port}`;
   try {
     await waitUntilReady(base);
+    await waitUntilReady(`http://127.0.0.1:${offPort}`);
     const slug = `bench-${Date.now().toString(36)}`;
     const station = await adminCall(base, 'POST', '/stations', {
       slug,
@@ -56,9 +63,12 @@ async function main() {
       const auth = { authorization: `Bearer ${token}` };
       // Warm both servers (JIT, caches) before measuring.
       await load(url, auth, 2);
+      const offUrl = url.replace(base, `http://127.0.0.1:${offPort}`);
+      await load(offUrl, auth, 2);
       await load(`http://127.0.0.1:${barePort}/`, {}, 2);
       await load(`http://127.0.0.1:${koaPort}/`, {}, 2);
       const rows = [];
+      const costs = [];
       const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
       const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
       for (const [name, headers] of [
@@ -70,15 +80,29 @@ async function main() {
         const ours = [];
         const theirs = [];
         const floor = [];
+        const off = [];
         const plain: Record<string, string> = 'if-none-match' in headers ? { 'if-none-match': etag } : {};
         for (let round = 0; round < ROUNDS; round++) {
           ours.push(await measure(url, headers, SECONDS, web.pid!));
+          off.push(await measure(offUrl, headers, SECONDS, webOff.pid!));
           theirs.push(await measure(`http://127.0.0.1:${barePort}/`, plain, SECONDS, bare.pid!));
           floor.push(await measure(`http://127.0.0.1:${koaPort}/`, plain, SECONDS, koa.pid!));
         }
         const k = { rps: median(floor.map((r) => r.rps)), cpu: median(floor.map((r) => r.cpuUsPerRequest)) };
         const w = { rps: median(ours.map((r) => r.rps)), p99: median(ours.map((r) => r.p99)), cpu: median(ours.map((r) => r.cpuUsPerRequest)) };
         const b = { rps: median(theirs.map((r) => r.rps)), p99: median(theirs.map((r) => r.p99)), cpu: median(theirs.map((r) => r.cpuUsPerRequest)) };
+        const o = { rps: median(off.map((r) => r.rps)), p99: median(off.map((r) => r.p99)), cpu: median(off.map((r) => r.cpuUsPerRequest)) };
+        costs.push({
+          case: name,
+          'observability on req/s': Math.round(w.rps),
+          'off req/s': Math.round(o.rps),
+          'throughput cost': `${(((o.rps - w.rps) / o.rps) * 100).toFixed(1)}%`,
+          'on CPU µs/req': w.cpu.toFixed(1),
+          'off CPU µs/req': o.cpu.toFixed(1),
+          'CPU cost': `${(((w.cpu - o.cpu) / o.cpu) * 100).toFixed(1)}%`,
+          'on p99 ms': w.p99,
+          'off p99 ms': o.p99,
+        });
         rows.push({
           case: name,
           'waveline req/s': Math.round(w.rps),
@@ -97,12 +121,14 @@ async function main() {
       console.log('throughput ratio = waveline req/s ÷ bare req/s; CPU ratio = bare CPU per request ÷ waveline CPU per request (the share of');
       console.log('bare-server efficiency Waveline reaches; steadier than throughput when other work shares the machine).');
       console.table(rows);
+      console.log('\nthe cost of observability: the same web process with metrics and request logs (LOG_LEVEL=info, stdout to /dev/null) vs METRICS=0 REQUEST_LOG=0, alternating rounds');
+      console.table(costs);
     } finally {
       bare.kill();
       koa.kill();
     }
   } finally {
-    await stopRole(web);
+    await Promise.all([stopRole(web), stopRole(webOff)]);
   }
 }
 

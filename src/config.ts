@@ -63,6 +63,21 @@ export interface Config {
   };
   /** Byte budget of the listener reads' answers kept in memory per web process (lib/readCache.ts); 0 keeps none. */
   readCacheMaxBytes: number;
+  /** Observability (docs/operations.md): Prometheus metrics, per-request log lines, the worker's HTTP port. */
+  observability: {
+    /** Collect metrics and serve `/metrics` (`METRICS=0` switches both off). */
+    metrics: boolean;
+    /** Bearer token `/metrics` asks for; empty serves it to anyone who reaches the port. */
+    metricsToken: string;
+    /** One log line per HTTP request of the web role (`REQUEST_LOG=0` switches them off). */
+    requestLog: boolean;
+    /** Port of the worker's `/healthz`, `/readyz` and `/metrics`. */
+    workerPort: number;
+    /** Seconds a worker's lock on a job lasts: a killed worker's jobs are taken over after about this long. */
+    workerLockSeconds: number;
+    /** The queue dashboard (`/admin/queues`) may retry, promote and clean jobs; read-only otherwise. */
+    queueDashboardWrite: boolean;
+  };
   /** Third-party artwork catalogues (base URLs so tests can point them at a local server). */
   artwork: {
     itunesBaseUrl: string;
@@ -167,6 +182,14 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       maxMessageBytes: int(env, 'GATEWAY_MAX_MESSAGE_BYTES', 1024, 128, 1024 * 1024),
     },
     trustedProxyHops: trustedProxyHops(env),
+    observability: {
+      metrics: bool(env, 'METRICS', true),
+      metricsToken: str(env, 'METRICS_TOKEN', ''),
+      requestLog: bool(env, 'REQUEST_LOG', true),
+      workerPort: int(env, 'WORKER_PORT', 3002, 0, 65535),
+      workerLockSeconds: int(env, 'WORKER_LOCK_SECONDS', 30, 1, 3600),
+      queueDashboardWrite: bool(env, 'QUEUE_DASHBOARD_WRITE', false),
+    },
     demo: bool(env, 'WAVELINE_DEMO', true),
     graphql: {
       maxDepth: int(env, 'GRAPHQL_MAX_DEPTH', 10, 1, 100),

@@ -86,6 +86,25 @@ export class Jobs {
     return entry.queue;
   }
 
+  /**
+   * The BullMQ queues behind the job names, for the queue dashboard (src/http/queueDashboard.ts);
+   * null when jobs do not run through BullMQ.
+   */
+  bullQueues(): Queue[] | null {
+    return QUEUES.map((name) => this.queue(name));
+  }
+
+  /** Jobs per queue and state for metrics (`waveline_queue_jobs`); null when no queue keeps counts. */
+  async counts(): Promise<Record<QueueName, Record<'waiting' | 'active' | 'delayed' | 'failed', number>> | null> {
+    const entries = await Promise.all(
+      QUEUES.map(async (name) => {
+        const c = await this.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized', 'waiting-children');
+        return [name, { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0) + (c['waiting-children'] ?? 0), active: c.active ?? 0, delayed: c.delayed ?? 0, failed: c.failed ?? 0 }] as const;
+      }),
+    );
+    return Object.fromEntries(entries) as Record<QueueName, Record<'waiting' | 'active' | 'delayed' | 'failed', number>>;
+  }
+
   async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options: JobsOptions = {}) {
     parsePayload(name, payload);
     return this.queue(JOBS[name].queue).add(name, payload, options);

@@ -3,6 +3,8 @@ import type { Config } from '../src/config.ts';
 import { JOBS, QUEUES, isAwaited, parsePayload, type JobName, type QueueName } from '../src/jobs.ts';
 import { createLogger } from '../src/lib/logger.ts';
 import { createWorker } from '../src/lib/queue.ts';
+import { initMetrics, jobDuration, jobsCompleted, jobsFailed, jobsRetried, jobsStalled, metricsEnabled, setQueueCountsSource } from '../src/lib/metrics.ts';
+import { startWorkerHttp } from './http.ts';
 import { Shutdown } from '../src/lib/shutdown.ts';
 import { createServices, type Services } from '../src/services.ts';
 import { registry, type JobHandler } from './registry.ts';
@@ -15,45 +17,73 @@ const LOCK_MS: Partial<Record<QueueName, number>> = { webhooks: 10_000, 'webhook
 
 /** Starts one BullMQ worker per queue; `close()` waits for running jobs to finish. */
 export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; close(): Promise<void> }> {
+  const lockMs = svc.config.observability.workerLockSeconds * 1000;
   const workers = QUEUES.map((queue) =>
     createWorker(
       queue,
-      async (job: Job) => {
-        const name = job.name as JobName;
-        if (!(name in JOBS)) throw new Error(`unknown job ${job.name}`);
-        const handler = registry[name] as JobHandler<JobName>;
-        if (!isAwaited(name) || job.id === undefined) return handler(parsePayload(name, job.data), svc, job);
-        // A request may be waiting for this one: tell it how the job ended (src/lib/jobResults.ts).
-        try {
-          const value = await handler(parsePayload(name, job.data), svc, job);
-          await svc.jobResults.report(job.id, { ok: true, value });
-          return value;
-        } catch (err) {
-          await svc.jobResults.report(job.id, { ok: false });
-          throw err;
-        }
-      },
+      (job: Job) => (metricsEnabled() ? measured(job, run) : run(job)),
       svc.config.redisUrl,
       svc.logger,
-      { concurrency: CONCURRENCY[queue], ...(LOCK_MS[queue] ? { lockDuration: LOCK_MS[queue], stalledInterval: LOCK_MS[queue] / 2 } : {}) },
+      // A killed worker's jobs are taken over by another once their lock lapses (checked as often); webhook
+      // deliveries take at most 5 s, so their shorter lock retries a crashed worker's delivery sooner.
+      { concurrency: CONCURRENCY[queue], lockDuration: Math.min(lockMs, LOCK_MS[queue] ?? lockMs), stalledInterval: Math.min(lockMs, LOCK_MS[queue] ?? lockMs) },
     ),
   );
+  async function run(job: Job): Promise<unknown> {
+    const name = job.name as JobName;
+    if (!(name in JOBS)) throw new Error(`unknown job ${job.name}`);
+    const handler = registry[name] as JobHandler<JobName>;
+    if (!isAwaited(name) || job.id === undefined) return handler(parsePayload(name, job.data), svc, job);
+    // A request may be waiting for this one: tell it how the job ended (src/lib/jobResults.ts).
+    try {
+      const value = await handler(parsePayload(name, job.data), svc, job);
+      await svc.jobResults.report(job.id, { ok: true, value });
+      return value;
+    } catch (err) {
+      await svc.jobResults.report(job.id, { ok: false });
+      throw err;
+    }
+  }
+  for (const [i, worker] of workers.entries()) worker.on('stalled', () => jobsStalled.labels(QUEUES[i]).inc());
+  setQueueCountsSource(() => svc.jobs.counts());
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   svc.logger.info({ queues: QUEUES }, 'workers ready');
   return {
     workers,
     close: async () => {
+      setQueueCountsSource(null);
       await Promise.all(workers.map((w) => w.close()));
     },
   };
 }
 
+/** Runs a job attempt and counts it: completed, failed for good, or failed with a retry to come. */
+async function measured(job: Job, run: (job: Job) => Promise<unknown>): Promise<unknown> {
+  const started = performance.now();
+  const name = job.name in JOBS ? job.name : 'unknown';
+  try {
+    const value = await run(job);
+    jobDuration.labels(name, 'completed').observe((performance.now() - started) / 1000);
+    jobsCompleted.labels(name).inc();
+    return value;
+  } catch (err) {
+    jobDuration.labels(name, 'failed').observe((performance.now() - started) / 1000);
+    // attemptsMade counts the attempts that failed before this one; UnrecoverableError is never retried.
+    const retries = (err as Error)?.name !== 'UnrecoverableError' && job.attemptsMade + 1 < (job.opts.attempts ?? 1);
+    (retries ? jobsRetried : jobsFailed).labels(name).inc();
+    throw err;
+  }
+}
+
 export async function run(config: Readonly<Config>): Promise<void> {
   const logger = createLogger(config, 'worker');
+  initMetrics(config.observability);
   const shutdown = new Shutdown(logger);
   const svc = await createServices(config, logger);
   shutdown.add('services', () => svc.close());
   const workers = await startWorkers(svc);
   shutdown.add('workers', () => workers.close());
+  const http = await startWorkerHttp(svc, workers.workers, config.observability.workerPort);
+  shutdown.add('http', () => http.close());
   shutdown.listen();
 }

@@ -44,6 +44,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Prometheus metrics of this process (docs/operations.md)
+         * @description Prometheus text format. With METRICS_TOKEN set, only `Authorization: Bearer <METRICS_TOKEN>` is served; METRICS=0 switches it off (404).
+         */
+        get: operations["metrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -1152,6 +1172,7 @@ export interface components {
             postgres: boolean;
             redis: boolean;
         };
+        MetricsResponse: string;
         OpenapiResponse: {
             [key: string]: unknown;
         };
@@ -2917,6 +2938,41 @@ export interface operations {
             };
             /** @description A dependency does not answer. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    metrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Prometheus text exposition format 0.0.4. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example string */
+                    "text/plain; version=0.0.4": components["schemas"]["MetricsResponse"];
+                };
+            };
+            /** @description METRICS_TOKEN is set and the request does not carry it. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Metrics are switched off (METRICS=0). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

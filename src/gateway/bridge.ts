@@ -5,6 +5,7 @@ import { FEED_KINDS } from '../feed/names.ts';
 import { keys } from '../lib/keys.ts';
 import type { Logger } from '../lib/logger.ts';
 import { StationFeed } from './stationFeed.ts';
+import { gatewayResyncs, gatewayStations, metricsEnabled } from '../lib/metrics.ts';
 import type { FeedStore, StoredRow } from './store.ts';
 
 interface Subscription {
@@ -88,6 +89,7 @@ export class FeedBridge {
       })();
       sub = created;
       this.subscriptions.set(stationId, created);
+      if (metricsEnabled()) gatewayStations.inc();
       this.byChannel.set(channel, feed);
       created.ready.catch(() => {
         if (this.subscriptions.get(stationId) === created) this.drop(stationId, created);
@@ -140,6 +142,7 @@ export class FeedBridge {
 
   private drop(stationId: string, sub: Subscription): void {
     this.subscriptions.delete(stationId);
+    if (metricsEnabled()) gatewayStations.dec();
     const channel = keys.feedChannel(stationId);
     this.byChannel.delete(channel);
     sub.feed.close();
@@ -182,6 +185,7 @@ export class FeedBridge {
     }
     this.logger.info({ stations: this.subscriptions.size }, 'feed subscriptions restored; catching up');
     this.onResubscribed();
+    if (metricsEnabled()) gatewayResyncs.labels('redis_reconnect').inc(this.subscriptions.size);
     for (const sub of this.subscriptions.values()) void sub.feed.catchUp();
   }
 }

@@ -5,6 +5,7 @@ import { Admission, CLOSE_INTERNAL, clientIp, type Rejection } from './admission
 import { FeedBridge } from './bridge.ts';
 import { errorFrame } from './frames.ts';
 import { FeedStore } from './store.ts';
+import { gatewayBytesSent, gatewayConnections, gatewayFramesSent, gatewayResyncs, gatewaySlowConsumerCloses, metricsAnswer, metricsEnabled, startProcessMetrics } from '../lib/metrics.ts';
 
 // The realtime gateway (decisions.md, "Realtime feed"). It never imports Koa or knex: Postgres through a
 // small `pg` pool (station gate, current rows, catch-up), Redis for the feed bus and invalidations.
@@ -30,12 +31,15 @@ interface Connection {
   stationIds: readonly string[];
   admitted: boolean;
   closed: boolean;
+  /** A frame was dropped for backpressure (the socket is being closed as a slow consumer). */
+  slow: boolean;
 }
 
 /** Close code telling clients this node is going away and they should reconnect elsewhere. */
 const CLOSE_RESTARTING = 1012;
 /** Time given to clients to answer the close handshake before the remaining sockets are cut. */
 const CLOSE_GRACE_MS = 300;
+const STATUS_TEXT: Record<number, string> = { 200: 'OK', 401: 'Unauthorized', 404: 'Not Found' };
 const isRejection = (value: readonly string[] | Rejection): value is Rejection => 'code' in value;
 const UNAVAILABLE: Rejection = { code: 'PROVIDER_UNAVAILABLE', message: 'The feed is temporarily unavailable; reconnect later.', closeCode: CLOSE_INTERNAL };
 
@@ -43,7 +47,19 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   const app = uWS.App();
   const store = new FeedStore(config.databaseUrl, logger);
   const admission = new Admission(config, store, logger);
-  const bridge = new FeedBridge(config.redisUrl, store, (topic, frame) => app.publish(topic, frame, false, false), logger, {
+  const metrics = metricsEnabled() && config.observability.metrics;
+  startProcessMetrics(config.observability);
+  /** Counts frames as sent to `sockets` clients (waveline_gateway_frames_sent_total, bytes). */
+  const sent = (frame: Buffer | string, sockets = 1): void => {
+    if (!metrics || sockets === 0) return;
+    gatewayFramesSent.inc(sockets);
+    gatewayBytesSent.inc(sockets * (typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length));
+  };
+  const publish = (topic: string, frame: Buffer): void => {
+    app.publish(topic, frame, false, false);
+    if (metrics) sent(frame, app.numSubscribers(topic));
+  };
+  const bridge = new FeedBridge(config.redisUrl, store, publish, logger, {
     reconnectDelayMs: options.redisReconnectDelayMs,
   });
   const sockets = new Set<uWS.WebSocket<Connection>>();
@@ -51,7 +67,9 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
 
   function refuse(ws: uWS.WebSocket<Connection>, rejection: Rejection): void {
     ws.cork(() => {
-      ws.send(errorFrame(rejection.code, rejection.message));
+      const frame = errorFrame(rejection.code, rejection.message);
+      ws.send(frame);
+      sent(frame);
       ws.end(rejection.closeCode, rejection.code);
     });
   }
@@ -70,6 +88,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     // reconnect (1012) and start again from a snapshot of what is delivered now.
     const changed = await bridge.feed(stationId)?.refreshHiddenKinds().catch(() => false);
     if (!changed) return;
+    if (metrics) gatewayResyncs.labels('settings_changed').inc();
     for (const ws of sockets) if (ws.getUserData().stationIds.includes(stationId)) ws.end(CLOSE_RESTARTING, 'station settings changed');
   }
   bridge.onStationChanged = (stationId) => {
@@ -167,6 +186,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       if (!feed) continue;
       for (const frame of feed.snapshot()) {
         if (ws.send(frame, false, false) === 2 || conn.closed) return; // closed for backpressure
+        sent(frame);
       }
       ws.subscribe(feed.topic);
     }
@@ -190,12 +210,13 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
         return;
       }
       const ip = clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), config.trustedProxyHops);
-      const conn: Connection = { ip, query: req.getQuery() ?? '', stationIds: [], admitted: false, closed: false };
+      const conn: Connection = { ip, query: req.getQuery() ?? '', stationIds: [], admitted: false, closed: false, slow: false };
       res.upgrade(conn, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
     },
     open(ws) {
       const conn = ws.getUserData();
       sockets.add(ws);
+      if (metrics) gatewayConnections.inc();
       if (draining) return ws.end(CLOSE_RESTARTING, 'restarting');
       const now = admitNow(conn);
       if (now !== undefined) {
@@ -217,10 +238,18 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     message() {
       // Clients have nothing to say on this feed; their frames are ignored.
     },
+    dropped(ws) {
+      // A frame did not fit under GATEWAY_MAX_BACKPRESSURE_BYTES: uWS closes the socket (closeOnBackpressureLimit).
+      const conn = ws.getUserData();
+      if (conn.slow) return;
+      conn.slow = true;
+      if (metrics) gatewaySlowConsumerCloses.inc();
+    },
     close(ws) {
       const conn = ws.getUserData();
       conn.closed = true;
       sockets.delete(ws);
+      if (metrics) gatewayConnections.dec();
       release(conn);
     },
   });
@@ -232,6 +261,20 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     res.writeStatus(draining ? '503 Service Unavailable' : '200 OK');
     res.writeHeader('Content-Type', 'application/json');
     res.end(JSON.stringify({ ok: !draining, connections: sockets.size }));
+  });
+  app.get('/metrics', (res, req) => {
+    let aborted = false;
+    res.onAborted(() => {
+      aborted = true;
+    });
+    void metricsAnswer(req.getHeader('authorization') || undefined, config.observability).then((answer) => {
+      if (aborted) return;
+      res.cork(() => {
+        res.writeStatus(`${answer.status} ${STATUS_TEXT[answer.status] ?? ''}`).writeHeader('Content-Type', answer.contentType).writeHeader('Cache-Control', 'no-store');
+        if (answer.wwwAuthenticate) res.writeHeader('WWW-Authenticate', answer.wwwAuthenticate);
+        res.end(answer.body);
+      });
+    });
   });
   app.any('/*', (res) => {
     res.writeStatus('404 Not Found').end();

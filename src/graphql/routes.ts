@@ -15,6 +15,7 @@ import type { Credential } from '../domains/auth/model.ts';
 import { statusFor } from './errors.ts';
 import { rootValue, type GraphQLContext } from './resolvers.ts';
 import { readKey, Representation } from '../lib/readCache.ts';
+import { cacheLookup } from '../lib/metrics.ts';
 import { typeDefs } from './sdl.ts';
 import { graphiqlAssetRoutes, graphiqlPage } from './graphiql.ts';
 
@@ -144,6 +145,7 @@ async function serve(ctx: Context, svc: Services, station: Station, credential: 
   const key = readKey(`graphql${ctx.method}`, station.id, `${ctx.get('accept')}\n${ctx.get('content-type')}`, operation ? JSON.stringify(operation) : ctx.querystring);
   const nowMs = svc.clock.now().getTime();
   const hit = svc.reads.peek(key, nowMs);
+  cacheLookup('graphql', hit !== undefined);
   if (hit !== undefined) {
     ctx.status = 200;
     ctx.set('Content-Type', hit.contentType);

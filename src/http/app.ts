@@ -5,6 +5,8 @@ import { envelope } from './envelope.ts';
 import { mountRoute, routeMiddleware } from './route.ts';
 import { RouteTable } from './dispatch.ts';
 import { allRoutes } from './routes.ts';
+import { requestObserver } from './observe.ts';
+import { queueDashboard, QUEUES_PATH } from './queueDashboard.ts';
 
 /**
  * Route families by path prefix. The listener reads (the hot path) are matched by a precompiled
@@ -29,10 +31,12 @@ export function buildApp(svc: Services): Koa {
   const listenerRoutes = listener.middleware();
   const adminRoutes = admin.routes() as unknown as Middleware;
   const otherRoutes = other.routes() as unknown as Middleware;
-  app.use(envelope(svc.logger));
+  const queues = queueDashboard(svc);
+  app.use(envelope(svc.logger, requestObserver(svc.config, svc.logger, svc.config.observability.metrics)));
   app.use((ctx, next) => {
     const path = ctx.path;
     if (path.startsWith(LISTENER_PREFIX)) return listenerRoutes(ctx, next);
+    if (path.startsWith(QUEUES_PATH) && (path.length === QUEUES_PATH.length || path[QUEUES_PATH.length] === '/')) return queues(ctx, next);
     if (path.startsWith('/admin/')) return adminRoutes(ctx, next);
     return otherRoutes(ctx, next);
   });

@@ -5,6 +5,7 @@ import type { Context, Next } from 'koa';
 import { WavelineError, ValidationError, PayloadTooLargeError, UnsupportedMediaTypeError, NotFoundError, MethodNotAllowedError, DatabaseUnavailableError, isDatabaseUnreachable, isDataException } from '../lib/errors.ts';
 import { headerIssue, targetIssue } from './hostile.ts';
 import type { Logger } from '../lib/logger.ts';
+import type { RequestObserver } from './observe.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -37,8 +38,9 @@ export type ErrorShape = 'listener' | 'legacy';
  * credential check), `Cache-Control: no-store` by default, and one place that turns every failure
  * into the contract's error body. A 500 never carries a stack or SQL.
  */
-export function envelope(logger: Logger) {
+export function envelope(logger: Logger, observe: RequestObserver | null = null) {
   return async function envelopeMiddleware(ctx: Context, next: Next): Promise<void> {
+    const startedAt = observe ? performance.now() : 0;
     const incoming = ctx.req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;
@@ -50,6 +52,7 @@ export function envelope(logger: Logger) {
       res.setHeader('Access-Control-Allow-Headers', ctx.get('access-control-request-headers') || CORS_ALLOW_HEADERS);
       res.setHeader('Access-Control-Max-Age', '600');
       ctx.status = 204;
+      if (observe) res.once('close', () => observe(ctx, requestId, startedAt));
       return;
     }
 
@@ -73,6 +76,11 @@ export function envelope(logger: Logger) {
     }
     // Responses a route wrote itself (sendCacheable) carry these headers already, in one writeHead.
     if (!ctx.res.headersSent) envelopeHeaders(ctx.res, requestId);
+    if (observe) {
+      // A listener read has written and ended its response (sendCacheable); Koa writes the others next.
+      if (ctx.respond === false) observe(ctx, requestId, startedAt);
+      else ctx.res.once('close', () => observe(ctx, requestId, startedAt));
+    }
   };
 }
 

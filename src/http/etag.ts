@@ -38,6 +38,8 @@ export function sendCacheable(ctx: Context, bytes: Buffer | string, contentType:
     res.end();
     return;
   }
+  const length = typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length;
+  ctx.state.responseBytes = length; // for the request log (observe.ts)
   res.writeHead(200, {
     'X-Request-Id': requestId,
     'Access-Control-Allow-Origin': '*',
@@ -45,7 +47,7 @@ export function sendCacheable(ctx: Context, bytes: Buffer | string, contentType:
     'Cache-Control': 'no-store',
     ETag: etag,
     'Content-Type': contentType,
-    'Content-Length': typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length,
+    'Content-Length': length,
   });
   res.end(bytes);
 }

@@ -1,6 +1,7 @@
 import type { Context } from 'koa';
 import type { Config } from '../config.ts';
 import { keys } from '../lib/keys.ts';
+import { metricsEnabled, rateLimitRefusals } from '../lib/metrics.ts';
 import { RateLimitedError } from '../lib/errors.ts';
 import type { Redis } from '../lib/redis.ts';
 import { TokenBuckets } from '../lib/tokenBucket.ts';
@@ -39,6 +40,7 @@ export class RateLimits {
     const retryAfter = Math.max(1, Math.ceil(take.retryAfterMs / 1000));
     ctx.set('RateLimit', `"${name}";r=0;t=${retryAfter}`);
     ctx.set('Retry-After', String(retryAfter));
+    if (metricsEnabled()) rateLimitRefusals.labels(name).inc();
     throw new RateLimitedError(retryAfter);
   }
 }

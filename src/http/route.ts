@@ -184,6 +184,7 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
 
   const page = route.page;
   const run: Middleware = (ctx) => {
+    ctx.state.route = route.path; // the template, for metrics and the request log (observe.ts)
     if (legacyErrors) ctx.state.errorShape = 'legacy';
     if (page && prefersHtml(ctx)) return Promise.resolve(page(ctx, svc));
     return runFrom(ctx, 0);

@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from '../config.ts';
 
 export type { Logger };
@@ -13,12 +13,14 @@ const REDACT = [
   'grant',
 ];
 
-export function createLogger(config: Pick<Config, 'logLevel' | 'nodeEnv'>, role: string): Logger {
-  const pretty = config.nodeEnv !== 'production' && process.stdout.isTTY;
-  return pino({
+/** `destination` (default stdout) lets tests read the lines. */
+export function createLogger(config: Pick<Config, 'logLevel' | 'nodeEnv'>, role: string, destination?: DestinationStream): Logger {
+  const pretty = !destination && config.nodeEnv !== 'production' && process.stdout.isTTY;
+  const options = {
     level: config.logLevel,
     base: { role },
     redact: { paths: REDACT, censor: '[redacted]' },
     ...(pretty ? { transport: { target: 'pino-pretty', options: { colorize: true } } } : {}),
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

@@ -1,5 +1,6 @@
 import { strongEtag } from '../http/etag.ts';
 import type { Invalidation } from './invalidation.ts';
+import { cacheLookup } from './metrics.ts';
 
 /**
  * What a listener read shows, by the data it is computed from. A write invalidates the areas it
@@ -133,6 +134,7 @@ export class ReadCache {
     // Past its safety age but not its validUntil: recomputed, and kept as it was if it shows the same.
     const lapsed = entry !== undefined && nowMs < entry.expires && Date.now() >= entry.hardExpiry ? entry.rep : undefined;
     const hit = this.peek(key, nowMs);
+    cacheLookup(area, hit !== undefined);
     if (hit !== undefined) return hit;
     const generation = this.generation(stationId, area);
     const inFlight = this.pending.get(key);

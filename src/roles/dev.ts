@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import { initMetrics } from '../lib/metrics.ts';
 import { createLogger } from '../lib/logger.ts';
 import { Shutdown } from '../lib/shutdown.ts';
 import { createServices } from '../services.ts';
@@ -11,6 +12,7 @@ import { demoCredentialsBlock, loadDemoIfEmpty } from '../domains/admin/demo.ts'
 /** All three roles in one process, on a migrated database: what `npm start` runs. */
 export async function run(config: Readonly<Config>): Promise<void> {
   const logger = createLogger(config, 'dev');
+  initMetrics(config.observability);
   const shutdown = new Shutdown(logger);
   const applied = await migrate(config);
   if (applied.length) logger.info({ applied }, 'migrations applied');

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { Config } from '../config.ts';
+import { initMetrics, startProcessMetrics } from '../lib/metrics.ts';
 import { createLogger, type Logger } from '../lib/logger.ts';
 import { Shutdown } from '../lib/shutdown.ts';
 import { createServices, type Services } from '../services.ts';
@@ -8,6 +9,7 @@ import { answerClientError } from '../http/envelope.ts';
 
 /** Starts the Koa app on `port`; returns the server and a close function that drains in-flight requests. */
 export async function startWeb(svc: Services, port: number, logger: Logger): Promise<{ server: Server; close(): Promise<void> }> {
+  startProcessMetrics(svc.config.observability);
   const app = buildApp(svc);
   const server = createServer(app.callback());
   server.keepAliveTimeout = 65_000; // longer than typical load-balancer idle timeouts
@@ -30,6 +32,7 @@ export async function startWeb(svc: Services, port: number, logger: Logger): Pro
 
 export async function run(config: Readonly<Config>): Promise<void> {
   const logger = createLogger(config, 'web');
+  initMetrics(config.observability);
   const shutdown = new Shutdown(logger);
   const svc = await createServices(config, logger);
   shutdown.add('services', () => svc.close());

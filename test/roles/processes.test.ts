@@ -54,9 +54,16 @@ describe('process roles', function () {
     expect(await stopWithin(gateway, 25_000)).to.equal(0);
   });
 
-  it('worker starts its queues and exits 0 on SIGTERM', async () => {
-    const worker = start('worker', {});
+  it('worker starts its queues, answers /healthz, /readyz and /metrics on WORKER_PORT, and exits 0 on SIGTERM', async () => {
+    const port = await freePort();
+    const worker = start('worker', { WORKER_PORT: String(port) });
     await eventually(() => worker.output().includes('workers ready'), { timeoutMs: 15_000, intervalMs: 100 });
+    const base = `http://127.0.0.1:${port}`;
+    expect(await (await eventually(() => fetch(`${base}/healthz`), { timeoutMs: 15_000, intervalMs: 100 })).json()).to.deep.equal({ ok: true });
+    expect(await (await fetch(`${base}/readyz`)).json()).to.deep.equal({ ok: true, postgres: true, redis: true, workers: true });
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).to.match(/^waveline_queue_jobs\{queue="ingest",state="waiting"\} \d+$/m);
+    expect(metrics).to.include('process_cpu_seconds_total');
     expect(await stopWithin(worker, 25_000)).to.equal(0);
   });
 

@@ -2,8 +2,9 @@ import { readFileSync } from 'node:fs';
 import { defineRoute, type RouteSpec } from '../../http/route.ts';
 import { Type } from '../../http/schema.ts';
 import { buildOpenApi } from '../../http/openapi.ts';
-import { ProviderUnavailableError } from '../../lib/errors.ts';
 import { referenceRoutes } from './reference.ts';
+import { NotFoundError, ProviderUnavailableError, UnauthenticatedError } from '../../lib/errors.ts';
+import { metricsAnswer } from '../../lib/metrics.ts';
 
 /** The API version in /openapi.json is the package's. */
 export const API_VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -41,6 +42,30 @@ export function systemRoutes(routes: () => RouteSpec[]): RouteSpec[] {
         ]);
         if (!postgres || !redis) throw new ProviderUnavailableError(`Not ready: ${!postgres ? 'postgres ' : ''}${!redis ? 'redis' : ''}`.trim());
         return { ok: true, postgres, redis };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/metrics',
+      operationId: 'metrics',
+      summary: 'Prometheus metrics of this process (docs/operations.md)',
+      description: 'Prometheus text format. With METRICS_TOKEN set, only `Authorization: Bearer <METRICS_TOKEN>` is served; METRICS=0 switches it off (404).',
+      tags: ['system'],
+      surface: 'system',
+      responses: {
+        200: { description: 'Prometheus text exposition format 0.0.4.', schema: Type.String(), contentType: 'text/plain; version=0.0.4' },
+        401: { description: 'METRICS_TOKEN is set and the request does not carry it.' },
+        404: { description: 'Metrics are switched off (METRICS=0).' },
+      },
+      async handler({ ctx, svc }) {
+        const answer = await metricsAnswer(ctx.get('authorization') || undefined, svc.config.observability);
+        if (answer.status === 404) throw new NotFoundError('Metrics are switched off (METRICS=0).');
+        if (answer.status === 401) {
+          ctx.set('WWW-Authenticate', 'Bearer');
+          throw new UnauthenticatedError('A valid metrics token is needed.');
+        }
+        ctx.type = answer.contentType;
+        ctx.body = answer.body;
       },
     }),
     defineRoute({
