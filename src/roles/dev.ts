@@ -7,11 +7,16 @@ import { startWeb } from './web.ts';
 import { startGateway } from '../gateway/server.ts';
 import { startWorkers } from '../../workers/index.ts';
 import { demoCredentialsBlock, loadDemoIfEmpty } from '../domains/admin/demo.ts';
+import { openEmbedded } from '../lib/embedded/index.ts';
 
 /** All three roles in one process, on a migrated database: what `npm start` runs. */
-export async function run(config: Readonly<Config>): Promise<void> {
-  const logger = createLogger(config, 'dev');
+export async function run(configured: Readonly<Config>): Promise<void> {
+  const logger = createLogger(configured, 'dev');
   const shutdown = new Shutdown(logger);
+  // First registered, so it closes last: PGlite stops after everything that used it.
+  const embedded = await openEmbedded(configured);
+  shutdown.add('embedded database', () => embedded.close());
+  const config = embedded.config;
   const applied = await migrate(config);
   if (applied.length) logger.info({ applied }, 'migrations applied');
   const svc = await createServices(config, logger);
@@ -25,6 +30,7 @@ export async function run(config: Readonly<Config>): Promise<void> {
   const web = await startWeb(svc, config.port, logger);
   shutdown.add('web', () => web.close());
   shutdown.listen();
-  logger.info({ web: config.publicBaseUrl, realtime: config.realtimePublicUrl }, 'waveline dev is up');
+  const mode = { database: configured.databaseUrl ? 'postgres' : `embedded (${configured.dataDir}/db)`, redis: configured.redisUrl ? 'redis' : 'in-process' };
+  logger.info({ web: config.publicBaseUrl, realtime: config.realtimePublicUrl, ...mode }, 'waveline dev is up');
   if (demo) logger.info(demoCredentialsBlock(demo, config.publicBaseUrl));
 }

@@ -1,0 +1,92 @@
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { StartupError } from '../startup.ts';
+
+// The embedded Postgres (decisions.md, "Process roles"): PGlite — Postgres compiled to WebAssembly —
+// with its data in `<dataDir>/db`, served over the Postgres wire protocol on a private Unix socket so
+// that knex, pg, pipelined transactions and the gateway's own pool reach it through the very code that
+// reaches a Postgres server. PGlite is one session: pglite-socket queues the connections' statements and,
+// while one connection is inside a transaction, runs only that connection's (docs/embedded.md, Limits).
+
+export class DataDirLockedError extends StartupError {}
+
+/** Port number in the socket file's name (`.s.PGSQL.<port>`); the socket's directory is private. */
+const SOCKET_PORT = 5432;
+
+export interface EmbeddedPostgres {
+  /** A `postgres://` URL reaching the socket (database `postgres`, PGlite's only database). */
+  url: string;
+  close(): Promise<void>;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Takes `<dataDir>/db.lock` (our pid) or refuses: PGlite has no lock of its own and two processes
+ * writing one data directory would corrupt it. A lock whose process is gone (killed) is taken over.
+ */
+function lockDataDir(dataDir: string): () => void {
+  const lockFile = join(dataDir, 'db.lock');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(lockFile, 'wx');
+      writeFileSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(lockFile, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const holder = Number(readFileSync(lockFile, 'utf8').trim());
+      if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && alive(holder)) {
+        throw new DataDirLockedError(
+          `the embedded database ${resolve(dataDir, 'db')} is in use by another Waveline process (pid ${holder}); stop it first, or set DATABASE_URL to a Postgres server to run several processes`,
+        );
+      }
+      rmSync(lockFile, { force: true });
+    }
+  }
+  throw new DataDirLockedError(`could not lock the embedded database in ${resolve(dataDir)}`);
+}
+
+/** Opens (creating on first use) the PGlite database in `<dataDir>/db` and serves it on a private socket. */
+export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
+  mkdirSync(dataDir, { recursive: true });
+  const unlock = lockDataDir(dataDir);
+  let db: PGlite | null = null;
+  let server: PGLiteSocketServer | null = null;
+  const socketDir = mkdtempSync(join(tmpdir(), 'waveline-pg-'));
+  try {
+    db = await PGlite.create(join(resolve(dataDir), 'db'));
+    server = new PGLiteSocketServer({ db, path: join(socketDir, `.s.PGSQL.${SOCKET_PORT}`), maxConnections: 100 });
+    await server.start();
+  } catch (err) {
+    await server?.stop().catch(() => undefined);
+    await db?.close().catch(() => undefined);
+    rmSync(socketDir, { recursive: true, force: true });
+    unlock();
+    throw err;
+  }
+  const opened = { db, server };
+  let closing: Promise<void> | null = null;
+  return {
+    url: `postgres://postgres@localhost:${SOCKET_PORT}/postgres?host=${encodeURIComponent(socketDir)}`,
+    close() {
+      closing ??= (async () => {
+        await opened.server.stop().catch(() => undefined);
+        await opened.db.close();
+        rmSync(socketDir, { recursive: true, force: true });
+        unlock();
+      })();
+      return closing;
+    },
+  };
+}
