@@ -1,5 +1,6 @@
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
+import { shareEmbeddedSession } from './embedded/postgres.ts';
 
 export type Db = Knex;
 export type Trx = Knex.Transaction;
@@ -16,7 +17,14 @@ export function createDb(databaseUrl: string, pool: { min?: number; max?: number
     // before (lib/pipeline.ts batches the hot paths' statements). One statement at a time, as knex
     // sends them, behaves exactly as without it.
     connection: { connectionString: databaseUrl, pipeline: true } as Knex.PgConnectionConfig,
-    pool: { min: pool.min ?? 0, max: pool.max ?? 10 },
+    pool: {
+      min: pool.min ?? 0,
+      max: pool.max ?? 10,
+      afterCreate: (conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) => {
+        shareEmbeddedSession(conn);
+        done(null, conn);
+      },
+    },
   });
 }
 

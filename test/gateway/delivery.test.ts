@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
+import { createBlockingRedis, type Redis } from '../../src/lib/redis.ts';
 import { sharedServer, type TestServer } from '../support/server.ts';
 import { createStation, eventually } from '../support/factories.ts';
 import { closeTestGateways, FeedClient, realtimePath, removeRow, startTestGateway, writeRow } from '../support/feed.ts';
@@ -22,7 +22,7 @@ describe('realtime feed: delivery', () => {
   let redis: Redis;
   before(async () => {
     server = await sharedServer();
-    redis = new Redis(process.env.REDIS_URL as string);
+    redis = createBlockingRedis(process.env.REDIS_URL as string);
   });
   after(async () => {
     redis.disconnect();

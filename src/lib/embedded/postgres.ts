@@ -1,8 +1,8 @@
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import type { PGlite } from '@electric-sql/pglite';
+import type { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { StartupError } from '../startup.ts';
 
 // The embedded Postgres (decisions.md, "Process roles"): PGlite — Postgres compiled to WebAssembly —
@@ -10,6 +10,25 @@ import { StartupError } from '../startup.ts';
 // that knex, pg, pipelined transactions and the gateway's own pool reach it through the very code that
 // reaches a Postgres server. PGlite is one session: pglite-socket queues the connections' statements and,
 // while one connection is inside a transaction, runs only that connection's (docs/embedded.md, Limits).
+
+/** Socket directories of the embedded databases this process serves. */
+const socketDirs = new Set<string>();
+/** Named statements prepared in each embedded session, as pg tracks them per connection (see below). */
+const sessions = new Map<string, { parsed: Record<string, string>; submitted: Record<string, string> }>();
+
+/**
+ * Every connection to the embedded socket is the same PGlite session, so a named (prepared) statement
+ * one connection prepared exists for all: a second Parse of the name fails with 42P05. pg remembers the
+ * names it prepared per connection; pointing every connection to one session at one record makes pg see
+ * the session as it is, and the code's named statements run unchanged. A no-op for any other server.
+ */
+export function shareEmbeddedSession(client: unknown): void {
+  const c = client as { host?: string; connection?: { parsedStatements: Record<string, string>; submittedNamedStatements: Record<string, string> } };
+  if (!c.host || !c.connection || !socketDirs.has(c.host)) return;
+  const session = sessions.get(c.host)!;
+  c.connection.parsedStatements = session.parsed;
+  c.connection.submittedNamedStatements = session.submitted;
+}
 
 export class DataDirLockedError extends StartupError {}
 
@@ -65,6 +84,8 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
   let server: PGLiteSocketServer | null = null;
   const socketDir = mkdtempSync(join(tmpdir(), 'waveline-pg-'));
   try {
+    // Loaded only here: roles on a Postgres server never load the WebAssembly build.
+    const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-socket')]);
     db = await PGlite.create(join(resolve(dataDir), 'db'));
     server = new PGLiteSocketServer({ db, path: join(socketDir, `.s.PGSQL.${SOCKET_PORT}`), maxConnections: 100 });
     await server.start();
@@ -76,6 +97,8 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
     throw err;
   }
   const opened = { db, server };
+  socketDirs.add(socketDir);
+  sessions.set(socketDir, { parsed: {}, submitted: {} });
   let closing: Promise<void> | null = null;
   return {
     url: `postgres://postgres@localhost:${SOCKET_PORT}/postgres?host=${encodeURIComponent(socketDir)}`,
@@ -84,6 +107,8 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
         await opened.server.stop().catch(() => undefined);
         await opened.db.close();
         rmSync(socketDir, { recursive: true, force: true });
+        socketDirs.delete(socketDir);
+        sessions.delete(socketDir);
         unlock();
       })();
       return closing;
