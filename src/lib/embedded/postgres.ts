@@ -76,6 +76,51 @@ function lockDataDir(dataDir: string): () => void {
   throw new DataDirLockedError(`could not lock the embedded database in ${resolve(dataDir)}`);
 }
 
+/**
+ * pglite-socket queues the connections' messages one by one and keeps serving one connection only while
+ * PGlite is inside a transaction. An extended-protocol batch (Parse, Bind, Describe, Execute … Sync) uses
+ * the session's unnamed statement and portal, so another connection's message in the middle of it
+ * breaks both ("unnamed prepared statement does not exist", rows under the wrong description). The
+ * server asks `isInTransaction()` to decide; answering true also while a connection's batch is open
+ * (its last message was neither Sync nor a simple Query) makes it serve that batch to its end.
+ */
+function oneBatchAtATime(db: PGlite): PGlite {
+  let batchOpen = false;
+  const SYNC = 0x53;
+  const QUERY = 0x51;
+  return new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop === 'isInTransaction') return () => batchOpen || target.isInTransaction();
+      if (prop === 'execProtocolRawStream') {
+        return (message: Uint8Array, options: Parameters<PGlite['execProtocolRawStream']>[1]) => {
+          // A chunk may carry several messages; only the last one's type says whether the batch ends.
+          batchOpen = !endsWithSyncOrQuery(message);
+          return target.execProtocolRawStream(message, options);
+        };
+      }
+      if (prop === 'exec') {
+        return (...args: Parameters<PGlite['exec']>) => {
+          batchOpen = false; // the server's ROLLBACK for a connection that went away mid-transaction
+          return target.exec(...args);
+        };
+      }
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+
+  function endsWithSyncOrQuery(message: Uint8Array): boolean {
+    let at = 0;
+    let last = -1;
+    while (at + 5 <= message.length) {
+      last = message[at];
+      const length = ((message[at + 1] << 24) | (message[at + 2] << 16) | (message[at + 3] << 8) | message[at + 4]) >>> 0;
+      at += 1 + length;
+    }
+    return last === SYNC || last === QUERY || last === -1;
+  }
+}
+
 /** Opens (creating on first use) the PGlite database in `<dataDir>/db` and serves it on a private socket. */
 export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPostgres> {
   mkdirSync(dataDir, { recursive: true });
@@ -87,7 +132,7 @@ export async function startEmbeddedPostgres(dataDir: string): Promise<EmbeddedPo
     // Loaded only here: roles on a Postgres server never load the WebAssembly build.
     const [{ PGlite }, { PGLiteSocketServer }] = await Promise.all([import('@electric-sql/pglite'), import('@electric-sql/pglite-socket')]);
     db = await PGlite.create(join(resolve(dataDir), 'db'));
-    server = new PGLiteSocketServer({ db, path: join(socketDir, `.s.PGSQL.${SOCKET_PORT}`), maxConnections: 100 });
+    server = new PGLiteSocketServer({ db: oneBatchAtATime(db), path: join(socketDir, `.s.PGSQL.${SOCKET_PORT}`), maxConnections: 100 });
     await server.start();
   } catch (err) {
     await server?.stop().catch(() => undefined);
