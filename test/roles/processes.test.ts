@@ -103,7 +103,7 @@ describe('process roles', function () {
   it('the Procfile starts Node directly (not through npm, whose shell would not forward signals)', () => {
     const lines = readFileSync(resolve(root, 'Procfile'), 'utf8').split('\n').filter((l) => l.trim() && !l.startsWith('#'));
     expect(lines.map((l) => l.split(':')[0])).to.include.members(['web', 'worker', 'gateway']);
-    for (const line of lines) expect(line.slice(line.indexOf(':') + 1).trim(), line).to.match(/^\.\/node_modules\/\.bin\/node src\/main\.ts \w+$/);
+    for (const line of lines) expect(line.slice(line.indexOf(':') + 1).trim(), line).to.match(/^exec node src\/main\.ts \w+$/);
   });
 
   it('the gateway role never imports Koa or knex', () => {
