@@ -88,6 +88,7 @@ function oneBatchAtATime(db: PGlite): PGlite {
   let batchOpen = false;
   const SYNC = 0x53;
   const QUERY = 0x51;
+  const TERMINATE = 0x58;
   return new Proxy(db, {
     get(target, prop, receiver) {
       if (prop === 'isInTransaction') return () => batchOpen || target.isInTransaction();
@@ -110,6 +111,8 @@ function oneBatchAtATime(db: PGlite): PGlite {
   });
 
   function endsWithSyncOrQuery(message: Uint8Array): boolean {
+    // A startup message has no type byte: length, then protocol 3.0 (196608). PGlite answers it ready.
+    if (message.length >= 8 && message[4] === 0 && message[5] === 3 && message[6] === 0 && message[7] === 0) return true;
     let at = 0;
     let last = -1;
     while (at + 5 <= message.length) {
@@ -117,7 +120,7 @@ function oneBatchAtATime(db: PGlite): PGlite {
       const length = ((message[at + 1] << 24) | (message[at + 2] << 16) | (message[at + 3] << 8) | message[at + 4]) >>> 0;
       at += 1 + length;
     }
-    return last === SYNC || last === QUERY || last === -1;
+    return last === SYNC || last === QUERY || last === TERMINATE || last === -1;
   }
 }
 
