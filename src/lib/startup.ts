@@ -29,10 +29,14 @@ export function maskUrl(raw: string): string {
   }
 }
 
-const reason = (err: unknown): string => {
-  const e = err as { code?: string; message?: string };
-  return e.code && !/^[0-9A-Z]{5}$/.test(e.code) ? e.code : (e.message ?? String(err));
-};
+const SQLSTATE = /^[0-9A-Z]{5}$/;
+
+/** What went wrong, in words: a network error's code, or the time it waited for an answer. */
+function failure(err: unknown, timeoutMs: number): string {
+  const code = (err as { code?: string } | undefined)?.code;
+  if (code && !SQLSTATE.test(code)) return `the connection failed (${code})`;
+  return `it did not answer within ${timeoutMs / 1000} s`;
+}
 
 /** Resolves when Postgres at `url` answers (a database that does not exist yet counts: it is created). */
 export async function checkPostgres(url: string, timeoutMs = STARTUP_TIMEOUT_MS): Promise<void> {
@@ -43,9 +47,9 @@ export async function checkPostgres(url: string, timeoutMs = STARTUP_TIMEOUT_MS)
   } catch (err) {
     const code = (err as { code?: string }).code;
     if (code === '3D000') return;
-    const what = code && /^[0-9A-Z]{5}$/.test(code) ? `refused the connection: ${reason(err)}` : `did not answer within ${timeoutMs / 1000} s (${reason(err)})`;
+    const what = code && SQLSTATE.test(code) ? `it refused the connection: ${(err as Error).message}` : failure(err, timeoutMs);
     throw new StartupError(
-      `cannot reach Postgres at ${maskUrl(url)}: it ${what}. Start Postgres or fix DATABASE_URL; unset DATABASE_URL to use the embedded database (waveline dev / npm start only).`,
+      `cannot reach Postgres at ${maskUrl(url)}: ${what}. Start Postgres or fix DATABASE_URL; unset DATABASE_URL to use the embedded database (waveline dev / npm start only).`,
     );
   } finally {
     await client.end().catch(() => undefined);
@@ -55,7 +59,8 @@ export async function checkPostgres(url: string, timeoutMs = STARTUP_TIMEOUT_MS)
 /** Resolves when Redis at `url` answers PING. */
 export async function checkRedis(url: string, timeoutMs = STARTUP_TIMEOUT_MS): Promise<void> {
   const redis = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
-  redis.on('error', () => undefined);
+  let lastError: unknown;
+  redis.on('error', (err) => (lastError = err));
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -66,7 +71,7 @@ export async function checkRedis(url: string, timeoutMs = STARTUP_TIMEOUT_MS): P
     ]);
   } catch (err) {
     throw new StartupError(
-      `cannot reach Redis at ${maskUrl(url)}: it did not answer within ${timeoutMs / 1000} s (${reason(err)}). Start Redis or fix REDIS_URL; unset REDIS_URL to run the queue and feed bus in-process (waveline dev / npm start only).`,
+      `cannot reach Redis at ${maskUrl(url)}: ${failure(lastError ?? err, timeoutMs)}. Start Redis or fix REDIS_URL; unset REDIS_URL to run the queue and feed bus in-process (waveline dev / npm start only).`,
     );
   } finally {
     clearTimeout(timer);
