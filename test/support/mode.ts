@@ -32,6 +32,15 @@ export function testMode(): TestMode {
  * with the reason in its title: for tests of what only a real Redis or several processes have.
  */
 export function requiresRedis(ctx: Mocha.Context, reason: string): void {
+  pendingInEmbeddedMode(ctx, reason);
+}
+
+/** The same for tests of what only a Postgres server has: several sessions at once (PGlite is one). */
+export function requiresPostgresServer(ctx: Mocha.Context, reason: string): void {
+  pendingInEmbeddedMode(ctx, reason);
+}
+
+function pendingInEmbeddedMode(ctx: Mocha.Context, reason: string): void {
   if (testMode() !== 'embedded') return;
   const note = ` [pending in embedded mode: ${reason}]`;
   const runnable = ctx.test as (Mocha.Runnable & { type?: string }) | undefined;
