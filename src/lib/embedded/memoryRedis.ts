@@ -15,6 +15,7 @@ interface Entry {
 class Store {
   readonly data = new Map<string, Entry>();
   readonly subscribers = new Map<string, Set<MemoryRedis>>();
+  readonly patterns = new Map<string, { match: RegExp; conns: Set<MemoryRedis> }>();
 
   read(key: string): Entry | undefined {
     const entry = this.data.get(key);
@@ -35,6 +36,7 @@ export class MemoryRedis extends EventEmitter {
   readonly isMemoryRedis = true;
   status = 'ready';
   private readonly channels = new Set<string>();
+  private readonly patterns = new Set<string>();
 
   constructor() {
     super();
@@ -103,12 +105,35 @@ export class MemoryRedis extends EventEmitter {
   /** Delivered after the current turn, as a message from a server would be. */
   async publish(channel: string, message: string): Promise<number> {
     const receivers = [...(store.subscribers.get(channel) ?? [])];
-    if (receivers.length) {
+    const byPattern = [...store.patterns].filter(([, p]) => p.match.test(channel)).flatMap(([pattern, p]) => [...p.conns].map((conn) => ({ pattern, conn })));
+    if (receivers.length || byPattern.length) {
       queueMicrotask(() => {
         for (const conn of receivers) if (conn.channels.has(channel)) conn.emit('message', channel, message);
+        for (const { pattern, conn } of byPattern) if (conn.patterns.has(pattern)) conn.emit('pmessage', pattern, channel, message);
       });
     }
-    return receivers.length;
+    return receivers.length + byPattern.length;
+  }
+
+  /** PSUBSCRIBE with Redis' glob patterns (`*`, `?`, `[…]`). */
+  async psubscribe(...patterns: string[]): Promise<number> {
+    for (const pattern of patterns.flat()) {
+      this.patterns.add(pattern);
+      const entry = store.patterns.get(pattern) ?? { match: globToRegExp(pattern), conns: new Set<MemoryRedis>() };
+      entry.conns.add(this);
+      store.patterns.set(pattern, entry);
+    }
+    return this.channels.size + this.patterns.size;
+  }
+
+  async punsubscribe(...patterns: string[]): Promise<number> {
+    for (const pattern of patterns.length ? patterns.flat() : [...this.patterns]) {
+      this.patterns.delete(pattern);
+      const entry = store.patterns.get(pattern);
+      entry?.conns.delete(this);
+      if (entry?.conns.size === 0) store.patterns.delete(pattern);
+    }
+    return this.channels.size + this.patterns.size;
   }
 
   async subscribe(...channels: string[]): Promise<number> {
@@ -141,8 +166,15 @@ export class MemoryRedis extends EventEmitter {
 
   disconnect(): void {
     void this.unsubscribe();
+    void this.punsubscribe();
     this.status = 'end';
   }
+}
+
+function globToRegExp(glob: string): RegExp {
+  let source = '';
+  for (const ch of glob) source += ch === '*' ? '.*' : ch === '?' ? '.' : ch === '[' || ch === ']' ? ch : ch.replace(/[.+^${}()|\\/]/g, '\\$&');
+  return new RegExp(`^${source}$`, 's');
 }
 
 export const isMemoryRedis = (conn: object): conn is MemoryRedis => (conn as { isMemoryRedis?: boolean }).isMemoryRedis === true;
