@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { requiresRedis } from '../support/mode.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -37,7 +38,8 @@ async function stopWithin(proc: ReturnType<typeof start>, ms: number): Promise<n
 describe('process roles', function () {
   this.timeout(40_000);
 
-  it('web answers /healthz and /readyz, then drains and exits 0 on SIGTERM', async () => {
+  it('web answers /healthz and /readyz, then drains and exits 0 on SIGTERM', async function () {
+    requiresRedis(this, 'waveline web runs as a separate process only with Redis and a Postgres server');
     const port = await freePort();
     const web = start('web', { PORT: String(port) });
     await eventually(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, { timeoutMs: 15_000, intervalMs: 100 });
@@ -47,14 +49,16 @@ describe('process roles', function () {
     expect(web.output()).to.include('shutting down');
   });
 
-  it('gateway answers /healthz on PORT when run alone and exits 0 on SIGTERM', async () => {
+  it('gateway answers /healthz on PORT when run alone and exits 0 on SIGTERM', async function () {
+    requiresRedis(this, 'waveline gateway runs as a separate process only with Redis and a Postgres server');
     const port = await freePort();
     const gateway = start('gateway', { PORT: String(port) });
     await eventually(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, { timeoutMs: 15_000, intervalMs: 100 });
     expect(await stopWithin(gateway, 25_000)).to.equal(0);
   });
 
-  it('worker starts its queues and exits 0 on SIGTERM', async () => {
+  it('worker starts its queues and exits 0 on SIGTERM', async function () {
+    requiresRedis(this, 'waveline worker runs as a separate process only with Redis and a Postgres server');
     const worker = start('worker', {});
     await eventually(() => worker.output().includes('workers ready'), { timeoutMs: 15_000, intervalMs: 100 });
     expect(await stopWithin(worker, 25_000)).to.equal(0);
