@@ -70,6 +70,7 @@ describe('embedded default: processes', function () {
 
   it('`waveline dev` with nothing configured runs on PGlite in <WAVELINE_DATA_DIR>/db and in-process adapters; data survives a clean stop and a SIGKILL', async () => {
     let { proc, url } = await startDev(dataDir);
+    await eventually(() => proc.output().includes('waveline dev is up') || null, { timeoutMs: 10_000 });
     expect(proc.output()).to.include('"database":"embedded').and.include('"redis":"in-process"');
     expect(existsSync(join(dataDir, 'db', 'PG_VERSION'))).to.equal(true);
     const created = await admin(url, 'POST', '/stations', { slug: 'kept-clean', name: 'Kept', timezone: 'Europe/Berlin' });
