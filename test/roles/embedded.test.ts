@@ -28,6 +28,9 @@ interface Proc {
   exited: Promise<number | null>;
 }
 
+/** Processes of the running test, killed after it whatever happened. */
+const started: Proc[] = [];
+
 function start(args: string[], env: Record<string, string>): Proc {
   const child = spawn(process.execPath, ['src/main.ts', ...args], {
     cwd: root,
@@ -38,7 +41,9 @@ function start(args: string[], env: Record<string, string>): Proc {
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((ok) => child.on('exit', (code) => ok(code)));
-  return { child, output: () => out, exited };
+  const proc = { child, output: () => out, exited };
+  started.push(proc);
+  return proc;
 }
 
 async function startDev(dataDir: string): Promise<{ proc: Proc; url: string }> {
@@ -66,7 +71,13 @@ describe('embedded default: processes', function () {
   beforeEach(() => {
     dataDir = mkdtempSync(join(tmpdir(), 'waveline-embedded-'));
   });
-  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+  afterEach(async () => {
+    for (const proc of started.splice(0)) {
+      if (proc.child.exitCode === null && proc.child.signalCode === null) proc.child.kill('SIGKILL');
+      await proc.exited;
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  });
 
   it('`waveline dev` with nothing configured runs on PGlite in <WAVELINE_DATA_DIR>/db and in-process adapters; data survives a clean stop and a SIGKILL', async () => {
     let { proc, url } = await startDev(dataDir);
