@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { requiresRedis } from '../support/mode.ts';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -108,6 +108,14 @@ describe('process roles', function () {
     const lines = readFileSync(resolve(root, 'Procfile'), 'utf8').split('\n').filter((l) => l.trim() && !l.startsWith('#'));
     expect(lines.map((l) => l.split(':')[0])).to.include.members(['web', 'worker', 'gateway']);
     for (const line of lines) expect(line.slice(line.indexOf(':') + 1).trim(), line).to.match(/^exec node src\/main\.ts \w+$/);
+  });
+
+  it('bin/waveline runs with the project\'s Node 22 (the dev dependency), whatever `node` is first on PATH', () => {
+    // A PATH without node_modules/.bin: the machine's node (20 here, or none) cannot run the TypeScript
+    // sources, so the usage below is printed only when the script found the project's Node.
+    const run = spawnSync(resolve(root, 'bin/waveline'), ['--help'], { env: { ...process.env, PATH: '/usr/bin:/bin' }, encoding: 'utf8' });
+    expect(run.status, run.stderr).to.equal(0);
+    expect(run.stderr).to.include('usage: waveline <command>');
   });
 
   it('the gateway role never imports Koa or knex', () => {
