@@ -8,8 +8,11 @@
 //   2. closed loop with BENCH_CONCURRENCY requests in flight: sustained observations/s;
 //   3. the same closed loop against a baseline in the same run (bench/support/ingest-baseline.ts: a
 //      bare node:http server doing one INSERT and one PUBLISH per request), and the ratios; then the
-//      baseline at the paced rate for 10 s, whose p99 is the machine's own latency tail.
-//   4. the cost of observability: BENCH_OBSERVABILITY_ROUNDS (default 3) alternating rounds of the closed
+//      baseline at the paced rate for 10 s, whose p99 is the machine's own latency tail;
+//   4. the embedded default in the same run: `waveline dev` with DATABASE_URL and REDIS_URL unset
+//      (PGlite in a temporary directory, in-process queue and bus), the same open and closed loops, as
+//      ratios of the service-mode figures (its feed rows stay in the process: no publish delay).
+//   5. the cost of observability: BENCH_OBSERVABILITY_ROUNDS (default 3) alternating rounds of the closed
 //      loop against a fresh web + worker pair with metrics and request logs on (LOG_LEVEL=info, stdout to
 //      /dev/null) and one with METRICS=0 REQUEST_LOG=0; medians of obs/s and CPU per observation. The
 //      web + worker CPU is the figure to read: the Postgres figure sums every `postgres` process of the
@@ -27,6 +30,10 @@ import { keys } from '../src/lib/keys.ts';
 import { loadConfig } from '../src/config.ts';
 import { migrate } from '../src/roles/migrate.ts';
 import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startEmbeddedPostgres } from '../src/lib/embedded/postgres.ts';
 import { cpuMs, cpuMsOf, freePort, recreateDatabase, startRole, stopRole, summary, waitUntilReady } from './support.ts';
 
 const env = process.env;
@@ -73,8 +80,8 @@ async function adminPost(baseUrl: string, path: string, body: unknown): Promise<
 }
 
 /** Stations through the admin API; their live broadcast and rundown straight into the tables. */
-async function setUp(baseUrl: string): Promise<BenchStation[]> {
-  const db = createDb(DATABASE_URL, { max: 4 });
+async function setUp(baseUrl: string, databaseUrl = DATABASE_URL): Promise<BenchStation[]> {
+  const db = createDb(databaseUrl, { max: 4 });
   const now = Date.now();
   const stations: BenchStation[] = [];
   for (let s = 0; s < STATIONS; s++) {
@@ -193,6 +200,51 @@ async function closedLoop(pool: Pool, stations: BenchStation[], concurrency: num
   return { samples, elapsedS: (performance.now() - start) / 1000 };
 }
 
+/** Phase 4: the embedded default, set up like the service run, then paced and closed loops. */
+async function embeddedRun(): Promise<{ openLoop: Record<string, unknown>; closedLoop: { observationsPerSecond: number; cpuMsPerObservation: number; latencyMs: ReturnType<typeof summary> } }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'waveline-bench-embedded-'));
+  try {
+    // Set-up: this process serves the data directory's PGlite for a moment, so that the broadcasts and
+    // rundowns can be inserted as in the service run; then the embedded `waveline dev` opens it itself.
+    const postgres = await startEmbeddedPostgres(dataDir);
+    const setupPort = await freePort();
+    const gatewayPort = String(await freePort());
+    const embeddedEnv = (port: number, databaseUrl: string) => ({ ...roleEnv(port), DATABASE_URL: databaseUrl, REDIS_URL: '', WAVELINE_DATA_DIR: dataDir, WAVELINE_DEMO: '0', GATEWAY_PORT: gatewayPort });
+    const setupRole = startRole('dev', embeddedEnv(setupPort, postgres.url));
+    let stations: BenchStation[];
+    try {
+      await waitUntilReady(`http://127.0.0.1:${setupPort}`);
+      stations = await setUp(`http://127.0.0.1:${setupPort}`, postgres.url);
+    } finally {
+      await stopRole(setupRole);
+      await postgres.close();
+    }
+    const port = await freePort();
+    const dev = startRole('dev', embeddedEnv(port, ''));
+    const pool = new Pool(`http://127.0.0.1:${port}`, { connections: Math.max(CONCURRENCY, 64), pipelining: 1 });
+    try {
+      await waitUntilReady(`http://127.0.0.1:${port}`);
+      process.stderr.write(`bench: embedded (waveline dev, PGlite + in-process adapters): warming up\n`);
+      await openLoop(pool, stations, RATE, 5);
+      process.stderr.write(`bench: embedded open loop ${RATE} req/s for ${RATE_SECONDS} s\n`);
+      const paced = await openLoop(pool, stations, RATE, RATE_SECONDS);
+      process.stderr.write(`bench: embedded closed loop, ${CONCURRENCY} in flight for ${MAX_SECONDS} s\n`);
+      const before = cpuMs(dev.pid as number);
+      const max = await closedLoop(pool, stations, CONCURRENCY, MAX_SECONDS);
+      const cpu = (cpuMs(dev.pid as number) - before) / Math.max(1, max.samples.length);
+      return {
+        openLoop: { rate: RATE, seconds: RATE_SECONDS, sent: RATE * RATE_SECONDS, answered: paced.length, ingestLatencyMs: summary(paced.map((x) => x.latencyMs)) },
+        closedLoop: { observationsPerSecond: Math.round(max.samples.length / max.elapsedS), cpuMsPerObservation: Math.round(cpu * 1000) / 1000, latencyMs: summary(max.samples.map((x) => x.latencyMs)) },
+      };
+    } finally {
+      await pool.close();
+      await stopRole(dev);
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   loadConfig({ DATABASE_URL, REDIS_URL }); // fail early on a malformed URL
   await recreateDatabase(DATABASE_URL);
@@ -269,6 +321,7 @@ async function main(): Promise<void> {
       await stopRole(baseline);
     }
     const baselinePerSecond = Math.round(base.samples.length / base.elapsedS);
+    const embedded = await embeddedRun();
 
     const outcomes: Record<string, number> = {};
     for (const s of [...paced, ...max.samples]) outcomes[s.outcome] = (outcomes[s.outcome] ?? 0) + 1;
@@ -289,6 +342,15 @@ async function main(): Promise<void> {
       ratios: {
         throughput: `${((observationsPerSecond / baselinePerSecond) * 100).toFixed(1)}% of the baseline's requests/s`,
         cpu: `${((baseCpu.total / maxCpu.total) * 100).toFixed(1)}% (baseline CPU per request ÷ Waveline CPU per observation, all processes)`,
+      },
+      embedded: {
+        what: 'waveline dev with DATABASE_URL and REDIS_URL unset (PGlite, in-process adapters), one process; CPU is that process (PGlite included)',
+        ...embedded,
+        ratios: {
+          throughput: `${((embedded.closedLoop.observationsPerSecond / observationsPerSecond) * 100).toFixed(1)}% of the service mode's observations/s`,
+          ingestP99: `${((embedded.openLoop.ingestLatencyMs as { p99: number }).p99 / ingest.p99).toFixed(2)}× the service mode's paced p99`,
+          cpu: `${((embedded.closedLoop.cpuMsPerObservation / maxCpu.total) * 100).toFixed(1)}% of the service mode's CPU per observation (all processes)`,
+        },
       },
       outcomes,
       targets: {

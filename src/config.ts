@@ -2,10 +2,12 @@
 // A bad value stops the process with a message naming the variable.
 
 export interface Config {
-  /** Postgres connection string. */
+  /** Postgres connection string; empty (unset) means the embedded PGlite in `<dataDir>/db`. */
   databaseUrl: string;
-  /** Redis connection string (feed bus, job queue, caches, rate limiter). */
+  /** Redis connection string (feed bus, job queue, caches, rate limiter); empty (unset) means in-process. */
   redisUrl: string;
+  /** Where the embedded default keeps its data (`./.waveline`, relative to the working directory). */
+  dataDir: string;
   /** Port of the web role (and of a gateway run alone). */
   port: number;
   /** Port of the gateway when it runs in the same process as web (`waveline dev`). */
@@ -119,6 +121,7 @@ function bool(env: Env, name: string, fallback: boolean): boolean {
 
 function url(env: Env, name: string, fallback: string, protocols: string[]): string {
   const value = str(env, name, fallback);
+  if (value === '') return ''; // unset with no default: the embedded adapter (DATABASE_URL, REDIS_URL)
   let parsed: URL;
   try {
     parsed = new URL(value);
@@ -157,8 +160,10 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const gatewayPort = int(env, 'GATEWAY_PORT', 3001, 0, 65535);
   const config: Config = {
-    databaseUrl: url(env, 'DATABASE_URL', 'postgres://postgres@127.0.0.1:5432/waveline', ['postgres:', 'postgresql:']),
-    redisUrl: url(env, 'REDIS_URL', 'redis://127.0.0.1:6379/0', ['redis:', 'rediss:']),
+    // Unset: the embedded default (decisions.md, "Process roles"); only `waveline dev` runs on it.
+    databaseUrl: url(env, 'DATABASE_URL', '', ['postgres:', 'postgresql:']),
+    redisUrl: url(env, 'REDIS_URL', '', ['redis:', 'rediss:']),
+    dataDir: str(env, 'WAVELINE_DATA_DIR', '.waveline'),
     port,
     gatewayPort,
     // The defaults follow the ports, so `PORT=8080 npm start` prints and links addresses that answer.

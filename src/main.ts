@@ -1,11 +1,12 @@
 // The `waveline` CLI: `waveline <web|worker|gateway|migrate|dev>`. Each role is imported lazily, so the
 // gateway process never loads Koa or knex and the web process never loads the job handlers.
 import { ConfigError, loadConfig } from './config.ts';
+import { checkServices, StartupError } from './lib/startup.ts';
 
 const USAGE = `usage: waveline <command>
 
   web       listener REST, GraphQL, media, push, ingest, admin API (PORT)
-  worker    BullMQ job processors
+  worker    job processors (BullMQ)
   gateway   realtime WebSocket feed (PORT when run alone)
   migrate   apply database migrations, then exit
   dev       web + worker + gateway in one process (what \`npm start\` runs)
@@ -37,11 +38,26 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // Separate processes share state only through Postgres and Redis: the embedded default is one process.
+  if (SEPARATE.includes(command)) {
+    const missing = !config.redisUrl ? 'REDIS_URL' : !config.databaseUrl ? 'DATABASE_URL' : null;
+    if (missing) {
+      process.stderr.write(`waveline: ${missing} is not set: \`waveline ${command}\` runs as a separate process only with REDIS_URL and a Postgres DATABASE_URL (\`waveline dev\` / \`npm start\` runs embedded without them)\n`);
+      process.exit(78);
+    }
+  }
+  await checkServices(config);
   const role = await roles[command]();
   await role.run(config);
 }
 
+const SEPARATE = ['web', 'worker', 'gateway'];
+
 main().catch((err: unknown) => {
+  if (err instanceof StartupError) {
+    process.stderr.write(`waveline: ${err.message}\n`);
+    process.exit(err.exitCode);
+  }
   process.stderr.write(`waveline: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

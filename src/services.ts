@@ -15,6 +15,9 @@ import { WebhookSubscriptions } from './domains/webhooks/subscriptions.ts';
 
 /** Bounds how long a lost invalidation message can leave an answer stale, like the station cache's TTL. */
 const READ_CACHE_MAX_AGE_MS = 10_000;
+import { join } from 'node:path';
+import { DEFAULT_JOB_OPTIONS } from './lib/queue.ts';
+import { persistLocalQueues, saveLocalQueues } from './lib/embedded/localQueue.ts';
 
 /** Everything a web process or worker needs, built once and closed once. */
 export interface Services {
@@ -39,6 +42,10 @@ export interface Services {
 }
 
 export async function createServices(config: Readonly<Config>, logger: Logger, options: { clock?: Clock } = {}): Promise<Services> {
+  // The adapters follow the configuration: an empty REDIS_URL gives the in-process feed bus, invalidation,
+  // job results and rate limits (src/lib/redis.ts) and job queue (src/lib/queue.ts), kept in the data dir.
+  const inProcess = !config.redisUrl;
+  if (inProcess) persistLocalQueues(join(config.dataDir, 'jobs.json'), DEFAULT_JOB_OPTIONS);
   const db = createDb(config.databaseUrl);
   // Auto-pipelining: the commands a turn of the event loop issues (feed publishes, job results, rate-limit
   // takes of concurrent requests) go out in one write — on loopback each write costs more than the command.
@@ -66,6 +73,7 @@ export async function createServices(config: Readonly<Config>, logger: Logger, o
     webhooks: new WebhookSubscriptions(db, invalidation),
     async close() {
       await jobs.close();
+      if (inProcess) saveLocalQueues();
       subscriber.disconnect();
       await redis.quit().catch(() => redis.disconnect());
       await db.destroy();

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import type { FeedMessage } from '../feed/bus.ts';
 import { FEED_KINDS } from '../feed/names.ts';
 import { keys } from '../lib/keys.ts';
+import { createBlockingRedis, type Redis } from '../lib/redis.ts';
 import type { Logger } from '../lib/logger.ts';
 import { StationFeed } from './stationFeed.ts';
 import { gatewayResyncs, gatewayStations, metricsEnabled } from '../lib/metrics.ts';
@@ -59,7 +59,7 @@ export class FeedBridge {
     this.publish = publish;
     this.logger = logger;
     const delay = options.reconnectDelayMs;
-    this.subscriber = new Redis(redisUrl, {
+    this.subscriber = createBlockingRedis(redisUrl, {
       connectionName: this.clientName,
       autoResubscribe: false,
       maxRetriesPerRequest: null,

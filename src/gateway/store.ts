@@ -1,4 +1,5 @@
 import pg from 'pg';
+import { shareEmbeddedSession } from '../lib/embedded/postgres.ts';
 import type { FeedKind } from '../feed/names.ts';
 import { DEFAULT_MODULES, type Modules } from '../domains/stations/model.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -77,6 +78,7 @@ export class FeedStore {
   constructor(databaseUrl: string, logger: Logger, max = 4) {
     this.pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000 });
     this.pool.on('error', (err) => logger.warn({ err }, 'gateway database connection error'));
+    this.pool.on('connect', shareEmbeddedSession);
   }
 
   async stationGate(stationId: string): Promise<StationGate | null> {

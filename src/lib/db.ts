@@ -1,5 +1,6 @@
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
+import { shareEmbeddedSession } from './embedded/postgres.ts';
 
 export type Db = Knex;
 export type Trx = Knex.Transaction;
@@ -24,7 +25,14 @@ export function createDb(databaseUrl: string, pool: { min?: number; max?: number
     // sends them, behaves exactly as without it. Keep-alive notices a peer gone silent.
     connection: { connectionString: databaseUrl, pipeline: true, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true } as Knex.PgConnectionConfig,
     acquireConnectionTimeout: CONNECT_TIMEOUT_MS,
-    pool: { min: pool.min ?? 0, max: pool.max ?? 10 },
+    pool: {
+      min: pool.min ?? 0,
+      max: pool.max ?? 10,
+      afterCreate: (conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) => {
+        shareEmbeddedSession(conn);
+        done(null, conn);
+      },
+    },
   });
 }
 

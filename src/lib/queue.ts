@@ -2,12 +2,15 @@ import { Queue, Worker, type Job, type Processor, type WorkerOptions } from 'bul
 import { keys } from './keys.ts';
 import type { Logger } from './logger.ts';
 import { createBlockingRedis, createRedis, type Redis } from './redis.ts';
+import { LocalQueue, LocalWorker, type LocalJob } from './embedded/localQueue.ts';
 
 // One factory for every BullMQ queue and worker, with the production-guide defaults:
 // producers fail fast (no offline queue), workers retry Redis forever, jobs are retained briefly.
 // No connection here auto-pipelines: ioredis builds a Pipeline object per flush and copies every
 // script defined on the connection into it — BullMQ defines 64 — which cost more web CPU per ingest
 // (≈ 0.1 ms) than the writes it saved (docs/now-playing.md, Figures).
+// Without a Redis URL (the embedded default) both give the in-process adapter of the same shape
+// (src/lib/embedded/localQueue.ts), so every queue and job declared in src/jobs.ts runs there unchanged.
 
 export const DEFAULT_JOB_OPTIONS = {
   attempts: 3,
@@ -18,6 +21,7 @@ export const DEFAULT_JOB_OPTIONS = {
 
 export function createQueue(name: string, redisUrl: string, logger: Logger): { queue: Queue; connection: Redis } {
   const connection = createRedis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  if (!redisUrl) return { queue: new LocalQueue(name, DEFAULT_JOB_OPTIONS) as unknown as Queue, connection };
   connection.on('error', (err) => logger.warn({ err, queue: name }, 'queue connection error'));
   const queue = new Queue(name, { connection, prefix: keys.queuePrefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
   queue.on('error', (err) => logger.warn({ err, queue: name }, 'queue error'));
@@ -31,6 +35,11 @@ export function createWorker(
   logger: Logger,
   options: Partial<WorkerOptions> = {},
 ): Worker {
+  if (!redisUrl) {
+    const worker = new LocalWorker(name, processor as unknown as (job: LocalJob) => Promise<unknown>, options);
+    worker.on('failed', (job: LocalJob, err: Error) => logger.warn({ err, job: job.name, id: job.id }, 'job failed'));
+    return worker as unknown as Worker;
+  }
   const connection = createBlockingRedis(redisUrl);
   connection.on('error', (err) => logger.warn({ err, queue: name }, 'worker connection error'));
   const worker = new Worker(name, processor, { connection, prefix: keys.queuePrefix, concurrency: 4, ...options });

@@ -1,4 +1,5 @@
 import type { Redis } from './redis.ts';
+import { isMemoryRedis } from './embedded/memoryRedis.ts';
 
 // Token buckets for the rate limits (decisions.md: "per credential, token bucket"): a bucket holds
 // `perMinute` tokens and refills continuously at `perMinute` tokens a minute, so a client that emptied
@@ -65,14 +66,18 @@ export class TokenBuckets {
   private readonly redis: Redis & { wavelineTakeToken?: TakeCommand };
   private readonly prefix: string;
   private readonly fallback = new Map<string, number>();
+  /** Without Redis (the embedded default) the buckets live in this process, the only one. */
+  private readonly inProcess: boolean;
   constructor(redis: Redis, prefix: string) {
     this.redis = redis;
     this.prefix = prefix;
+    this.inProcess = isMemoryRedis(redis);
     if (!this.redis.wavelineTakeToken) redis.defineCommand('wavelineTakeToken', { numberOfKeys: 1, lua: TAKE_SCRIPT });
   }
 
   /** Takes a token; `burst` is how many the bucket holds (default: a minute's worth). */
   async take(key: string, perMinute: number, burst = perMinute): Promise<Take> {
+    if (this.inProcess) return this.takeInMemory(key, perMinute, burst);
     let answer: [number, string, string];
     try {
       answer = await (this.redis.wavelineTakeToken as TakeCommand)(`${this.prefix}:${key}`, perMinute, burst);

@@ -6,6 +6,7 @@ import { generateToken } from '../lib/tokens.ts';
 import { createServices } from '../services.ts';
 import { startWeb } from './web.ts';
 import { migrate } from './migrate.ts';
+import { openEmbedded } from '../lib/embedded/index.ts';
 
 const USAGE = `usage: waveline admin <METHOD> <PATH> [JSON | @file.json]
 
@@ -31,7 +32,8 @@ export async function run(baseConfig: Readonly<Config>): Promise<void> {
     process.exit(64);
   }
   // A one-off operator token for this process only, so the CLI needs no secret of its own.
-  const config = Object.freeze({ ...baseConfig, adminToken: generateToken() });
+  const embedded = await openEmbedded(baseConfig);
+  const config = Object.freeze({ ...embedded.config, adminToken: generateToken() });
   const logger = createLogger({ ...config, logLevel: 'warn' }, 'admin');
   await migrate(config);
   const svc = await createServices(config, logger);
@@ -57,5 +59,6 @@ export async function run(baseConfig: Readonly<Config>): Promise<void> {
   } finally {
     await web.close();
     await svc.close();
+    await embedded.close();
   }
 }

@@ -8,12 +8,17 @@ import { startWeb } from './web.ts';
 import { startGateway } from '../gateway/server.ts';
 import { startWorkers } from '../../workers/index.ts';
 import { demoCredentialsBlock, loadDemoIfEmpty } from '../domains/admin/demo.ts';
+import { openEmbedded } from '../lib/embedded/index.ts';
 
 /** All three roles in one process, on a migrated database: what `npm start` runs. */
-export async function run(config: Readonly<Config>): Promise<void> {
-  const logger = createLogger(config, 'dev');
-  initMetrics(config.observability);
+export async function run(configured: Readonly<Config>): Promise<void> {
+  const logger = createLogger(configured, 'dev');
+  initMetrics(configured.observability);
   const shutdown = new Shutdown(logger);
+  // First registered, so it closes last: PGlite stops after everything that used it.
+  const embedded = await openEmbedded(configured);
+  shutdown.add('embedded database', () => embedded.close());
+  const config = embedded.config;
   const applied = await migrate(config);
   if (applied.length) logger.info({ applied }, 'migrations applied');
   const svc = await createServices(config, logger);
@@ -28,6 +33,10 @@ export async function run(config: Readonly<Config>): Promise<void> {
   shutdown.add('web', () => web.close());
   shutdown.listen();
   const base = config.publicBaseUrl;
-  logger.info({ web: base, realtime: config.realtimePublicUrl, apiReference: `${base}/docs`, widgetDemo: `${base}/demo` }, `waveline dev is up: API reference ${base}/docs · widget demo ${base}/demo`);
+  const mode = { database: configured.databaseUrl ? 'postgres' : `embedded (${configured.dataDir}/db)`, redis: configured.redisUrl ? 'redis' : 'in-process' };
+  logger.info(
+    { web: base, realtime: config.realtimePublicUrl, apiReference: `${base}/docs`, widgetDemo: `${base}/demo`, ...mode },
+    `waveline dev is up: API reference ${base}/docs · widget demo ${base}/demo`,
+  );
   if (demo) logger.info(demoCredentialsBlock(demo, config.publicBaseUrl));
 }

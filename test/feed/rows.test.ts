@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
+import { createBlockingRedis, type Redis } from '../../src/lib/redis.ts';
 import { sharedServer, type TestServer } from '../support/server.ts';
 import { createStation, eventually } from '../support/factories.ts';
 import { inTransaction } from '../../src/lib/db.ts';
@@ -12,7 +12,7 @@ describe('feed rows', () => {
   let sub: Redis;
   before(async () => {
     server = await sharedServer();
-    sub = new Redis(server.svc.config.redisUrl);
+    sub = createBlockingRedis(server.svc.config.redisUrl);
   });
   after(() => sub.disconnect());
 

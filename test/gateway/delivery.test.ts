@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { requiresRedis } from '../support/mode.ts';
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
+import { createBlockingRedis, type Redis } from '../../src/lib/redis.ts';
 import { sharedServer, type TestServer } from '../support/server.ts';
 import { createStation, eventually } from '../support/factories.ts';
 import { closeTestGateways, FeedClient, realtimePath, removeRow, startTestGateway, writeRow } from '../support/feed.ts';
@@ -22,14 +23,15 @@ describe('realtime feed: delivery', () => {
   let redis: Redis;
   before(async () => {
     server = await sharedServer();
-    redis = new Redis(process.env.REDIS_URL as string);
+    redis = createBlockingRedis(process.env.REDIS_URL as string);
   });
   after(async () => {
     redis.disconnect();
     await closeTestGateways();
   });
 
-  it('subscribes on Redis to a station on its first listener and unsubscribes after the last', async () => {
+  it('subscribes on Redis to a station on its first listener and unsubscribes after the last', async function () {
+    requiresRedis(this, 'counts subscribers with PUBSUB NUMSUB on a Redis server');
     const gateway = await startTestGateway();
     const station = await createStation(server.url);
     expect(await numsub(redis, station.id)).to.equal(0);
@@ -46,7 +48,8 @@ describe('realtime feed: delivery', () => {
     await eventually(async () => (await numsub(redis, station.id)) === 0);
   });
 
-  it('after its Redis subscription drops (CLIENT KILL TYPE pubsub) and comes back, a connected client gets every missed row and ends with the state of a fresh one', async () => {
+  it('after its Redis subscription drops (CLIENT KILL TYPE pubsub) and comes back, a connected client gets every missed row and ends with the state of a fresh one', async function () {
+    requiresRedis(this, 'kills the subscription with CLIENT KILL on a Redis server');
     // Long enough for the four writes below to land while the subscription is down, even on a busy machine.
     const gateway = await startTestGateway({}, { redisReconnectDelayMs: 4000 });
     const station = await createStation(server.url);

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { requiresRedis } from '../support/mode.ts';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { randomUUID } from 'node:crypto';
@@ -46,6 +47,7 @@ describe('realtime feed: gateway processes', () => {
   });
 
   it('two gateway processes on different ports both deliver every event; SIGTERM closes every socket with 1012 and exits within 25 s', async function () {
+    requiresRedis(this, 'separate gateway processes share the feed only through Redis');
     this.timeout(60_000);
     const [one, two] = await Promise.all([spawnGateway(), spawnGateway()]);
     children.push(one.child, two.child);

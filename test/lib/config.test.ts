@@ -50,3 +50,22 @@ describe('configuration', () => {
     expect(() => loadConfig({ METRICS: 'yes' })).to.throw(ConfigError, /METRICS/);
   });
 });
+
+describe('configuration: the embedded default (decisions.md, "Process roles")', () => {
+  it('DATABASE_URL and REDIS_URL unset (or empty) mean embedded: empty URLs, data in ./.waveline', () => {
+    for (const env of [{}, { DATABASE_URL: '', REDIS_URL: '' }]) {
+      const config = loadConfig(env);
+      expect(config.databaseUrl).to.equal('');
+      expect(config.redisUrl).to.equal('');
+      expect(config.dataDir).to.equal('.waveline');
+    }
+    expect(loadConfig({ WAVELINE_DATA_DIR: '/srv/waveline' }).dataDir).to.equal('/srv/waveline');
+  });
+
+  it('set URLs are used as given and still checked', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://u:p@db:5432/w', REDIS_URL: 'redis://cache:6379/2' });
+    expect([config.databaseUrl, config.redisUrl]).to.deep.equal(['postgres://u:p@db:5432/w', 'redis://cache:6379/2']);
+    expect(() => loadConfig({ REDIS_URL: 'http://cache' })).to.throw(ConfigError, /REDIS_URL/);
+    expect(() => loadConfig({ DATABASE_URL: 'mysql://db' })).to.throw(ConfigError, /DATABASE_URL/);
+  });
+});

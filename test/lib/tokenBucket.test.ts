@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
+import { createBlockingRedis } from '../../src/lib/redis.ts';
 import { gcra, TokenBuckets } from '../../src/lib/tokenBucket.ts';
 import { eventually } from '../support/factories.ts';
 
@@ -38,7 +39,7 @@ describe('token buckets (rate limits)', () => {
   describe('in Redis (TokenBuckets)', () => {
     let redis: Redis;
     before(() => {
-      redis = new Redis(process.env.REDIS_URL as string);
+      redis = createBlockingRedis(process.env.REDIS_URL as string);
     });
     after(() => redis.disconnect());
 

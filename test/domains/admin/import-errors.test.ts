@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
+import { createBlockingRedis } from '../../../src/lib/redis.ts';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { keys } from '../../../src/lib/keys.ts';
 import { startTestServer, type TestServer } from '../../support/server.ts';
@@ -118,7 +118,7 @@ describe('POST /admin/v1/import: errors and atomicity', function () {
   describe('atomicity', () => {
     it('a bundle failing at its last step (publishing a record without its required title) leaves nothing: no rows, no feed frames, no jobs, no timers', async () => {
       const stationId = `st_import_${randomBytes(4).toString('hex')}`;
-      const subscriber = new Redis(server.svc.config.redisUrl);
+      const subscriber = createBlockingRedis(server.svc.config.redisUrl);
       const frames: string[] = [];
       subscriber.on('message', (_channel: string, message: string) => frames.push(message));
       await subscriber.subscribe(keys.feedChannel(stationId));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
+import { createBlockingRedis, type Redis } from '../../../src/lib/redis.ts';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { keys } from '../../../src/lib/keys.ts';
 import type { FeedMessage } from '../../../src/feed/bus.ts';
@@ -30,7 +30,7 @@ describe('artwork lookup', () => {
       env: { ARTWORK_ITUNES_BASE_URL: fake.url, ARTWORK_MUSICBRAINZ_BASE_URL: fake.url, ARTWORK_COVERART_BASE_URL: fake.url, ARTWORK_TIMEOUT_MS: '300' },
     });
     workers = await startWorkers(server.svc);
-    subscriber = new Redis(server.svc.config.redisUrl);
+    subscriber = createBlockingRedis(server.svc.config.redisUrl);
     subscriber.on('pmessage', (_p: string, _c: string, raw: string) => messages.push(JSON.parse(raw) as FeedMessage));
     await subscriber.psubscribe(keys.feedChannelPattern);
   });

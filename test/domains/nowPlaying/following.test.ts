@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { startTestServer, type TestServer } from '../../support/server.ts';
+import { requiresPostgresServer } from '../../support/mode.ts';
 import { eventually } from '../../support/factories.ts';
 import { admin } from '../../support/http.ts';
 import { ingest, ingestFixture } from '../../support/ingest.ts';
@@ -305,7 +306,8 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
       expect(data).to.deep.equal(JSON.parse(JSON.stringify(await computeOnAir(server.svc.db, station.id, clock.now()))));
     });
 
-    it('judges what is live after the station lock was granted: a boundary rebuild that held the lock is not overwritten with the older broadcast', async () => {
+    it('judges what is live after the station lock was granted: a boundary rebuild that held the lock is not overwritten with the older broadcast', async function () {
+      requiresPostgresServer(this, 'two sessions, one waiting for the lock the other holds (PGlite is one session)');
       const { station } = await liveStation();
       const next = await insertBroadcast(server.svc.db, { stationId: station.id, startsAt: new Date(at(minutes(50))), endsAt: new Date(at(minutes(110))), items: RUNDOWN as never });
       const db = server.svc.db;

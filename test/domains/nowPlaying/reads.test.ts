@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
+import { createBlockingRedis, type Redis } from '../../../src/lib/redis.ts';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { keys } from '../../../src/lib/keys.ts';
 import type { FeedMessage } from '../../../src/feed/bus.ts';
@@ -187,7 +187,7 @@ describe('now-playing and track-history reads', () => {
     let subscriber: Redis;
     const messages: FeedMessage[] = [];
     before(async () => {
-      subscriber = new Redis(server.svc.config.redisUrl);
+      subscriber = createBlockingRedis(server.svc.config.redisUrl);
       subscriber.on('pmessage', (_pattern: string, _channel: string, raw: string) => messages.push(JSON.parse(raw) as FeedMessage));
       await subscriber.psubscribe(keys.feedChannelPattern);
     });

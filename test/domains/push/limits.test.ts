@@ -1,6 +1,9 @@
 import { spawn } from 'node:child_process';
+import { testMode } from '../../support/mode.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer as createNetServer } from 'node:net';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { startTestServer } from '../../support/server.ts';
@@ -35,13 +38,19 @@ describe('push device tokens in logs', function () {
 
   it('a web process logging at trace level never writes a device token, whatever the outcome', async () => {
     const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-    const port = await new Promise<number>((ok) => {
-      const probe = createNetServer().listen(0, () => {
-        const address = probe.address() as { port: number };
-        probe.close(() => ok(address.port));
+    const freePort = () =>
+      new Promise<number>((ok) => {
+        const probe = createNetServer().listen(0, () => {
+          const address = probe.address() as { port: number };
+          probe.close(() => ok(address.port));
+        });
       });
-    });
-    const child = spawn(process.execPath, ['src/main.ts', 'web'], { cwd: root, env: { ...process.env, PORT: String(port), LOG_LEVEL: 'trace' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const port = await freePort();
+    // Embedded, the web role runs inside `waveline dev` on a data directory of its own (web alone needs Redis).
+    const embedded = testMode() === 'embedded';
+    const dataDir = embedded ? mkdtempSync(join(tmpdir(), 'waveline-push-log-')) : '';
+    const own = embedded ? { DATABASE_URL: '', REDIS_URL: '', WAVELINE_DATA_DIR: dataDir, WAVELINE_DEMO: '0', GATEWAY_PORT: String(await freePort()) } : {};
+    const child = spawn(process.execPath, ['src/main.ts', embedded ? 'dev' : 'web'], { cwd: root, env: { ...process.env, PORT: String(port), LOG_LEVEL: 'trace', ...own }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout!.on('data', (d) => (output += d));
     child.stderr!.on('data', (d) => (output += d));
@@ -67,6 +76,7 @@ describe('push device tokens in logs', function () {
     } finally {
       child.kill('SIGTERM');
       await exited;
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     }
     expect(output, 'the process did log').to.include('web listening');
     expect(output).not.to.include('secret-device-token-');

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { Redis } from 'ioredis';
+import { createBlockingRedis } from '../../../src/lib/redis.ts';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { keys } from '../../../src/lib/keys.ts';
 import { refreshOnAir } from '../../../src/domains/schedule/onair.ts';
@@ -148,7 +148,7 @@ describe('feed rows schedule and on-air', () => {
 
     it('publishes each change once on the feed bus, after commit', async () => {
       const fx = await scheduleFixture(server.url);
-      const subscriber = new Redis(server.svc.config.redisUrl);
+      const subscriber = createBlockingRedis(server.svc.config.redisUrl);
       const messages: Array<{ kind: string; data: unknown }> = [];
       try {
         await subscriber.subscribe(keys.feedChannel(fx.station.id));
