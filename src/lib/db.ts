@@ -1,6 +1,6 @@
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
-import { shareEmbeddedSession } from './embedded/postgres.ts';
+import { isEmbeddedDatabase, shareEmbeddedSession } from './embedded/postgres.ts';
 
 export type Db = Knex;
 export type Trx = Knex.Transaction;
@@ -16,15 +16,22 @@ pg.types.setTypeParser(1700, (value: string) => Number(value));
  * (decisions.md, Clarifications). knex's default is 60 s.
  */
 export const CONNECT_TIMEOUT_MS = 1500;
+/**
+ * The embedded database is in this process and runs one statement at a time (docs/embedded.md): a
+ * connection waits for its turn, which under load is longer than CONNECT_TIMEOUT_MS, and it cannot
+ * become unreachable, so the short wait would only turn queueing into 503s.
+ */
+const EMBEDDED_WAIT_MS = 60_000;
 
 export function createDb(databaseUrl: string, pool: { min?: number; max?: number } = {}): Db {
+  const waitMs = isEmbeddedDatabase(databaseUrl) ? EMBEDDED_WAIT_MS : CONNECT_TIMEOUT_MS;
   return knex({
     client: 'pg',
     // Pipeline mode: statements queued on one connection are written without waiting for the answer
     // before (lib/pipeline.ts batches the hot paths' statements). One statement at a time, as knex
     // sends them, behaves exactly as without it. Keep-alive notices a peer gone silent.
-    connection: { connectionString: databaseUrl, pipeline: true, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true } as Knex.PgConnectionConfig,
-    acquireConnectionTimeout: CONNECT_TIMEOUT_MS,
+    connection: { connectionString: databaseUrl, pipeline: true, connectionTimeoutMillis: waitMs, keepAlive: true } as Knex.PgConnectionConfig,
+    acquireConnectionTimeout: waitMs,
     pool: {
       min: pool.min ?? 0,
       max: pool.max ?? 10,

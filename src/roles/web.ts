@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Config } from '../config.ts';
 import { initMetrics, startProcessMetrics } from '../lib/metrics.ts';
 import { createLogger, type Logger } from '../lib/logger.ts';
@@ -14,6 +15,12 @@ export async function startWeb(svc: Services, port: number, logger: Logger): Pro
   const server = createServer(app.callback());
   server.keepAliveTimeout = 65_000; // longer than typical load-balancer idle timeouts
   server.on('clientError', answerClientError);
+  // Connections by socket, so a stop can drop the ones with no request in flight (below).
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, () => resolve());
@@ -26,6 +33,10 @@ export async function startWeb(svc: Services, port: number, logger: Logger): Pro
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
+        // A connection that sent no whole request yet (a slow or stalled client) is not "idle" to Node and
+        // would hold the stop until the header timeout; one with a response in progress (its
+        // `_httpMessage`) drains as it should.
+        for (const socket of sockets) if (!(socket as Socket & { _httpMessage?: unknown })._httpMessage) socket.destroy();
       }),
   };
 }

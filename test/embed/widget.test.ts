@@ -11,7 +11,6 @@ import sharp from 'sharp';
 import type { Browser, Page } from 'puppeteer-core';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { recreateDatabase } from '../../src/lib/migrate.ts';
 import { migrate } from '../../src/roles/migrate.ts';
 import { startWeb } from '../../src/roles/web.ts';
 import { createServices, type Services } from '../../src/services.ts';
@@ -19,6 +18,7 @@ import { startGateway, type Gateway } from '../../src/gateway/server.ts';
 import { loadDemoIfEmpty } from '../../src/domains/admin/demo.ts';
 import { refreshScheduleFeed } from '../../src/domains/schedule/timers.ts';
 import { request } from '../support/http.ts';
+import { freshDatabase } from '../support/database.ts';
 import { ingest } from '../support/ingest.ts';
 import { launchBrowser, pageEventually, recordConsole, type ConsoleEntry } from '../support/browser.ts';
 
@@ -111,17 +111,16 @@ describe('now-playing widget in a real browser (/demo)', function () {
   let coverUrl: string;
   let certDir: string;
   let front: Awaited<ReturnType<typeof relay>>;
+  let database: Awaited<ReturnType<typeof freshDatabase>>;
 
   before(async () => {
-    const database = new URL(process.env.DATABASE_URL as string);
-    database.pathname = `${database.pathname}_widget`;
-    await recreateDatabase(database.toString());
-    const base = loadConfig({ ...process.env, DATABASE_URL: database.toString() });
+    database = await freshDatabase('widget');
+    const base = loadConfig({ ...process.env, DATABASE_URL: database.url });
     await migrate(base);
     gateway = await startGateway(base, createLogger(base, 'test-gateway'), 0);
     front = await relay();
     front.target.port = gateway.port;
-    config = loadConfig({ ...process.env, DATABASE_URL: database.toString(), REALTIME_PUBLIC_URL: `ws://127.0.0.1:${front.port}` });
+    config = loadConfig({ ...process.env, DATABASE_URL: database.url, REALTIME_PUBLIC_URL: `ws://127.0.0.1:${front.port}` });
     svc = await createServices(config, createLogger(config, 'test'));
     const demo = await loadDemoIfEmpty(svc);
     expect(demo, 'the demo station loads into the empty database').to.not.equal(null);
@@ -155,6 +154,7 @@ describe('now-playing widget in a real browser (/demo)', function () {
     await web?.close();
     if (gateway) await gateway.close(); // a second close() is the first one's promise
     await svc?.close();
+    await database?.close();
   });
 
   it('serves the script small (≤ 10 KiB gzipped, no framework) with caching headers, gzip when accepted, and the gateway URL filled in', async () => {

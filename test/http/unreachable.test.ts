@@ -5,6 +5,7 @@ import { request, type Reply } from '../support/http.ts';
 import { createToken, eventually } from '../support/factories.ts';
 import { ingest, ingestFixture } from '../support/ingest.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcpProxy.ts';
+import { requiresPostgresServer } from '../support/mode.ts';
 
 // decisions.md, Clarifications: "Postgres unreachable: routes that need it answer 503 PROVIDER_UNAVAILABLE
 // with Retry-After within 2 s (never 500, never a hang); answers still valid in memory may be served.
@@ -15,7 +16,8 @@ describe('Postgres unreachable: 503 PROVIDER_UNAVAILABLE within 2 s, memory answ
   this.timeout(60_000);
   let proxy: TcpProxy;
   let server: TestServer;
-  before(async () => {
+  before(async function () {
+    requiresPostgresServer(this, 'a TCP proxy cuts the connections to a Postgres server; the embedded database is in the process');
     const database = new URL(loadConfig().databaseUrl);
     proxy = await startTcpProxy({ host: database.hostname, port: Number(database.port || 5432) });
     const proxied = new URL(database);
@@ -24,8 +26,8 @@ describe('Postgres unreachable: 503 PROVIDER_UNAVAILABLE within 2 s, memory answ
   });
   afterEach(() => proxy.restore());
   after(async () => {
-    await server.close();
-    await proxy.close();
+    await server?.close();
+    await proxy?.close();
   });
 
   /** A request and how long its answer took. */

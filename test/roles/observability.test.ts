@@ -13,6 +13,7 @@ import { closeTestGateways, FeedClient, realtimePath, startTestGateway, writeRow
 import { ADMIN_TOKEN } from '../support/env.ts';
 import { admin, request } from '../support/http.ts';
 import { sharedServer, startTestServer } from '../support/server.ts';
+import { requiresRedis } from '../support/mode.ts';
 
 // Metrics on every role, request logs, the queue dashboard (issue 16; docs/operations.md).
 
@@ -255,7 +256,8 @@ describe('observability', () => {
   describe('queue dashboard', () => {
     const basic = (password: string) => `Basic ${Buffer.from(`operator:${password}`).toString('base64')}`;
 
-    it('needs the operator token (Bearer, or Basic with the token as password) and asks browsers for it', async () => {
+    it('needs the operator token (Bearer, or Basic with the token as password) and asks browsers for it', async function () {
+      requiresRedis(this, 'the dashboard shows BullMQ queues; embedded queues are in-process');
       const server = await sharedServer();
       const refused = await request(server.url, 'GET', '/admin/queues');
       expect(refused.status).to.equal(401);
@@ -277,7 +279,8 @@ describe('observability', () => {
       expect((await request(server.url, 'GET', asset.pathname)).status).to.equal(401);
     });
 
-    it('lists the queues with their jobs, read-only by default (actions answer 405, nothing changes)', async () => {
+    it('lists the queues with their jobs, read-only by default (actions answer 405, nothing changes)', async function () {
+      requiresRedis(this, 'the dashboard shows BullMQ queues; embedded queues are in-process');
       const server = await sharedServer();
       const queue = server.svc.jobs.queue('default');
       const job = await queue.add('health.ping', { at: 'dashboard' }, { delay: 60_000 });
@@ -303,6 +306,7 @@ describe('observability', () => {
 
   describe('worker port', () => {
     it('answers /healthz, /readyz and /metrics with jobs completed, retried and failed by name, and queue depths', async function () {
+      requiresRedis(this, 'the worker port belongs to `waveline worker`, which runs only with Redis');
       this.timeout(30_000);
       const server = await sharedServer();
       const workers = await startWorkers(server.svc);

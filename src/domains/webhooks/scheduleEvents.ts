@@ -20,7 +20,7 @@ export async function onAirTransition(tx: Tx, svc: ScheduleEventServices, statio
   const before = previous?.broadcast ?? null;
   const after = next?.broadcast ?? null;
   if (before?.id === after?.id) return;
-  if (!(await svc.webhooks.wantsAny(stationId, ['broadcast.started', 'broadcast.ended']))) return;
+  if (!(await svc.webhooks.wantsAny(stationId, ['broadcast.started', 'broadcast.ended'], tx.trx))) return;
   const station = await tx.trx('stations').where({ id: stationId }).first<{ timezone: string } | undefined>('timezone');
   if (!station) return;
   const now = svc.clock.now();

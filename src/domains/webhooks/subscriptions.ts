@@ -28,11 +28,15 @@ export class WebhookSubscriptions {
     invalidation.on('webhooks', (stationId) => this.cache.delete(stationId));
   }
 
-  /** The station's active webhooks subscribed to `type`. */
-  async targets(stationId: string, type: string): Promise<Target[]> {
+  /**
+   * The station's active webhooks subscribed to `type`. Inside a transaction pass it as `db`: a look-up
+   * on another connection would wait for the transaction on the embedded database, which runs one
+   * session (docs/embedded.md), and needs a second pooled connection on a server.
+   */
+  async targets(stationId: string, type: string, db: Db = this.db): Promise<Target[]> {
     let subscribers = this.cache.get(stationId);
     if (subscribers === undefined) {
-      subscribers = await this.db('webhooks').where({ station_id: stationId, active: true }).select<Subscriber[]>('id', 'events', 'failing_since');
+      subscribers = await db('webhooks').where({ station_id: stationId, active: true }).select<Subscriber[]>('id', 'events', 'failing_since');
       this.cache.set(stationId, subscribers);
     }
     const targets: Target[] = [];
@@ -41,8 +45,8 @@ export class WebhookSubscriptions {
   }
 
   /** Whether any active webhook of the station wants one of `types` (without a query when cached as none). */
-  async wantsAny(stationId: string, types: string[]): Promise<boolean> {
-    for (const type of types) if ((await this.targets(stationId, type)).length) return true;
+  async wantsAny(stationId: string, types: string[], db: Db = this.db): Promise<boolean> {
+    for (const type of types) if ((await this.targets(stationId, type, db)).length) return true;
     return false;
   }
 }

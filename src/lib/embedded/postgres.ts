@@ -30,6 +30,16 @@ export function shareEmbeddedSession(client: unknown): void {
   c.connection.submittedNamedStatements = session.submitted;
 }
 
+/** Whether `databaseUrl` reaches an embedded database this process serves (its private socket). */
+export function isEmbeddedDatabase(databaseUrl: string): boolean {
+  try {
+    const host = new URL(databaseUrl).searchParams.get('host');
+    return host !== null && socketDirs.has(host);
+  } catch {
+    return false;
+  }
+}
+
 export class DataDirLockedError extends StartupError {}
 
 /** Port number in the socket file's name (`.s.PGSQL.<port>`); the socket's directory is private. */

@@ -1,7 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { recreateDatabase } from '../../../src/lib/migrate.ts';
 import { ConfigError, loadConfig, type Config } from '../../../src/config.ts';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { createLogger } from '../../../src/lib/logger.ts';
@@ -14,18 +13,13 @@ import { DEMO_BUNDLE, demoCredentialsBlock, loadDemoIfEmpty } from '../../../src
 import { checkBundle } from '../../../src/domains/admin/bundle.ts';
 import { Bundle, type ImportResult } from '../../../src/domains/admin/schemas.ts';
 import { request, type Reply } from '../../support/http.ts';
+import { freshDatabase } from '../../support/database.ts';
 
 // The demo bundle in the repository, and `waveline dev` loading it: on a database of its own, because
 // "load the demo when there is no station yet" needs a database with no station.
 
 const IMPORT_DAY = '2026-03-10T08:15:00Z'; // a Tuesday; Berlin is UTC+1
 
-async function freshDatabase(base: string): Promise<string> {
-  const url = new URL(base);
-  url.pathname = `${url.pathname}_demo`;
-  await recreateDatabase(url.toString());
-  return url.toString();
-}
 
 describe('the demo bundle (demo/bundle.json)', () => {
   it('is small (< 300 KB), valid against the bundle schema, and free of bundle-level issues', () => {
@@ -55,8 +49,10 @@ describe('waveline dev: the demo station in an empty database', function () {
     }
   };
 
+  let database: Awaited<ReturnType<typeof freshDatabase>>;
   before(async () => {
-    config = loadConfig({ ...process.env, DATABASE_URL: await freshDatabase(process.env.DATABASE_URL as string) });
+    database = await freshDatabase('demo');
+    config = loadConfig({ ...process.env, DATABASE_URL: database.url });
     await migrate(config);
     svc = await createServices(config, createLogger(config, 'test'), { clock });
     web = await startWeb(svc, 0, createLogger(config, 'test'));
@@ -65,6 +61,7 @@ describe('waveline dev: the demo station in an empty database', function () {
   after(async () => {
     await web?.close();
     await svc?.close();
+    await database?.close();
   });
 
   it('loads the demo bundle when there is no station', async () => {

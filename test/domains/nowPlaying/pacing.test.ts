@@ -7,6 +7,7 @@ import { startTestServer, type TestServer } from '../../support/server.ts';
 import { eventually } from '../../support/factories.ts';
 import { ingest, ingestFixture } from '../../support/ingest.ts';
 import { FakeCatalogues } from '../../support/fake-catalogues.ts';
+import { requiresRedis } from '../../support/mode.ts';
 
 // MusicBrainz asks every client for at most one request per second and a User-Agent with a contact
 // (https://musicbrainz.org/doc/MusicBrainz_API/Rate_Limiting). Two real worker processes look artwork
@@ -28,7 +29,8 @@ describe('artwork: catalogue policies across every worker process', function () 
   const fake = new FakeCatalogues();
   let server: TestServer;
   let workers: Array<ReturnType<typeof startWorker>> = [];
-  before(async () => {
+  before(async function () {
+    requiresRedis(this, 'two worker processes share one Redis limiter');
     await fake.start();
     const env = { ARTWORK_ITUNES_BASE_URL: fake.url, ARTWORK_MUSICBRAINZ_BASE_URL: fake.url, ARTWORK_COVERART_BASE_URL: fake.url, ARTWORK_CONTACT: 'ops@radio.example' };
     server = await startTestServer({ env });
@@ -36,6 +38,7 @@ describe('artwork: catalogue policies across every worker process', function () 
     await Promise.all(workers.map((w) => w.ready));
   });
   after(async () => {
+    if (!server) return; // pending in embedded mode: nothing was started
     for (const w of workers) w.child.kill('SIGTERM');
     await Promise.all(workers.map((w) => w.exited));
     await server.close();

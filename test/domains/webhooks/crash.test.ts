@@ -7,6 +7,7 @@ import { createStation, eventually } from '../../support/factories.ts';
 import { startReceiver } from '../../support/receiver.ts';
 import { sharedServer } from '../../support/server.ts';
 import { arrived, createHook, deliveries } from './helpers.ts';
+import { requiresRedis } from '../../support/mode.ts';
 
 // decisions.md, "Webhooks": at-least-once. A worker killed in the middle of a delivery loses no event:
 // the job's lock runs out, another worker takes it and delivers it with the same webhook-id.
@@ -24,7 +25,8 @@ function startWorkerProcess(): { child: ChildProcess; exited: Promise<unknown>; 
 describe('webhooks: a worker killed mid-delivery', function () {
   this.timeout(60_000);
 
-  it('delivers the event after a restart, with the same webhook-id', async () => {
+  it('delivers the event after a restart, with the same webhook-id', async function () {
+    requiresRedis(this, 'a worker process of its own, killed and restarted, on a shared queue');
     const server = await sharedServer();
     let first: ReturnType<typeof startWorkerProcess> | null = startWorkerProcess();
     const firstWorker = first;
