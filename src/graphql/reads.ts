@@ -5,12 +5,11 @@ import { currentBroadcastRead, programsRead, scheduleRead } from '../domains/sch
 import { resolveWindow } from '../domains/schedule/window.ts';
 import { delivers } from '../domains/stations/model.ts';
 import { feedRead } from '../domains/weather/reads.ts';
-import { ModuleDisabledError } from '../lib/errors.ts';
-import { readKey, Representation, type ReadArea } from '../lib/readCache.ts';
+import { Representation } from '../lib/readCache.ts';
 import { nowPlayingRead, trackHistoryPage } from '../domains/nowPlaying/reads.ts';
 import { TrackHistoryQuery } from '../domains/nowPlaying/schemas.ts';
 import { guard } from './errors.ts';
-import type { GraphQLContext } from './resolvers.ts';
+import { cached, requireModule, type GraphQLContext } from './context.ts';
 
 // Schedule, programs, current broadcast, now playing, track history, weather and traffic over GraphQL: the REST queries and
 // presenters, with the same window rules and errors.
@@ -30,36 +29,6 @@ function windowQuery(args: WindowArgs, ctx: GraphQLContext): { fromDate?: string
   });
   resolveWindow(query, ctx.station.timezone, ctx.svc.clock.now());
   return query;
-}
-
-/**
- * The same cached answer REST serves for this read (lib/readCache.ts: one key per operation, station
- * and query), so a GraphQL poll costs no query while the answer holds.
- */
-export async function cached(ctx: GraphQLContext, operationId: string, area: ReadArea, query: Record<string, string>, compute: () => Promise<Representation>, path = ''): Promise<Representation> {
-  const stationId = ctx.station.id;
-  const key = readKey(operationId, stationId, path, new URLSearchParams(query).toString());
-  const rep = await ctx.svc.reads.read(key, stationId, area, ctx.svc.clock.now().getTime(), compute);
-  const answer = ctx.answer;
-  if (answer) {
-    answer.areas.add(area);
-    if (rep.validUntil < answer.validUntil) answer.validUntil = rep.validUntil;
-  }
-  return rep;
-}
-
-function requireModule(ctx: GraphQLContext, module: 'schedule' | 'programs' | 'currentBroadcast' | 'nowPlaying' | 'trackHistory'): void {
-  if (!ctx.station.modules[module]) throw new ModuleDisabledError(module);
-}
-
-const parsed = new WeakMap<Representation, unknown>();
-
-/** The value an answer was serialised from, or its bytes parsed (once per answer). */
-export function valueOf(rep: Representation): unknown {
-  if (rep.value !== undefined) return rep.value;
-  let value = parsed.get(rep);
-  if (value === undefined) parsed.set(rep, (value = JSON.parse(rep.bytes.toString('utf8'))));
-  return value;
 }
 
 /** Without the contractVersion envelope field: GraphQL weather and traffic do not carry it (parsed once per answer). */
