@@ -23,6 +23,9 @@ export type GraphQLContext = {
   answer?: { areas: Set<ReadArea>; validUntil: number };
 };
 
+/** A field's arguments as GraphQL passes them: a query schema's `Static` type, each key absent or null. */
+export type Args<T> = { [K in keyof T]?: T[K] | null };
+
 /** A disabled module answers MODULE_DISABLED, as its REST route does. */
 export function requireModule(ctx: GraphQLContext, module: ModuleKey): void {
   if (!ctx.station.modules[module]) throw new ModuleDisabledError(module);

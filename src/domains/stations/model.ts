@@ -1,3 +1,5 @@
+import type { ProfileOut } from './schemas.ts';
+
 // The station and its operator-managed settings (decisions.md, "Station settings").
 
 export const MODULE_KEYS = [
@@ -22,24 +24,9 @@ export type Modules = Record<ModuleKey, boolean>;
 export const PUSH_PROVIDERS = ['fcm', 'apns', 'expo'] as const;
 export type PushProvider = (typeof PUSH_PROVIDERS)[number];
 
-export interface StreamUrl {
-  label: string | null;
-  url: string;
-  mime: string | null;
-  bitrateKbps: number | null;
-}
-
-export interface Profile {
-  tagline: string | null;
-  description: string | null;
-  frequencyLabel: string | null;
-  websiteUrls: string[] | null;
-  streamUrls: StreamUrl[] | null;
-  contactEmail: string | null;
-  phone: string | null;
-  address: string | null;
-  socialLinks: Array<{ network: string; url: string }> | null;
-}
+/** The stored and served profile: the shape of the `ProfileOut` schema (schemas.ts), every key present. */
+export type Profile = ProfileOut;
+export type StreamUrl = NonNullable<Profile['streamUrls']>[number];
 
 export const PROFILE_KEYS = [
   'tagline',
