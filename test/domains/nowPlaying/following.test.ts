@@ -8,7 +8,7 @@ import { insertBroadcast } from '../../support/schedule-rows.ts';
 import { startWorkers } from '../../../workers/index.ts';
 import { randomUUID } from 'node:crypto';
 import { computeOnAir, refreshOnAirIn } from '../../../src/domains/schedule/onair.ts';
-import { lockStation } from '../../../src/domains/schedule/feed.ts';
+import { lockStation } from '../../../src/domains/stations/lock.ts';
 import { followObservation } from '../../../src/domains/nowPlaying/following.ts';
 import { inTransaction } from '../../../src/lib/db.ts';
 
