@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { allRoutes } from '../../src/http/routes.ts';
+import { allRoutes } from '../../src/routes.ts';
 import { ERROR_CODES } from '../../src/lib/errors.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { createStation, createToken } from '../support/factories.ts';

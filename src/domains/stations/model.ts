@@ -1,4 +1,13 @@
 import type { ProfileOut } from './schemas.ts';
+import { isPublic } from '../../http/subjects.ts';
+
+// The framework's gates see these types through its registry (http/subjects.ts).
+declare module '../../http/subjects.ts' {
+  interface RouteSubjects {
+    station: Station;
+    moduleKey: ModuleKey;
+  }
+}
 
 // The station and its operator-managed settings (decisions.md, "Station settings").
 
@@ -133,4 +142,4 @@ export function delivers(station: Station, what: 'weather' | 'traffic'): boolean
 }
 
 /** Whether listeners can reach the station at all (the first gate). */
-export const isPublic = (station: Station): boolean => station.active && station.publicOnline;
+export { isPublic };
