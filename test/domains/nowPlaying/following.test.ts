@@ -4,7 +4,7 @@ import { startTestServer, type TestServer } from '../../support/server.ts';
 import { eventually } from '../../support/factories.ts';
 import { admin } from '../../support/http.ts';
 import { ingest, ingestFixture } from '../../support/ingest.ts';
-import { insertBroadcast } from '../../support/schedule-rows.ts';
+import { insertBroadcast } from '../../support/scheduleRows.ts';
 import { startWorkers } from '../../../workers/index.ts';
 import { randomUUID } from 'node:crypto';
 import { computeOnAir, refreshOnAirIn } from '../../../src/domains/schedule/onair.ts';

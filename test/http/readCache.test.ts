@@ -10,7 +10,7 @@ import { insertMedia, publish, published, putType, storeWithNullVariants } from 
 import { putBroadcast, putProgram, scheduleFixture } from '../domains/schedule/helpers.ts';
 import { accident, currentBerlin, delivered } from '../domains/weather/helpers.ts';
 import { gql } from '../graphql/helpers.ts';
-import { FakeCatalogues } from '../support/fake-catalogues.ts';
+import { FakeCatalogues } from '../support/fakeCatalogues.ts';
 import { startWorkers } from '../../workers/index.ts';
 
 // Listener reads answer from cached bytes + ETag (lib/readCache.ts). Each rule of the cache has a test
