@@ -151,7 +151,8 @@ function checkReply(req: RawRequest & { ingest: boolean; graphql?: boolean }, re
   expect(reply.status, what).to.be.below(500);
   expect(reply.headers['x-request-id'], what).to.be.a('string').and.not.equal('');
   if (reply.status < 400 || req.method === 'HEAD') return;
-  expect(reply.headers['content-type'], what).to.match(/^application\/json/);
+  // GraphQL answers in the media type the request's Accept asked for (GraphQL over HTTP: application/graphql-response+json or application/json).
+  expect(reply.headers['content-type'], what).to.match(req.graphql ? /^application\/(graphql-response\+)?json/ : /^application\/json/);
   const body = JSON.parse(reply.body.toString('utf8'));
   if (req.ingest) {
     expect(body, what).to.have.keys(['error']);
