@@ -3,6 +3,7 @@ import { QueueEvents } from 'bullmq';
 import { sharedServer } from '../support/server.ts';
 import { startWorkers } from '../../workers/index.ts';
 import { keys } from '../../src/lib/keys.ts';
+import { ValidationError } from '../../src/lib/errors.ts';
 import { createBlockingRedis } from '../../src/lib/redis.ts';
 
 describe('worker role', () => {
@@ -32,5 +33,8 @@ describe('worker role', () => {
       error = err;
     }
     expect(error).to.be.instanceOf(Error);
+    // Named as a job payload, not as an HTTP request body (job validation does not go through http/).
+    expect((error as Error).message).to.equal('Invalid payload of job health.ping.');
+    expect((error as ValidationError).issues).to.deep.include({ path: 'payload.at', code: 'type', message: 'payload.at must be string' });
   });
 });
