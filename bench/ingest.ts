@@ -6,7 +6,7 @@
 //   1. open loop at BENCH_RATE req/s (default 200) spread over the stations: ingest latency p50/p99
 //      and the delay from each ingest response to its `now-playing` feed row arriving on Redis;
 //   2. closed loop with BENCH_CONCURRENCY requests in flight: sustained observations/s;
-//   3. the same closed loop against a baseline in the same run (bench/support/ingest-baseline.ts: a
+//   3. the same closed loop against a baseline in the same run (bench/support/ingestBaseline.ts: a
 //      bare node:http server doing one INSERT and one PUBLISH per request), and the ratios; then the
 //      baseline at the paced rate for 10 s, whose p99 is the machine's own latency tail;
 //   4. the embedded default in the same run: `waveline dev` with DATABASE_URL and REDIS_URL unset
@@ -303,7 +303,7 @@ async function main(): Promise<void> {
 
     process.stderr.write(`bench: baseline (one INSERT + one PUBLISH per request), ${CONCURRENCY} in flight for ${MAX_SECONDS} s\n`);
     const basePort = await freePort();
-    const baseline = fork(new URL('./support/ingest-baseline.ts', import.meta.url).pathname, [String(basePort), DATABASE_URL, REDIS_URL], { stdio: 'inherit' });
+    const baseline = fork(new URL('./support/ingestBaseline.ts', import.meta.url).pathname, [String(basePort), DATABASE_URL, REDIS_URL], { stdio: 'inherit' });
     await new Promise<void>((ok) => baseline.once('message', () => ok()));
     const basePool = new Pool(`http://127.0.0.1:${basePort}`, { connections: Math.max(CONCURRENCY, 64), pipelining: 1 });
     let base: { samples: Sample[]; elapsedS: number };

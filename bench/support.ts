@@ -64,7 +64,7 @@ export async function waitUntilReady(baseUrl: string, timeoutMs = 30_000): Promi
 // ---- HTTP load against a server process, with its CPU time per request ----
 
 export async function startBare(bodyFile: string, etag: string, port: number, kind: 'node' | 'koa' = 'node'): Promise<ChildProcess> {
-  const child = fork(new URL('./support/bare-server.ts', import.meta.url).pathname, [bodyFile, etag, String(port), kind], { stdio: 'inherit' });
+  const child = fork(new URL('./support/bareServer.ts', import.meta.url).pathname, [bodyFile, etag, String(port), kind], { stdio: 'inherit' });
   await new Promise<void>((ok) => child.once('message', () => ok()));
   return child;
 }

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildOpenApi } from '../src/http/openapi.ts';
-import { allRoutes } from '../src/http/routes.ts';
+import { allRoutes } from '../src/routes.ts';
 import { API_VERSION } from '../src/domains/system/routes.ts';
 
 const root = new URL('..', import.meta.url).pathname;

@@ -3,7 +3,7 @@
 //   node scripts/openapi.ts [out.json] [serverUrl]
 import { writeFileSync } from 'node:fs';
 import { buildOpenApi } from '../src/http/openapi.ts';
-import { allRoutes } from '../src/http/routes.ts';
+import { allRoutes } from '../src/routes.ts';
 import { API_VERSION } from '../src/domains/system/routes.ts';
 
 const [out = 'client/openapi.json', serverUrl = 'http://localhost:3000'] = process.argv.slice(2);

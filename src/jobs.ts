@@ -4,7 +4,7 @@ import { createQueue } from './lib/queue.ts';
 import type { JobResults } from './lib/jobResults.ts';
 import type { Logger } from './lib/logger.ts';
 import type { Redis } from './lib/redis.ts';
-import { validate } from './http/validate.ts';
+import { checkPayload } from './lib/payload.ts';
 
 // Job names, their queues and payload schemas: the only part of the job system the web role imports.
 // Queues separate latency-sensitive work (ingest) from CPU-heavy work (media) so neither starves.
@@ -62,7 +62,7 @@ export const isAwaited = (name: JobName): boolean => 'awaited' in JOBS[name];
 
 /** Validates a job's payload when a worker takes it. */
 export function parsePayload<N extends JobName>(name: N, data: unknown): JobPayload<N> {
-  return validate<JobPayload<N>>(JOBS[name].payload, 'body', data);
+  return checkPayload<JobPayload<N>>(JOBS[name].payload, data, `payload of job ${name}`);
 }
 
 /** Typed producer side of the queues. */

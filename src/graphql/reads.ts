@@ -1,65 +1,30 @@
 import { LocalDate } from '../http/schema.ts';
 import { validate } from '../http/validate.ts';
-import { Type } from '../http/schema.ts';
+import { Type, type Static } from '../http/schema.ts';
 import { currentBroadcastRead, programsRead, scheduleRead } from '../domains/schedule/reads.ts';
 import { resolveWindow } from '../domains/schedule/window.ts';
 import { delivers } from '../domains/stations/model.ts';
 import { feedRead } from '../domains/weather/reads.ts';
-import { ModuleDisabledError } from '../lib/errors.ts';
-import { readKey, Representation, type ReadArea } from '../lib/readCache.ts';
+import { Representation } from '../lib/readCache.ts';
 import { nowPlayingRead, trackHistoryPage } from '../domains/nowPlaying/reads.ts';
 import { TrackHistoryQuery } from '../domains/nowPlaying/schemas.ts';
 import { guard } from './errors.ts';
-import type { GraphQLContext } from './resolvers.ts';
+import { cached, requireModule, type Args, type GraphQLContext } from './context.ts';
 
 // Schedule, programs, current broadcast, now playing, track history, weather and traffic over GraphQL: the REST queries and
 // presenters, with the same window rules and errors.
 
-const WindowArgs = Type.Object({ fromDate: Type.Optional(LocalDate), throughDate: Type.Optional(LocalDate) }, { additionalProperties: false });
-
-interface WindowArgs {
-  fromDate?: string | null;
-  throughDate?: string | null;
-}
+const WindowQuery = Type.Object({ fromDate: Type.Optional(LocalDate), throughDate: Type.Optional(LocalDate) }, { additionalProperties: false });
+type WindowQuery = Static<typeof WindowQuery>;
 
 /** The window arguments, checked as the REST query is (so errors come before any cached answer). */
-function windowQuery(args: WindowArgs, ctx: GraphQLContext): { fromDate?: string; throughDate?: string } {
-  const query = validate<{ fromDate?: string; throughDate?: string }>(WindowArgs, 'query', {
+function windowQuery(args: Args<WindowQuery>, ctx: GraphQLContext): WindowQuery {
+  const query = validate<WindowQuery>(WindowQuery, 'query', {
     ...(args.fromDate != null ? { fromDate: args.fromDate } : {}),
     ...(args.throughDate != null ? { throughDate: args.throughDate } : {}),
   });
   resolveWindow(query, ctx.station.timezone, ctx.svc.clock.now());
   return query;
-}
-
-/**
- * The same cached answer REST serves for this read (lib/readCache.ts: one key per operation, station
- * and query), so a GraphQL poll costs no query while the answer holds.
- */
-export async function cached(ctx: GraphQLContext, operationId: string, area: ReadArea, query: Record<string, string>, compute: () => Promise<Representation>, path = ''): Promise<Representation> {
-  const stationId = ctx.station.id;
-  const key = readKey(operationId, stationId, path, new URLSearchParams(query).toString());
-  const rep = await ctx.svc.reads.read(key, stationId, area, ctx.svc.clock.now().getTime(), compute);
-  const answer = ctx.answer;
-  if (answer) {
-    answer.areas.add(area);
-    if (rep.validUntil < answer.validUntil) answer.validUntil = rep.validUntil;
-  }
-  return rep;
-}
-
-function requireModule(ctx: GraphQLContext, module: 'schedule' | 'programs' | 'currentBroadcast' | 'nowPlaying' | 'trackHistory'): void {
-  if (!ctx.station.modules[module]) throw new ModuleDisabledError(module);
-}
-
-const parsed = new WeakMap<Representation, unknown>();
-
-/** The value an answer was serialised from, or its bytes parsed (once per answer). */
-export function valueOf(rep: Representation): unknown {
-  if (rep.value !== undefined) return rep.value;
-  let value = parsed.get(rep);
-  if (value === undefined) parsed.set(rep, (value = JSON.parse(rep.bytes.toString('utf8'))));
-  return value;
 }
 
 /** Without the contractVersion envelope field: GraphQL weather and traffic do not carry it (parsed once per answer). */
@@ -75,14 +40,14 @@ function withoutVersion(rep: Representation): unknown {
 }
 
 export const readResolvers = {
-  schedule: (args: WindowArgs, ctx: GraphQLContext) =>
+  schedule: (args: Args<WindowQuery>, ctx: GraphQLContext) =>
     guard(async () => {
       requireModule(ctx, 'schedule');
       const query = windowQuery(args, ctx);
       return (await cached(ctx, 'getSchedule', 'schedule', query, () => scheduleRead(ctx.svc, ctx.station, query))).value;
     }),
 
-  programs: (args: WindowArgs, ctx: GraphQLContext) =>
+  programs: (args: Args<WindowQuery>, ctx: GraphQLContext) =>
     guard(async () => {
       requireModule(ctx, 'programs');
       const query = windowQuery(args, ctx);
@@ -101,7 +66,7 @@ export const readResolvers = {
       return (await cached(ctx, 'getNowPlaying', 'nowPlaying', {}, () => nowPlayingRead(ctx.svc, ctx.station))).value;
     }),
 
-  trackHistory: (args: { cursor?: string | null; limit?: number | null; from?: string | null; to?: string | null; broadcastId?: string | null }, ctx: GraphQLContext) =>
+  trackHistory: (args: Args<TrackHistoryQuery>, ctx: GraphQLContext) =>
     guard(async () => {
       requireModule(ctx, 'trackHistory');
       const query = validate<TrackHistoryQuery>(TrackHistoryQuery, 'query', {

@@ -1,43 +1,19 @@
 import { presentStationDocument } from '../domains/stations/presenter.ts';
-import type { Station } from '../domains/stations/model.ts';
-import type { Credential } from '../domains/auth/model.ts';
-import type { Services } from '../services.ts';
 import { isUuid } from '../lib/ids.ts';
 import { KEY_PATTERN } from '../http/schema.ts';
 import { listPublishedRecords } from '../domains/content/queries.ts';
 import type { ContentFilter, FilterOp } from '../domains/content/filters.ts';
 import { MAX_CURSOR_LENGTH, MAX_FILTERS, type Direction, type Sort } from '../domains/content/schemas.ts';
-import type { ModuleKey } from '../domains/stations/model.ts';
-import { ModuleDisabledError } from '../lib/errors.ts';
 import { UnauthenticatedError } from '../lib/errors.ts';
 import { grantAllows } from '../domains/preview/grants.ts';
 import { previewRevision } from '../domains/preview/queries.ts';
 import { guard, invalid, notFound } from './errors.ts';
-import { cached, readResolvers, valueOf } from './reads.ts';
+import { readResolvers } from './reads.ts';
+import { cached, requireModule, valueOf, type GraphQLContext } from './context.ts';
 import { recordBySlugRead, recordRead, schemasRead } from '../domains/content/reads.ts';
-import { Representation, type ReadArea } from '../lib/readCache.ts';
-
-export type GraphQLContext = {
-  svc: Services;
-  station: Station;
-  credential: Credential;
-  /** The X-Preview-Grant header, for previewEditorial. */
-  previewGrant?: string;
-  /** Set by the HTTP layer from the result's coded errors. */
-  status?: number;
-  /**
-   * What the response shows, while it can be kept whole (graphql/routes.ts): the read areas used and
-   * the earliest instant one of their answers changes. Unset by any root field not served from the
-   * cached reads, and by errors.
-   */
-  answer?: { areas: Set<ReadArea>; validUntil: number };
-};
+import { Representation } from '../lib/readCache.ts';
 
 const KEY = new RegExp(KEY_PATTERN);
-
-function requireModule(ctx: GraphQLContext, module: ModuleKey): void {
-  if (!ctx.station.modules[module]) throw new ModuleDisabledError(module);
-}
 
 function checkKey(path: string, value: string): void {
   if (!KEY.test(value)) throw invalid(path, `${path} must match ${KEY_PATTERN}`, KEY.test(value.toLowerCase()) ? { suggestion: value.toLowerCase() } : {});

@@ -6,26 +6,52 @@ import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from
 import { unstorableIssue, unstorableTextAt } from './hostile.ts';
 
 /**
- * Reads a request body as UTF-8 text, refusing it (413) as soon as more than `limit` bytes arrive,
- * before buffering the rest. A Content-Length over the limit is refused without reading at all.
+ * THE body reader with a size limit (JSON bodies here, the ingest body, media uploads): reads `source`
+ * whole, refusing at the first chunk that takes it past `limit` bytes — the answer is then `'too-large'`
+ * with the stream paused and nothing more buffered, and the caller decides what becomes of the rest
+ * (close the connection, or drain it so the client reads the 413). `onChunk` sees each accepted chunk
+ * (the upload hashes on the way). Rejects when the stream fails or closes before its end.
  */
-export async function readBodyText(req: IncomingMessage, limit: number): Promise<string> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) {
-    req.resume();
-    throw new PayloadTooLargeError(`Request body is larger than ${limit} bytes.`);
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) {
-      req.resume();
-      throw new PayloadTooLargeError(`Request body is larger than ${limit} bytes.`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+export function readLimited(source: Readable, limit: number, onChunk?: (chunk: Buffer) => void): Promise<Buffer | 'too-large'> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      source.off('data', onData);
+      source.off('end', onEnd);
+      source.off('error', onError);
+      source.off('close', onClose);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        chunks.length = 0;
+        source.pause();
+        resolve('too-large');
+        return;
+      }
+      onChunk?.(chunk);
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
+    const onClose = () => {
+      if ((source as Partial<IncomingMessage>).complete) return;
+      cleanup();
+      reject(new Error('the request closed before its body was complete'));
+    };
+    source.on('data', onData);
+    source.on('end', onEnd);
+    source.on('error', onError);
+    source.on('close', onClose);
+  });
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -59,24 +85,19 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
     ctx.set('Connection', 'close');
     throw new PayloadTooLargeError('Request body is too large.');
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
+  let bytes: Buffer | 'too-large';
   try {
-    for await (const chunk of source as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > limit) {
-        ctx.set('Connection', 'close');
-        throw new PayloadTooLargeError('Request body is too large.');
-      }
-      chunks.push(chunk);
-    }
-  } catch (err) {
-    if (err instanceof PayloadTooLargeError) throw err;
+    bytes = await readLimited(source, limit);
+  } catch {
     throw notJson('body could not be decompressed');
+  }
+  if (bytes === 'too-large') {
+    ctx.set('Connection', 'close');
+    throw new PayloadTooLargeError('Request body is too large.');
   }
   let text: string;
   try {
-    text = utf8.decode(Buffer.concat(chunks, size));
+    text = utf8.decode(bytes);
   } catch {
     throw notJson('body must be UTF-8 encoded JSON');
   }

@@ -1,8 +1,7 @@
 import type { Context } from 'koa';
 import { ModuleDisabledError, NotFoundError, UnauthenticatedError } from '../lib/errors.ts';
 import { hashToken, isWellFormedToken, safeEqual, TOKEN_LENGTH } from '../lib/tokens.ts';
-import { isPublic, type ModuleKey, type Station } from '../domains/stations/model.ts';
-import type { Credential, Scope } from '../domains/auth/model.ts';
+import { isPublic, type RouteCredential as Credential, type RouteModuleKey as ModuleKey, type RouteScope as Scope, type RouteStation as Station } from './subjects.ts';
 import type { Services } from '../services.ts';
 import type { LimitName } from './ratelimit.ts';
 

@@ -1,9 +1,7 @@
 import type { Context, Middleware } from 'koa';
 import type { Router, RouterMiddleware } from '@koa/router';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import type { Scope } from '../domains/auth/model.ts';
-import type { ModuleKey, Station } from '../domains/stations/model.ts';
-import type { Credential } from '../domains/auth/model.ts';
+import type { RouteCredential as Credential, RouteModuleKey as ModuleKey, RouteScope as Scope, RouteStation as Station } from './subjects.ts';
 import type { Services } from '../services.ts';
 import { adminGate, credentialGate, moduleGate, rateLimitGate, stationGate, type Gate } from './gates.ts';
 import type { LimitName } from './ratelimit.ts';

@@ -19,28 +19,33 @@ export abstract class WavelineError extends Error {
   }
 }
 
-export class ValidationError extends WavelineError {
-  readonly code = 'VALIDATION_ERROR';
-  readonly status = 400;
+/** Every code a WavelineError class carries, gathered as the classes are defined (`coded`). */
+const CLASS_CODES: string[] = [];
+
+/**
+ * The base of a coded error class: `class XError extends coded('X', 4xx) {}`. Defining the class
+ * registers its code, so the catalogue (ERROR_CODES) is derived from the classes, not kept by hand.
+ */
+function coded<const C extends string, const S extends number>(code: C, status: S) {
+  CLASS_CODES.push(code);
+  return class extends WavelineError {
+    readonly code: C = code;
+    readonly status: S = status;
+  };
 }
 
-export class UnauthenticatedError extends WavelineError {
-  readonly code = 'UNAUTHENTICATED';
-  readonly status = 401;
+export class ValidationError extends coded('VALIDATION_ERROR', 400) {}
+
+export class UnauthenticatedError extends coded('UNAUTHENTICATED', 401) {
   constructor(message = 'A valid station credential with the required scope is needed.') {
     super(message);
   }
 }
 
-export class ForbiddenError extends WavelineError {
-  readonly code = 'FORBIDDEN';
-  readonly status = 403;
-}
+export class ForbiddenError extends coded('FORBIDDEN', 403) {}
 
 /** A path that exists with another method (the ingest path answers POST only); `Allow` names the method. */
-export class MethodNotAllowedError extends WavelineError {
-  readonly code = 'METHOD_NOT_ALLOWED';
-  readonly status = 405;
+export class MethodNotAllowedError extends coded('METHOD_NOT_ALLOWED', 405) {
   readonly allow: string;
   constructor(allow: string) {
     super(`Method not allowed; use ${allow}.`);
@@ -48,56 +53,32 @@ export class MethodNotAllowedError extends WavelineError {
   }
 }
 
-export class NotFoundError extends WavelineError {
-  readonly code = 'NOT_FOUND';
-  readonly status = 404;
+export class NotFoundError extends coded('NOT_FOUND', 404) {
   constructor(message = 'Not found.') {
     super(message);
   }
 }
 
-export class ModuleDisabledError extends WavelineError {
-  readonly code = 'MODULE_DISABLED';
-  readonly status = 404;
+export class ModuleDisabledError extends coded('MODULE_DISABLED', 404) {
   constructor(module: string) {
     super(`The ${module} module is switched off for this station.`);
   }
 }
 
-export class RevisionConflictError extends WavelineError {
-  readonly code = 'REVISION_CONFLICT';
-  readonly status = 409;
-}
+export class RevisionConflictError extends coded('REVISION_CONFLICT', 409) {}
 
-export class ProviderMismatchError extends WavelineError {
-  readonly code = 'PROVIDER_MISMATCH';
-  readonly status = 409;
-}
+export class ProviderMismatchError extends coded('PROVIDER_MISMATCH', 409) {}
 
-export class ConflictError extends WavelineError {
-  readonly code = 'CONFLICT';
-  readonly status = 409;
-}
+export class ConflictError extends coded('CONFLICT', 409) {}
 
-export class PayloadTooLargeError extends WavelineError {
-  readonly code = 'PAYLOAD_TOO_LARGE';
-  readonly status = 413;
-}
+export class PayloadTooLargeError extends coded('PAYLOAD_TOO_LARGE', 413) {}
 
-export class UnsupportedMediaTypeError extends WavelineError {
-  readonly code = 'UNSUPPORTED_MEDIA_TYPE';
-  readonly status = 415;
-}
+export class UnsupportedMediaTypeError extends coded('UNSUPPORTED_MEDIA_TYPE', 415) {}
 
 /** A single byte range that starts past the end of the file; the route sets `Content-Range: bytes *\/size`. */
-export class RangeNotSatisfiableError extends WavelineError {
-  readonly code = 'RANGE_NOT_SATISFIABLE';
-  readonly status = 416;
-}
+export class RangeNotSatisfiableError extends coded('RANGE_NOT_SATISFIABLE', 416) {}
 
-export class RateLimitedError extends WavelineError {
-  readonly code = 'RATE_LIMITED';
-  readonly status = 429;
+export class RateLimitedError extends coded('RATE_LIMITED', 429) {
   readonly retryAfterSeconds: number;
   constructor(retryAfterSeconds: number) {
     super('Too many requests.');
@@ -105,10 +86,7 @@ export class RateLimitedError extends WavelineError {
   }
 }
 
-export class ProviderUnavailableError extends WavelineError {
-  readonly code = 'PROVIDER_UNAVAILABLE';
-  readonly status = 503;
-}
+export class ProviderUnavailableError extends coded('PROVIDER_UNAVAILABLE', 503) {}
 
 /** Postgres cannot be reached (refused, cut, or no connection within the timeout): retry shortly. */
 export class DatabaseUnavailableError extends ProviderUnavailableError {
@@ -120,10 +98,7 @@ export class DatabaseUnavailableError extends ProviderUnavailableError {
 }
 
 /** An `Accept` header naming no representation the route can send. */
-export class NotAcceptableError extends WavelineError {
-  readonly code = 'NOT_ACCEPTABLE';
-  readonly status = 406;
-}
+export class NotAcceptableError extends coded('NOT_ACCEPTABLE', 406) {}
 
 // Socket errors and the SQLSTATE classes of a server that is gone or refuses connections (08
 // connection exception, 57P01-03 shutdown / cannot connect now), and the pool's and driver's own
@@ -151,22 +126,8 @@ export function isDataException(err: unknown): boolean {
   return typeof code === 'string' && typeof severity === 'string' && code.startsWith('22');
 }
 
-/** The catalogue of codes the error body can carry; docs/errors.md lists each (a test checks). */
-export const ERROR_CODES = [
-  'VALIDATION_ERROR',
-  'UNAUTHENTICATED',
-  'FORBIDDEN',
-  'NOT_FOUND',
-  'MODULE_DISABLED',
-  'REVISION_CONFLICT',
-  'PROVIDER_MISMATCH',
-  'CONFLICT',
-  'PAYLOAD_TOO_LARGE',
-  'UNSUPPORTED_MEDIA_TYPE',
-  'RANGE_NOT_SATISFIABLE',
-  'RATE_LIMITED',
-  'PROVIDER_UNAVAILABLE',
-  'METHOD_NOT_ALLOWED',
-  'NOT_ACCEPTABLE',
-  'INTERNAL_ERROR',
-] as const;
+/**
+ * The catalogue of codes the error body can carry: every class's code, and INTERNAL_ERROR (the envelope's
+ * answer to anything uncoded). docs/errors.md lists each (a test checks).
+ */
+export const ERROR_CODES: readonly string[] = Object.freeze([...CLASS_CODES, 'INTERNAL_ERROR']);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { allRoutes } from '../../src/http/routes.ts';
+import { allRoutes } from '../../src/routes.ts';
 import { ERROR_CODES } from '../../src/lib/errors.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { createStation, createToken } from '../support/factories.ts';
@@ -151,7 +151,8 @@ function checkReply(req: RawRequest & { ingest: boolean; graphql?: boolean }, re
   expect(reply.status, what).to.be.below(500);
   expect(reply.headers['x-request-id'], what).to.be.a('string').and.not.equal('');
   if (reply.status < 400 || req.method === 'HEAD') return;
-  expect(reply.headers['content-type'], what).to.match(/^application\/json/);
+  // GraphQL answers in the media type the request's Accept asked for (GraphQL over HTTP: application/graphql-response+json or application/json).
+  expect(reply.headers['content-type'], what).to.match(req.graphql ? /^application\/(graphql-response\+)?json/ : /^application\/json/);
   const body = JSON.parse(reply.body.toString('utf8'));
   if (req.ingest) {
     expect(body, what).to.have.keys(['error']);

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { sharedServer } from '../support/server.ts';
 import { request } from '../support/http.ts';
-import { allRoutes } from '../../src/http/routes.ts';
+import { allRoutes } from '../../src/routes.ts';
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Type } from '@sinclair/typebox';

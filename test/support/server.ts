@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { loadConfig, type Config } from '../../src/config.ts';
-import type { Clock } from '../../src/lib/clock.ts';
+import { ManualClock, type Clock } from '../../src/lib/clock.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createServices, type Services } from '../../src/services.ts';
 import { startWeb } from '../../src/roles/web.ts';
@@ -32,6 +32,39 @@ export async function startTestServer(options: { clock?: Clock; env?: Record<str
   };
   running.add(server);
   return server;
+}
+
+/**
+ * The set-up most suites share: a web app on its own ManualClock, started before the suite and closed
+ * after it; with `reset`, the clock is set back to `start` before each test. Call it inside `describe`
+ * where the suite's `before` would go (later hooks may use the server). The returned `server` stands
+ * for the running one from the first hook on.
+ */
+export function useClockedServer(start: Date | string | number, options: { reset?: boolean; env?: Record<string, string> } = {}): { clock: ManualClock; server: TestServer } {
+  const clock = new ManualClock(start);
+  let started: TestServer | undefined;
+  const current = (): TestServer => {
+    if (!started) throw new Error('the test server starts in before(): use it from a hook or a test');
+    return started;
+  };
+  before(async () => {
+    started = await startTestServer({ clock, env: options.env });
+  });
+  after(async () => {
+    await started?.close();
+    started = undefined;
+  });
+  if (options.reset) beforeEach(() => clock.set(start));
+  const server: TestServer = {
+    get url() {
+      return current().url;
+    },
+    get svc() {
+      return current().svc;
+    },
+    close: () => current().close(),
+  };
+  return { clock, server };
 }
 
 /** One server shared by the tests that need no special clock or configuration. */

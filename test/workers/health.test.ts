@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { sharedServer } from '../support/server.ts';
 import { startWorkers } from '../../workers/index.ts';
 import { eventually } from '../support/factories.ts';
+import { ValidationError } from '../../src/lib/errors.ts';
 
 describe('worker role', () => {
   it('takes a health job from the queue and completes it', async () => {
@@ -29,5 +30,8 @@ describe('worker role', () => {
       error = err;
     }
     expect(error).to.be.instanceOf(Error);
+    // Named as a job payload, not as an HTTP request body (job validation does not go through http/).
+    expect((error as Error).message).to.equal('Invalid payload of job health.ping.');
+    expect((error as ValidationError).issues).to.deep.include({ path: 'payload.at', code: 'type', message: 'payload.at must be string' });
   });
 });

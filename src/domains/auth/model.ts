@@ -1,3 +1,11 @@
+// The framework's gates see these types through its registry (http/subjects.ts).
+declare module '../../http/subjects.ts' {
+  interface RouteSubjects {
+    credential: Credential;
+    scope: Scope;
+  }
+}
+
 export const SCOPES = ['listener:read', 'push:register', 'ingest:write'] as const;
 export type Scope = (typeof SCOPES)[number];
 

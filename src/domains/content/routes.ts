@@ -12,11 +12,9 @@ import { BySlugParams, ContentIdParams, ContentList, ContentListQuery, Published
 
 const listenerErrors = listenerErrorResponses('Station unknown, inactive or offline; module switched off (MODULE_DISABLED); or nothing published.');
 
-const listener = listenerRead;
-
 const listenerRoutes = [
   defineRoute({
-    ...listener,
+    ...listenerRead,
     method: 'get',
     path: '/api/v1/stations/{stationSlug}/schemas',
     operationId: 'listSchemas',
@@ -32,7 +30,7 @@ const listenerRoutes = [
     },
   }),
   defineRoute({
-    ...listener,
+    ...listenerRead,
     method: 'get',
     path: '/api/v1/stations/{stationSlug}/content',
     operationId: 'listContent',
@@ -57,7 +55,7 @@ const listenerRoutes = [
     },
   }),
   defineRoute({
-    ...listener,
+    ...listenerRead,
     method: 'get',
     path: '/api/v1/stations/{stationSlug}/content/{id}',
     operationId: 'getContent',
@@ -71,7 +69,7 @@ const listenerRoutes = [
     },
   }),
   defineRoute({
-    ...listener,
+    ...listenerRead,
     method: 'get',
     path: '/api/v1/stations/{stationSlug}/content/{type}/by-slug/{slug}',
     operationId: 'getContentBySlug',

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { readLimited } from '../../http/body.ts';
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../../lib/errors.ts';
 
-// The upload body is read from the request stream here (the route has no body parser): the limit is
+// The upload body is read from the request stream by http/body.ts's `readLimited` (the route has no body parser): the limit is
 // enforced while the bytes arrive, so an oversized upload is refused at the first byte past it (or at
 // once when Content-Length already says so) and never held in memory.
 
@@ -62,42 +63,15 @@ export function readUpload(req: IncomingMessage, limit: number): Promise<Upload>
     discardRest(req);
     return Promise.reject(tooLarge(limit));
   }
-  return new Promise<Upload>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    const hash = createHash('sha256');
-    let size = 0;
-    const cleanup = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('close', onClose);
-    };
-    function onData(chunk: Buffer) {
-      size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        chunks.length = 0;
-        discardRest(req);
-        reject(tooLarge(limit));
-        return;
-      }
-      hash.update(chunk);
-      chunks.push(chunk);
-    }
-    function onEnd() {
-      cleanup();
-      resolve({ bytes: Buffer.concat(chunks, size), sha256: hash.digest('hex') });
-    }
-    function onError() {
-      cleanup();
-      reject(new ValidationError('The upload was interrupted.'));
-    }
-    function onClose() {
-      if (!req.complete) onError();
-    }
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('close', onClose);
-  });
+  const hash = createHash('sha256');
+  return readLimited(req, limit, (chunk) => hash.update(chunk)).then(
+    (bytes) => {
+      if (bytes !== 'too-large') return { bytes, sha256: hash.digest('hex') };
+      discardRest(req);
+      throw tooLarge(limit);
+    },
+    () => {
+      throw new ValidationError('The upload was interrupted.');
+    },
+  );
 }

@@ -1,54 +1,15 @@
-import type { IncomingMessage } from 'node:http';
 import type { Context } from 'koa';
+import { readLimited } from '../../http/body.ts';
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../../lib/errors.ts';
 
-// The ingest body is read here rather than by the routes' JSON reader (http/body.ts) so the 8 KiB limit
-// holds while reading:
-// a larger body is refused as soon as its declared length or its bytes pass the limit.
+// The ingest body: read by http/body.ts's `readLimited` (the 8 KiB limit holds while reading: a larger
+// body is refused as soon as its declared length or its bytes pass it), with the ingest's own answers
+// (only application/json, no Content-Encoding, a JSON object).
 
 function tooLarge(ctx: Context, limit: number): PayloadTooLargeError {
   // The rest of the body stays unread; closing the connection keeps it from being drained.
   ctx.set('Connection', 'close');
   return new PayloadTooLargeError(`Request body must be at most ${limit} bytes.`);
-}
-
-function readLimited(req: IncomingMessage, limit: number): Promise<Buffer | 'too-large'> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const cleanup = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('close', onClose);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        cleanup();
-        req.pause();
-        resolve('too-large');
-        return;
-      }
-      chunks.push(chunk);
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve(Buffer.concat(chunks, size));
-    };
-    const onError = (err: Error) => {
-      cleanup();
-      reject(err);
-    };
-    const onClose = () => {
-      cleanup();
-      reject(new Error('client closed the request before the body was complete'));
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('close', onClose);
-  });
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });

@@ -19,7 +19,7 @@ import {
   type TrackRow,
 } from './model.ts';
 import { ingestContextOf, ingestContextStatements, observationById, reviveRow } from './queries.ts';
-import { lockStationStatement } from '../schedule/feed.ts';
+import { lockStationStatement } from '../stations/lock.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
 import { emitWebhookEvent } from '../webhooks/emit.ts';
 

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Statement } from '../../lib/pipeline.ts';
-import { lockStationStatement } from '../schedule/feed.ts';
+import { lockStationStatement } from '../stations/lock.ts';
 import { TRACK_COLUMNS, type ObservationRow, type TrackRow } from './model.ts';
 
 // Reads of stored observations. Each follows one of the indexes of the observation_following migration.

@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import { defineRoute } from '../../http/route.ts';
+import { listenerRead } from '../../http/responses.ts';
 import { authenticate } from '../../http/gates.ts';
 import { ErrorBody, LegacyErrorBody } from '../../http/schema.ts';
 import { validate } from '../../http/validate.ts';
@@ -79,12 +80,9 @@ export const nowPlayingRoutes = [
     path: '/api/v1/stations/{stationSlug}/now-playing',
     operationId: 'getNowPlaying',
     summary: 'The latest reported track with timing and freshness',
-    tags: ['listener'],
-    surface: 'listener',
-    scope: 'listener:read',
+    ...listenerRead,
     module: 'nowPlaying',
     cache: 'nowPlaying',
-    rateLimit: 'listener',
     params: StationSlugParams,
     responses: { 200: { description: 'Now playing.', schema: NowPlaying }, ...listenerErrors },
     handler({ svc, station }) {
@@ -96,12 +94,9 @@ export const nowPlayingRoutes = [
     path: '/api/v1/stations/{stationSlug}/track-history',
     operationId: 'getTrackHistory',
     summary: 'Reported tracks that were playing, newest first',
-    tags: ['listener'],
-    surface: 'listener',
-    scope: 'listener:read',
+    ...listenerRead,
     module: 'trackHistory',
     cache: 'nowPlaying',
-    rateLimit: 'listener',
     params: StationSlugParams,
     query: TrackHistoryQuery,
     responses: { 200: { description: 'A page of track history.', schema: TrackHistory }, ...listenerErrors },

@@ -1,15 +1,11 @@
 import type { Db } from '../../lib/db.ts';
+import type { EditorialPreview } from './schemas.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import type { ContentTypeVersionRow, RecordRow, RevisionRow } from '../content/model.ts';
 import { EMPTY_DOCUMENT } from '../content/model.ts';
 import { deliveredRevision } from '../content/publish.ts';
 
-export interface EditorialPreview {
-  revision: number;
-  values: Record<string, unknown>;
-  document: unknown;
-  media: unknown[];
-}
+export type { EditorialPreview };
 
 export async function findRecord(db: Db, stationId: string, recordId: string): Promise<RecordRow | null> {
   return (await db<RecordRow>('records').where({ id: recordId.toLowerCase(), station_id: stationId }).first()) ?? null;

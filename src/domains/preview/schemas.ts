@@ -1,4 +1,4 @@
-import { Type, Uuid, Nullable } from '../../http/schema.ts';
+import { Type, Uuid, Nullable, type Static } from '../../http/schema.ts';
 
 export const PreviewGrantBody = Type.Object(
   { recordId: Uuid, audience: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200 }))) },
@@ -23,3 +23,4 @@ export const EditorialPreview = Type.Object({
   document: Type.Unknown(),
   media: Type.Array(Type.Unknown()),
 });
+export type EditorialPreview = Static<typeof EditorialPreview>;

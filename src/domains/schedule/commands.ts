@@ -4,7 +4,8 @@ import { ConflictError, NotFoundError, ValidationError, type Issue } from '../..
 import { MAX_BROADCAST_DAYS, MAX_BROADCAST_MS, type BroadcastRow, type PresenterRow, type ProgramRow } from './model.ts';
 import { programWithDetails, type ProgramWithDetails } from './queries.ts';
 import type { BroadcastBody, PresenterBody, ProgramBody } from './schemas.ts';
-import { lockStation, refreshScheduleRowIn } from './feed.ts';
+import { refreshScheduleRowIn } from './feed.ts';
+import { lockStation } from '../stations/lock.ts';
 import { refreshOnAirIn } from './onair.ts';
 import { planTimers } from './timers.ts';
 import { invalidateReads } from '../../lib/readCache.ts';

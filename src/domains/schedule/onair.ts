@@ -5,7 +5,8 @@ import type { FeedBus } from '../../feed/bus.ts';
 import { plannedEnds, type RundownItemRow } from './model.ts';
 import { liveBroadcast, rundownOf } from './queries.ts';
 import type { OnAir } from './schemas.ts';
-import { lockStation, writeRowIfChanged } from './feed.ts';
+import { writeRowIfChanged } from './feed.ts';
+import { lockStation } from '../stations/lock.ts';
 import { onAirTransition, type ScheduleEventServices } from '../webhooks/scheduleEvents.ts';
 
 /** An observation that rundown following tied to a rundown item: which item, how sure, and its moment. */

@@ -6,6 +6,7 @@ import { broadcastOnAir, broadcastsOverlapping, nextBroadcastStart, programsWith
 import { presentCurrentBroadcast, presentPrograms, presentSchedule } from './presenter.ts';
 import { buildCalendar, ICS_CONTENT_TYPE } from './ics.ts';
 import { nextLocalMidnight, resolveWindow } from './window.ts';
+import type { WindowQuery } from './schemas.ts';
 
 // The schedule's listener reads as cached answers (REST and GraphQL share them): each answer says
 // until when its bytes stay exact — the window of a default `fromDate` is "today" until local
@@ -13,10 +14,6 @@ import { nextLocalMidnight, resolveWindow } from './window.ts';
 // start and end, the broadcast on air at the end of the current one or the next start.
 
 type ReadServices = Pick<Services, 'db' | 'clock'>;
-interface WindowQuery {
-  fromDate?: string;
-  throughDate?: string;
-}
 
 /** The first start or end after `now` among the listed (non-cancelled) broadcasts: their status changes then. */
 function nextStatusChange(broadcasts: ResolvedBroadcast[], nowMs: number): number {

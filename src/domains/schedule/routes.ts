@@ -2,7 +2,7 @@ import { listenerErrorResponses, listenerRead } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
 import { CurrentBroadcastResponse, ProgramsResponse, ScheduleResponse, StationSlugParams, WindowQuery } from './schemas.ts';
 import { calendarRead, currentBroadcastRead, programsRead, scheduleRead } from './reads.ts';
-import { scheduleAdminRoutes } from './admin-routes.ts';
+import { scheduleAdminRoutes } from './adminRoutes.ts';
 
 const listenerErrors = listenerErrorResponses('Station unknown, inactive or offline, or the module is switched off.');
 

@@ -1,3 +1,14 @@
+import type { ProfileOut } from './schemas.ts';
+import { isPublic } from '../../http/subjects.ts';
+
+// The framework's gates see these types through its registry (http/subjects.ts).
+declare module '../../http/subjects.ts' {
+  interface RouteSubjects {
+    station: Station;
+    moduleKey: ModuleKey;
+  }
+}
+
 // The station and its operator-managed settings (decisions.md, "Station settings").
 
 export const MODULE_KEYS = [
@@ -22,24 +33,9 @@ export type Modules = Record<ModuleKey, boolean>;
 export const PUSH_PROVIDERS = ['fcm', 'apns', 'expo'] as const;
 export type PushProvider = (typeof PUSH_PROVIDERS)[number];
 
-export interface StreamUrl {
-  label: string | null;
-  url: string;
-  mime: string | null;
-  bitrateKbps: number | null;
-}
-
-export interface Profile {
-  tagline: string | null;
-  description: string | null;
-  frequencyLabel: string | null;
-  websiteUrls: string[] | null;
-  streamUrls: StreamUrl[] | null;
-  contactEmail: string | null;
-  phone: string | null;
-  address: string | null;
-  socialLinks: Array<{ network: string; url: string }> | null;
-}
+/** The stored and served profile: the shape of the `ProfileOut` schema (schemas.ts), every key present. */
+export type Profile = ProfileOut;
+export type StreamUrl = NonNullable<Profile['streamUrls']>[number];
 
 export const PROFILE_KEYS = [
   'tagline',
@@ -146,4 +142,4 @@ export function delivers(station: Station, what: 'weather' | 'traffic'): boolean
 }
 
 /** Whether listeners can reach the station at all (the first gate). */
-export const isPublic = (station: Station): boolean => station.active && station.publicOnline;
+export { isPublic };

@@ -1,4 +1,4 @@
-import { listenerErrorResponses, adminErrorResponses } from '../../http/responses.ts';
+import { listenerErrorResponses, adminErrorResponses, listenerRead } from '../../http/responses.ts';
 import type { Station } from './model.ts';
 import { defineRoute } from '../../http/route.ts';
 import { sendCacheable, strongEtag } from '../../http/etag.ts';
@@ -20,10 +20,7 @@ export const stationRoutes = [
     path: '/api/v1/stations/{stationSlug}',
     operationId: 'getStation',
     summary: 'The station entry document',
-    tags: ['listener'],
-    surface: 'listener',
-    scope: 'listener:read',
-    rateLimit: 'listener',
+    ...listenerRead,
     params: StationSlugParams,
     responses: { 200: { description: 'The station document.', schema: StationDocument }, ...listenerErrors },
     handler({ ctx, svc, station }) {

@@ -84,7 +84,7 @@ export type PatchStationBody = Static<typeof PatchStationBody>;
 
 export const StationIdParams = Type.Object({ stationId: Type.String({ minLength: 1, maxLength: 80 }) }, { additionalProperties: false });
 
-const ProfileOut = Type.Object({
+export const ProfileOut = Type.Object({
   tagline: Nullable(Type.String()),
   description: Nullable(Type.String()),
   frequencyLabel: Nullable(Type.String()),
@@ -95,6 +95,8 @@ const ProfileOut = Type.Object({
   address: Nullable(Type.String()),
   socialLinks: Nullable(Type.Array(Type.Object({ network: Type.String(), url: Type.String() }))),
 });
+
+export type ProfileOut = Static<typeof ProfileOut>;
 
 export const AdminStation = Type.Object({
   id: Type.String(),

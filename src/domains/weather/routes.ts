@@ -1,4 +1,4 @@
-import { listenerErrorResponses, adminErrorResponses } from '../../http/responses.ts';
+import { listenerErrorResponses, adminErrorResponses, listenerRead } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
 import { feedRead } from './reads.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
@@ -14,13 +14,7 @@ import { PutTrafficBody, PutWeatherBody, StoredReceipt, TrafficResponse, Weather
 // Weather and traffic: listener reads (station-delivery-api.md "Weather and traffic") and the admin
 // PUTs an external collector stores through (decisions.md "Admin API").
 
-const listener = {
-  tags: ['listener'],
-  surface: 'listener' as const,
-  scope: 'listener:read' as const,
-  rateLimit: 'listener' as const,
-  params: StationSlugParams,
-};
+const listener = { ...listenerRead, params: StationSlugParams };
 
 const listenerErrors = listenerErrorResponses('Station unknown, inactive or offline (NOT_FOUND); module switched off (MODULE_DISABLED); not entitled or no redistribution permission recorded (NOT_FOUND).');
 

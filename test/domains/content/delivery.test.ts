@@ -1,17 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { ManualClock } from '../../../src/lib/clock.ts';
-import { startTestServer, type TestServer } from '../../support/server.ts';
+import { useClockedServer } from '../../support/server.ts';
 import { admin, request } from '../../support/http.ts';
 import { contentFixture, publish, published, putRecord, putType } from './helpers.ts';
 
 describe('GET …/content/{id} and …/content/{type}/by-slug/{slug}', () => {
-  let server: TestServer;
-  const clock = new ManualClock('2026-11-21T12:00:00.000Z');
-  before(async () => {
-    server = await startTestServer({ clock });
-  });
-  after(() => server.close());
+  const { clock, server } = useClockedServer('2026-11-21T12:00:00.000Z');
 
   it('by id: the published record; unknown, draft-only and another station’s record are 404', async () => {
     const a = await contentFixture(server);

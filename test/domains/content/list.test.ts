@@ -1,7 +1,6 @@
 import { expect } from 'chai';
-import { ManualClock } from '../../../src/lib/clock.ts';
 import { refreshRecordsUsingMedia } from '../../../src/domains/content/publish.ts';
-import { startTestServer, type TestServer } from '../../support/server.ts';
+import { useClockedServer } from '../../support/server.ts';
 import { NEWS_FIELDS, contentFixture, insertMedia, listPath, published, putType, storeWithNullVariants, walk } from './helpers.ts';
 
 interface Published {
@@ -16,12 +15,7 @@ function ordered(items: Published[], direction: 'asc' | 'desc'): string[] {
 }
 
 describe('GET …/content: order, filters and cursors', () => {
-  let server: TestServer;
-  const clock = new ManualClock('2026-11-21T08:00:00.000Z');
-  before(async () => {
-    server = await startTestServer({ clock });
-  });
-  after(() => server.close());
+  const { clock, server } = useClockedServer('2026-11-21T08:00:00.000Z');
 
   /** Publishes `count` records, advancing the clock before every `tieEvery`-th so some share a timestamp. */
   async function publishMany(stationId: string, count: number, tieEvery = 3, values: (i: number) => Record<string, unknown> = (i) => ({ title: `Item ${i}` })): Promise<Published[]> {

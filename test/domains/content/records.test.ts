@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { ManualClock } from '../../../src/lib/clock.ts';
 import { refreshRecordsUsingMedia } from '../../../src/domains/content/publish.ts';
-import { startTestServer, type TestServer } from '../../support/server.ts';
+import { useClockedServer } from '../../support/server.ts';
 import { admin, request } from '../../support/http.ts';
 import { ADMIN_TOKEN } from '../../support/env.ts';
 import { createStation } from '../../support/factories.ts';
@@ -11,12 +10,7 @@ import { contentFixture, insertMedia, publish, published, putRecord, putType, st
 const issuePaths = (body: { error: { issues: Array<{ path: string }> } }) => body.error.issues.map((i) => i.path);
 
 describe('records: PUT /admin/v1/stations/{id}/records/{uuid}, publish, unpublish, DELETE', () => {
-  let server: TestServer;
-  const clock = new ManualClock('2026-11-21T10:00:00.000Z');
-  before(async () => {
-    server = await startTestServer({ clock });
-  });
-  after(() => server.close());
+  const { clock, server } = useClockedServer('2026-11-21T10:00:00.000Z');
 
   describe('draft validation against the type’s current version', () => {
     it('checks kinds, maxLength, min/max, choices (with suggestion), multiple and maxItems, naming each value', async () => {

@@ -9,7 +9,7 @@ import { startTestServer, type TestServer } from '../../support/server.ts';
 import { request } from '../../support/http.ts';
 import { eventually } from '../../support/factories.ts';
 import { ingest, ingestFixture, until } from '../../support/ingest.ts';
-import { FakeCatalogues } from '../../support/fake-catalogues.ts';
+import { FakeCatalogues } from '../../support/fakeCatalogues.ts';
 import { startWorkers } from '../../../workers/index.ts';
 
 // Artwork lookup (station-delivery-api.md, "Artwork"): iTunes first, then MusicBrainz + Cover Art

@@ -5,11 +5,11 @@ import { requiresPostgresServer } from '../../support/mode.ts';
 import { eventually } from '../../support/factories.ts';
 import { admin } from '../../support/http.ts';
 import { ingest, ingestFixture } from '../../support/ingest.ts';
-import { insertBroadcast } from '../../support/schedule-rows.ts';
+import { insertBroadcast } from '../../support/scheduleRows.ts';
 import { startWorkers } from '../../../workers/index.ts';
 import { randomUUID } from 'node:crypto';
 import { computeOnAir, refreshOnAirIn } from '../../../src/domains/schedule/onair.ts';
-import { lockStation } from '../../../src/domains/schedule/feed.ts';
+import { lockStation } from '../../../src/domains/stations/lock.ts';
 import { followObservation } from '../../../src/domains/nowPlaying/following.ts';
 import { inTransaction } from '../../../src/lib/db.ts';
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { startTestServer, type TestServer } from '../../support/server.ts';
 import { eventually } from '../../support/factories.ts';
 import { ingest, ingestFixture } from '../../support/ingest.ts';
-import { FakeCatalogues } from '../../support/fake-catalogues.ts';
+import { FakeCatalogues } from '../../support/fakeCatalogues.ts';
 import { requiresRedis } from '../../support/mode.ts';
 
 // MusicBrainz asks every client for at most one request per second and a User-Agent with a contact

@@ -1,9 +1,8 @@
 import { expect } from 'chai';
 import { createBlockingRedis, type Redis } from '../../../src/lib/redis.ts';
-import { ManualClock } from '../../../src/lib/clock.ts';
 import { keys } from '../../../src/lib/keys.ts';
 import type { FeedMessage } from '../../../src/feed/bus.ts';
-import { startTestServer, type TestServer } from '../../support/server.ts';
+import { useClockedServer } from '../../support/server.ts';
 import { admin, request } from '../../support/http.ts';
 import { eventually } from '../../support/factories.ts';
 import { ingest, ingestFixture } from '../../support/ingest.ts';
@@ -13,13 +12,7 @@ import { ingest, ingestFixture } from '../../support/ingest.ts';
 const T0 = new Date('2026-06-01T12:00:00Z');
 
 describe('now-playing and track-history reads', () => {
-  const clock = new ManualClock(T0);
-  let server: TestServer;
-  before(async () => {
-    server = await startTestServer({ clock });
-  });
-  after(async () => server.close());
-  beforeEach(() => clock.set(T0));
+  const { clock, server } = useClockedServer(T0, { reset: true });
 
   // Rundown following is off for these stations: outcomes are not what is read here.
   const fixture = () => ingestFixture(server.url, { rundownFollowing: false });

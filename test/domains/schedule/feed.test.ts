@@ -1,24 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { createBlockingRedis } from '../../../src/lib/redis.ts';
-import { ManualClock } from '../../../src/lib/clock.ts';
 import { keys } from '../../../src/lib/keys.ts';
 import { refreshOnAir } from '../../../src/domains/schedule/onair.ts';
 import { runScheduleTick } from '../../../src/domains/schedule/timers.ts';
-import { startTestServer, type TestServer } from '../../support/server.ts';
+import { useClockedServer } from '../../support/server.ts';
 import { eventually } from '../../support/factories.ts';
 import { getSchedule, putBroadcast, putProgram, putRundown, scheduleFixture } from './helpers.ts';
 
 interface Row { data: any; seq: number }
 
 describe('feed rows schedule and on-air', () => {
-  const clock = new ManualClock('2026-06-10T10:00:00Z');
-  let server: TestServer;
-  before(async () => {
-    server = await startTestServer({ clock });
-  });
-  after(() => server.close());
-  beforeEach(() => clock.set('2026-06-10T10:00:00Z')); // 12:00 in Berlin
+  const { clock, server } = useClockedServer('2026-06-10T10:00:00Z', { reset: true }); // 12:00 in Berlin
 
   const row = async (stationId: string, kind: 'schedule' | 'on-air'): Promise<Row | undefined> =>
     server.svc.db('feed_rows').where({ station_id: stationId, kind, entry: 'current' }).first('data', 'seq');

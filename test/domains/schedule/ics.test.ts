@@ -1,19 +1,13 @@
 import { expect } from 'chai';
 import ical from 'node-ical';
-import { ManualClock } from '../../../src/lib/clock.ts';
-import { startTestServer, type TestServer } from '../../support/server.ts';
+import { useClockedServer } from '../../support/server.ts';
 import { admin, request } from '../../support/http.ts';
 import { putBroadcast, putPresenter, scheduleFixture, type ScheduleFixture } from './helpers.ts';
 
 const vevents = (text: string): ical.VEvent[] => Object.values(ical.sync.parseICS(text)).filter((c): c is ical.VEvent => c?.type === 'VEVENT');
 
 describe('calendar GET …/schedule.ics', () => {
-  const clock = new ManualClock('2026-06-10T10:00:00Z');
-  let server: TestServer;
-  before(async () => {
-    server = await startTestServer({ clock });
-  });
-  after(() => server.close());
+  const { server } = useClockedServer('2026-06-10T10:00:00Z');
 
   const getIcs = (fx: ScheduleFixture, query = '', headers: Record<string, string> = {}) =>
     request(server.url, 'GET', `/api/v1/stations/${fx.station.slug}/schedule.ics${query}`, { token: fx.token, headers });

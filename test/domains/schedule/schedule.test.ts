@@ -1,19 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { ManualClock } from '../../../src/lib/clock.ts';
-import { startTestServer, type TestServer } from '../../support/server.ts';
+import { useClockedServer } from '../../support/server.ts';
 import { admin, request } from '../../support/http.ts';
 import { getSchedule, ids, putBroadcast, putBroadcastRaw, putPresenter, putProgram, scheduleFixture } from './helpers.ts';
 import { invalidateReads } from '../../../src/lib/readCache.ts';
 
 describe('schedule GET …/schedule', () => {
-  const clock = new ManualClock('2026-06-10T10:00:00Z');
-  let server: TestServer;
-  before(async () => {
-    server = await startTestServer({ clock });
-  });
-  after(() => server.close());
-  beforeEach(() => clock.set('2026-06-10T10:00:00Z')); // 12:00 in Berlin
+  const { clock, server } = useClockedServer('2026-06-10T10:00:00Z', { reset: true }); // 12:00 in Berlin
 
   it('defaults the window to today through today + 6 in the station time zone', async () => {
     const fx = await scheduleFixture(server.url);

@@ -1,20 +1,13 @@
 import { expect } from 'chai';
 import type { Job } from 'bullmq';
-import { ManualClock } from '../../../src/lib/clock.ts';
 import { runScheduleTick, sweepSchedules, timerJobId } from '../../../src/domains/schedule/timers.ts';
 import { startWorkers } from '../../../workers/index.ts';
-import { startTestServer, type TestServer } from '../../support/server.ts';
+import { useClockedServer } from '../../support/server.ts';
 import { eventually } from '../../support/factories.ts';
 import { putBroadcast, putRundown, scheduleFixture } from './helpers.ts';
 
 describe('schedule timing jobs (BullMQ delayed jobs)', () => {
-  const clock = new ManualClock('2026-06-10T10:00:00Z');
-  let server: TestServer;
-  before(async () => {
-    server = await startTestServer({ clock });
-  });
-  after(() => server.close());
-  beforeEach(() => clock.set('2026-06-10T10:00:00Z')); // 12:00 in Berlin
+  const { clock, server } = useClockedServer('2026-06-10T10:00:00Z', { reset: true }); // 12:00 in Berlin
 
   const queue = () => server.svc.jobs.queue('default');
 

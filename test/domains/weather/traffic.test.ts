@@ -1,18 +1,11 @@
 import { expect } from 'chai';
-import { ManualClock } from '../../../src/lib/clock.ts';
-import { startTestServer, type TestServer } from '../../support/server.ts';
+import { useClockedServer } from '../../support/server.ts';
 import { accident, feedFixture, issuesOf } from './helpers.ts';
 
 // GET …/traffic and PUT /admin/v1/stations/{id}/traffic (decisions.md "Listener reads", "Admin API").
 
 describe('traffic …/traffic', () => {
-  let server: TestServer;
-  const clock = new ManualClock('2026-11-21T12:10:00.000Z');
-  before(async () => {
-    server = await startTestServer({ clock });
-  });
-  after(() => server.close());
-  beforeEach(() => clock.set('2026-11-21T12:10:00.000Z'));
+  const { clock, server } = useClockedServer('2026-11-21T12:10:00.000Z', { reset: true });
 
   it('delivers one snapshot {observedAt, area, incidents} with freshness; unknown values null, timestamps UTC', async () => {
     const { get, putOk } = await feedFixture(server, 'traffic');

@@ -1,20 +1,13 @@
 import { expect } from 'chai';
-import { ManualClock } from '../../../src/lib/clock.ts';
 import { strongEtag } from '../../../src/http/etag.ts';
-import { startTestServer, type TestServer } from '../../support/server.ts';
+import { useClockedServer } from '../../support/server.ts';
 import { admin, request } from '../../support/http.ts';
 import { currentBerlin, dailyBerlin, feedFixture, issuesOf } from './helpers.ts';
 
 // GET …/weather and PUT /admin/v1/stations/{id}/weather (decisions.md "Listener reads", "Admin API").
 
 describe('weather …/weather', () => {
-  let server: TestServer;
-  const clock = new ManualClock('2026-11-21T12:10:00.000Z');
-  before(async () => {
-    server = await startTestServer({ clock });
-  });
-  after(() => server.close());
-  beforeEach(() => clock.set('2026-11-21T12:10:00.000Z'));
+  const { clock, server } = useClockedServer('2026-11-21T12:10:00.000Z', { reset: true });
 
   it('delivers the stored snapshots with contractVersion, timezone and freshness; unknown numbers null, timestamps UTC', async () => {
     const { get, putOk } = await feedFixture(server, 'weather');

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ReadCache, Representation } from '../../src/lib/readCache.ts';
 
 // The in-memory store behind the listener reads (lib/readCache.ts): its own rules, beside the HTTP
-// tests in test/http/read-cache.test.ts.
+// tests in test/http/readCache.test.ts.
 
 const rep = (text: string, validUntil = Infinity) => new Representation(Buffer.from(text), 'text/plain', validUntil);
 

@@ -1,6 +1,6 @@
 // Writes demo/bundle.json, the station bundle `waveline dev` loads into an empty database (docs/demo.md).
 // The output is committed: start-up reads the JSON and never runs this script. Run it again after
-// changing the demo: `npx node scripts/demo-bundle.ts`.
+// changing the demo: `npx node scripts/demoBundle.ts`.
 import { writeFileSync } from 'node:fs';
 import sharp from 'sharp';
 

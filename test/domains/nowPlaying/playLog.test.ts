@@ -5,7 +5,7 @@ import { admin, request } from '../../support/http.ts';
 import { ADMIN_TOKEN } from '../../support/env.ts';
 import { createToken, eventually } from '../../support/factories.ts';
 import { ingest, ingestFixture } from '../../support/ingest.ts';
-import { insertBroadcast } from '../../support/schedule-rows.ts';
+import { insertBroadcast } from '../../support/scheduleRows.ts';
 import { sharedServer, type TestServer } from '../../support/server.ts';
 import { startWorkers } from '../../../workers/index.ts';
 

@@ -1,7 +1,7 @@
 // The floor bench:ingest compares Waveline with: a bare node:http server that, per POST, reads and
 // parses the JSON body, stores it with one INSERT (autocommit, prepared) and publishes it on Redis, then
 // answers. No validation, no dedupe or collapse rules, no rundown following, no second process.
-// Usage (forked by bench/ingest.ts): ingest-baseline.ts <port> <databaseUrl> <redisUrl>
+// Usage (forked by bench/ingest.ts): ingestBaseline.ts <port> <databaseUrl> <redisUrl>
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';

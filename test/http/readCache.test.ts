@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import { ManualClock } from '../../src/lib/clock.ts';
 import { refreshRecordsUsingMedia } from '../../src/domains/content/publish.ts';
-import { startTestServer, type TestServer } from '../support/server.ts';
+import { startTestServer, useClockedServer, type TestServer } from '../support/server.ts';
 import { admin, request, type Reply } from '../support/http.ts';
 import { createToken, eventually, listenerFixture } from '../support/factories.ts';
 import { ingest } from '../support/ingest.ts';
@@ -10,7 +9,7 @@ import { insertMedia, publish, published, putType, storeWithNullVariants } from 
 import { putBroadcast, putProgram, scheduleFixture } from '../domains/schedule/helpers.ts';
 import { accident, currentBerlin, delivered } from '../domains/weather/helpers.ts';
 import { gql } from '../graphql/helpers.ts';
-import { FakeCatalogues } from '../support/fake-catalogues.ts';
+import { FakeCatalogues } from '../support/fakeCatalogues.ts';
 import { startWorkers } from '../../workers/index.ts';
 
 // Listener reads answer from cached bytes + ETag (lib/readCache.ts). Each rule of the cache has a test
@@ -187,13 +186,7 @@ describe('listener reads from cached bytes', () => {
 
   describe('time boundaries (ManualClock): a cached answer changes exactly when its bytes would', () => {
     const T0 = new Date('2026-06-01T12:00:00Z');
-    const clock = new ManualClock(T0);
-    let server: TestServer;
-    before(async () => {
-      server = await startTestServer({ clock });
-    });
-    after(async () => server.close());
-    beforeEach(() => clock.set(T0));
+    const { clock, server } = useClockedServer(T0, { reset: true });
 
     it('now-playing: the same bytes (and 304) until the age reaches the next whole second, then the new age', async () => {
       const { station, token } = await listenerFixture(server.url, { rundownFollowing: false });

@@ -1,16 +1,10 @@
 import { expect } from 'chai';
-import { ManualClock } from '../../../src/lib/clock.ts';
-import { startTestServer, type TestServer } from '../../support/server.ts';
+import { useClockedServer } from '../../support/server.ts';
 import { admin, request } from '../../support/http.ts';
 import { putBroadcast, putPresenter, putProgram, scheduleFixture, type ScheduleFixture } from './helpers.ts';
 
 describe('programs GET …/programs', () => {
-  const clock = new ManualClock('2026-06-10T10:00:00Z');
-  let server: TestServer;
-  before(async () => {
-    server = await startTestServer({ clock });
-  });
-  after(() => server.close());
+  const { server } = useClockedServer('2026-06-10T10:00:00Z');
 
   const getPrograms = (fx: ScheduleFixture, query = '') => request(server.url, 'GET', `/api/v1/stations/${fx.station.slug}/programs${query}`, { token: fx.token });
 
@@ -63,13 +57,7 @@ describe('programs GET …/programs', () => {
 });
 
 describe('current broadcast GET …/broadcast/current', () => {
-  const clock = new ManualClock('2026-06-10T10:00:00Z');
-  let server: TestServer;
-  before(async () => {
-    server = await startTestServer({ clock });
-  });
-  after(() => server.close());
-  beforeEach(() => clock.set('2026-06-10T10:00:00Z'));
+  const { clock, server } = useClockedServer('2026-06-10T10:00:00Z', { reset: true });
 
   const getCurrent = (fx: ScheduleFixture) => request(server.url, 'GET', `/api/v1/stations/${fx.station.slug}/broadcast/current`, { token: fx.token });
 
