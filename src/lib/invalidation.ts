@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Redis } from './redis.ts';
 import { keys } from './keys.ts';
 import type { Logger } from './logger.ts';
@@ -5,6 +6,11 @@ import type { Logger } from './logger.ts';
 /** `reads`: a listener read's data changed (id `<stationId>:<area>`, lib/readCache.ts). */
 export type InvalidationTopic = 'station' | 'credential' | 'reads' | 'webhooks';
 type Handler = (id: string) => void;
+
+/** Topics whose change must hold in every process on the next read (a revoked credential, a station offline). */
+const CONFIRMED: ReadonlySet<InvalidationTopic> = new Set(['station', 'credential']);
+/** How long a writer waits for the other processes' acknowledgements before it answers anyway. */
+const CONFIRM_TIMEOUT_MS = 1000;
 
 /**
  * Cross-process cache invalidation. A writer calls `invalidate()` after its transaction commits; the
@@ -16,6 +22,10 @@ export class Invalidation {
   private readonly publisher: Redis;
   private readonly subscriber: Redis;
   private readonly logger: Logger;
+  /** This process' prefix for confirmation tokens, and the confirmations it waits for. */
+  private readonly instance = randomBytes(6).toString('hex');
+  private sequence = 0;
+  private readonly waiting = new Map<string, { received: number; expected: number | null; done(): void }>();
   constructor(publisher: Redis, subscriber: Redis, logger: Logger) {
     this.publisher = publisher;
     this.subscriber = subscriber;
@@ -24,11 +34,22 @@ export class Invalidation {
 
   async start(): Promise<void> {
     this.subscriber.on('message', (channel: string, message: string) => {
-      if (channel !== keys.invalidateChannel) return;
-      const sep = message.indexOf(':');
-      this.runLocal(message.slice(0, sep) as InvalidationTopic, message.slice(sep + 1));
+      if (channel === keys.invalidateChannel) {
+        const sep = message.indexOf(':');
+        this.runLocal(message.slice(0, sep) as InvalidationTopic, message.slice(sep + 1));
+      } else if (channel === keys.invalidateSyncChannel) {
+        // `<token> <topic>:<id>`: drop the entry, then tell the writer it is gone here.
+        const space = message.indexOf(' ');
+        const rest = message.slice(space + 1);
+        const sep = rest.indexOf(':');
+        this.runLocal(rest.slice(0, sep) as InvalidationTopic, rest.slice(sep + 1));
+        this.publisher.publish(keys.invalidateAckChannel, message.slice(0, space)).catch(() => undefined);
+      } else if (channel === keys.invalidateAckChannel) {
+        const waiter = this.waiting.get(message);
+        if (waiter && ++waiter.received >= (waiter.expected ?? Infinity)) waiter.done();
+      }
     });
-    await this.subscriber.subscribe(keys.invalidateChannel);
+    await this.subscriber.subscribe(keys.invalidateChannel, keys.invalidateSyncChannel, keys.invalidateAckChannel);
   }
 
   on(topic: InvalidationTopic, handler: Handler): void {
@@ -37,12 +58,39 @@ export class Invalidation {
     this.handlers.set(topic, list);
   }
 
+  /**
+   * Drops the entry here and in every process. Station and credential changes are confirmed: the call
+   * returns once every web and worker process has dropped it (or after CONFIRM_TIMEOUT_MS), so a
+   * revocation or an offline switch holds on the very next read anywhere, not a pub/sub hop later.
+   */
   async invalidate(topic: InvalidationTopic, id: string): Promise<void> {
     this.runLocal(topic, id);
     try {
+      // The plain channel still carries every change: the gateway's bridge listens there.
       await this.publisher.publish(keys.invalidateChannel, `${topic}:${id}`);
+      if (CONFIRMED.has(topic)) await this.confirmed(`${topic}:${id}`);
     } catch (err) {
       this.logger.warn({ err, topic }, 'could not broadcast cache invalidation');
+    }
+  }
+
+  private async confirmed(change: string): Promise<void> {
+    const token = `${this.instance}.${++this.sequence}`;
+    let timer: NodeJS.Timeout | undefined;
+    const done = new Promise<void>((resolve) => {
+      this.waiting.set(token, { received: 0, expected: null, done: resolve });
+      timer = setTimeout(resolve, CONFIRM_TIMEOUT_MS);
+    });
+    try {
+      // PUBLISH answers how many subscribers received it: the acknowledgements to wait for.
+      const receivers = await this.publisher.publish(keys.invalidateSyncChannel, `${token} ${change}`);
+      const waiter = this.waiting.get(token)!;
+      waiter.expected = receivers;
+      if (waiter.received >= receivers) waiter.done();
+      await done;
+    } finally {
+      clearTimeout(timer);
+      this.waiting.delete(token);
     }
   }
 

@@ -6,6 +6,13 @@ export const keys = {
   feedChannelPattern: 'waveline:feed:*',
   /** Pub/sub channel on which writers tell every process to drop cached stations and credentials. */
   invalidateChannel: 'waveline:invalidate',
+  /**
+   * Pub/sub channels of confirmed invalidations (station and credential changes): every web and worker
+   * process drops the entry and answers on the ack channel, so the admin write returns only once every
+   * process would refuse or show the change on its next read (src/lib/invalidation.ts).
+   */
+  invalidateSyncChannel: 'waveline:invalidate:sync',
+  invalidateAckChannel: 'waveline:invalidate:ack',
   /** Pub/sub channel on which workers report how awaited jobs ended (src/lib/jobResults.ts). */
   jobResultsChannel: 'waveline:job-results',
   /** Prefix for rate-limiter buckets. */
