@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/lib/logger.ts';
 import { migrate } from '../src/roles/migrate.ts';
-import { createServices } from '../src/services.ts';
+import { createWebServices } from '../src/services.ts';
 import { startWeb } from '../src/roles/web.ts';
 import { encodeCursor, type CursorKey, type Listing } from '../src/domains/content/cursor.ts';
 import { parseFilters } from '../src/domains/content/filters.ts';
@@ -50,7 +50,7 @@ const config = loadConfig();
 await recreateBenchDatabase();
 await migrate(config);
 const logger = createLogger(config, 'bench');
-const svc = await createServices(config, logger);
+const svc = await createWebServices(config, logger);
 const web = await startWeb(svc, 0, logger);
 const base = `http://127.0.0.1:${(web.server.address() as AddressInfo).port}`;
 

@@ -13,13 +13,14 @@ import { RateLimits } from './http/ratelimit.ts';
 import { ReadCache } from './lib/readCache.ts';
 import { WebhookSubscriptions } from './domains/webhooks/subscriptions.ts';
 
-/** Bounds how long a lost invalidation message can leave an answer stale, like the station cache's TTL. */
-const READ_CACHE_MAX_AGE_MS = 10_000;
 import { join } from 'node:path';
 import { DEFAULT_JOB_OPTIONS } from './lib/queue.ts';
 import { persistLocalQueues, saveLocalQueues } from './lib/embedded/localQueue.ts';
 
-/** Everything a web process or worker needs, built once and closed once. */
+/** Bounds how long a lost invalidation message can leave an answer stale, like the station cache's TTL. */
+const READ_CACHE_MAX_AGE_MS = 10_000;
+
+/** What every process (web, worker, admin command) needs, built once and closed once. */
 export interface Services {
   config: Readonly<Config>;
   logger: Logger;
@@ -32,13 +33,25 @@ export interface Services {
   /** Reports how awaited jobs ended (workers). */
   jobResults: JobResults;
   stations: StationCache;
+  /** Which webhooks want which events, per station (cached; no query for a station without webhooks). */
+  webhooks: WebhookSubscriptions;
+  close(): Promise<void>;
+}
+
+/** What only a web process serves requests with: the credential gate's cache, the rate limits, the read cache. */
+export interface WebServices extends Services {
   credentials: CredentialCache;
   rateLimits: RateLimits;
   /** Listener reads' answers (bytes + ETag), dropped by `reads`/`station` invalidation. */
   reads: ReadCache;
-  /** Which webhooks want which events, per station (cached; no query for a station without webhooks). */
-  webhooks: WebhookSubscriptions;
-  close(): Promise<void>;
+}
+
+// Route handlers get the web's services: the framework (src/http/) names them through its registry
+// rather than importing this file (docs/architecture.md, "Layers").
+declare module './http/subjects.ts' {
+  interface RouteSubjects {
+    services: WebServices;
+  }
 }
 
 export async function createServices(config: Readonly<Config>, logger: Logger, options: { clock?: Clock } = {}): Promise<Services> {
@@ -67,9 +80,6 @@ export async function createServices(config: Readonly<Config>, logger: Logger, o
     jobs,
     jobResults,
     stations: new StationCache(db, invalidation),
-    credentials: new CredentialCache(db, invalidation, logger),
-    rateLimits: new RateLimits(redis, config.rateLimits),
-    reads: new ReadCache(config.readCacheMaxBytes, READ_CACHE_MAX_AGE_MS, invalidation),
     webhooks: new WebhookSubscriptions(db, invalidation),
     async close() {
       await jobs.close();
@@ -78,5 +88,16 @@ export async function createServices(config: Readonly<Config>, logger: Logger, o
       await redis.quit().catch(() => redis.disconnect());
       await db.destroy();
     },
+  };
+}
+
+/** The services of a web process (or of `waveline dev`, whose workers share them). */
+export async function createWebServices(config: Readonly<Config>, logger: Logger, options: { clock?: Clock } = {}): Promise<WebServices> {
+  const svc = await createServices(config, logger, options);
+  return {
+    ...svc,
+    credentials: new CredentialCache(svc.db, svc.invalidation, logger),
+    rateLimits: new RateLimits(svc.redis, config.rateLimits),
+    reads: new ReadCache(config.readCacheMaxBytes, READ_CACHE_MAX_AGE_MS, svc.invalidation),
   };
 }

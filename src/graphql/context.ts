@@ -1,6 +1,6 @@
 import type { Station, ModuleKey } from '../domains/stations/model.ts';
 import type { Credential } from '../domains/auth/model.ts';
-import type { Services } from '../services.ts';
+import type { WebServices } from '../services.ts';
 import { ModuleDisabledError } from '../lib/errors.ts';
 import { readKey, type ReadArea, type Representation } from '../lib/readCache.ts';
 
@@ -8,7 +8,7 @@ import { readKey, type ReadArea, type Representation } from '../lib/readCache.ts
 // resolvers (resolvers.ts) and the read resolvers (reads.ts) both import it and not each other.
 
 export type GraphQLContext = {
-  svc: Services;
+  svc: WebServices;
   station: Station;
   credential: Credential;
   /** The X-Preview-Grant header, for previewEditorial. */

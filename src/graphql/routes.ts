@@ -9,7 +9,7 @@ import { ErrorBody, StationSlugParams, Type } from '../http/schema.ts';
 import { validate } from '../http/validate.ts';
 import { MethodNotAllowedError, NotAcceptableError, UnsupportedMediaTypeError, ValidationError } from '../lib/errors.ts';
 import { limitRules } from './limits.ts';
-import type { Services } from '../services.ts';
+import type { WebServices } from '../services.ts';
 import type { Station } from '../domains/stations/model.ts';
 import type { Credential } from '../domains/auth/model.ts';
 import { statusFor } from './errors.ts';
@@ -50,7 +50,7 @@ function validateOnce(target: GraphQLSchema, document: DocumentNode, rules?: rea
   return errors;
 }
 
-type Extra = { svc: Services; station: Station; credential: Credential; result: GraphQLContext };
+type Extra = { svc: WebServices; station: Station; credential: Credential; result: GraphQLContext };
 
 /**
  * Root fields whose answers come only from the cached listener reads (graphql/reads.ts, resolvers.ts)
@@ -137,7 +137,7 @@ function checkQueryParameters(query: Record<string, unknown>): void {
  * areas its reads showed and the earliest instant one of them changes: the same request then skips
  * parsing, execution and serialisation until a write to one of those areas or that instant.
  */
-async function serve(ctx: Context, svc: Services, station: Station, credential: Credential, query?: Record<string, unknown>): Promise<void> {
+async function serve(ctx: Context, svc: WebServices, station: Station, credential: Credential, query?: Record<string, unknown>): Promise<void> {
   checkAccept(ctx.get('accept'));
   let operation: Record<string, unknown> | null = null;
   if (ctx.method === 'POST') operation = await readOperation(ctx);
@@ -207,7 +207,9 @@ const common = {
   path: '/api/v1/stations/{stationSlug}/graphql',
   tags: ['graphql'],
   surface: 'graphql' as const,
+  station: 'slug' as const,
   scope: 'listener:read' as const,
+  methodNotAllowed: true,
   module: 'graphql' as const,
   rateLimit: 'graphql' as const,
   params: StationSlugParams,

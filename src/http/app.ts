@@ -1,10 +1,10 @@
 import Koa, { type Middleware } from 'koa';
 import { Router } from '@koa/router';
-import type { Services } from '../services.ts';
-import { envelope } from './envelope.ts';
-import { mountRoute, routeMiddleware } from './route.ts';
+import type { Duplex } from 'node:stream';
+import type { RouteServices as Services } from './subjects.ts';
+import { answerClientError, envelope, type ErrorShape, type Unrouted } from './envelope.ts';
+import { mountRoute, routeMiddleware, type RouteSpec } from './route.ts';
 import { RouteTable } from './dispatch.ts';
-import { allRoutes } from './routes.ts';
 import { requestObserver } from './observe.ts';
 import { queueDashboard, QUEUES_PATH } from './queueDashboard.ts';
 
@@ -14,8 +14,15 @@ import { queueDashboard, QUEUES_PATH } from './queueDashboard.ts';
  */
 const LISTENER_PREFIX = '/api/v1/stations/';
 
-/** The web role's Koa app, without `listen` (tests bind it to an ephemeral port). */
-export function buildApp(svc: Services): Koa {
+/** The web role's Koa app (without `listen`: tests bind it to an ephemeral port) and its answer to unreadable requests. */
+export interface WebApp {
+  koa: Koa;
+  /** For the server's `clientError`: a request Node's parser refused, answered in its path's error shape. */
+  onClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex): void;
+}
+
+/** Serves `routes` (the composition's table, src/routes.ts) with `svc`. */
+export function buildApp(svc: Services, routes: readonly RouteSpec[]): WebApp {
   // ctx.ip (per-IP limits) is the X-Forwarded-For entry the trusted proxies appended, counted from the
   // right; what a client writes to the left of it is never read. 0 hops: the socket address.
   const hops = svc.config.trustedProxyHops;
@@ -24,7 +31,7 @@ export function buildApp(svc: Services): Koa {
   const listener = new RouteTable();
   const admin = new Router();
   const other = new Router();
-  for (const route of allRoutes) {
+  for (const route of routes) {
     if (route.path.startsWith(LISTENER_PREFIX)) listener.add(route.method, route.path, routeMiddleware(route, svc));
     else mountRoute(route.path.startsWith('/admin/') ? admin : other, route, svc);
   }
@@ -32,7 +39,8 @@ export function buildApp(svc: Services): Koa {
   const adminRoutes = admin.routes() as unknown as Middleware;
   const otherRoutes = other.routes() as unknown as Middleware;
   const queues = queueDashboard(svc);
-  app.use(envelope(svc.logger, requestObserver(svc.config, svc.logger, svc.config.observability.metrics)));
+  const unrouted = unroutedAnswers(routes);
+  app.use(envelope(svc.logger, requestObserver(svc.config, svc.logger, svc.config.observability.metrics), unrouted));
   app.use((ctx, next) => {
     const path = ctx.path;
     if (path.startsWith(LISTENER_PREFIX)) return listenerRoutes(ctx, next);
@@ -40,5 +48,33 @@ export function buildApp(svc: Services): Koa {
     if (path.startsWith('/admin/')) return adminRoutes(ctx, next);
     return otherRoutes(ctx, next);
   });
-  return app;
+  return { koa: app, onClientError: (err, socket) => answerClientError(err, socket, unrouted) };
+}
+
+const METHOD_ORDER = ['get', 'post', 'put', 'patch', 'delete'];
+
+/**
+ * What a request no route took is answered with, from what the routes declare: under the parent path of
+ * a route with the legacy error shape (ingest's `/api/v1/integrations/`), errors keep that shape; a path
+ * whose routes set `methodNotAllowed` answers another method with 405 and `Allow` naming theirs.
+ */
+export function unroutedAnswers(routes: readonly RouteSpec[]): Unrouted {
+  const legacyFamilies = [...new Set(routes.filter((r) => r.errorShape === 'legacy').map((r) => r.path.slice(0, r.path.lastIndexOf('/') + 1)))];
+  const methods = new Map<string, Set<string>>();
+  for (const route of routes) {
+    if (!route.methodNotAllowed) continue;
+    const set = methods.get(route.path) ?? new Set<string>();
+    set.add(route.method);
+    methods.set(route.path, set);
+  }
+  const allows = [...methods].map(([path, set]) => ({
+    pattern: new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`),
+    allow: METHOD_ORDER.filter((m) => set.has(m))
+      .map((m) => m.toUpperCase())
+      .join(', '),
+  }));
+  return {
+    shape: (path): ErrorShape => (legacyFamilies.some((family) => path.startsWith(family)) ? 'legacy' : 'listener'),
+    allow: (path) => allows.find((entry) => entry.pattern.test(path))?.allow ?? null,
+  };
 }

@@ -112,3 +112,44 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
   if (unstorable) throw new ValidationError('Invalid request body.', [unstorableIssue(unstorable)]);
   return parsed;
 }
+
+function tooLargeFor(ctx: Context, limit: number): PayloadTooLargeError {
+  // The rest of the body stays unread; closing the connection keeps it from being drained.
+  ctx.set('Connection', 'close');
+  return new PayloadTooLargeError(`Request body must be at most ${limit} bytes.`);
+}
+
+function notAnObject(message: string): ValidationError {
+  return new ValidationError('Invalid request body.', [{ path: 'body', code: 'invalid_json', message }]);
+}
+
+/**
+ * A strict JSON object body (`bodyParser: 'json-object'`, what encoders send to ingest): 415 unless
+ * `Content-Type: application/json` without a Content-Encoding, 413 past `limit` bytes (refused as soon as
+ * the declared length or the bytes read pass it), 400 unless UTF-8 JSON holding an object.
+ */
+export async function readJsonObject(ctx: Context, limit: number): Promise<Record<string, unknown>> {
+  const mediaType = ctx.get('content-type').split(';')[0].trim().toLowerCase();
+  if (mediaType !== 'application/json') throw new UnsupportedMediaTypeError('Content-Type must be application/json.');
+  const encoding = ctx.get('content-encoding').trim().toLowerCase();
+  if (encoding && encoding !== 'identity') throw new UnsupportedMediaTypeError('Content-Encoding is not supported; send the JSON body uncompressed.');
+  const declared = ctx.get('content-length');
+  if (declared && Number(declared) > limit) throw tooLargeFor(ctx, limit);
+  const bytes = await readLimited(ctx.req, limit);
+  if (bytes === 'too-large') throw tooLargeFor(ctx, limit);
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw notAnObject('body must be UTF-8 encoded JSON');
+  }
+  if (text.trim() === '') throw notAnObject('body must be a JSON object');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw notAnObject('body must be valid JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw notAnObject('body must be a JSON object');
+  return parsed as Record<string, unknown>;
+}

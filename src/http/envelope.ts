@@ -34,11 +34,23 @@ export const CORS_EXPOSE_HEADERS = [
 export type ErrorShape = 'listener' | 'legacy';
 
 /**
+ * What the envelope answers for a request no route took, learnt from the route table (app.ts): the error
+ * shape of the path's family, and `Allow` for a path whose routes answer another method with 405.
+ */
+export interface Unrouted {
+  shape(path: string): ErrorShape;
+  /** The path's methods for a 405, or null for a 404. */
+  allow(path: string): string | null;
+}
+
+const NOTHING_ROUTED: Unrouted = { shape: () => 'listener', allow: () => null };
+
+/**
  * The outermost middleware of every route: request id, CORS (preflight answered here, before any
  * credential check), `Cache-Control: no-store` by default, and one place that turns every failure
  * into the contract's error body. A 500 never carries a stack or SQL.
  */
-export function envelope(logger: Logger, observe: RequestObserver | null = null) {
+export function envelope(logger: Logger, observe: RequestObserver | null = null, unrouted: Unrouted = NOTHING_ROUTED) {
   return async function envelopeMiddleware(ctx: Context, next: Next): Promise<void> {
     const startedAt = observe ? performance.now() : 0;
     const incoming = ctx.req.headers['x-request-id'];
@@ -60,11 +72,11 @@ export function envelope(logger: Logger, observe: RequestObserver | null = null)
       const badTarget = targetIssue(ctx.req.url ?? '');
       const badHeader = badTarget ? null : headerIssue(ctx.req.rawHeaders);
       if (badTarget || badHeader) {
-        if (ctx.path.startsWith(INTEGRATIONS_PREFIX)) ctx.state.errorShape = 'legacy' satisfies ErrorShape;
+        if (unrouted.shape(ctx.path) === 'legacy') ctx.state.errorShape = 'legacy' satisfies ErrorShape;
         throw badTarget ? new ValidationError('Invalid request URL.', [badTarget]) : new ValidationError('Invalid request header.', [badHeader!]);
       }
       await next();
-      if (ctx.status === 404 && ctx.body == null && ctx.respond !== false) throw noRoute(ctx);
+      if (ctx.status === 404 && ctx.body == null && ctx.respond !== false) throw noRoute(ctx, unrouted);
     } catch (raw) {
       const err = normalise(raw);
       if (!(err instanceof WavelineError)) {
@@ -97,21 +109,15 @@ function envelopeHeaders(res: ServerResponse, requestId: string): void {
 }
 
 /**
- * No route answered. Under the encoder integrations the error keeps their legacy `{error: string}`
- * shape, and the ingest path with another method than POST is 405 with `Allow: POST`; the GraphQL
- * endpoint with another method than GET or POST is 405 with `Allow: GET, POST`.
+ * No route answered: 405 with `Allow` on a path whose routes say so (ingest: `Allow: POST`; GraphQL:
+ * `Allow: GET, POST`), else 404 — in the error shape of the path's family (ingest's `{error: string}`
+ * under the integrations path).
  */
-function noRoute(ctx: Context): Error {
-  if (GRAPHQL_PATH.test(ctx.path)) return new MethodNotAllowedError('GET, POST');
-  if (!ctx.path.startsWith(INTEGRATIONS_PREFIX)) return new NotFoundError('No such route.');
-  ctx.state.errorShape = 'legacy' satisfies ErrorShape;
-  return ctx.path === INGEST_PATH ? new MethodNotAllowedError('POST') : new NotFoundError('No such route.');
+function noRoute(ctx: Context, unrouted: Unrouted): Error {
+  if (unrouted.shape(ctx.path) === 'legacy') ctx.state.errorShape = 'legacy' satisfies ErrorShape;
+  const allow = unrouted.allow(ctx.path);
+  return allow ? new MethodNotAllowedError(allow) : new NotFoundError('No such route.');
 }
-
-const INTEGRATIONS_PREFIX = '/api/v1/integrations/';
-const INGEST_PATH = '/api/v1/integrations/playback';
-/** The GraphQL endpoint answers GET and POST; another method is 405 in the contract's body. */
-const GRAPHQL_PATH = /^\/api\/v1\/stations\/[^/]+\/graphql\/?$/;
 
 /**
  * Errors thrown by body readers carry an HTTP status; give them our codes. Postgres unreachable is 503
@@ -154,15 +160,15 @@ export function writeError(ctx: Context, err: unknown, requestId: string): void 
  * body; this one is the contract's error (ingest's `{error: string}` under the integrations path) with
  * an `X-Request-Id`, and the connection is closed.
  */
-export function answerClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex): void {
+export function answerClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex, unrouted: Unrouted = NOTHING_ROUTED): void {
   if (!socket.writable || err.code === 'ECONNRESET') {
     socket.destroy();
     return;
   }
   const requestId = randomUUID();
   const message = err.code === 'HPE_HEADER_OVERFLOW' ? 'Request headers are too large.' : 'Malformed HTTP request: the request line or a header holds bytes HTTP does not allow (NUL, control characters).';
-  const requestLine = err.rawPacket?.subarray(0, 64).toString('latin1') ?? '';
-  const legacy = /^[A-Z]+ \/api\/v1\/integrations\//.test(requestLine);
+  const target = /^[A-Z]+ (\/[^\s?#]*)/.exec(err.rawPacket?.subarray(0, 256).toString('latin1') ?? '');
+  const legacy = target !== null && unrouted.shape(target[1]) === 'legacy';
   const body = JSON.stringify(legacy ? { error: message } : { error: { code: 'VALIDATION_ERROR', message, requestId } });
   socket.end(
     `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +

@@ -1,15 +1,32 @@
 import type { Context } from 'koa';
-import { ModuleDisabledError, NotFoundError, UnauthenticatedError } from '../lib/errors.ts';
+import { ForbiddenError, ModuleDisabledError, NotFoundError, UnauthenticatedError, ValidationError } from '../lib/errors.ts';
 import { hashToken, isWellFormedToken, safeEqual, TOKEN_LENGTH } from '../lib/tokens.ts';
-import { isPublic, type RouteCredential as Credential, type RouteModuleKey as ModuleKey, type RouteScope as Scope, type RouteStation as Station } from './subjects.ts';
-import type { Services } from '../services.ts';
+import {
+  isPublic,
+  type FrameworkServices as Services,
+  type RouteCredential as Credential,
+  type RouteModuleKey as ModuleKey,
+  type RouteScope as Scope,
+  type RouteStation as Station,
+} from './subjects.ts';
 import type { LimitName } from './ratelimit.ts';
 
-// The listener gates, in the order decisions.md fixes: station → credential → rate limit → module.
-// A gate is a plain check on the context (throwing to refuse); route.ts runs a route's gates in one
-// middleware, so a listener read pays for one function call per gate, not a middleware hop.
+// The gates, in the order decisions.md fixes for listener routes: station → credential → rate limit →
+// module. A gate is a plain check on the context (throwing to refuse); route.ts runs a route's gates in
+// one middleware, so a listener read pays for one function call per gate, not a middleware hop.
 
 export type Gate = (ctx: Context) => Promise<void> | void;
+
+/**
+ * Where a route names its station, which decides how a station it cannot serve is refused:
+ * - `slug`: the `{stationSlug}` path parameter (listener reads, GraphQL, push) — 404 before the credential;
+ * - `id`: the `{stationId}` path parameter (media bytes) — the same 404;
+ * - `body`: `stationId` in the JSON body (the REST preview) — the same 404, after the body is validated;
+ * - `query`: exactly one of `stationSlug`/`stationId` in the query, naming the credential's own station
+ *   (ingest) — an unknown one answers 401 like a wrong credential, an inactive one 403 once the
+ *   credential is proven, both after the query is validated.
+ */
+export type StationSource = 'slug' | 'id' | 'body' | 'query';
 
 export function stationOf(ctx: Context): Station {
   const station = ctx.state.station as Station | undefined;
@@ -42,15 +59,51 @@ export function stationGate(svc: Services): Gate {
   };
 }
 
-/** For routes that name the station by id (media bytes): the same 404 as the slug gate. */
-export function stationByIdGate(svc: Services): Gate {
+/** For routes that name the station by id (media bytes; the REST preview's body): the same 404 as the slug gate. */
+export function stationByIdGate(svc: Services, idOf: (ctx: Context) => unknown = (ctx) => ctx.params.stationId): Gate {
   return function stationById(ctx: Context): Promise<void> | void {
-    const id = ctx.params.stationId as string | undefined;
-    if (id === undefined || id.length < 1 || id.length > 80) throw new NotFoundError('Station not found.');
+    const id = idOf(ctx);
+    if (typeof id !== 'string' || id.length < 1 || id.length > 80) throw new NotFoundError('Station not found.');
     const hit = svc.stations.peekById(id);
     if (hit !== undefined) return admitStation(ctx, hit);
     return svc.stations.byIdOrNull(id).then((found) => admitStation(ctx, found));
   };
+}
+
+/**
+ * The station an integration names in its (validated) query, exactly one of `stationSlug`/`stationId`:
+ * 400 for both or neither; 401 UNAUTHENTICATED, like a wrong credential, for an unknown one. Inactive
+ * stations pass here (the credential decides first); `activeStationGate` refuses them after it.
+ */
+export function credentialStationGate(svc: Services): Gate {
+  return async function credentialStation(ctx: Context): Promise<void> {
+    const query = ctx.state.query as { stationSlug?: string; stationId?: string };
+    if ((query.stationSlug === undefined) === (query.stationId === undefined)) {
+      throw new ValidationError('Invalid query parameters.', [{ path: 'stationSlug', code: 'invalid_value', message: 'send exactly one of stationSlug or stationId' }]);
+    }
+    const station = query.stationSlug !== undefined ? await svc.stations.bySlugOrNull(query.stationSlug) : await svc.stations.byIdOrNull(query.stationId as string);
+    if (!station) throw new UnauthenticatedError();
+    ctx.state.station = station;
+  };
+}
+
+/** 403 FORBIDDEN for an inactive station (after the credential gate, on routes where the station is the credential's). */
+export function activeStationGate(ctx: Context): void {
+  if (!stationOf(ctx).active) throw new ForbiddenError('The station is inactive.');
+}
+
+/** The gates that find a route's station, named where `source` says. */
+export function stationGates(svc: Services, source: StationSource): { before: Gate; afterCredential?: Gate } {
+  switch (source) {
+    case 'slug':
+      return { before: stationGate(svc) };
+    case 'id':
+      return { before: stationByIdGate(svc) };
+    case 'body':
+      return { before: stationByIdGate(svc, (ctx) => (ctx.state.body as { stationId?: unknown } | undefined)?.stationId) };
+    case 'query':
+      return { before: credentialStationGate(svc), afterCredential: activeStationGate };
+  }
 }
 
 const BEARER = /^Bearer ([^\s]+)$/;

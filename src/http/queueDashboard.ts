@@ -4,7 +4,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { KoaAdapter } from '@bull-board/koa';
 import { NotFoundError, UnauthenticatedError } from '../lib/errors.ts';
 import { safeEqual } from '../lib/tokens.ts';
-import type { Services } from '../services.ts';
+import type { FrameworkServices as Services } from './subjects.ts';
 
 /** Where the queue dashboard is served (docs/operations.md, "Queues at a glance"). */
 export const QUEUES_PATH = '/admin/queues';

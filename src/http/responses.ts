@@ -23,8 +23,8 @@ export function adminErrorResponses(notFound = 'Station not found.', extra: Reco
   };
 }
 
-/** The common part of a listener read: tag, surface, credential scope and rate limit. */
-export const listenerRead = { tags: ['listener'], surface: 'listener' as const, scope: 'listener:read' as const, rateLimit: 'listener' as const };
+/** The common part of a listener read: tag, surface, the station (by slug), credential scope and rate limit. */
+export const listenerRead = { tags: ['listener'], surface: 'listener' as const, station: 'slug' as const, scope: 'listener:read' as const, rateLimit: 'listener' as const };
 
 /** The common part of an admin route: tag and surface (the operator token). */
 export const adminWrite = { tags: ['admin'], surface: 'admin' as const };

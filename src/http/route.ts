@@ -1,22 +1,28 @@
 import type { Context, Middleware } from 'koa';
 import type { Router, RouterMiddleware } from '@koa/router';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import type { RouteCredential as Credential, RouteModuleKey as ModuleKey, RouteScope as Scope, RouteStation as Station } from './subjects.ts';
-import type { Services } from '../services.ts';
-import { adminGate, credentialGate, moduleGate, rateLimitGate, stationGate, type Gate } from './gates.ts';
+import type {
+  RouteCredential as Credential,
+  RouteModuleKey as ModuleKey,
+  RouteScope as Scope,
+  RouteServices as Services,
+  RouteStation as Station,
+} from './subjects.ts';
+import { adminGate, credentialGate, moduleGate, rateLimitGate, stationGates, type Gate, type StationSource } from './gates.ts';
 import type { LimitName } from './ratelimit.ts';
 import { sendCacheable, sendJson } from './etag.ts';
 import { readKey, Representation, type ReadArea } from '../lib/readCache.ts';
 import { validate } from './validate.ts';
-import { byteLimit, readJsonBody } from './body.ts';
+import { byteLimit, readJsonBody, readJsonObject } from './body.ts';
+import type { ErrorShape } from './envelope.ts';
 
 /**
- * Who a route serves, which decides its middleware:
- * - listener: station gate → credential(scope) → rate limit → module → validate; JSON with ETag/304
- * - push, graphql: the same gates, plain answers (no ETag layer)
- * - admin:    operator token; JSON
- * - media:    anonymous; the route's `gates` (its station) → rate limit → module; bytes, not JSON
- * - ingest, system: the route handles its own gates (documented on the route)
+ * Who a route serves. Its gates come from what the definition declares (`station`, `scope`,
+ * `rateLimit`, `module`; the operator token for admin), in one order for every surface:
+ * station → credential(scope) → rate limit → module → validate → handler. The surface decides the rest:
+ * - listener: JSON with ETag/304 (and, with `cache`, answered from stored bytes)
+ * - push, graphql, ingest, media, system: plain answers (media: bytes, not JSON)
+ * - admin: the operator token before anything else; JSON
  */
 export type Surface = 'listener' | 'push' | 'graphql' | 'admin' | 'ingest' | 'media' | 'system';
 
@@ -52,20 +58,32 @@ export interface RouteSpec<P extends TSchema | undefined = TSchema | undefined, 
   description?: string;
   tags: string[];
   surface: Surface;
+  /** Where the station is named, found by the first gate (gates.ts, `StationSource`). */
+  station?: StationSource;
+  /** The credential scope the route needs (after the station gate). */
   scope?: Scope;
   module?: ModuleKey;
   rateLimit?: LimitName;
   params?: P;
   query?: Q;
   body?: B;
-  /** How the body is read: JSON (default when `body` is set), or left to the handler. */
-  bodyParser?: 'json' | 'none';
-  /** Largest JSON body accepted, default 1 MiB. */
-  bodyLimit?: string;
+  /**
+   * How the body is read: `json` (default when `body` is set: any JSON media type, gzip/deflate, no body
+   * validates `{}`), `json-object` (only `application/json`, uncompressed, a JSON object — what encoders
+   * send), or `none` (the handler reads it).
+   */
+  bodyParser?: 'json' | 'json-object' | 'none';
+  /** Largest JSON body accepted (`'64kb'` or bytes), default 1 MiB. */
+  bodyLimit?: string | number;
+  /** How errors are written: the contract's `{error: {code, …}}` (default) or ingest's `{error: string}`. */
+  errorShape?: ErrorShape;
+  /**
+   * Another method on this path answers 405 METHOD_NOT_ALLOWED with `Allow` naming the path's methods
+   * (ingest, GraphQL); without it, 404 like any unknown route.
+   */
+  methodNotAllowed?: boolean;
   /** Media type of a raw body the handler reads itself (`bodyParser: 'none'`), for OpenAPI. */
   rawBody?: string;
-  /** Media routes: gates that find the station (no slug in the path); the rate limit and module gates follow. */
-  gates?(svc: Services): Gate[];
   responses: Record<string, ResponseSpec>;
   /**
    * GET only: a page for browsers at the same address (GraphiQL on the GraphQL endpoint). A request whose
@@ -90,28 +108,18 @@ export function defineRoute<P extends TSchema | undefined = undefined, Q extends
 export const koaPath = (openapiPath: string): string => openapiPath.replace(/\{([^}]+)\}/g, ':$1');
 
 function gatesFor(route: RouteSpec, svc: Services): Gate[] {
-  switch (route.surface) {
-    case 'listener':
-    case 'push':
-    case 'graphql': {
-      const gates: Gate[] = [stationGate(svc)];
-      if (route.scope) gates.push(credentialGate(svc, route.scope));
-      if (route.rateLimit) gates.push(rateLimitGate(svc, route.rateLimit));
-      if (route.module) gates.push(moduleGate(route.module));
-      return gates;
-    }
-    case 'admin':
-      return [adminGate(svc)];
-    case 'media': {
-      // Anonymous: the listener order without the credential (station → rate limit by IP → module).
-      const gates: Gate[] = route.gates?.(svc) ?? [];
-      if (route.rateLimit) gates.push(rateLimitGate(svc, route.rateLimit));
-      if (route.module) gates.push(moduleGate(route.module));
-      return gates;
-    }
-    default:
-      return [];
-  }
+  if (route.surface === 'admin') return [adminGate(svc)];
+  // A credential belongs to one station: the route must say where that station is named.
+  if (route.scope && !route.station) throw new Error(`route ${route.operationId} declares a scope but not where its station is named (station)`);
+  const gates: Gate[] = [];
+  const station = route.station ? stationGates(svc, route.station) : undefined;
+  if (station) gates.push(station.before);
+  if (route.scope) gates.push(credentialGate(svc, route.scope));
+  if (station?.afterCredential) gates.push(station.afterCredential);
+  // Per credential when there is one, else per client IP (anonymous media).
+  if (route.rateLimit) gates.push(rateLimitGate(svc, route.rateLimit));
+  if (route.module) gates.push(moduleGate(route.module));
+  return gates;
 }
 
 /** What a listener read that takes no parameters validates its query with: unknown ones are 400, as on every other. */
@@ -122,21 +130,32 @@ const NO_PARAMETERS = Type.Object({}, { additionalProperties: false });
  * validation, handler — rather than a chain of middleware, so a request pays for one call.
  */
 export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
-  const legacyErrors = route.surface === 'ingest';
+  const legacyErrors = route.errorShape === 'legacy';
   const gates = gatesFor(route, svc);
-  const parsesJson = route.body !== undefined && route.bodyParser !== 'none';
+  const parser = route.body === undefined ? 'none' : (route.bodyParser ?? 'json');
   const querySchema = route.query ?? (route.surface === 'listener' && route.method === 'get' ? NO_PARAMETERS : undefined);
   const jsonLimit = byteLimit(route.bodyLimit ?? '1mb');
   const readsBody = (method: string): boolean => method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE';
+  // The input that names the station is validated before the gates (they read it from ctx.state);
+  // everything else after them, so a request without a credential learns nothing from validation.
+  const namedIn = route.station === 'query' || route.station === 'body' ? route.station : null;
+
+  const readQuery = (ctx: Context): unknown => (querySchema ? validate(querySchema, 'query', { ...ctx.query }) : undefined);
+  const readBody = async (ctx: Context): Promise<unknown> => {
+    if (parser === 'none' || !route.body) return undefined;
+    if (parser === 'json-object') return validate(route.body, 'body', await readJsonObject(ctx, jsonLimit));
+    const raw = readsBody(ctx.method) ? await readJsonBody(ctx, jsonLimit) : undefined;
+    return validate(route.body, 'body', raw === undefined ? {} : raw);
+  };
+  const readNamingInput = async (ctx: Context): Promise<void> => {
+    if (namedIn === 'query') ctx.state.query = readQuery(ctx);
+    else ctx.state.body = await readBody(ctx);
+  };
 
   const compute = async (ctx: Context): Promise<unknown> => {
     const params = route.params ? validate(route.params, 'params', { ...ctx.params }) : undefined;
-    const query = querySchema ? validate(querySchema, 'query', { ...ctx.query }) : undefined;
-    let body: unknown;
-    if (parsesJson && route.body) {
-      const raw = readsBody(ctx.method) ? await readJsonBody(ctx, jsonLimit) : undefined;
-      body = validate(route.body, 'body', raw === undefined ? {} : raw);
-    }
+    const query = namedIn === 'query' ? ctx.state.query : readQuery(ctx);
+    const body = namedIn === 'body' ? ctx.state.body : await readBody(ctx);
     return route.handler({
       ctx,
       svc,
@@ -183,8 +202,9 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
   const page = route.page;
   const run: Middleware = (ctx) => {
     ctx.state.route = route.path; // the template, for metrics and the request log (observe.ts)
-    if (legacyErrors) ctx.state.errorShape = 'legacy';
+    if (legacyErrors) ctx.state.errorShape = 'legacy' satisfies ErrorShape;
     if (page && prefersHtml(ctx)) return Promise.resolve(page(ctx, svc));
+    if (namedIn) return readNamingInput(ctx).then(() => runFrom(ctx, 0));
     return runFrom(ctx, 0);
   };
   return run;

@@ -1,12 +1,19 @@
-// What the framework knows of the station, credential, scope and module a route is gated by — without
-// importing a domain. The domains fill the registry in by declaration merging (as Koa's DefaultState
+import type { Queue } from 'bullmq';
+import type { Config } from '../config.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { Logger } from '../lib/logger.ts';
+import type { ReadCache } from '../lib/readCache.ts';
+import type { RateLimits } from './ratelimit.ts';
+
+// What the framework knows of the station, credential, scope and module a route is gated by, and of
+// the services its handlers get — without importing a domain or the composition. The domains fill the registry in by declaration merging (as Koa's DefaultState
 // and Fastify's request decorations are), so handlers still get the domains' full types:
 //
 //   declare module '../../http/subjects.ts' { interface RouteSubjects { station: Station } }
 //
 // Unregistered, each falls back to the little the gates themselves read.
 
-/** Filled in by the domains (stations/model.ts, auth/model.ts). */
+/** Filled in by the domains (stations/model.ts, auth/model.ts) and the composition (services.ts). */
 export interface RouteSubjects {}
 
 type Subject<K extends string, Fallback> = RouteSubjects extends Record<K, infer T> ? T : Fallback;
@@ -28,10 +35,37 @@ export interface GatedCredential {
   revokedAt: Date | null;
 }
 
+/**
+ * What the framework itself uses of the services: the gates' lookups (answering synchronously from
+ * memory when they can: `undefined` means not cached), the rate limits, the read cache, the settings.
+ */
+export interface FrameworkServices {
+  config: Readonly<Config>;
+  logger: Logger;
+  clock: Clock;
+  stations: {
+    peekBySlug(slug: string): RouteStation | null | undefined;
+    bySlugOrNull(slug: string): Promise<RouteStation | null>;
+    peekById(id: string): RouteStation | null | undefined;
+    byIdOrNull(id: string): Promise<RouteStation | null>;
+  };
+  credentials: {
+    peek(hash: string): RouteCredential | null | undefined;
+    byHash(hash: string): Promise<RouteCredential | null>;
+    touch(credential: RouteCredential, now: Date): void;
+  };
+  rateLimits: RateLimits;
+  reads: ReadCache;
+  /** The BullMQ queues for the dashboard, or null when jobs run in-process. */
+  jobs: { bullQueues(): Queue[] | null };
+}
+
 export type RouteStation = Subject<'station', GatedStation>;
 export type RouteCredential = Subject<'credential', GatedCredential>;
 export type RouteScope = Subject<'scope', string>;
 export type RouteModuleKey = Subject<'moduleKey', string>;
+/** What route handlers get as `svc` (the composition's web services once registered). */
+export type RouteServices = Subject<'services', FrameworkServices>;
 
 /** A station listeners can reach: active and publicly online (anything else answers 404). */
 export const isPublic = (station: Pick<GatedStation, 'active' | 'publicOnline'>): boolean => station.active && station.publicOnline;

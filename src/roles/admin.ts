@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '../config.ts';
 import { createLogger } from '../lib/logger.ts';
 import { generateToken } from '../lib/tokens.ts';
-import { createServices } from '../services.ts';
+import { createWebServices } from '../services.ts';
 import { startWeb } from './web.ts';
 import { migrate } from './migrate.ts';
 import { openEmbedded } from '../lib/embedded/index.ts';
@@ -36,7 +36,7 @@ export async function run(baseConfig: Readonly<Config>): Promise<void> {
   const config = Object.freeze({ ...embedded.config, adminToken: generateToken() });
   const logger = createLogger({ ...config, logLevel: 'warn' }, 'admin');
   await migrate(config);
-  const svc = await createServices(config, logger);
+  const svc = await createWebServices(config, logger);
   const web = await startWeb(svc, 0, logger);
   try {
     const { port } = web.server.address() as AddressInfo;

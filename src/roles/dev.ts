@@ -2,7 +2,7 @@ import type { Config } from '../config.ts';
 import { initMetrics } from '../lib/metrics.ts';
 import { createLogger } from '../lib/logger.ts';
 import { Shutdown } from '../lib/shutdown.ts';
-import { createServices } from '../services.ts';
+import { createWebServices } from '../services.ts';
 import { migrate } from './migrate.ts';
 import { startWeb } from './web.ts';
 import { startGateway } from '../gateway/server.ts';
@@ -21,7 +21,7 @@ export async function run(configured: Readonly<Config>): Promise<void> {
   const config = embedded.config;
   const applied = await migrate(config);
   if (applied.length) logger.info({ applied }, 'migrations applied');
-  const svc = await createServices(config, logger);
+  const svc = await createWebServices(config, logger);
   shutdown.add('services', () => svc.close());
   const workers = await startWorkers(svc);
   shutdown.add('worker', () => workers.close());

@@ -4,17 +4,17 @@ import type { Config } from '../config.ts';
 import { initMetrics, startProcessMetrics } from '../lib/metrics.ts';
 import { createLogger, type Logger } from '../lib/logger.ts';
 import { Shutdown } from '../lib/shutdown.ts';
-import { createServices, type Services } from '../services.ts';
+import { createWebServices, type WebServices } from '../services.ts';
+import { allRoutes } from '../routes.ts';
 import { buildApp } from '../http/app.ts';
-import { answerClientError } from '../http/envelope.ts';
 
 /** Starts the Koa app on `port`; returns the server and a close function that drains in-flight requests. */
-export async function startWeb(svc: Services, port: number, logger: Logger): Promise<{ server: Server; close(): Promise<void> }> {
+export async function startWeb(svc: WebServices, port: number, logger: Logger): Promise<{ server: Server; close(): Promise<void> }> {
   startProcessMetrics(svc.config.observability);
-  const app = buildApp(svc);
-  const server = createServer(app.callback());
+  const app = buildApp(svc, allRoutes);
+  const server = createServer(app.koa.callback());
   server.keepAliveTimeout = 65_000; // longer than typical load-balancer idle timeouts
-  server.on('clientError', answerClientError);
+  server.on('clientError', app.onClientError);
   // Connections by socket, so a stop can drop the ones with no request in flight (below).
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
@@ -45,7 +45,7 @@ export async function run(config: Readonly<Config>): Promise<void> {
   const logger = createLogger(config, 'web');
   initMetrics(config.observability);
   const shutdown = new Shutdown(logger);
-  const svc = await createServices(config, logger);
+  const svc = await createWebServices(config, logger);
   shutdown.add('services', () => svc.close());
   const web = await startWeb(svc, config.port, logger);
   shutdown.add('http', () => web.close());

@@ -13,7 +13,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { migrate } from '../../src/roles/migrate.ts';
 import { startWeb } from '../../src/roles/web.ts';
-import { createServices, type Services } from '../../src/services.ts';
+import { createWebServices, type WebServices } from '../../src/services.ts';
 import { startGateway, type Gateway } from '../../src/gateway/server.ts';
 import { loadDemoIfEmpty } from '../../src/domains/admin/demo.ts';
 import { refreshScheduleFeed } from '../../src/domains/schedule/timers.ts';
@@ -98,7 +98,7 @@ async function relay(): Promise<{ server: TcpServer; port: number; target: { por
 describe('now-playing widget in a real browser (/demo)', function () {
   this.timeout(120_000);
   let config: Readonly<Config>;
-  let svc: Services;
+  let svc: WebServices;
   let web: Awaited<ReturnType<typeof startWeb>>;
   let gateway: Gateway;
   let url: string;
@@ -121,7 +121,7 @@ describe('now-playing widget in a real browser (/demo)', function () {
     front = await relay();
     front.target.port = gateway.port;
     config = loadConfig({ ...process.env, DATABASE_URL: database.url, REALTIME_PUBLIC_URL: `ws://127.0.0.1:${front.port}` });
-    svc = await createServices(config, createLogger(config, 'test'));
+    svc = await createWebServices(config, createLogger(config, 'test'));
     const demo = await loadDemoIfEmpty(svc);
     expect(demo, 'the demo station loads into the empty database').to.not.equal(null);
     ingestToken = demo!.credentials.find((c) => c.scopes.includes('ingest:write'))!.token;

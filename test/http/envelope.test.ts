@@ -165,6 +165,7 @@ describe('listener envelope', () => {
           summary: 'test route',
           tags: ['test'],
           surface: 'listener',
+          station: 'slug',
           scope: 'listener:read',
           module: 'schedule',
           params: StationSlugParams,

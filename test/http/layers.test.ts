@@ -3,14 +3,13 @@ import { expect } from 'chai';
 
 // Dependencies point one way (docs/architecture.md, "Layers"): roles → composition (src/routes.ts,
 // src/services.ts) → domains and GraphQL → the HTTP framework (src/http/) and src/lib/. So nothing in
-// src/http/ imports a domain, GraphQL or the route table — type imports included, since a type import
-// is a dependency on the shape all the same. The domains' types reach the gates through
-// http/subjects.ts's registry instead.
+// src/http/ imports a domain, GraphQL, the route table or the services — type imports included, since a
+// type import is a dependency on the shape all the same. The domains' types and the composition's
+// services reach the framework through http/subjects.ts's registry instead, and the route table is
+// handed to buildApp by the web role.
 
 const HTTP = new URL('../../src/http/', import.meta.url);
-
-/** The one file allowed to point up: the route table's re-export, until app.ts takes the table as a parameter. */
-const SHIM = 'routes.ts';
+const SRC = new URL('../../src/', import.meta.url);
 
 function importsOf(source: string): string[] {
   const specs: string[] = [];
@@ -21,7 +20,7 @@ function importsOf(source: string): string[] {
 }
 
 function upward(spec: string): boolean {
-  return /^\.\.\/(domains|graphql|roles)\//.test(spec) || spec === '../routes.ts' || spec === '../main.ts' || spec.startsWith('../../');
+  return /^\.\.\/(domains|graphql|roles)\//.test(spec) || ['../routes.ts', '../services.ts', '../main.ts', '../jobs.ts'].includes(spec) || spec.startsWith('../../');
 }
 
 describe('layers: src/http/ imports no domain', () => {
@@ -33,20 +32,39 @@ describe('layers: src/http/ imports no domain', () => {
   });
 
   for (const file of files) {
-    if (file === SHIM) continue;
     it(`${file} imports nothing above the framework`, () => {
       const offending = importsOf(readFileSync(new URL(file, HTTP), 'utf8')).filter(upward);
       expect(offending, file).to.deep.equal([]);
     });
   }
 
-  it('the route-table shim only re-exports the composition', () => {
-    const source = readFileSync(new URL(SHIM, HTTP), 'utf8');
-    expect(importsOf(source)).to.deep.equal(['../routes.ts']);
-  });
-
   it('the check notices a domain import', () => {
     expect(importsOf("import type { Station } from '../domains/stations/model.ts';").filter(upward)).to.deep.equal(['../domains/stations/model.ts']);
     expect(importsOf("import { allRoutes } from '../routes.ts';").filter(upward)).to.deep.equal(['../routes.ts']);
+    expect(importsOf("import type { Services } from '../services.ts';").filter(upward)).to.deep.equal(['../services.ts']);
+  });
+});
+
+/** Every .ts file under `dir` (a URL ending in /), with its path relative to src/. */
+function sourcesUnder(dir: URL): Array<{ file: string; source: string }> {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => ({ file: new URL(f, dir).pathname.slice(SRC.pathname.length), source: readFileSync(new URL(f, dir), 'utf8') }));
+}
+
+describe('layers: routes are gated by what they declare', () => {
+  const above = [...sourcesUnder(new URL('domains/', SRC)), ...sourcesUnder(new URL('graphql/', SRC))];
+
+  it('finds the domains and GraphQL', () => {
+    expect(above.map((s) => s.file)).to.include.members(['domains/nowPlaying/routes.ts', 'domains/preview/routes.ts', 'graphql/routes.ts']);
+  });
+
+  it('no domain or GraphQL module runs a gate itself (station lookup, credential, rate limit)', () => {
+    const byHand = above.filter(({ source }) => /http\/gates\.ts'|\bauthenticate\(|\brateLimits\.take\(|\bbearerToken\(/.test(source)).map((s) => s.file);
+    expect(byHand).to.deep.equal([]);
+  });
+
+  it('the check notices a gate run by hand', () => {
+    expect(/\bauthenticate\(/.test("await authenticate(svc, ctx, 'ingest:write', station.id);")).to.equal(true);
   });
 });

@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { cacheLookup } from '../../src/lib/metrics.ts';
-import { createServices, type Services } from '../../src/services.ts';
+import { createWebServices, type WebServices } from '../../src/services.ts';
 import { startWeb } from '../../src/roles/web.ts';
 import { startWorkers } from '../../workers/index.ts';
 import { startWorkerHttp } from '../../workers/http.ts';
@@ -30,7 +30,7 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 }
 
 /** A web process whose log lines are kept (JSON objects) for the test to read. */
-async function loggedServer(env: Record<string, string> = {}): Promise<{ url: string; svc: Services; lines: Array<Record<string, unknown>>; raw: string[]; close(): Promise<void> }> {
+async function loggedServer(env: Record<string, string> = {}): Promise<{ url: string; svc: WebServices; lines: Array<Record<string, unknown>>; raw: string[]; close(): Promise<void> }> {
   const config = loadConfig({ ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env });
   const raw: string[] = [];
   const sink = new Writable({
@@ -40,7 +40,7 @@ async function loggedServer(env: Record<string, string> = {}): Promise<{ url: st
     },
   });
   const logger = createLogger(config, 'test', sink);
-  const svc = await createServices(config, logger);
+  const svc = await createWebServices(config, logger);
   const web = await startWeb(svc, 0, logger);
   const { port } = web.server.address() as AddressInfo;
   return {

@@ -2,12 +2,12 @@ import type { AddressInfo } from 'node:net';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { ManualClock, type Clock } from '../../src/lib/clock.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { createServices, type Services } from '../../src/services.ts';
+import { createWebServices, type WebServices } from '../../src/services.ts';
 import { startWeb } from '../../src/roles/web.ts';
 
 export interface TestServer {
   url: string;
-  svc: Services;
+  svc: WebServices;
   close(): Promise<void>;
 }
 
@@ -18,7 +18,7 @@ let shared: Promise<TestServer> | null = null;
 export async function startTestServer(options: { clock?: Clock; env?: Record<string, string> } = {}): Promise<TestServer> {
   const config: Readonly<Config> = loadConfig({ ...process.env, PORT: '0', ...options.env });
   const logger = createLogger(config, 'test');
-  const svc = await createServices(config, logger, { clock: options.clock });
+  const svc = await createWebServices(config, logger, { clock: options.clock });
   const web = await startWeb(svc, 0, logger);
   const { port } = web.server.address() as AddressInfo;
   const server: TestServer = {

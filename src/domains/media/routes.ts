@@ -1,4 +1,3 @@
-import { stationByIdGate } from '../../http/gates.ts';
 import type { Context } from 'koa';
 import { defineRoute } from '../../http/route.ts';
 import { ErrorBody } from '../../http/schema.ts';
@@ -32,7 +31,7 @@ const publicMedia = {
   surface: 'media' as const,
   module: 'media' as const,
   rateLimit: 'anonymous' as const,
-  gates: (svc: Services) => [stationByIdGate(svc)],
+  station: 'id' as const,
   description:
     'No credential. Only media of currently published records is served. `Cache-Control: private, no-store`; `Accept-Ranges`, `ETag` and `Content-Length` on every byte response. One `bytes=` range (`a-b`, `a-`, `-n`) gives 206; several give the whole file; `If-Range` (an ETag) and `If-None-Match` are honoured. HEAD answers like GET without the body.',
   responses: bytesResponses,

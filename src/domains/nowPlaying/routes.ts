@@ -1,14 +1,7 @@
-import type { Context } from 'koa';
 import { defineRoute } from '../../http/route.ts';
 import { listenerRead } from '../../http/responses.ts';
-import { authenticate } from '../../http/gates.ts';
 import { ErrorBody, LegacyErrorBody } from '../../http/schema.ts';
-import { validate } from '../../http/validate.ts';
-import { ForbiddenError, UnauthenticatedError, ValidationError } from '../../lib/errors.ts';
-import type { Services } from '../../services.ts';
-import type { Station } from '../stations/model.ts';
 import { bindObservation } from './bind.ts';
-import { readJsonObject } from './body.ts';
 import { ingestObservation } from './commands.ts';
 import { INGEST_BODY_LIMIT } from './model.ts';
 import { nowPlayingRead, trackHistoryPage } from './reads.ts';
@@ -24,24 +17,6 @@ const listenerErrors = {
 
 const legacy = (description: string) => ({ description, schema: LegacyErrorBody });
 
-/**
- * The station named by exactly one of `stationSlug` / `stationId`, authenticated with an `ingest:write`
- * credential of that very station (an unknown station answers like a wrong credential: 401).
- */
-async function ingestStation(svc: Services, ctx: Context, query: IngestQuery): Promise<{ station: Station; credentialId: string }> {
-  if ((query.stationSlug === undefined) === (query.stationId === undefined)) {
-    throw new ValidationError('Invalid query parameters.', [
-      { path: 'stationSlug', code: 'invalid_value', message: 'send exactly one of stationSlug or stationId' },
-    ]);
-  }
-  const station = query.stationSlug !== undefined ? await svc.stations.bySlugOrNull(query.stationSlug) : await svc.stations.byIdOrNull(query.stationId as string);
-  if (!station) throw new UnauthenticatedError();
-  const credential = await authenticate(svc, ctx, 'ingest:write', station.id);
-  if (!station.active) throw new ForbiddenError('The station is inactive.');
-  await svc.rateLimits.take(ctx, 'ingest', credential.id);
-  return { station, credentialId: credential.id };
-}
-
 export const nowPlayingRoutes = [
   defineRoute({
     method: 'post',
@@ -53,11 +28,16 @@ export const nowPlayingRoutes = [
       'Content-Type application/json, body at most 8 KiB. Errors use the legacy `{error: string}` body. Outcome rules: docs/now-playing.md.',
     tags: ['ingest'],
     surface: 'ingest',
+    // The query names the credential's own station: unknown → 401, inactive → 403 after the credential.
+    station: 'query',
     scope: 'ingest:write',
     rateLimit: 'ingest',
+    errorShape: 'legacy',
+    methodNotAllowed: true,
     query: IngestQuery,
     body: IngestBody,
-    bodyParser: 'none',
+    bodyParser: 'json-object',
+    bodyLimit: INGEST_BODY_LIMIT,
     responses: {
       200: { description: 'Stored (or deduplicated) and followed; inspect both fields.', schema: IngestResponse },
       400: legacy('Invalid query or body; the message names the field.'),
@@ -68,11 +48,8 @@ export const nowPlayingRoutes = [
       429: legacy('Rate limited.'),
       503: legacy('Postgres is unreachable: nothing was stored; retry after `Retry-After` seconds.'),
     },
-    async handler({ ctx, svc, query }) {
-      const { station, credentialId } = await ingestStation(svc, ctx, query);
-      const raw = await readJsonObject(ctx, INGEST_BODY_LIMIT);
-      const observation = bindObservation(validate<IngestBody>(IngestBody, 'body', raw));
-      return ingestObservation(svc, station, observation, credentialId);
+    handler({ svc, station, credential, body }) {
+      return ingestObservation(svc, station, bindObservation(body), credential.id);
     },
   }),
   defineRoute({

@@ -1,8 +1,6 @@
 import { defineRoute } from '../../http/route.ts';
-import { authenticate } from '../../http/gates.ts';
 import { ErrorBody } from '../../http/schema.ts';
 import { NotFoundError, UnauthenticatedError } from '../../lib/errors.ts';
-import { isPublic } from '../stations/model.ts';
 import { StationIdParams } from '../stations/schemas.ts';
 import { grantAllows, issueGrant } from './grants.ts';
 import { findRecord, previewRevision } from './queries.ts';
@@ -40,6 +38,8 @@ export const previewRoutes = [
       'Needs `Authorization: Bearer` (listener:read of the station) and `X-Preview-Grant`. Returns `{revision, values, document, media}` of the given revision, draft or published (the latest draft when omitted). Previews never appear on the realtime feed.',
     tags: ['listener'],
     surface: 'system',
+    station: 'body',
+    scope: 'listener:read',
     body: PreviewRequestBody,
     responses: {
       200: { description: 'The preview.', schema: EditorialPreview },
@@ -47,10 +47,7 @@ export const previewRoutes = [
       401: { description: 'Missing credential or grant, or a grant for another record, station or expired.', schema: ErrorBody },
       404: { description: 'Station or record not found.', schema: ErrorBody },
     },
-    async handler({ ctx, svc, body }) {
-      const station = await svc.stations.byIdOrNull(body.stationId);
-      if (!station || !isPublic(station)) throw new NotFoundError('Station not found.');
-      await authenticate(svc, ctx, 'listener:read', station.id);
+    async handler({ ctx, svc, station, body }) {
       if (!grantAllows(svc.config.secret, ctx.get('x-preview-grant') || undefined, station.id, body.recordId, svc.clock.now())) {
         throw new UnauthenticatedError('A valid preview grant for this record is needed.');
       }

@@ -16,6 +16,7 @@ const PATH = '/api/v1/stations/{stationSlug}/push/devices';
 const push = {
   tags: ['push'],
   surface: 'push' as const,
+  station: 'slug' as const,
   scope: 'push:register' as const,
   rateLimit: 'push' as const,
   module: 'push' as const,

@@ -5,7 +5,7 @@ import { ConfigError, loadConfig, type Config } from '../../../src/config.ts';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { createLogger } from '../../../src/lib/logger.ts';
 import { validate } from '../../../src/http/validate.ts';
-import { createServices, type Services } from '../../../src/services.ts';
+import { createWebServices, type WebServices } from '../../../src/services.ts';
 import { startWeb } from '../../../src/roles/web.ts';
 import { migrate } from '../../../src/roles/migrate.ts';
 import { PROFILE_KEYS } from '../../../src/domains/stations/model.ts';
@@ -34,7 +34,7 @@ describe('waveline dev: the demo station in an empty database', function () {
   this.timeout(60_000);
   const clock = new ManualClock(IMPORT_DAY);
   let config: Readonly<Config>;
-  let svc: Services;
+  let svc: WebServices;
   let web: Awaited<ReturnType<typeof startWeb>>;
   let url: string;
   let result: ImportResult;
@@ -54,7 +54,7 @@ describe('waveline dev: the demo station in an empty database', function () {
     database = await freshDatabase('demo');
     config = loadConfig({ ...process.env, DATABASE_URL: database.url });
     await migrate(config);
-    svc = await createServices(config, createLogger(config, 'test'), { clock });
+    svc = await createWebServices(config, createLogger(config, 'test'), { clock });
     web = await startWeb(svc, 0, createLogger(config, 'test'));
     url = `http://127.0.0.1:${(web.server.address() as AddressInfo).port}`;
   });
