@@ -79,11 +79,13 @@ export async function run(config: Readonly<Config>): Promise<void> {
   const logger = createLogger(config, 'worker');
   initMetrics(config.observability);
   const shutdown = new Shutdown(logger);
+  // Signals are handled from the start: "workers ready" is logged before the worker's HTTP port opens,
+  // and a SIGTERM in between must still close what is running and exit 0.
+  shutdown.listen();
   const svc = await createServices(config, logger);
   shutdown.add('services', () => svc.close());
   const workers = await startWorkers(svc);
   shutdown.add('workers', () => workers.close());
   const http = await startWorkerHttp(svc, workers.workers, config.observability.workerPort);
   shutdown.add('http', () => http.close());
-  shutdown.listen();
 }
