@@ -18,12 +18,13 @@ import { startWeb } from '../src/roles/web.ts';
 import { encodeCursor, type CursorKey, type Listing } from '../src/domains/content/cursor.ts';
 import { parseFilters } from '../src/domains/content/filters.ts';
 import { pageQuery } from '../src/domains/content/queries.ts';
+import { BENCH_ENV } from './support.ts';
 
 const RECORDS = Number(process.env.BENCH_RECORDS ?? 100_000);
 const DEPTH = Math.floor(RECORDS / 2);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 400);
 const LIMIT = 25;
-const ADMIN = 'bench-admin-token-0123456789';
+const ADMIN = BENCH_ENV.WAVELINE_ADMIN_TOKEN;
 const FILTERS = ['category.anyOf:music,local,sport', 'tags:live'];
 /** About 5 % of the records match these; the deep page sits in the middle of the matches. */
 const SELECTIVE = ['category:culture', 'tags:studio'];
@@ -34,15 +35,12 @@ const PAST_MOVES = Number(process.env.BENCH_PAST_MOVES ?? 50_000);
 
 const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench';
 Object.assign(process.env, {
+  ...BENCH_ENV,
   DATABASE_URL: databaseUrl,
   REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/15',
-  WAVELINE_ADMIN_TOKEN: ADMIN,
-  WAVELINE_SECRET: 'bench-secret-0123456789abcdef',
   LOG_LEVEL: 'warn',
-  NODE_ENV: 'production',
   PORT: '0',
 });
-for (const name of ['LISTENER', 'GRAPHQL', 'PUSH', 'INGEST', 'ANONYMOUS']) process.env[`RATE_LIMIT_${name}_PER_MINUTE`] = '0';
 
 const recreateBenchDatabase = () => recreateDatabase(databaseUrl);
 

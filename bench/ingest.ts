@@ -34,7 +34,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedPostgres } from '../src/lib/embedded/postgres.ts';
-import { cpuMs, cpuMsOf, freePort, recreateDatabase, startRole, stopRole, summary, waitUntilReady } from './support.ts';
+import { BENCH_ENV, cpuMs, cpuMsOf, freePort, recreateDatabase, startRole, stopRole, summary, waitUntilReady } from './support.ts';
 
 const env = process.env;
 const DATABASE_URL = env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench_ingest';
@@ -46,7 +46,7 @@ const CONCURRENCY = Number(env.BENCH_CONCURRENCY ?? 32);
 const MAX_SECONDS = Number(env.BENCH_MAX_SECONDS ?? 15);
 const BASELINE_PACED_SECONDS = 10;
 const OBSERVABILITY_ROUNDS = Number(env.BENCH_OBSERVABILITY_ROUNDS ?? 3);
-const ADMIN_TOKEN = 'bench-admin-token-0123456789';
+const ADMIN_TOKEN = BENCH_ENV.WAVELINE_ADMIN_TOKEN;
 const TARGETS = { observationsPerSecond: 500, ingestP99Ms: 25, publishDelayP99Ms: 10 };
 
 interface BenchStation {
@@ -58,19 +58,12 @@ interface BenchStation {
 }
 
 const roleEnv = (port: number): Record<string, string> => ({
-  NODE_ENV: 'production',
+  ...BENCH_ENV,
   DATABASE_URL,
   REDIS_URL,
   PORT: String(port),
   WORKER_PORT: '0',
-  WAVELINE_ADMIN_TOKEN: ADMIN_TOKEN,
-  WAVELINE_SECRET: 'bench-secret-0123456789abcdef',
   LOG_LEVEL: 'info',
-  RATE_LIMIT_LISTENER_PER_MINUTE: '0',
-  RATE_LIMIT_GRAPHQL_PER_MINUTE: '0',
-  RATE_LIMIT_PUSH_PER_MINUTE: '0',
-  RATE_LIMIT_INGEST_PER_MINUTE: '0',
-  RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0',
 });
 
 async function adminPost(baseUrl: string, path: string, body: unknown): Promise<Record<string, string>> {

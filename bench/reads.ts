@@ -15,25 +15,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
-import { cpuMs, freePort, recreateDatabase, startBare, startRole, stopRole, waitUntilReady } from './support.ts';
+import { BENCH_ENV, cpuMs, freePort, recreateDatabase, startBare, startRole, stopRole, waitUntilReady } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : null;
-const ADMIN = 'bench-admin-token-0123456789';
+const ADMIN = BENCH_ENV.WAVELINE_ADMIN_TOKEN;
 const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench_reads';
 const env: Record<string, string> = {
+  ...BENCH_ENV,
   DATABASE_URL: databaseUrl,
   REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/13',
-  WAVELINE_ADMIN_TOKEN: ADMIN,
-  NODE_ENV: 'production',
   LOG_LEVEL: 'warn',
-  WAVELINE_SECRET: 'bench-secret-0123456789abcdef',
-  RATE_LIMIT_LISTENER_PER_MINUTE: '0',
-  RATE_LIMIT_GRAPHQL_PER_MINUTE: '0',
-  RATE_LIMIT_PUSH_PER_MINUTE: '0',
-  RATE_LIMIT_INGEST_PER_MINUTE: '0',
-  RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0',
   ...(process.env.BENCH_READ_CACHE_MAX_BYTES !== undefined ? { READ_CACHE_MAX_BYTES: process.env.BENCH_READ_CACHE_MAX_BYTES } : {}),
 };
 

@@ -4,21 +4,14 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort, load, measure, startBare, startRole, stopRole, waitUntilReady } from './support.ts';
+import { BENCH_ENV, freePort, load, measure, startBare, startRole, stopRole, waitUntilReady } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const ADMIN = 'bench-admin-token-0123456789';
+const ADMIN = BENCH_ENV.WAVELINE_ADMIN_TOKEN;
 const env = {
+  ...BENCH_ENV,
   DATABASE_URL: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench',
   REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/14',
-  WAVELINE_ADMIN_TOKEN: ADMIN,
-  NODE_ENV: 'production',
-  WAVELINE_SECRET: 'bench-secret-0123456789abcdef',
-  RATE_LIMIT_LISTENER_PER_MINUTE: '0',
-  RATE_LIMIT_GRAPHQL_PER_MINUTE: '0',
-  RATE_LIMIT_PUSH_PER_MINUTE: '0',
-  RATE_LIMIT_INGEST_PER_MINUTE: '0',
-  RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0',
   // Observability on, as in production: metrics and one info line per request (to /dev/null here).
   LOG_LEVEL: 'info',
 };

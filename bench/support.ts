@@ -31,6 +31,22 @@ export async function freePort(): Promise<number> {
 
 export { recreateDatabase } from '../src/lib/migrate.ts';
 
+/**
+ * The environment every bench gives the processes it measures: production mode with a fixed secret and
+ * admin token (its `WAVELINE_ADMIN_TOKEN` is the token the bench sends), and every rate limit off, as
+ * benchmarks run (decisions.md). Each bench adds its own database, Redis index, log level and ports.
+ */
+export const BENCH_ENV = {
+  NODE_ENV: 'production',
+  WAVELINE_SECRET: 'bench-secret-0123456789abcdef',
+  WAVELINE_ADMIN_TOKEN: 'bench-admin-token-0123456789',
+  RATE_LIMIT_LISTENER_PER_MINUTE: '0',
+  RATE_LIMIT_GRAPHQL_PER_MINUTE: '0',
+  RATE_LIMIT_PUSH_PER_MINUTE: '0',
+  RATE_LIMIT_INGEST_PER_MINUTE: '0',
+  RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0',
+} as const;
+
 /** Starts `waveline <role>` as its own Node process (as the Procfile does). */
 /** Starts a role as its own process; BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each role there. */
 export function startRole(role: string, env: Record<string, string>): ChildProcess {

@@ -4,6 +4,7 @@ import { ManualClock, type Clock } from '../../src/lib/clock.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createWebServices, type WebServices } from '../../src/services.ts';
 import { startWeb } from '../../src/roles/web.ts';
+import { startWorkers } from '../../workers/index.ts';
 
 export interface TestServer {
   url: string;
@@ -36,26 +37,61 @@ export async function startTestServer(options: { clock?: Clock; env?: Record<str
 
 /**
  * The set-up most suites share: a web app on its own ManualClock, started before the suite and closed
- * after it; with `reset`, the clock is set back to `start` before each test. Call it inside `describe`
- * where the suite's `before` would go (later hooks may use the server). The returned `server` stands
- * for the running one from the first hook on.
+ * after it; with `reset`, the clock is set back to `start` before each test; with `workers`, the job
+ * workers run on the app's services from the first hook on and are closed before it. Call it inside
+ * `describe` where the suite's `before` would go (later hooks may use the server). The returned `server`
+ * stands for the running one from the first hook on.
  */
-export function useClockedServer(start: Date | string | number, options: { reset?: boolean; env?: Record<string, string> } = {}): { clock: ManualClock; server: TestServer } {
+export function useClockedServer(
+  start: Date | string | number,
+  options: { reset?: boolean; env?: Record<string, string>; workers?: boolean } = {},
+): { clock: ManualClock; server: TestServer } {
   const clock = new ManualClock(start);
   let started: TestServer | undefined;
-  const current = (): TestServer => {
-    if (!started) throw new Error('the test server starts in before(): use it from a hook or a test');
-    return started;
-  };
+  let workers: Workers | undefined;
   before(async () => {
     started = await startTestServer({ clock, env: options.env });
+    if (options.workers) workers = await startWorkers(started.svc);
   });
   after(async () => {
+    await workers?.close();
+    workers = undefined;
     await started?.close();
     started = undefined;
   });
   if (options.reset) beforeEach(() => clock.set(start));
-  const server: TestServer = {
+  return { clock, server: standIn(() => started) };
+}
+
+/**
+ * The shared server with the job workers running for this suite only: started before it and closed
+ * after it (the server itself stays up for the suites that follow). Call it inside `describe` where the
+ * suite's `before` would go.
+ */
+export function useSharedServerWithWorkers(): { server: TestServer } {
+  let started: TestServer | undefined;
+  let workers: Workers | undefined;
+  before(async () => {
+    started = await sharedServer();
+    workers = await startWorkers(started.svc);
+  });
+  after(async () => {
+    await workers?.close();
+    workers = undefined;
+  });
+  return { server: standIn(() => started) };
+}
+
+type Workers = Awaited<ReturnType<typeof startWorkers>>;
+
+/** A TestServer to hand out at `describe` time, standing for the one a `before` hook starts later. */
+function standIn(running: () => TestServer | undefined): TestServer {
+  const current = (): TestServer => {
+    const server = running();
+    if (!server) throw new Error('the test server starts in before(): use it from a hook or a test');
+    return server;
+  };
+  return {
     get url() {
       return current().url;
     },
@@ -64,7 +100,6 @@ export function useClockedServer(start: Date | string | number, options: { reset
     },
     close: () => current().close(),
   };
-  return { clock, server };
 }
 
 /** One server shared by the tests that need no special clock or configuration. */

@@ -1,7 +1,6 @@
 import { expect } from 'chai';
-import { ManualClock } from '../../../src/lib/clock.ts';
 import { startWorkers } from '../../../workers/index.ts';
-import { startTestServer, type TestServer } from '../../support/server.ts';
+import { useClockedServer } from '../../support/server.ts';
 import { admin, request, type Reply } from '../../support/http.ts';
 import { eventually } from '../../support/factories.ts';
 import { bundleIds, picture, sampleBundle } from './helpers.ts';
@@ -12,13 +11,11 @@ const NOW = '2026-03-10T09:30:00.000Z'; // a Tuesday, 10:30 in Berlin (CET)
 
 describe('POST /admin/v1/import', function () {
   this.timeout(30_000);
-  let server: TestServer;
+  const { server } = useClockedServer(NOW);
   let image: Buffer;
   before(async () => {
-    server = await startTestServer({ clock: new ManualClock(NOW) });
     image = await picture();
   });
-  after(() => server.close());
 
   describe('a complete bundle', () => {
     const ids = bundleIds();

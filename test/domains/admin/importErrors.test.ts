@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { createBlockingRedis } from '../../../src/lib/redis.ts';
-import { ManualClock } from '../../../src/lib/clock.ts';
 import { keys } from '../../../src/lib/keys.ts';
-import { startTestServer, type TestServer } from '../../support/server.ts';
+import { useClockedServer } from '../../support/server.ts';
 import { admin, type Reply } from '../../support/http.ts';
 import { createStation, eventually } from '../../support/factories.ts';
 import { bundleIds, picture, sampleBundle, type BundleIds } from './helpers.ts';
@@ -16,13 +15,11 @@ type Mutable = Record<string, any>;
 
 describe('POST /admin/v1/import: errors and atomicity', function () {
   this.timeout(30_000);
-  let server: TestServer;
+  const { server } = useClockedServer('2026-03-10T09:30:00Z');
   let image: Buffer;
   before(async () => {
-    server = await startTestServer({ clock: new ManualClock('2026-03-10T09:30:00Z') });
     image = await picture();
   });
-  after(() => server.close());
 
   /** Nothing of the bundle is in the database: no station, records, presenters, programs or broadcasts. */
   async function expectNothingStored(ids: BundleIds): Promise<void> {

@@ -1,8 +1,7 @@
 import { expect } from 'chai';
-import { ManualClock } from '../../../src/lib/clock.ts';
 import { refreshRecordsUsingMedia } from '../../../src/domains/content/publish.ts';
 import { admin, type Reply } from '../../support/http.ts';
-import { startTestServer, type TestServer } from '../../support/server.ts';
+import { useClockedServer } from '../../support/server.ts';
 import { contentFixture, insertMedia, listPath, publish, published, putRecord, storeWithNullVariants, walk } from './helpers.ts';
 
 // "Paging through a list while records are being published must neither repeat nor skip a record that
@@ -37,8 +36,7 @@ function ordered(state: Map<string, Tracked>, sort: Sort, direction: Direction):
 
 describe('GET …/content: a walk is a snapshot of the positions at its first page', function () {
   this.timeout(60_000); // each walk publishes about a hundred revisions through the admin API
-  let server: TestServer;
-  const clock = new ManualClock('2026-11-22T08:00:00.000Z');
+  const { clock, server } = useClockedServer('2026-11-22T08:00:00.000Z');
   let fixture: Awaited<ReturnType<typeof contentFixture>>;
   /** Every record of the fixture as the test last published it. */
   const state = new Map<string, Tracked>();
@@ -78,7 +76,6 @@ describe('GET …/content: a walk is a snapshot of the positions at its first pa
   }
 
   before(async () => {
-    server = await startTestServer({ clock });
     fixture = await contentFixture(server);
     for (let i = 0; i < 120; i++) {
       if (i % 3 === 0) clock.advance(1000); // some records share a timestamp
@@ -86,7 +83,6 @@ describe('GET …/content: a walk is a snapshot of the positions at its first pa
     }
     expect(images.size).to.equal(4);
   });
-  after(() => server.close());
 
   /** Follows nextCursor to the end; every delivered body must be the record's current one. */
   async function walkRecords(params: Record<string, string | number>, filters: string[], between: (page: number, seen: string[]) => Promise<void>): Promise<string[]> {

@@ -1,16 +1,13 @@
 import { expect } from 'chai';
 import sharp from 'sharp';
-import { sharedServer, type TestServer } from '../../support/server.ts';
+import { sharedServer, useSharedServerWithWorkers } from '../../support/server.ts';
 import { request } from '../../support/http.ts';
 import { createStation, createToken, eventually } from '../../support/factories.ts';
-import { startWorkers } from '../../../workers/index.ts';
 import { mediaVariants } from '../../../workers/mediaVariants.ts';
 import { mediaRefresh } from '../../../workers/mediaRefresh.ts';
 import { storeRenditions } from '../../../src/domains/media/commands.ts';
 import { renderVariants } from '../../../src/domains/media/render.ts';
 import { fetchMedia, mediaPath, pixels, png, publishWithMedia, uploaded, wav, withRedBlock } from './helpers.ts';
-
-type Workers = Awaited<ReturnType<typeof startWorkers>>;
 
 /** Waits until the worker has rendered every variant of a published version; returns their bytes. */
 async function renderedVariants(url: string, stationId: string, versionId: string): Promise<Record<string, Buffer>> {
@@ -33,13 +30,7 @@ async function dimensions(bytes: Buffer) {
 
 describe('media variants (worker job media.variants)', function () {
   this.timeout(30_000);
-  let server: TestServer;
-  let workers: Workers;
-  before(async () => {
-    server = await sharedServer();
-    workers = await startWorkers(server.svc);
-  });
-  after(() => workers.close());
+  const { server } = useSharedServerWithWorkers();
 
   it('renders thumb 320 px wide and display 1280 px wide (aspect kept), card 1280×720 and square 640×640, all WebP', async () => {
     const station = await createStation(server.url);

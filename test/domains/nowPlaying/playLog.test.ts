@@ -6,8 +6,7 @@ import { ADMIN_TOKEN } from '../../support/env.ts';
 import { createToken, eventually } from '../../support/factories.ts';
 import { ingest, ingestFixture } from '../../support/ingest.ts';
 import { insertBroadcast } from '../../support/scheduleRows.ts';
-import { sharedServer, type TestServer } from '../../support/server.ts';
-import { startWorkers } from '../../../workers/index.ts';
+import { sharedServer, useSharedServerWithWorkers, type TestServer } from '../../support/server.ts';
 
 // decisions.md, "Play log": GET /admin/v1/stations/{id}/plays, and the track-history filters.
 
@@ -137,15 +136,7 @@ describe('play log', () => {
 });
 
 describe('track history filters', () => {
-  let server: TestServer;
-  let workers: Awaited<ReturnType<typeof startWorkers>>;
-  before(async () => {
-    server = await sharedServer();
-    workers = await startWorkers(server.svc);
-  });
-  after(async () => {
-    await workers.close();
-  });
+  const { server } = useSharedServerWithWorkers();
 
   it('from/to select [from, to) by play time, broadcastId the items followed against it, and cursors are bound to them', async () => {
     const { station, ingestToken, listenerToken } = await ingestFixture(server.url);

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { expect } from 'chai';
-import { ManualClock } from '../../../src/lib/clock.ts';
-import { startTestServer, type TestServer } from '../../support/server.ts';
+import { useClockedServer } from '../../support/server.ts';
 import { admin, request } from '../../support/http.ts';
 import { createStation, createToken } from '../../support/factories.ts';
 
@@ -10,12 +9,7 @@ import { createStation, createToken } from '../../support/factories.ts';
 const fcmToken = (label: string) => `fcm-device-${label}-${Math.random().toString(36).slice(2)}`;
 
 describe('push devices …/push/devices', () => {
-  let server: TestServer;
-  const clock = new ManualClock('2026-11-21T12:00:00.000Z');
-  before(async () => {
-    server = await startTestServer({ clock });
-  });
-  after(() => server.close());
+  const { clock, server } = useClockedServer('2026-11-21T12:00:00.000Z');
 
   /** A station with push provider fcm (unless overridden) and a push:register credential. */
   async function pushFixture(overrides: Record<string, unknown> = {}) {

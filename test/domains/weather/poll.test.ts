@@ -1,10 +1,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { ManualClock } from '../../../src/lib/clock.ts';
-import { startWorkers } from '../../../workers/index.ts';
 import { pollFeed } from '../../../src/domains/weather/poll.ts';
-import { startTestServer, type TestServer } from '../../support/server.ts';
+import { useClockedServer } from '../../support/server.ts';
 import { admin } from '../../support/http.ts';
 import { eventually } from '../../support/factories.ts';
 import { feedFixture, issuesOf } from './helpers.ts';
@@ -80,22 +78,16 @@ async function fakeProvider(answer: () => unknown): Promise<FakeProvider> {
 
 describe('weather and traffic provider polling (worker)', function () {
   this.timeout(30_000);
-  let server: TestServer;
-  let workers: Awaited<ReturnType<typeof startWorkers>>;
+  const { server } = useClockedServer(NOW, { workers: true });
   let openMeteo: FakeProvider;
   let tomtom: FakeProvider;
-  const clock = new ManualClock(NOW);
   before(async () => {
-    server = await startTestServer({ clock });
-    workers = await startWorkers(server.svc);
     openMeteo = await fakeProvider(openMeteoForecast);
     tomtom = await fakeProvider(tomTomIncidents);
   });
   after(async () => {
-    await workers.close();
     await openMeteo.close();
     await tomtom.close();
-    await server.close();
   });
   beforeEach(() => {
     openMeteo.status = 200;

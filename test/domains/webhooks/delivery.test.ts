@@ -1,26 +1,16 @@
 import { expect } from 'chai';
-import { ManualClock } from '../../../src/lib/clock.ts';
 import { postDelivery, urlProblem } from '../../../src/domains/webhooks/transport.ts';
 import { emitWebhookEvent } from '../../../src/domains/webhooks/emit.ts';
 import { admin } from '../../support/http.ts';
 import { createStation, eventually } from '../../support/factories.ts';
 import { startReceiver } from '../../support/receiver.ts';
-import { sharedServer, startTestServer, type TestServer } from '../../support/server.ts';
-import { startWorkers } from '../../../workers/index.ts';
+import { startTestServer, useClockedServer, useSharedServerWithWorkers } from '../../support/server.ts';
 import { arrived, createHook, deliveries, verifyingSignatures } from './helpers.ts';
 
 // decisions.md, "Webhooks": retries, isolation, rotation, deactivation, the log and the safety rules.
 
 describe('webhooks: delivery', () => {
-  let server: TestServer;
-  let workers: Awaited<ReturnType<typeof startWorkers>>;
-  before(async () => {
-    server = await sharedServer();
-    workers = await startWorkers(server.svc);
-  });
-  after(async () => {
-    await workers.close();
-  });
+  const { server } = useSharedServerWithWorkers();
   const ping = async (stationId: string, webhookId: string) => {
     const res = await admin(server.url, 'POST', `/stations/${stationId}/webhooks/${webhookId}/test`);
     expect(res.status, JSON.stringify(res.body)).to.equal(202);
@@ -182,17 +172,7 @@ describe('webhooks: delivery', () => {
 });
 
 describe('webhooks: rotation and deactivation (injected clock)', () => {
-  let server: TestServer;
-  let workers: Awaited<ReturnType<typeof startWorkers>>;
-  const clock = new ManualClock('2026-11-20T10:00:00Z');
-  before(async () => {
-    server = await startTestServer({ clock });
-    workers = await startWorkers(server.svc);
-  });
-  after(async () => {
-    await workers.close();
-    await server.close();
-  });
+  const { clock, server } = useClockedServer('2026-11-20T10:00:00Z', { workers: true });
 
   it('after rotate-secret both signatures go out for 24 h, then only the new one', async () => {
     const receiver = await startReceiver();

@@ -4,8 +4,7 @@ import { admin } from '../../support/http.ts';
 import { eventually } from '../../support/factories.ts';
 import { ingest, ingestFixture } from '../../support/ingest.ts';
 import { startReceiver, type Receiver } from '../../support/receiver.ts';
-import { sharedServer, type TestServer } from '../../support/server.ts';
-import { startWorkers } from '../../../workers/index.ts';
+import { useSharedServerWithWorkers } from '../../support/server.ts';
 import { contentFixture, putRecord, publish, published } from '../content/helpers.ts';
 import { putBroadcast, putBroadcastRaw, scheduleFixture } from '../schedule/helpers.ts';
 import { arrived, createHook, verifyingSignatures } from './helpers.ts';
@@ -13,18 +12,12 @@ import { arrived, createHook, verifyingSignatures } from './helpers.ts';
 // decisions.md, "Webhooks": each event type from its real write, after commit, one per change, signed.
 
 describe('webhooks: events from their writes', () => {
-  let server: TestServer;
-  let workers: Awaited<ReturnType<typeof startWorkers>>;
+  const { server } = useSharedServerWithWorkers();
   let receiver: Receiver;
   before(async () => {
-    server = await sharedServer();
-    workers = await startWorkers(server.svc);
     receiver = await startReceiver();
   });
-  after(async () => {
-    await workers.close();
-    await receiver.close();
-  });
+  after(() => receiver.close());
   const forStation = (stationId: string, type: string) => receiver.ofType(type).filter((r) => r.json.stationId === stationId);
 
   it('now-playing.changed carries the now-playing body, signed in the Standard Webhooks form; a collapsed repeat sends nothing', async () => {
