@@ -78,7 +78,10 @@ await call('PUT', `/admin/v1/stations/${station.id}/content-types/news`, {
 });
 for (let i = 0; i < 5; i++) {
   const id = crypto.randomUUID();
-  await call('PUT', `/admin/v1/stations/${station.id}/records/${id}`, { type: 'news', values: { title: `Via API ${i}`, category: 'music', tags: ['live'] } });
+  await call('PUT', `/admin/v1/stations/${station.id}/records/${id}`, {
+    type: 'news',
+    values: { title: `Via API ${i}`, category: 'music', tags: ['live'] },
+  });
   const published = await call('POST', `/admin/v1/stations/${station.id}/records/${id}/publish`);
   if (published.status !== 200) throw new Error(`publish through the admin API failed: ${JSON.stringify(published.json)}`);
 }
@@ -142,7 +145,12 @@ await svc.db.raw(
   [station.id, PAST_MOVES, station.id, PAST_MOVES, station.id],
 );
 const asOf = Number((await svc.db('content_types').where({ station_id: station.id, key: 'news' }).first('position_seq')).position_seq);
-const apiMoves: string[] = await svc.db('published_records').where({ station_id: station.id }).orderByRaw('random()').limit(5).pluck('record_id');
+const apiMoves: string[] = await svc
+  .db('published_records')
+  .where({ station_id: station.id })
+  .orderByRaw('random()')
+  .limit(5)
+  .pluck('record_id');
 for (const id of apiMoves) {
   const res = await call('POST', `/admin/v1/stations/${station.id}/records/${id}/publish`);
   if (res.status !== 200) throw new Error(`republish through the admin API failed: ${JSON.stringify(res.json)}`);
@@ -178,7 +186,11 @@ interface Scenario {
 
 /** The key at `depth` of the walk as it was at asOf (before the moves). */
 async function keyAtDepth(listing: Listing, depth: number): Promise<CursorKey> {
-  const start = { at: new Date(listing.direction === 'desc' ? '9999-01-01' : '0001-01-01'), id: '00000000-0000-0000-0000-000000000000', asOf };
+  const start = {
+    at: new Date(listing.direction === 'desc' ? '9999-01-01' : '0001-01-01'),
+    id: '00000000-0000-0000-0000-000000000000',
+    asOf,
+  };
   const row = await pageQuery(svc.db, listing, depth, start).offset(depth - 1);
   return { at: row[0].sort_at, id: row[0].record_id, asOf };
 }
@@ -193,11 +205,23 @@ for (const filters of [[], FILTERS]) {
   scenarios.push({ name: `depth ${DEPTH}, ${label}`, filters, listing, after, cursor: encodeCursor(config.secret, listing, after) });
 }
 {
-  const listing: Listing = { stationId: station.id, type: 'news', filters: parseFilters(SELECTIVE), sort: 'publishedAt', direction: 'desc' };
+  const listing: Listing = {
+    stationId: station.id,
+    type: 'news',
+    filters: parseFilters(SELECTIVE),
+    sort: 'publishedAt',
+    direction: 'desc',
+  };
   const matches = Number((await svc.db.from(pageQuery(svc.db, listing, RECORDS + MOVES, null).as('m')).count('* as n'))[0].n);
   const after = await keyAtDepth(listing, Math.floor(matches / 2));
   scenarios.push({ name: 'first page, selective filters', filters: SELECTIVE, listing, after: null });
-  scenarios.push({ name: `depth ${Math.floor(matches / 2)}/${matches}, selective`, filters: SELECTIVE, listing, after, cursor: encodeCursor(config.secret, listing, after) });
+  scenarios.push({
+    name: `depth ${Math.floor(matches / 2)}/${matches}, selective`,
+    filters: SELECTIVE,
+    listing,
+    after,
+    cursor: encodeCursor(config.secret, listing, after),
+  });
 }
 
 function urlOf(s: Scenario): string {
@@ -236,10 +260,17 @@ async function measureAll(list: Scenario[]): Promise<Map<string, { p50: number; 
 
 const results = await measureAll(scenarios);
 
-console.log(`\n${RECORDS} published records, ${PAST_MOVES} + ${MOVES} republications before + after the deep cursors' asOf, limit ${LIMIT}, ${SAMPLES} sequential requests per case, round-robin over the cases (ms)`);
+console.log(
+  `\n${RECORDS} published records, ${PAST_MOVES} + ${MOVES} republications before + after the deep cursors' asOf, limit ${LIMIT}, ${SAMPLES} sequential requests per case, round-robin over the cases (ms)`,
+);
 console.log('case'.padEnd(38), 'p50'.padStart(8), 'p99'.padStart(8), 'records'.padStart(8));
-for (const [name, r] of results) console.log(name.padEnd(38), r.p50.toFixed(2).padStart(8), r.p99.toFixed(2).padStart(8), String(r.records).padStart(8));
-for (const [label, first, deep] of [['no filter', scenarios[0], scenarios[1]], ['two filters', scenarios[2], scenarios[3]], ['selective filters', scenarios[4], scenarios[5]]] as const) {
+for (const [name, r] of results)
+  console.log(name.padEnd(38), r.p50.toFixed(2).padStart(8), r.p99.toFixed(2).padStart(8), String(r.records).padStart(8));
+for (const [label, first, deep] of [
+  ['no filter', scenarios[0], scenarios[1]],
+  ['two filters', scenarios[2], scenarios[3]],
+  ['selective filters', scenarios[4], scenarios[5]],
+] as const) {
   const f = results.get(first.name)!;
   const d = results.get(deep.name)!;
   console.log(`deep/first ${label}: p50 ${(d.p50 / f.p50).toFixed(2)}, p99 ${(d.p99 / f.p99).toFixed(2)} (target ≤ 1.5)`);

@@ -40,28 +40,65 @@ const logger = createLogger(config, 'bench');
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-
 await recreateDatabase(config.databaseUrl);
 await migrate(config);
 const svc = await createServices(config, logger);
-const station = await createStation(svc.db, svc.invalidation, { slug: `bench-${Date.now().toString(36)}`, name: 'Bench FM', timezone: 'Europe/Berlin' }, new Date());
+const station = await createStation(
+  svc.db,
+  svc.invalidation,
+  { slug: `bench-${Date.now().toString(36)}`, name: 'Bench FM', timezone: 'Europe/Berlin' },
+  new Date(),
+);
 const channel = stationChannel(station.id);
 const bareChannel = `waveline:bench:bare:${station.id}`;
 
 // A realistic current state: a new connection receives these two rows first.
-await inTransaction(svc.db, (tx) => upsertFeedRow(tx, svc.bus, { stationId: station.id, kind: 'schedule', entry: 'current', data: { contractVersion: 1, timezone: 'Europe/Berlin', broadcasts: [], truncated: false } }));
+await inTransaction(svc.db, (tx) =>
+  upsertFeedRow(tx, svc.bus, {
+    stationId: station.id,
+    kind: 'schedule',
+    entry: 'current',
+    data: { contractVersion: 1, timezone: 'Europe/Berlin', broadcasts: [], truncated: false },
+  }),
+);
 const trackData = (i: number) => ({
   contractVersion: 1,
-  track: { artist: `Artist ${i}`, title: `Title ${i}`, album: 'Bench Sessions', durationSeconds: 215, artworkUrl: 'https://example.org/artwork/0123456789abcdef.jpg', isPlaying: true },
+  track: {
+    artist: `Artist ${i}`,
+    title: `Title ${i}`,
+    album: 'Bench Sessions',
+    durationSeconds: 215,
+    artworkUrl: 'https://example.org/artwork/0123456789abcdef.jpg',
+    isPlaying: true,
+  },
   timing: { observedAt: new Date().toISOString(), elapsedSeconds: 0, endsAt: null },
   freshness: { status: 'fresh', ageSeconds: 0, thresholdSeconds: 600 },
   sentAt: 0,
 });
-await inTransaction(svc.db, (tx) => upsertFeedRow(tx, svc.bus, { stationId: station.id, kind: 'now-playing', entry: 'current', data: trackData(-1) }));
+await inTransaction(svc.db, (tx) =>
+  upsertFeedRow(tx, svc.bus, { stationId: station.id, kind: 'now-playing', entry: 'current', data: trackData(-1) }),
+);
 const SNAPSHOT_ROWS = 2;
 
-interface Stats { cpuMicros: number; rss: number; heapUsed: number; heapTotal: number }
-interface Delivery { delivered: number; fleetCpuMicrosPerFrame: number; unexpectedCloses: number; firstAt: number; lastAt: number; samples: number; p50: number; p90: number; p99: number; min: number; max: number }
+interface Stats {
+  cpuMicros: number;
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+}
+interface Delivery {
+  delivered: number;
+  fleetCpuMicrosPerFrame: number;
+  unexpectedCloses: number;
+  firstAt: number;
+  lastAt: number;
+  samples: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  min: number;
+  max: number;
+}
 
 // The gateway's rows take the real write path; the stamp is set when the row is published on Redis,
 // so both apps are timed from the same point (the Postgres commit before it is not the fan-out's cost).
@@ -75,7 +112,9 @@ const stampingBus: FeedBus = {
 };
 
 async function publishGateway(i: number): Promise<void> {
-  await inTransaction(svc.db, (tx) => upsertFeedRow(tx, stampingBus, { stationId: station.id, kind: 'now-playing', entry: 'current', data: trackData(i) }));
+  await inTransaction(svc.db, (tx) =>
+    upsertFeedRow(tx, stampingBus, { stationId: station.id, kind: 'now-playing', entry: 'current', data: trackData(i) }),
+  );
 }
 
 async function publishBare(i: number): Promise<void> {
@@ -95,7 +134,10 @@ async function publishBare(i: number): Promise<void> {
 async function kernelCounters(): Promise<{ backlogDrops: number; retransmits: number }> {
   try {
     const softnet = await readFile('/proc/net/softnet_stat', 'utf8');
-    const backlogDrops = softnet.trim().split('\n').reduce((sum, line) => sum + parseInt(line.trim().split(/\s+/)[1], 16), 0);
+    const backlogDrops = softnet
+      .trim()
+      .split('\n')
+      .reduce((sum, line) => sum + parseInt(line.trim().split(/\s+/)[1], 16), 0);
     const snmp = (await readFile('/proc/net/snmp', 'utf8')).split('\n').filter((line) => line.startsWith('Tcp:'));
     const names = snmp[0].split(/\s+/);
     const values = snmp[1].split(/\s+/);
@@ -142,9 +184,13 @@ async function pass(server: Child, fleet: Child, n: number, publish: (i: number)
 }
 
 async function run(app: 'gateway' | 'bare', n: number, follow?: { paced: number[]; burst: number[] }) {
-  const server = app === 'gateway' ? startChild('./gateway.ts', []) : startChild('./bare.ts', [bareChannel, String(config.gateway.maxBackpressureBytes)]);
+  const server =
+    app === 'gateway'
+      ? startChild('./gateway.ts', [])
+      : startChild('./bare.ts', [bareChannel, String(config.gateway.maxBackpressureBytes)]);
   const port = await server.request<number>({ type: 'port' });
-  const url = app === 'gateway' ? `ws://127.0.0.1:${port}/v1/realtime?channels[]=${encodeURIComponent(channel)}` : `ws://127.0.0.1:${port}/bare`;
+  const url =
+    app === 'gateway' ? `ws://127.0.0.1:${port}/v1/realtime?channels[]=${encodeURIComponent(channel)}` : `ws://127.0.0.1:${port}/bare`;
   const snapshotPerClient = app === 'gateway' ? SNAPSHOT_ROWS : 0;
   const fleet = startChild('./fleet.ts', []);
   try {
@@ -156,7 +202,13 @@ async function run(app: 'gateway' | 'bare', n: number, follow?: { paced: number[
     const half = Math.floor(n / 2);
     const connects = [];
     for (const count of [half - 1, n - half]) {
-      const connect = await fleet.request<{ connected: number; failed: number; ms: number }>({ type: 'connect', url, count, sampleEvery: SAMPLE_EVERY, snapshotPerClient });
+      const connect = await fleet.request<{ connected: number; failed: number; ms: number }>({
+        type: 'connect',
+        url,
+        count,
+        sampleEvery: SAMPLE_EVERY,
+        snapshotPerClient,
+      });
       if (connect.failed > 0) throw new Error(`${app}: ${connect.failed} of ${n} clients could not connect`);
       await sleep(500);
       connects.push({ ...connect, stats: await server.request<Stats>({ type: 'stats', collect: true }) });
@@ -196,17 +248,23 @@ for (const n of SIZES) {
 }
 
 console.log(`\n${ROWS} rows per pass; paced pass for latency, back-to-back pass for throughput.\n`);
-console.log('| N | app | delivered | paced p50 / p99 ms | burst frames/s | burst p99 ms | RSS / idle conn (marginal; all-in) | CPU µs / frame (paced, burst) |');
+console.log(
+  '| N | app | delivered | paced p50 / p99 ms | burst frames/s | burst p99 ms | RSS / idle conn (marginal; all-in) | CPU µs / frame (paced, burst) |',
+);
 console.log('|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   const delivered = `${r.paced.delivered + r.burst.delivered}/${2 * r.n * ROWS}`;
-  console.log(`| ${r.n} | ${r.app} | ${delivered} | ${r.paced.p50Ms} / ${r.paced.p99Ms} | ${r.burst.framesPerSecond} | ${r.burst.p99Ms} | ${r.rssPerIdleConnectionBytes} B; ${r.rssPerIdleConnectionIncludingOneOffBytes} B | ${r.paced.cpuMicrosPerFrame}, ${r.burst.cpuMicrosPerFrame} |`);
+  console.log(
+    `| ${r.n} | ${r.app} | ${delivered} | ${r.paced.p50Ms} / ${r.paced.p99Ms} | ${r.burst.framesPerSecond} | ${r.burst.p99Ms} | ${r.rssPerIdleConnectionBytes} B; ${r.rssPerIdleConnectionIncludingOneOffBytes} B | ${r.paced.cpuMicrosPerFrame}, ${r.burst.cpuMicrosPerFrame} |`,
+  );
 }
 for (const n of SIZES) {
   const gateway = results.find((r) => r.n === n && r.app === 'gateway');
   const bare = results.find((r) => r.n === n && r.app === 'bare');
   if (!gateway || !bare) continue;
   const ratio = (g: number, b: number) => (g / b).toFixed(2);
-  console.log(`N=${n}: gateway CPU per frame ${ratio(gateway.paced.cpuMicrosPerFrame, bare.paced.cpuMicrosPerFrame)}× bare paced, ${ratio(gateway.burst.cpuMicrosPerFrame, bare.burst.cpuMicrosPerFrame)}× bare burst (target ≤ 1.2×)`);
+  console.log(
+    `N=${n}: gateway CPU per frame ${ratio(gateway.paced.cpuMicrosPerFrame, bare.paced.cpuMicrosPerFrame)}× bare paced, ${ratio(gateway.burst.cpuMicrosPerFrame, bare.burst.cpuMicrosPerFrame)}× bare burst (target ≤ 1.2×)`,
+  );
 }
 await svc.close();

@@ -67,7 +67,11 @@ const roleEnv = (port: number): Record<string, string> => ({
 });
 
 async function adminPost(baseUrl: string, path: string, body: unknown): Promise<Record<string, string>> {
-  const res = await fetch(`${baseUrl}/admin/v1${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${baseUrl}/admin/v1${path}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (res.status !== 201) throw new Error(`POST ${path}: ${res.status} ${await res.text()}`);
   return (await res.json()) as Record<string, string>;
 }
@@ -78,13 +82,24 @@ async function setUp(baseUrl: string, databaseUrl = DATABASE_URL): Promise<Bench
   const now = Date.now();
   const stations: BenchStation[] = [];
   for (let s = 0; s < STATIONS; s++) {
-    const station = await adminPost(baseUrl, '/stations', { slug: `bench-${s}-${randomUUID().slice(0, 6)}`, name: `Bench ${s}`, timezone: 'Europe/Berlin' });
+    const station = await adminPost(baseUrl, '/stations', {
+      slug: `bench-${s}-${randomUUID().slice(0, 6)}`,
+      name: `Bench ${s}`,
+      timezone: 'Europe/Berlin',
+    });
     const { token } = await adminPost(baseUrl, `/stations/${station.id}/credentials`, { scopes: ['ingest:write'] });
     const programId = randomUUID();
     const broadcastId = randomUUID();
     await db('programs').insert({ id: programId, station_id: station.id, title: 'Bench Show' });
     const startsAt = now - 3600_000;
-    await db('broadcasts').insert({ id: broadcastId, station_id: station.id, program_id: programId, starts_at: new Date(startsAt), ends_at: new Date(now + 7200_000), nature: 'live' });
+    await db('broadcasts').insert({
+      id: broadcastId,
+      station_id: station.id,
+      program_id: programId,
+      starts_at: new Date(startsAt),
+      ends_at: new Date(now + 7200_000),
+      nature: 'live',
+    });
     const rundown = Array.from({ length: 30 }, (_, i) => ({ artist: `Artist ${s}-${i}`, title: `Planned Song Number ${i}` }));
     await db('rundown_items').insert(
       rundown.map((item, i) => ({
@@ -112,7 +127,12 @@ function observation(station: BenchStation): { body: string; key: string } {
   station.lastObservedAt = observedAt;
   const item = station.rundown[Math.floor(Math.random() * station.rundown.length)];
   const roll = Math.random();
-  const track = roll < 0.8 ? item : roll < 0.9 ? { artist: 'Tribute Band', title: item.title } : { artist: 'Unplanned', title: `Surprise ${randomUUID()}` };
+  const track =
+    roll < 0.8
+      ? item
+      : roll < 0.9
+        ? { artist: 'Tribute Band', title: item.title }
+        : { artist: 'Unplanned', title: `Surprise ${randomUUID()}` };
   const body = JSON.stringify({ eventId: randomUUID(), observedAt, ...track, durationSeconds: 240 });
   return { body, key: `${station.id}|${new Date(observedAt).toISOString()}` };
 }
@@ -159,7 +179,13 @@ async function send(pool: Pool, station: BenchStation): Promise<Sample | null> {
     process.stderr.write(`bench: ${res.statusCode} ${text}\n`);
     return null;
   }
-  return { latencyMs: respondedAt - started, sentAt: started, respondedAt, key, outcome: (JSON.parse(text) as { outcome: string }).outcome };
+  return {
+    latencyMs: respondedAt - started,
+    sentAt: started,
+    respondedAt,
+    key,
+    outcome: (JSON.parse(text) as { outcome: string }).outcome,
+  };
 }
 
 /** Open loop: one request every 1000/rate ms on schedule, whatever the answers take. */
@@ -177,7 +203,12 @@ async function openLoop(pool: Pool, stations: BenchStation[], rate: number, seco
 }
 
 /** Closed loop: `concurrency` requests always in flight. */
-async function closedLoop(pool: Pool, stations: BenchStation[], concurrency: number, seconds: number): Promise<{ samples: Sample[]; elapsedS: number }> {
+async function closedLoop(
+  pool: Pool,
+  stations: BenchStation[],
+  concurrency: number,
+  seconds: number,
+): Promise<{ samples: Sample[]; elapsedS: number }> {
   const samples: Sample[] = [];
   const start = performance.now();
   const end = start + seconds * 1000;
@@ -194,7 +225,10 @@ async function closedLoop(pool: Pool, stations: BenchStation[], concurrency: num
 }
 
 /** Phase 4: the embedded default, set up like the service run, then paced and closed loops. */
-async function embeddedRun(): Promise<{ openLoop: Record<string, unknown>; closedLoop: { observationsPerSecond: number; cpuMsPerObservation: number; latencyMs: ReturnType<typeof summary> } }> {
+async function embeddedRun(): Promise<{
+  openLoop: Record<string, unknown>;
+  closedLoop: { observationsPerSecond: number; cpuMsPerObservation: number; latencyMs: ReturnType<typeof summary> };
+}> {
   const dataDir = mkdtempSync(join(tmpdir(), 'waveline-bench-embedded-'));
   try {
     // Set-up: this process serves the data directory's PGlite for a moment, so that the broadcasts and
@@ -202,7 +236,14 @@ async function embeddedRun(): Promise<{ openLoop: Record<string, unknown>; close
     const postgres = await startEmbeddedPostgres(dataDir);
     const setupPort = await freePort();
     const gatewayPort = String(await freePort());
-    const embeddedEnv = (port: number, databaseUrl: string) => ({ ...roleEnv(port), DATABASE_URL: databaseUrl, REDIS_URL: '', WAVELINE_DATA_DIR: dataDir, WAVELINE_DEMO: '0', GATEWAY_PORT: gatewayPort });
+    const embeddedEnv = (port: number, databaseUrl: string) => ({
+      ...roleEnv(port),
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: '',
+      WAVELINE_DATA_DIR: dataDir,
+      WAVELINE_DEMO: '0',
+      GATEWAY_PORT: gatewayPort,
+    });
     const setupRole = startRole('dev', embeddedEnv(setupPort, postgres.url));
     let stations: BenchStation[];
     try {
@@ -226,8 +267,18 @@ async function embeddedRun(): Promise<{ openLoop: Record<string, unknown>; close
       const max = await closedLoop(pool, stations, CONCURRENCY, MAX_SECONDS);
       const cpu = (cpuMs(dev.pid as number) - before) / Math.max(1, max.samples.length);
       return {
-        openLoop: { rate: RATE, seconds: RATE_SECONDS, sent: RATE * RATE_SECONDS, answered: paced.length, ingestLatencyMs: summary(paced.map((x) => x.latencyMs)) },
-        closedLoop: { observationsPerSecond: Math.round(max.samples.length / max.elapsedS), cpuMsPerObservation: Math.round(cpu * 1000) / 1000, latencyMs: summary(max.samples.map((x) => x.latencyMs)) },
+        openLoop: {
+          rate: RATE,
+          seconds: RATE_SECONDS,
+          sent: RATE * RATE_SECONDS,
+          answered: paced.length,
+          ingestLatencyMs: summary(paced.map((x) => x.latencyMs)),
+        },
+        closedLoop: {
+          observationsPerSecond: Math.round(max.samples.length / max.elapsedS),
+          cpuMsPerObservation: Math.round(cpu * 1000) / 1000,
+          latencyMs: summary(max.samples.map((x) => x.latencyMs)),
+        },
       };
     } finally {
       await pool.close();
@@ -258,7 +309,8 @@ async function main(): Promise<void> {
     redis.on('pmessage', (_pattern: string, _channel: string, raw: string) => {
       const arrived = performance.now();
       const message = JSON.parse(raw) as { stationId: string; kind: string; data: { track: { observedAt: string | null } | null } };
-      if (message.kind === 'now-playing' && message.data.track?.observedAt) published.set(`${message.stationId}|${message.data.track.observedAt}`, arrived);
+      if (message.kind === 'now-playing' && message.data.track?.observedAt)
+        published.set(`${message.stationId}|${message.data.track.observedAt}`, arrived);
     });
     await redis.psubscribe(keys.feedChannelPattern);
 
@@ -296,7 +348,9 @@ async function main(): Promise<void> {
 
     process.stderr.write(`bench: baseline (one INSERT + one PUBLISH per request), ${CONCURRENCY} in flight for ${MAX_SECONDS} s\n`);
     const basePort = await freePort();
-    const baseline = fork(new URL('./support/ingestBaseline.ts', import.meta.url).pathname, [String(basePort), DATABASE_URL, REDIS_URL], { stdio: 'inherit' });
+    const baseline = fork(new URL('./support/ingestBaseline.ts', import.meta.url).pathname, [String(basePort), DATABASE_URL, REDIS_URL], {
+      stdio: 'inherit',
+    });
     await new Promise<void>((ok) => baseline.once('message', () => ok()));
     const basePool = new Pool(`http://127.0.0.1:${basePort}`, { connections: Math.max(CONCURRENCY, 64), pipelining: 1 });
     let base: { samples: Sample[]; elapsedS: number };
@@ -323,8 +377,26 @@ async function main(): Promise<void> {
     const observationsPerSecond = Math.round(max.samples.length / max.elapsedS);
     const report = {
       stations: STATIONS,
-      openLoop: { rate: RATE, seconds: RATE_SECONDS, sent: RATE * RATE_SECONDS, answered: paced.length, cpuMsPerObservation: pacedCpu, loadGeneratorCpuMsPerObservation: loadGeneratorCpu, ingestLatencyMs: ingest, publishDelayAfterResponseMs: publish, feedRowAfterRequestSentMs: summary(sinceSent), feedRowsNotSeen: missing },
-      closedLoop: { concurrency: CONCURRENCY, seconds: Math.round(max.elapsedS * 10) / 10, observations: max.samples.length, observationsPerSecond, cpuMsPerObservation: maxCpu, latencyMs: summary(max.samples.map((s) => s.latencyMs)) },
+      openLoop: {
+        rate: RATE,
+        seconds: RATE_SECONDS,
+        sent: RATE * RATE_SECONDS,
+        answered: paced.length,
+        cpuMsPerObservation: pacedCpu,
+        loadGeneratorCpuMsPerObservation: loadGeneratorCpu,
+        ingestLatencyMs: ingest,
+        publishDelayAfterResponseMs: publish,
+        feedRowAfterRequestSentMs: summary(sinceSent),
+        feedRowsNotSeen: missing,
+      },
+      closedLoop: {
+        concurrency: CONCURRENCY,
+        seconds: Math.round(max.elapsedS * 10) / 10,
+        observations: max.samples.length,
+        observationsPerSecond,
+        cpuMsPerObservation: maxCpu,
+        latencyMs: summary(max.samples.map((s) => s.latencyMs)),
+      },
       baseline: {
         what: 'bare node:http, one INSERT + one PUBLISH per request, same load generator and concurrency',
         requestsPerSecond: baselinePerSecond,
@@ -367,7 +439,11 @@ async function main(): Promise<void> {
           const before = cpuSnapshot(pids);
           const run = await closedLoop(pool, stations, CONCURRENCY, MAX_SECONDS);
           const cpu = cpuPer(before, cpuSnapshot(pids), run.samples.length);
-          runs[mode].push({ perSecond: Math.round(run.samples.length / run.elapsedS), cpu: cpu.total, webWorkerCpu: Math.round((cpu.web + cpu.worker) * 1000) / 1000 });
+          runs[mode].push({
+            perSecond: Math.round(run.samples.length / run.elapsedS),
+            cpu: cpu.total,
+            webWorkerCpu: Math.round((cpu.web + cpu.worker) * 1000) / 1000,
+          });
           await Promise.all([stopRole(web), stopRole(worker)]);
         }
       }
@@ -376,7 +452,11 @@ async function main(): Promise<void> {
         const mid = Math.floor(sorted.length / 2);
         return sorted.length % 2 ? sorted[mid] : Math.round(((sorted[mid - 1] + sorted[mid]) / 2) * 1000) / 1000;
       };
-      const pick = (list: typeof runs.on) => ({ perSecond: median(list.map((r) => r.perSecond)), cpu: median(list.map((r) => r.cpu)), own: median(list.map((r) => r.webWorkerCpu)) });
+      const pick = (list: typeof runs.on) => ({
+        perSecond: median(list.map((r) => r.perSecond)),
+        cpu: median(list.map((r) => r.cpu)),
+        own: median(list.map((r) => r.webWorkerCpu)),
+      });
       const on = pick(runs.on);
       const off = pick(runs.off);
       Object.assign(report, {

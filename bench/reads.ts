@@ -31,7 +31,11 @@ const env: Record<string, string> = {
 };
 
 async function call(base: string, method: string, path: string, body: unknown, token = ADMIN): Promise<any> {
-  const res = await fetch(`${base}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
   return text ? JSON.parse(text) : null;
@@ -50,7 +54,10 @@ async function seed(base: string) {
     modules: feeds,
     entitlements: feeds,
     redistribution: feeds,
-    profile: { tagline: 'Benchmarks all day', streamUrls: [{ label: 'MP3', url: 'https://stream.example/live.mp3', mime: 'audio/mpeg', bitrateKbps: 128 }] },
+    profile: {
+      tagline: 'Benchmarks all day',
+      streamUrls: [{ label: 'MP3', url: 'https://stream.example/live.mp3', mime: 'audio/mpeg', bitrateKbps: 128 }],
+    },
   });
   const { token } = await admin('POST', `/stations/${station.id}/credentials`, { scopes: ['listener:read'] });
   const { token: ingestToken } = await admin('POST', `/stations/${station.id}/credentials`, { scopes: ['ingest:write'] });
@@ -65,26 +72,57 @@ async function seed(base: string) {
   let recordId = '';
   for (let i = 0; i < 100; i++) {
     recordId = randomUUID();
-    await admin('PUT', `/stations/${station.id}/records/${recordId}`, { type: 'article', values: { title: `Article ${i}`, slug: `article-${i}`, summary: 'A paragraph of text. '.repeat(10) } });
+    await admin('PUT', `/stations/${station.id}/records/${recordId}`, {
+      type: 'article',
+      values: { title: `Article ${i}`, slug: `article-${i}`, summary: 'A paragraph of text. '.repeat(10) },
+    });
     await admin('POST', `/stations/${station.id}/records/${recordId}/publish`, {});
   }
   const presenterId = randomUUID();
   await admin('PUT', `/stations/${station.id}/presenters/${presenterId}`, { title: 'Ana Host' });
   const programId = randomUUID();
-  await admin('PUT', `/stations/${station.id}/programs/${programId}`, { title: 'Morning Show', description: 'Wake up', presenterIds: [presenterId], slots: [{ weekday: 1, startTime: '06:00', durationMinutes: 180 }] });
+  await admin('PUT', `/stations/${station.id}/programs/${programId}`, {
+    title: 'Morning Show',
+    description: 'Wake up',
+    presenterIds: [presenterId],
+    slots: [{ weekday: 1, startTime: '06:00', durationMinutes: 180 }],
+  });
   const hour = 3_600_000;
   const first = Math.floor(Date.now() / hour) * hour - 24 * hour;
   for (let i = 0; i < 8 * 8; i++) {
     const startsAt = first + i * 3 * hour;
-    await admin('PUT', `/stations/${station.id}/broadcasts/${randomUUID()}`, { programId, startsAt: new Date(startsAt).toISOString(), endsAt: new Date(startsAt + 3 * hour).toISOString(), nature: 'live' });
+    await admin('PUT', `/stations/${station.id}/broadcasts/${randomUUID()}`, {
+      programId,
+      startsAt: new Date(startsAt).toISOString(),
+      endsAt: new Date(startsAt + 3 * hour).toISOString(),
+      nature: 'live',
+    });
   }
-  await call(base, 'POST', `/api/v1/integrations/playback?stationSlug=${slug}`, { artist: 'Artist', title: 'Title', durationSeconds: 240, observedAt: Date.now() }, ingestToken);
+  await call(
+    base,
+    'POST',
+    `/api/v1/integrations/playback?stationSlug=${slug}`,
+    { artist: 'Artist', title: 'Title', durationSeconds: 240, observedAt: Date.now() },
+    ingestToken,
+  );
   const observedAt = new Date(Date.now() - 60_000).toISOString();
   await admin('PUT', `/stations/${station.id}/weather`, {
     observedAt,
-    snapshots: [{ locationId: 'berlin', locationName: 'Berlin', kind: 'current', validFrom: observedAt, conditionCode: 'PartlyCloudy', temperatureC: 7.5 }],
+    snapshots: [
+      {
+        locationId: 'berlin',
+        locationName: 'Berlin',
+        kind: 'current',
+        validFrom: observedAt,
+        conditionCode: 'PartlyCloudy',
+        temperatureC: 7.5,
+      },
+    ],
   });
-  await admin('PUT', `/stations/${station.id}/traffic`, { observedAt, snapshot: { area: 'Berlin', incidents: [{ id: 'inc-1', type: 'accident', severity: 'major', road: 'A100' }] } });
+  await admin('PUT', `/stations/${station.id}/traffic`, {
+    observedAt,
+    snapshot: { area: 'Berlin', incidents: [{ id: 'inc-1', type: 'accident', severity: 'major', road: 'A100' }] },
+  });
   return { slug, token, recordId };
 }
 
@@ -109,7 +147,14 @@ async function measure(url: string, headers: Record<string, string>, pid: number
       ]
     : undefined;
   const before = cpuMs(pid);
-  const result = await autocannon({ url, headers, duration: SECONDS, connections: 50, pipelining: 1, ...(requests ? { requests } : {}) } as autocannon.Options);
+  const result = await autocannon({
+    url,
+    headers,
+    duration: SECONDS,
+    connections: 50,
+    pipelining: 1,
+    ...(requests ? { requests } : {}),
+  } as autocannon.Options);
   const cpu = cpuMs(pid) - before;
   const bad = result.non2xx - (result['3xx'] ?? 0);
   return { rps: result.requests.average, p99: result.latency.p99, cpu: (cpu * 1000) / Math.max(1, result.requests.total), non2xx3xx: bad };
@@ -129,7 +174,9 @@ async function main() {
     await waitUntilReady(base);
     const { slug, token, recordId } = await seed(base);
     const api = `/api/v1/stations/${slug}`;
-    const gqlQuery = encodeURIComponent('{ nowPlaying { track { title artist } elapsedSeconds freshness { status ageSeconds } } currentBroadcast { asOf broadcast { id title status } } }');
+    const gqlQuery = encodeURIComponent(
+      '{ nowPlaying { track { title artist } elapsedSeconds freshness { status ageSeconds } } currentBroadcast { asOf broadcast { id title status } } }',
+    );
     const reads: Array<[string, string, boolean]> = [
       ['station document', api, true],
       ['schemas', `${api}/schemas`, true],
@@ -163,7 +210,12 @@ async function main() {
         // Warm both (JIT, caches).
         await autocannon({ url, headers: auth, duration: 1, connections: 50 });
         await autocannon({ url: bareUrl, duration: 1, connections: 50 });
-        for (const [kind, revalidate] of conditional ? ([['200', false], ['304', true]] as const) : ([['200', false]] as const)) {
+        for (const [kind, revalidate] of conditional
+          ? ([
+              ['200', false],
+              ['304', true],
+            ] as const)
+          : ([['200', false]] as const)) {
           const ours: Figures[] = [];
           const theirs: Figures[] = [];
           for (let round = 0; round < ROUNDS; round++) {
@@ -194,8 +246,12 @@ async function main() {
   } finally {
     await stopRole(web);
   }
-  console.log(`\nlistener reads, ${new Date().toISOString().slice(0, 10)}, median of ${ROUNDS} alternating rounds of ${SECONDS}s per case, 50 connections, web and bare node:http each in their own process`);
-  console.log('304 = the client revalidates with the ETag of its last 200 (as a polling app does); GraphQL answers carry no ETag (200 only).');
+  console.log(
+    `\nlistener reads, ${new Date().toISOString().slice(0, 10)}, median of ${ROUNDS} alternating rounds of ${SECONDS}s per case, 50 connections, web and bare node:http each in their own process`,
+  );
+  console.log(
+    '304 = the client revalidates with the ETag of its last 200 (as a polling app does); GraphQL answers carry no ETag (200 only).',
+  );
   console.table(rows);
 }
 

@@ -18,7 +18,11 @@ const env = {
 const OFF = { METRICS: '0', REQUEST_LOG: '0' };
 
 async function adminCall(base: string, method: string, path: string, body: unknown): Promise<Record<string, string>> {
-  const res = await fetch(`${base}/admin/v1${path}`, { method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${base}/admin/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
   return (await res.json()) as Record<string, string>;
 }
@@ -31,7 +35,10 @@ async function prepare(base: string): Promise<{ url: string; token: string; byte
     slug,
     name: 'Bench FM',
     timezone: 'Europe/Berlin',
-    profile: { tagline: 'Benchmarks all day', streamUrls: [{ label: 'MP3', url: 'https://stream.example/live.mp3', mime: 'audio/mpeg', bitrateKbps: 128 }] },
+    profile: {
+      tagline: 'Benchmarks all day',
+      streamUrls: [{ label: 'MP3', url: 'https://stream.example/live.mp3', mime: 'audio/mpeg', bitrateKbps: 128 }],
+    },
   });
   const { token } = await adminCall(base, 'POST', `/stations/${station.id}/credentials`, { scopes: ['listener:read'] });
   const url = `${base}/api/v1/stations/${slug}`;
@@ -50,7 +57,15 @@ async function main() {
   // The embedded default beside it, in the same run: `waveline dev` on PGlite and in-process adapters.
   const dataDir = mkdtempSync(join(tmpdir(), 'waveline-bench-embedded-'));
   const [embeddedPort, embeddedGatewayPort] = [await freePort(), await freePort()];
-  const embedded = startRole('dev', { ...env, DATABASE_URL: '', REDIS_URL: '', WAVELINE_DATA_DIR: dataDir, WAVELINE_DEMO: '0', PORT: String(embeddedPort), GATEWAY_PORT: String(embeddedGatewayPort) });
+  const embedded = startRole('dev', {
+    ...env,
+    DATABASE_URL: '',
+    REDIS_URL: '',
+    WAVELINE_DATA_DIR: dataDir,
+    WAVELINE_DEMO: '0',
+    PORT: String(embeddedPort),
+    GATEWAY_PORT: String(embeddedGatewayPort),
+  });
   try {
     await waitUntilReady(`http://127.0.0.1:${offPort}`);
     const { url, token, bytes, etag } = await prepare(base);
@@ -82,7 +97,10 @@ async function main() {
         // machine then weighs on both sides alike.
         const ours = [];
         const embeddedRuns = [];
-        const embeddedHeaders: Record<string, string> = { authorization: `Bearer ${inProcess.token}`, ...('if-none-match' in headers ? { 'if-none-match': inProcess.etag } : {}) };
+        const embeddedHeaders: Record<string, string> = {
+          authorization: `Bearer ${inProcess.token}`,
+          ...('if-none-match' in headers ? { 'if-none-match': inProcess.etag } : {}),
+        };
         const theirs = [];
         const floor = [];
         const off = [];
@@ -95,10 +113,22 @@ async function main() {
           floor.push(await measure(`http://127.0.0.1:${koaPort}/`, plain, SECONDS, koa.pid!));
         }
         const k = { rps: median(floor.map((r) => r.rps)), cpu: median(floor.map((r) => r.cpuUsPerRequest)) };
-        const w = { rps: median(ours.map((r) => r.rps)), p99: median(ours.map((r) => r.p99)), cpu: median(ours.map((r) => r.cpuUsPerRequest)) };
+        const w = {
+          rps: median(ours.map((r) => r.rps)),
+          p99: median(ours.map((r) => r.p99)),
+          cpu: median(ours.map((r) => r.cpuUsPerRequest)),
+        };
         const e = { rps: median(embeddedRuns.map((r) => r.rps)), p99: median(embeddedRuns.map((r) => r.p99)) };
-        const b = { rps: median(theirs.map((r) => r.rps)), p99: median(theirs.map((r) => r.p99)), cpu: median(theirs.map((r) => r.cpuUsPerRequest)) };
-        const o = { rps: median(off.map((r) => r.rps)), p99: median(off.map((r) => r.p99)), cpu: median(off.map((r) => r.cpuUsPerRequest)) };
+        const b = {
+          rps: median(theirs.map((r) => r.rps)),
+          p99: median(theirs.map((r) => r.p99)),
+          cpu: median(theirs.map((r) => r.cpuUsPerRequest)),
+        };
+        const o = {
+          rps: median(off.map((r) => r.rps)),
+          p99: median(off.map((r) => r.p99)),
+          cpu: median(off.map((r) => r.cpuUsPerRequest)),
+        };
         costs.push({
           case: name,
           'observability on req/s': Math.round(w.rps),
@@ -127,12 +157,20 @@ async function main() {
           'embedded / service': `${((e.rps / w.rps) * 100).toFixed(1)}%`,
         });
       }
-      console.log(`\nstation document, median of ${ROUNDS} alternating rounds of ${SECONDS}s per case, 50 connections, web and baseline each in their own process`);
-      console.log('throughput ratio = waveline req/s ÷ bare req/s; CPU ratio = bare CPU per request ÷ waveline CPU per request (the share of');
+      console.log(
+        `\nstation document, median of ${ROUNDS} alternating rounds of ${SECONDS}s per case, 50 connections, web and baseline each in their own process`,
+      );
+      console.log(
+        'throughput ratio = waveline req/s ÷ bare req/s; CPU ratio = bare CPU per request ÷ waveline CPU per request (the share of',
+      );
       console.log('bare-server efficiency Waveline reaches; steadier than throughput when other work shares the machine).');
-      console.log('embedded = `waveline dev` with DATABASE_URL and REDIS_URL unset (PGlite, in-process adapters), measured in the same rounds.');
+      console.log(
+        'embedded = `waveline dev` with DATABASE_URL and REDIS_URL unset (PGlite, in-process adapters), measured in the same rounds.',
+      );
       console.table(rows);
-      console.log('\nthe cost of observability: the same web process with metrics and request logs (LOG_LEVEL=info, stdout to /dev/null) vs METRICS=0 REQUEST_LOG=0, alternating rounds');
+      console.log(
+        '\nthe cost of observability: the same web process with metrics and request logs (LOG_LEVEL=info, stdout to /dev/null) vs METRICS=0 REQUEST_LOG=0, alternating rounds',
+      );
       console.table(costs);
     } finally {
       bare.kill();

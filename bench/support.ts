@@ -14,7 +14,13 @@ export function percentile(sorted: number[], p: number): number {
 export function summary(values: number[]): { count: number; p50: number; p90: number; p99: number; max: number } {
   const sorted = [...values].sort((a, b) => a - b);
   const round = (n: number) => Math.round(n * 100) / 100;
-  return { count: sorted.length, p50: round(percentile(sorted, 50)), p90: round(percentile(sorted, 90)), p99: round(percentile(sorted, 99)), max: round(sorted[sorted.length - 1] ?? NaN) };
+  return {
+    count: sorted.length,
+    p50: round(percentile(sorted, 50)),
+    p90: round(percentile(sorted, 90)),
+    p99: round(percentile(sorted, 99)),
+    max: round(sorted[sorted.length - 1] ?? NaN),
+  };
 }
 
 export async function freePort(): Promise<number> {
@@ -50,7 +56,11 @@ export const BENCH_ENV = {
 /** Starts `waveline <role>` as its own Node process (as the Procfile does). */
 /** Starts a role as its own process; BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each role there. */
 export function startRole(role: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CPU_PROF] : []), 'src/main.ts', role], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CPU_PROF] : []), 'src/main.ts', role],
+    { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   child.on('exit', (code, signal) => {
     if (code !== 0 && signal !== 'SIGTERM') process.stderr.write(`bench: ${role} exited (${code ?? signal})\n`);
   });
@@ -80,7 +90,9 @@ export async function waitUntilReady(baseUrl: string, timeoutMs = 30_000): Promi
 // ---- HTTP load against a server process, with its CPU time per request ----
 
 export async function startBare(bodyFile: string, etag: string, port: number, kind: 'node' | 'koa' = 'node'): Promise<ChildProcess> {
-  const child = fork(new URL('./support/bareServer.ts', import.meta.url).pathname, [bodyFile, etag, String(port), kind], { stdio: 'inherit' });
+  const child = fork(new URL('./support/bareServer.ts', import.meta.url).pathname, [bodyFile, etag, String(port), kind], {
+    stdio: 'inherit',
+  });
   await new Promise<void>((ok) => child.once('message', () => ok()));
   return child;
 }
@@ -120,10 +132,21 @@ export function cpuMsOf(comm: string): number {
 }
 
 /** Runs a load and reports it with the server's CPU time per request (robust to a busy machine). */
-export async function measure(url: string, headers: Record<string, string>, seconds: number, serverPid: number): Promise<Figures & { cpuUsPerRequest: number }> {
+export async function measure(
+  url: string,
+  headers: Record<string, string>,
+  seconds: number,
+  serverPid: number,
+): Promise<Figures & { cpuUsPerRequest: number }> {
   const before = cpuMs(serverPid);
   const result = await autocannon({ url, headers, duration: seconds, connections: 50, pipelining: 1 });
   const cpu = cpuMs(serverPid) - before;
   const total = result.requests.total;
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx, cpuUsPerRequest: (cpu * 1000) / Math.max(1, total) };
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    cpuUsPerRequest: (cpu * 1000) / Math.max(1, total),
+  };
 }

@@ -69,7 +69,11 @@ async function startReceiver(answer: 'now' | 'after100ms' | 'never'): Promise<Re
 }
 
 async function admin(baseUrl: string, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(`${baseUrl}/admin/v1${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${baseUrl}/admin/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
   return res.status === 204 ? null : res.json();
 }
@@ -150,14 +154,20 @@ function latency(receiver: Receiver, sent: Sent[]) {
   }
   const first = Math.min(...sent.map((s) => s.sentAt));
   // `noEvent`: ingests whose now-playing row did not change (a concurrent one of the same station showed a later moment).
-  return { fromCommit: summary(fromCommit), fromRequest: summary(fromRequest), noEvent: lost, deliveriesPerSecond: Math.round((sent.length - lost) / ((last - first) / 1000)) };
+  return {
+    fromCommit: summary(fromCommit),
+    fromRequest: summary(fromRequest),
+    noEvent: lost,
+    deliveriesPerSecond: Math.round((sent.length - lost) / ((last - first) / 1000)),
+  };
 }
 
 async function pointHooks(baseUrl: string, stations: BenchStation[], urls: string[]): Promise<void> {
   for (const station of stations) {
     for (const id of station.hooks) await admin(baseUrl, 'DELETE', `/stations/${station.id}/webhooks/${id}`);
     station.hooks = [];
-    for (const url of urls) station.hooks.push((await admin(baseUrl, 'POST', `/stations/${station.id}/webhooks`, { url, events: ['now-playing.changed'] })).id);
+    for (const url of urls)
+      station.hooks.push((await admin(baseUrl, 'POST', `/stations/${station.id}/webhooks`, { url, events: ['now-playing.changed'] })).id);
   }
   // Web processes hear the change through Redis at once; leave them a moment all the same.
   await new Promise((r) => setTimeout(r, 500));
@@ -177,12 +187,22 @@ async function main(): Promise<void> {
   const web = startRole('web', roleEnv(port));
   const workers = [startRole('worker', roleEnv(0))];
   const pool = new Pool(baseUrl, { connections: 64 });
-  const results: Record<string, unknown> = { machine: 'shared 2-core VM: figures are noisy', stations: STATIONS, rate: RATE, seconds: SECONDS };
+  const results: Record<string, unknown> = {
+    machine: 'shared 2-core VM: figures are noisy',
+    stations: STATIONS,
+    rate: RATE,
+    seconds: SECONDS,
+  };
   try {
     await waitUntilReady(baseUrl);
     const stations: BenchStation[] = [];
     for (let i = 0; i < STATIONS; i++) {
-      const station = await admin(baseUrl, 'POST', '/stations', { slug: `bench-wh-${i}-${Date.now().toString(36)}`, name: `Bench ${i}`, timezone: 'UTC', rundownFollowing: false });
+      const station = await admin(baseUrl, 'POST', '/stations', {
+        slug: `bench-wh-${i}-${Date.now().toString(36)}`,
+        name: `Bench ${i}`,
+        timezone: 'UTC',
+        rundownFollowing: false,
+      });
       const { token } = await admin(baseUrl, 'POST', `/stations/${station.id}/credentials`, { scopes: ['ingest:write'] });
       stations.push({ id: station.id, slug: station.slug, token, hooks: [] });
     }

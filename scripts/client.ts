@@ -19,15 +19,24 @@ function generate(into: string): void {
     execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: client, stdio: 'inherit' });
   }
   const spec = join(into, 'openapi.json');
-  writeFileSync(spec, JSON.stringify(buildOpenApi(allRoutes, { version: API_VERSION, serverUrl: 'http://localhost:3000' }), null, 2) + '\n');
-  execFileSync(join(client, 'node_modules/.bin/openapi-typescript'), [spec, '--default-non-nullable', 'false', '--output', join(into, 'src/schema.d.ts')], { cwd: client, stdio: ['ignore', 'ignore', 'inherit'] });
+  writeFileSync(
+    spec,
+    JSON.stringify(buildOpenApi(allRoutes, { version: API_VERSION, serverUrl: 'http://localhost:3000' }), null, 2) + '\n',
+  );
+  execFileSync(
+    join(client, 'node_modules/.bin/openapi-typescript'),
+    [spec, '--default-non-nullable', 'false', '--output', join(into, 'src/schema.d.ts')],
+    { cwd: client, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
 }
 
 if (process.argv.includes('--check')) {
   const temp = mkdtempSync(join(tmpdir(), 'waveline-client-'));
   try {
     generate(temp);
-    const stale = FILES.filter((file) => !existsSync(join(client, file)) || readFileSync(join(temp, file), 'utf8') !== readFileSync(join(client, file), 'utf8'));
+    const stale = FILES.filter(
+      (file) => !existsSync(join(client, file)) || readFileSync(join(temp, file), 'utf8') !== readFileSync(join(client, file), 'utf8'),
+    );
     if (stale.length) {
       console.error(`client/ is out of date with the routes (${stale.join(', ')}): run \`npm run client:generate\` and commit the result.`);
       process.exit(1);

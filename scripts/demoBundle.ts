@@ -5,7 +5,8 @@ import { writeFileSync } from 'node:fs';
 import sharp from 'sharp';
 
 /** Readable, stable ids: `dec0de00-0000-4000-8000-` + 4 hex digits of kind + 8 of number. */
-const id = (kind: number, n: number): string => `dec0de00-0000-4000-8000-${kind.toString(16).padStart(4, '0')}${n.toString(16).padStart(8, '0')}`;
+const id = (kind: number, n: number): string =>
+  `dec0de00-0000-4000-8000-${kind.toString(16).padStart(4, '0')}${n.toString(16).padStart(8, '0')}`;
 const RECORD = 1;
 const PRESENTER = 2;
 const PROGRAM = 3;
@@ -15,8 +16,8 @@ const BROADCAST = 4;
 async function picture(width: number, height: number, from: string, to: string, seed: number): Promise<string> {
   const circles = Array.from({ length: 6 }, (_, i) => {
     const r = ((seed * 37 + i * 53) % 90) + 30;
-    const cx = ((seed * 71 + i * 149) % width);
-    const cy = ((seed * 29 + i * 97) % height);
+    const cx = (seed * 71 + i * 149) % width;
+    const cy = (seed * 29 + i * 97) % height;
     return `<circle cx="${cx}" cy="${cy}" r="${r}" fill="#ffffff" fill-opacity="0.12"/>`;
   }).join('');
   const waves = [0.55, 0.65, 0.75]
@@ -70,7 +71,8 @@ function rundown(minutes: number, shift: number) {
     const [artist, title, seconds] = TRACKS[n % TRACKS.length];
     add({ kind: 'track', artist, title, durationSeconds: seconds });
     n++;
-    if (left > 0 && n % 4 === 0) add({ kind: 'talk', title: n % 8 === 0 ? 'News and weather' : 'Presenter link', durationSeconds: n % 8 === 0 ? 180 : 75 });
+    if (left > 0 && n % 4 === 0)
+      add({ kind: 'talk', title: n % 8 === 0 ? 'News and weather' : 'Presenter link', durationSeconds: n % 8 === 0 ? 180 : 75 });
     if (left > 0 && n % 6 === 0) add({ kind: 'ad', title: 'Ad break', durationSeconds: 90 });
     if (left > 0 && n % 5 === 0) add({ kind: 'jingle', title: 'Waveline Demo FM — jingle', durationSeconds: 6 });
   }
@@ -78,9 +80,33 @@ function rundown(minutes: number, shift: number) {
 }
 
 const PROGRAMS = [
-  { n: 1, title: 'Morning Drive', start: '06:00', minutes: 360, nature: 'live', presenters: [1, 2], description: 'News, traffic and the right songs to get going — live every morning.' },
-  { n: 2, title: 'Afternoon Mix', start: '12:00', minutes: 480, nature: 'live', presenters: [3], description: 'New releases and listener requests through the afternoon.' },
-  { n: 3, title: 'Night Shift', start: '20:00', minutes: 600, nature: 'prerecorded', presenters: [4], description: 'Ambient, downtempo and long-form sessions until dawn.' },
+  {
+    n: 1,
+    title: 'Morning Drive',
+    start: '06:00',
+    minutes: 360,
+    nature: 'live',
+    presenters: [1, 2],
+    description: 'News, traffic and the right songs to get going — live every morning.',
+  },
+  {
+    n: 2,
+    title: 'Afternoon Mix',
+    start: '12:00',
+    minutes: 480,
+    nature: 'live',
+    presenters: [3],
+    description: 'New releases and listener requests through the afternoon.',
+  },
+  {
+    n: 3,
+    title: 'Night Shift',
+    start: '20:00',
+    minutes: 600,
+    nature: 'prerecorded',
+    presenters: [4],
+    description: 'Ambient, downtempo and long-form sessions until dawn.',
+  },
 ];
 
 const broadcastId = (dayOffset: number, program: number) => id(BROADCAST, (dayOffset + 1) * 10 + program);
@@ -91,7 +117,12 @@ function broadcasts() {
   for (let day = -1; day <= 7; day++) {
     for (const p of PROGRAMS) {
       if (day === -1 && p.n !== 3) continue;
-      out.push({ id: broadcastId(day, p.n), programId: id(PROGRAM, p.n), nature: p.nature, relative: { dayOffset: day, start: p.start, durationMinutes: p.minutes } });
+      out.push({
+        id: broadcastId(day, p.n),
+        programId: id(PROGRAM, p.n),
+        nature: p.nature,
+        relative: { dayOffset: day, start: p.start, durationMinutes: p.minutes },
+      });
     }
   }
   return out;
@@ -99,8 +130,16 @@ function broadcasts() {
 
 /** Every broadcast on air at some moment of the import day. */
 function rundowns() {
-  const today: Array<[number, number]> = [[-1, 3], [0, 1], [0, 2], [0, 3]];
-  return today.map(([day, program], i) => ({ broadcastId: broadcastId(day, program), items: rundown(PROGRAMS[program - 1].minutes, i * 5) }));
+  const today: Array<[number, number]> = [
+    [-1, 3],
+    [0, 1],
+    [0, 2],
+    [0, 3],
+  ];
+  return today.map(([day, program], i) => ({
+    broadcastId: broadcastId(day, program),
+    items: rundown(PROGRAMS[program - 1].minutes, i * 5),
+  }));
 }
 
 const paragraph = (blockId: string, text: string) => ({ id: blockId, type: 'paragraph', content: [{ text, marks: [] }] });
@@ -116,7 +155,8 @@ async function bundle() {
       push: { provider: 'expo' },
       profile: {
         tagline: 'The sound of the city — a Waveline demo station',
-        description: 'Waveline Demo FM is sample data: it shows every part of the station delivery API with content, a schedule that always has something on air, and images.',
+        description:
+          'Waveline Demo FM is sample data: it shows every part of the station delivery API with content, a schedule that always has something on air, and images.',
         frequencyLabel: 'FM 101.7',
         websiteUrls: ['https://demo.waveline.example'],
         streamUrls: [
@@ -146,7 +186,18 @@ async function bundle() {
           { key: 'slug', label: 'Slug', kind: 'text', required: true, maxLength: 200 },
           { key: 'teaser', label: 'Teaser', kind: 'text', maxLength: 500 },
           { key: 'body', label: 'Body', kind: 'rich_text' },
-          { key: 'category', label: 'Category', kind: 'choices', required: true, choices: [{ key: 'local', label: 'Local' }, { key: 'music', label: 'Music' }, { key: 'station', label: 'Station' }, { key: 'events', label: 'Events' }] },
+          {
+            key: 'category',
+            label: 'Category',
+            kind: 'choices',
+            required: true,
+            choices: [
+              { key: 'local', label: 'Local' },
+              { key: 'music', label: 'Music' },
+              { key: 'station', label: 'Station' },
+              { key: 'events', label: 'Events' },
+            ],
+          },
           { key: 'image', label: 'Image', kind: 'media' },
           { key: 'internal_note', label: 'Internal note', kind: 'text', private: true },
         ],
@@ -160,54 +211,124 @@ async function bundle() {
           { key: 'summary', label: 'Summary', kind: 'text', maxLength: 1000 },
           { key: 'aired_at', label: 'Aired at', kind: 'datetime' },
           { key: 'duration_minutes', label: 'Duration (minutes)', kind: 'number', min: 1, max: 600 },
-          { key: 'tags', label: 'Tags', kind: 'choices', multiple: true, maxItems: 5, choices: [{ key: 'interview', label: 'Interview' }, { key: 'live_session', label: 'Live session' }, { key: 'feature', label: 'Feature' }] },
+          {
+            key: 'tags',
+            label: 'Tags',
+            kind: 'choices',
+            multiple: true,
+            maxItems: 5,
+            choices: [
+              { key: 'interview', label: 'Interview' },
+              { key: 'live_session', label: 'Live session' },
+              { key: 'feature', label: 'Feature' },
+            ],
+          },
           { key: 'cover', label: 'Cover', kind: 'media' },
         ],
       },
     ],
     media: [
-      { key: 'studio', mime: 'image/jpeg', data: await picture(960, 540, '#1d3557', '#e63946', 3), alt: 'Abstract waves over a blue-to-red gradient', credits: 'Waveline demo artwork', focalX: 0.5, focalY: 0.6 },
-      { key: 'night-shift-cover', mime: 'image/jpeg', data: await picture(600, 600, '#0b0c2a', '#5e60ce', 7), alt: 'Abstract night-blue waves', credits: 'Waveline demo artwork' },
+      {
+        key: 'studio',
+        mime: 'image/jpeg',
+        data: await picture(960, 540, '#1d3557', '#e63946', 3),
+        alt: 'Abstract waves over a blue-to-red gradient',
+        credits: 'Waveline demo artwork',
+        focalX: 0.5,
+        focalY: 0.6,
+      },
+      {
+        key: 'night-shift-cover',
+        mime: 'image/jpeg',
+        data: await picture(600, 600, '#0b0c2a', '#5e60ce', 7),
+        alt: 'Abstract night-blue waves',
+        credits: 'Waveline demo artwork',
+      },
     ],
     // Published in this order, so the welcome news (listed last of the news) is the newest.
     records: [
       {
         id: id(RECORD, 2),
         type: 'news',
-        values: { title: 'Street festival closes Kastanienallee this weekend', slug: 'street-festival-kastanienallee', teaser: 'Three stages, forty stalls, and the Morning Drive live from the square on Saturday.', category: 'events' },
+        values: {
+          title: 'Street festival closes Kastanienallee this weekend',
+          slug: 'street-festival-kastanienallee',
+          teaser: 'Three stages, forty stalls, and the Morning Drive live from the square on Saturday.',
+          category: 'events',
+        },
         related: { programIds: [id(PROGRAM, 1)] },
         published: true,
       },
       {
         id: id(RECORD, 3),
         type: 'news',
-        values: { title: 'New music Friday: five tracks for your weekend', slug: 'new-music-friday', teaser: 'Lumen Fields, Nova Reyes and three more we can’t stop playing.', category: 'music' },
+        values: {
+          title: 'New music Friday: five tracks for your weekend',
+          slug: 'new-music-friday',
+          teaser: 'Lumen Fields, Nova Reyes and three more we can’t stop playing.',
+          category: 'music',
+        },
         published: true,
       },
       {
         id: id(RECORD, 4),
         type: 'news',
-        values: { title: 'Roadworks on the ring road until Sunday', slug: 'roadworks-ring-road', teaser: 'Expect delays between the harbour and the airport exits.', category: 'local' },
+        values: {
+          title: 'Roadworks on the ring road until Sunday',
+          slug: 'roadworks-ring-road',
+          teaser: 'Expect delays between the harbour and the airport exits.',
+          category: 'local',
+        },
         published: true,
       },
       {
         id: id(RECORD, 1),
         type: 'news',
-        values: { title: 'Waveline Demo FM is on air', slug: 'waveline-demo-fm-is-on-air', teaser: 'A station made of sample data, so you can try every API route right away.', body: '<p>Everything you see here came from <code>demo/bundle.json</code>.</p>', category: 'station', image: 'studio', internal_note: 'Private fields are never delivered.' },
-        document: { version: 1, mode: 'blocks', blocks: [paragraph('b1', 'Welcome to Waveline Demo FM.'), paragraph('b2', 'This record has an image with four variants, rendered by the worker after start-up.')] },
+        values: {
+          title: 'Waveline Demo FM is on air',
+          slug: 'waveline-demo-fm-is-on-air',
+          teaser: 'A station made of sample data, so you can try every API route right away.',
+          body: '<p>Everything you see here came from <code>demo/bundle.json</code>.</p>',
+          category: 'station',
+          image: 'studio',
+          internal_note: 'Private fields are never delivered.',
+        },
+        document: {
+          version: 1,
+          mode: 'blocks',
+          blocks: [
+            paragraph('b1', 'Welcome to Waveline Demo FM.'),
+            paragraph('b2', 'This record has an image with four variants, rendered by the worker after start-up.'),
+          ],
+        },
         published: true,
       },
       {
         id: id(RECORD, 5),
         type: 'episode',
-        values: { title: 'Night Shift #112: Field recordings', slug: 'night-shift-112', summary: 'Two hours of ambient music built from city sounds.', aired_at: '2026-01-15T20:00:00+01:00', duration_minutes: 120, tags: ['feature'], cover: 'night-shift-cover' },
+        values: {
+          title: 'Night Shift #112: Field recordings',
+          slug: 'night-shift-112',
+          summary: 'Two hours of ambient music built from city sounds.',
+          aired_at: '2026-01-15T20:00:00+01:00',
+          duration_minutes: 120,
+          tags: ['feature'],
+          cover: 'night-shift-cover',
+        },
         related: { programIds: [id(PROGRAM, 3)] },
         published: true,
       },
       {
         id: id(RECORD, 6),
         type: 'episode',
-        values: { title: 'Morning Drive: the festival organisers', slug: 'morning-drive-festival-organisers', summary: 'Who builds three stages in one night? We asked.', aired_at: '2026-02-02T08:15:00+01:00', duration_minutes: 15, tags: ['interview'] },
+        values: {
+          title: 'Morning Drive: the festival organisers',
+          slug: 'morning-drive-festival-organisers',
+          summary: 'Who builds three stages in one night? We asked.',
+          aired_at: '2026-02-02T08:15:00+01:00',
+          duration_minutes: 15,
+          tags: ['interview'],
+        },
         related: { programIds: [id(PROGRAM, 1)] },
         published: true,
       },

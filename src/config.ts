@@ -145,7 +145,8 @@ function userAgentSafe(env: Env, name: string, fallback: string): string {
 function trustedProxyHops(env: Env): number {
   const hops = int(env, 'TRUSTED_PROXY_HOPS', -1, 0, 10);
   const legacy = int(env, 'GATEWAY_TRUSTED_PROXY_HOPS', -1, 0, 10);
-  if (hops >= 0 && legacy >= 0 && hops !== legacy) throw new ConfigError(`TRUSTED_PROXY_HOPS (${hops}) and its older name GATEWAY_TRUSTED_PROXY_HOPS (${legacy}) disagree; set one`);
+  if (hops >= 0 && legacy >= 0 && hops !== legacy)
+    throw new ConfigError(`TRUSTED_PROXY_HOPS (${hops}) and its older name GATEWAY_TRUSTED_PROXY_HOPS (${legacy}) disagree; set one`);
   return hops >= 0 ? hops : legacy >= 0 ? legacy : 1;
 }
 

@@ -28,8 +28,14 @@ const WEBHOOK_DELIVERY = Type.Object({
 export const JOBS = {
   'health.ping': { queue: 'default', payload: Type.Object({ at: Type.String() }) },
   // Schedule timers (src/domains/schedule/timers.ts): `at` is the planned instant, ISO 8601 UTC.
-  'schedule.midnight': { queue: 'default', payload: Type.Object({ stationId: Type.String({ minLength: 1 }), at: Type.String({ format: 'date-time' }) }) },
-  'schedule.boundary': { queue: 'default', payload: Type.Object({ stationId: Type.String({ minLength: 1 }), at: Type.String({ format: 'date-time' }) }) },
+  'schedule.midnight': {
+    queue: 'default',
+    payload: Type.Object({ stationId: Type.String({ minLength: 1 }), at: Type.String({ format: 'date-time' }) }),
+  },
+  'schedule.boundary': {
+    queue: 'default',
+    payload: Type.Object({ stationId: Type.String({ minLength: 1 }), at: Type.String({ format: 'date-time' }) }),
+  },
   'schedule.sweep': { queue: 'default', payload: Type.Object({}) },
   /** Renders an uploaded image version's variants; job id = versionId (docs/media.md). */
   'media.variants': { queue: 'media', payload: Type.Object({ stationId: Type.String(), versionId: Type.String() }) },
@@ -99,7 +105,15 @@ export class Jobs {
     const entries = await Promise.all(
       QUEUES.map(async (name) => {
         const c = await this.queue(name).getJobCounts('waiting', 'active', 'delayed', 'failed', 'prioritized', 'waiting-children');
-        return [name, { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0) + (c['waiting-children'] ?? 0), active: c.active ?? 0, delayed: c.delayed ?? 0, failed: c.failed ?? 0 }] as const;
+        return [
+          name,
+          {
+            waiting: (c.waiting ?? 0) + (c.prioritized ?? 0) + (c['waiting-children'] ?? 0),
+            active: c.active ?? 0,
+            delayed: c.delayed ?? 0,
+            failed: c.failed ?? 0,
+          },
+        ] as const;
       }),
     );
     return Object.fromEntries(entries) as Record<QueueName, Record<'waiting' | 'active' | 'delayed' | 'failed', number>>;

@@ -42,7 +42,9 @@ async function main(): Promise<void> {
   if (SEPARATE.includes(command)) {
     const missing = !config.redisUrl ? 'REDIS_URL' : !config.databaseUrl ? 'DATABASE_URL' : null;
     if (missing) {
-      process.stderr.write(`waveline: ${missing} is not set: \`waveline ${command}\` runs as a separate process only with REDIS_URL and a Postgres DATABASE_URL (\`waveline dev\` / \`npm start\` runs embedded without them)\n`);
+      process.stderr.write(
+        `waveline: ${missing} is not set: \`waveline ${command}\` runs as a separate process only with REDIS_URL and a Postgres DATABASE_URL (\`waveline dev\` / \`npm start\` runs embedded without them)\n`,
+      );
       process.exit(78);
     }
   }

@@ -8,25 +8,56 @@ import type { Services } from '../src/services.ts';
  * Redis answer and every queue's worker runs; 503 otherwise) and `/metrics` (Prometheus text, behind
  * METRICS_TOKEN when set). Errors use the contract's body. Nothing else is served.
  */
-export async function startWorkerHttp(svc: Services, workers: Worker[], port: number): Promise<{ server: Server; port: number; close(): Promise<void> }> {
+export async function startWorkerHttp(
+  svc: Services,
+  workers: Worker[],
+  port: number,
+): Promise<{ server: Server; port: number; close(): Promise<void> }> {
   startProcessMetrics(svc.config.observability);
-  const send = (res: import('node:http').ServerResponse, status: number, contentType: string, body: string, extra: Record<string, string> = {}) => {
-    res.writeHead(status, { 'Content-Type': contentType, 'Cache-Control': 'no-store', 'Content-Length': Buffer.byteLength(body), ...extra });
+  const send = (
+    res: import('node:http').ServerResponse,
+    status: number,
+    contentType: string,
+    body: string,
+    extra: Record<string, string> = {},
+  ) => {
+    res.writeHead(status, {
+      'Content-Type': contentType,
+      'Cache-Control': 'no-store',
+      'Content-Length': Buffer.byteLength(body),
+      ...extra,
+    });
     res.end(body);
   };
   const json = 'application/json; charset=utf-8';
   const error = (code: string, message: string) => JSON.stringify({ error: { code, message, requestId: crypto.randomUUID() } });
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
-    if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, json, error('METHOD_NOT_ALLOWED', 'Only GET is served here.'), { Allow: 'GET, HEAD' });
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return send(res, 405, json, error('METHOD_NOT_ALLOWED', 'Only GET is served here.'), { Allow: 'GET, HEAD' });
     if (path === '/healthz') return send(res, 200, json, JSON.stringify({ ok: true }));
     if (path === '/readyz') {
-      void ready(svc, workers).then((state) => send(res, state.ok ? 200 : 503, json, state.ok ? JSON.stringify(state) : error('PROVIDER_UNAVAILABLE', `Not ready: ${JSON.stringify(state)}`), state.ok ? {} : { 'Retry-After': '1' }));
+      void ready(svc, workers).then((state) =>
+        send(
+          res,
+          state.ok ? 200 : 503,
+          json,
+          state.ok ? JSON.stringify(state) : error('PROVIDER_UNAVAILABLE', `Not ready: ${JSON.stringify(state)}`),
+          state.ok ? {} : { 'Retry-After': '1' },
+        ),
+      );
       return;
     }
     if (path === '/metrics') {
       void metricsAnswer(req.headers.authorization, svc.config.observability).then(
-        (answer) => send(res, answer.status, answer.contentType, answer.body, answer.wwwAuthenticate ? { 'WWW-Authenticate': answer.wwwAuthenticate } : {}),
+        (answer) =>
+          send(
+            res,
+            answer.status,
+            answer.contentType,
+            answer.body,
+            answer.wwwAuthenticate ? { 'WWW-Authenticate': answer.wwwAuthenticate } : {},
+          ),
         () => send(res, 500, json, error('INTERNAL_ERROR', 'Internal server error.')),
       );
       return;
@@ -52,10 +83,17 @@ export async function startWorkerHttp(svc: Services, workers: Worker[], port: nu
 }
 
 async function ready(svc: Services, workers: Worker[]): Promise<{ ok: boolean; postgres: boolean; redis: boolean; workers: boolean }> {
-  const timeout = <T>(p: Promise<T>) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref())]);
+  const timeout = <T>(p: Promise<T>) =>
+    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref())]);
   const [postgres, redis] = await Promise.all([
-    timeout(svc.db.raw('select 1')).then(() => true, () => false),
-    timeout(svc.redis.ping()).then(() => true, () => false),
+    timeout(svc.db.raw('select 1')).then(
+      () => true,
+      () => false,
+    ),
+    timeout(svc.redis.ping()).then(
+      () => true,
+      () => false,
+    ),
   ]);
   const running = workers.every((w) => w.isRunning());
   return { ok: postgres && redis && running, postgres, redis, workers: running };

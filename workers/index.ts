@@ -3,7 +3,16 @@ import type { Config } from '../src/config.ts';
 import { JOBS, QUEUES, isAwaited, parsePayload, type JobName, type QueueName } from '../src/jobs.ts';
 import { createLogger } from '../src/lib/logger.ts';
 import { createWorker } from '../src/lib/queue.ts';
-import { initMetrics, jobDuration, jobsCompleted, jobsFailed, jobsRetried, jobsStalled, metricsEnabled, setQueueCountsSource } from '../src/lib/metrics.ts';
+import {
+  initMetrics,
+  jobDuration,
+  jobsCompleted,
+  jobsFailed,
+  jobsRetried,
+  jobsStalled,
+  metricsEnabled,
+  setQueueCountsSource,
+} from '../src/lib/metrics.ts';
 import { startWorkerHttp } from './http.ts';
 import { Shutdown } from '../src/lib/shutdown.ts';
 import { createServices, type Services } from '../src/services.ts';
@@ -26,7 +35,11 @@ export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; 
       svc.logger,
       // A killed worker's jobs are taken over by another once their lock lapses (checked as often); webhook
       // deliveries take at most 5 s, so their shorter lock retries a crashed worker's delivery sooner.
-      { concurrency: CONCURRENCY[queue], lockDuration: Math.min(lockMs, LOCK_MS[queue] ?? lockMs), stalledInterval: Math.min(lockMs, LOCK_MS[queue] ?? lockMs) },
+      {
+        concurrency: CONCURRENCY[queue],
+        lockDuration: Math.min(lockMs, LOCK_MS[queue] ?? lockMs),
+        stalledInterval: Math.min(lockMs, LOCK_MS[queue] ?? lockMs),
+      },
     ),
   );
   async function run(job: Job): Promise<unknown> {

@@ -13,7 +13,10 @@ const REFRESH_AGAIN_AFTER_MS = 5000;
  * is harmless), then re-presents the published records that use the version so their `variants`
  * paths appear. Other kinds have no variants; a version deleted meanwhile is nothing to do.
  */
-export async function mediaVariants(payload: JobPayload<'media.variants'>, svc: Services): Promise<{ rendered: string[]; refreshedRecords: number }> {
+export async function mediaVariants(
+  payload: JobPayload<'media.variants'>,
+  svc: Services,
+): Promise<{ rendered: string[]; refreshedRecords: number }> {
   const source = await findRenderSource(svc.db, payload.versionId);
   if (!source?.original || source.stationId !== payload.stationId || source.kind !== 'image') return { rendered: [], refreshedRecords: 0 };
   const renditions = await renderVariants(source.original, source.focal);

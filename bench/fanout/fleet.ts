@@ -18,7 +18,10 @@ let lastAt = 0;
 let latencies = new Float64Array(0);
 let samples = 0;
 let cpuAtMeasure = 0;
-const cpuMicros = () => { const c = process.cpuUsage(); return c.user + c.system; };
+const cpuMicros = () => {
+  const c = process.cpuUsage();
+  return c.user + c.system;
+};
 
 function onFrame(sampled: boolean, data: Buffer): void {
   if (!measuring) {

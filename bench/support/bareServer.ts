@@ -31,7 +31,12 @@ const server =
           res.end();
           return;
         }
-        res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': body.length, ETag: etag, 'Cache-Control': 'no-store' });
+        res.writeHead(200, {
+          'Content-Type': 'application/json; charset=utf-8',
+          'Content-Length': body.length,
+          ETag: etag,
+          'Cache-Control': 'no-store',
+        });
         res.end(body);
       });
 server.listen(port, () => process.send?.('ready'));

@@ -10,7 +10,9 @@ import { Redis } from 'ioredis';
 const [port, databaseUrl, redisUrl] = process.argv.slice(2);
 const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
 const redis = new Redis(redisUrl);
-await pool.query('CREATE TABLE IF NOT EXISTS bench_baseline (id uuid PRIMARY KEY, station text NOT NULL, body jsonb NOT NULL, received_at timestamptz NOT NULL)');
+await pool.query(
+  'CREATE TABLE IF NOT EXISTS bench_baseline (id uuid PRIMARY KEY, station text NOT NULL, body jsonb NOT NULL, received_at timestamptz NOT NULL)',
+);
 
 const server = createServer((req, res) => {
   const chunks: Buffer[] = [];
@@ -20,7 +22,11 @@ const server = createServer((req, res) => {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
       const station = new URL(req.url ?? '/', 'http://x').searchParams.get('stationSlug') ?? '';
       const now = new Date();
-      await pool.query({ name: 'insert', text: 'INSERT INTO bench_baseline VALUES ($1, $2, $3, $4)', values: [randomUUID(), station, body, now] });
+      await pool.query({
+        name: 'insert',
+        text: 'INSERT INTO bench_baseline VALUES ($1, $2, $3, $4)',
+        values: [randomUUID(), station, body, now],
+      });
       await redis.publish(`bench-baseline:${station}`, JSON.stringify({ body, at: now.toISOString() }));
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"accepted":true,"outcome":"recorded"}');
     } catch (err) {

@@ -17,11 +17,7 @@ interface FeedRowRecord {
 
 async function nextSeq(tx: Tx, stationId: string): Promise<number> {
   // Row lock on the station serialises feed writes of one station, so seq order is commit order.
-  const [row] = await tx
-    .trx('stations')
-    .where({ id: stationId })
-    .increment('feed_seq', 1)
-    .returning<{ feed_seq: number }[]>('feed_seq');
+  const [row] = await tx.trx('stations').where({ id: stationId }).increment('feed_seq', 1).returning<{ feed_seq: number }[]>('feed_seq');
   if (!row) throw new Error(`station ${stationId} does not exist`);
   return Number(row.feed_seq);
 }
@@ -92,7 +88,15 @@ export async function upsertFeedRow(
 
 /** The bus message of a feed row written with `seq` (writers of pipelined transactions publish it themselves, after commit). */
 export function feedMessage(row: FeedRowInput, seq: number, now: Date): FeedMessage {
-  return { stationId: row.stationId, kind: row.kind, entry: row.entry, seq, deleted: false, data: row.data ?? null, updatedAt: now.toISOString() };
+  return {
+    stationId: row.stationId,
+    kind: row.kind,
+    entry: row.entry,
+    seq,
+    deleted: false,
+    data: row.data ?? null,
+    updatedAt: now.toISOString(),
+  };
 }
 
 /**
@@ -108,7 +112,8 @@ export async function deleteFeedRow(
   if (!existing) return null;
   const seq = await nextSeq(tx, row.stationId);
   const now = row.now ?? new Date();
-  await tx.trx('feed_rows')
+  await tx
+    .trx('feed_rows')
     .where({ station_id: row.stationId, kind: row.kind, entry: row.entry })
     .update({ data: null, deleted: true, seq, updated_at: now });
   const message: FeedMessage = {

@@ -8,7 +8,6 @@ import { TokenBuckets } from '../lib/tokenBucket.ts';
 import type { FeedErrorCode } from './frames.ts';
 import type { FeedStore } from './store.ts';
 
-
 // Who may open a feed connection: channel syntax, the station gate (active, public-online, realtime on),
 // connections per client IP on this node and connection attempts per client IP across nodes.
 
@@ -40,7 +39,8 @@ export function parseChannels(query: string): { stationIds: string[] } | Rejecti
   const stationIds: string[] = [];
   for (const channel of new Set(channels)) {
     const match = CHANNEL.exec(channel);
-    if (!match) return reject('VALIDATION_ERROR', `Unknown channel "${channel.slice(0, 120)}"; channels look like stations.{stationId}.feed.`);
+    if (!match)
+      return reject('VALIDATION_ERROR', `Unknown channel "${channel.slice(0, 120)}"; channels look like stations.{stationId}.feed.`);
     stationIds.push(match[1]);
   }
   if (stationIds.length > MAX_CHANNELS) return reject('VALIDATION_ERROR', `At most ${MAX_CHANNELS} channels per connection.`);
@@ -132,7 +132,8 @@ export class Admission {
       this.connectionsByIp.set(ip, { ip, count: 1 });
       return ip;
     }
-    if (held.count >= this.maxPerIp) return reject('RATE_LIMITED', `Too many open feed connections from one address (at most ${this.maxPerIp}).`);
+    if (held.count >= this.maxPerIp)
+      return reject('RATE_LIMITED', `Too many open feed connections from one address (at most ${this.maxPerIp}).`);
     held.count++;
     return held.ip;
   }
@@ -150,7 +151,8 @@ export class Admission {
     const entry: GateEntry = {
       verdict: this.store.stationGate(stationId).then((gate) => {
         let rejection: Rejection | null = null;
-        if (!gate || !gate.active || !gate.publicOnline) rejection = reject('NOT_FOUND', `No public station for channel ${stationChannel(stationId)}.`);
+        if (!gate || !gate.active || !gate.publicOnline)
+          rejection = reject('NOT_FOUND', `No public station for channel ${stationChannel(stationId)}.`);
         else if (!gate.realtime) rejection = reject('MODULE_DISABLED', 'The realtime module is switched off for this station.');
         entry.settled = { rejection };
         return rejection;

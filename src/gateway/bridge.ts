@@ -54,7 +54,13 @@ export class FeedBridge {
   /** Called after a reconnection, when invalidation messages may have been missed. */
   onResubscribed: () => void = () => {};
 
-  constructor(redisUrl: string, store: FeedStore, publish: (topic: string, frame: Buffer) => void, logger: Logger, options: BridgeOptions = {}) {
+  constructor(
+    redisUrl: string,
+    store: FeedStore,
+    publish: (topic: string, frame: Buffer) => void,
+    logger: Logger,
+    options: BridgeOptions = {},
+  ) {
     this.store = store;
     this.publish = publish;
     this.logger = logger;
@@ -146,7 +152,10 @@ export class FeedBridge {
     const channel = keys.feedChannel(stationId);
     this.byChannel.delete(channel);
     sub.feed.close();
-    if (!this.closing) this.subscriber.unsubscribe(channel).catch((err: unknown) => this.logger.warn({ err, stationId }, 'could not unsubscribe feed channel'));
+    if (!this.closing)
+      this.subscriber
+        .unsubscribe(channel)
+        .catch((err: unknown) => this.logger.warn({ err, stationId }, 'could not unsubscribe feed channel'));
   }
 
   private onMessage(channel: string, text: string): void {

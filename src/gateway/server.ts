@@ -5,7 +5,16 @@ import { Admission, CLOSE_INTERNAL, clientIp, type Rejection } from './admission
 import { FeedBridge } from './bridge.ts';
 import { errorFrame } from './frames.ts';
 import { FeedStore } from './store.ts';
-import { gatewayBytesSent, gatewayConnections, gatewayFramesSent, gatewayResyncs, gatewaySlowConsumerCloses, metricsAnswer, metricsEnabled, startProcessMetrics } from '../lib/metrics.ts';
+import {
+  gatewayBytesSent,
+  gatewayConnections,
+  gatewayFramesSent,
+  gatewayResyncs,
+  gatewaySlowConsumerCloses,
+  metricsAnswer,
+  metricsEnabled,
+  startProcessMetrics,
+} from '../lib/metrics.ts';
 
 // The realtime gateway (decisions.md, "Realtime feed"). It never imports Koa or knex: Postgres through a
 // small `pg` pool (station gate, current rows, catch-up), Redis for the feed bus and invalidations.
@@ -41,7 +50,11 @@ const CLOSE_RESTARTING = 1012;
 const CLOSE_GRACE_MS = 300;
 const STATUS_TEXT: Record<number, string> = { 200: 'OK', 401: 'Unauthorized', 404: 'Not Found' };
 const isRejection = (value: readonly string[] | Rejection): value is Rejection => 'code' in value;
-const UNAVAILABLE: Rejection = { code: 'PROVIDER_UNAVAILABLE', message: 'The feed is temporarily unavailable; reconnect later.', closeCode: CLOSE_INTERNAL };
+const UNAVAILABLE: Rejection = {
+  code: 'PROVIDER_UNAVAILABLE',
+  message: 'The feed is temporarily unavailable; reconnect later.',
+  closeCode: CLOSE_INTERNAL,
+};
 
 export async function startGateway(config: Readonly<Config>, logger: Logger, port: number, options: GatewayOptions = {}): Promise<Gateway> {
   const app = uWS.App();
@@ -86,7 +99,10 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     }
     // A module switched on or off changes which kinds of rows the station's feed sends: its listeners
     // reconnect (1012) and start again from a snapshot of what is delivered now.
-    const changed = await bridge.feed(stationId)?.refreshHiddenKinds().catch(() => false);
+    const changed = await bridge
+      .feed(stationId)
+      ?.refreshHiddenKinds()
+      .catch(() => false);
     if (!changed) return;
     if (metrics) gatewayResyncs.labels('settings_changed').inc();
     for (const ws of sockets) if (ws.getUserData().stationIds.includes(stationId)) ws.end(CLOSE_RESTARTING, 'station settings changed');
@@ -211,7 +227,13 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       }
       const ip = clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), config.trustedProxyHops);
       const conn: Connection = { ip, query: req.getQuery() ?? '', stationIds: [], admitted: false, closed: false, slow: false };
-      res.upgrade(conn, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
+      res.upgrade(
+        conn,
+        req.getHeader('sec-websocket-key'),
+        req.getHeader('sec-websocket-protocol'),
+        req.getHeader('sec-websocket-extensions'),
+        context,
+      );
     },
     open(ws) {
       const conn = ws.getUserData();
@@ -270,7 +292,10 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     void metricsAnswer(req.getHeader('authorization') || undefined, config.observability).then((answer) => {
       if (aborted) return;
       res.cork(() => {
-        res.writeStatus(`${answer.status} ${STATUS_TEXT[answer.status] ?? ''}`).writeHeader('Content-Type', answer.contentType).writeHeader('Cache-Control', 'no-store');
+        res
+          .writeStatus(`${answer.status} ${STATUS_TEXT[answer.status] ?? ''}`)
+          .writeHeader('Content-Type', answer.contentType)
+          .writeHeader('Cache-Control', 'no-store');
         if (answer.wwwAuthenticate) res.writeHeader('WWW-Authenticate', answer.wwwAuthenticate);
         res.end(answer.body);
       });

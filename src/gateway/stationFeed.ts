@@ -162,12 +162,19 @@ export class StationFeed {
     const fixed = [...this.fixed.values()]
       .filter((row) => !this.hidden.has(kindOf(row.rowId)))
       .sort((a, b) => (FIXED_ORDER.get(kindOf(a.rowId)) ?? 9) - (FIXED_ORDER.get(kindOf(b.rowId)) ?? 9));
-    const content = this.hidden.has('content') ? [] : [...this.contentBodies.values()].sort((a, b) => b.seq - a.seq).slice(0, SNAPSHOT_CONTENT_ROWS);
+    const content = this.hidden.has('content')
+      ? []
+      : [...this.contentBodies.values()].sort((a, b) => b.seq - a.seq).slice(0, SNAPSHOT_CONTENT_ROWS);
     this.snapshotAge = age;
     this.snapshotFrames = [...fixed, ...content].map((row) => {
       const payload =
         row === nowPlaying && row.nowPlaying && age !== null
-          ? payloadJson(this.stationId, { kind: 'now-playing', entry: 'current', data: nowPlayingAt(row.nowPlaying, new Date(now)), updatedAt: row.updatedAt })
+          ? payloadJson(this.stationId, {
+              kind: 'now-playing',
+              entry: 'current',
+              data: nowPlayingAt(row.nowPlaying, new Date(now)),
+              updatedAt: row.updatedAt,
+            })
           : row.payload;
       return Buffer.from(eventFrame(this.stationId, row.rowId, 'create', row.updatedAt, payload));
     });
@@ -189,7 +196,8 @@ export class StationFeed {
     if (row.seq <= lastSeq) return null;
     const action: FeedAction = row.deleted ? 'delete' : known === undefined ? 'create' : 'update';
     const held = this.hold(row);
-    const payload = held?.payload ?? payloadJson(this.stationId, { kind: row.kind, entry: row.entry, data: null, updatedAt: row.updatedAt });
+    const payload =
+      held?.payload ?? payloadJson(this.stationId, { kind: row.kind, entry: row.entry, data: null, updatedAt: row.updatedAt });
     return Buffer.from(eventFrame(this.stationId, rowId, action, row.updatedAt, payload));
   }
 

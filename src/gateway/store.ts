@@ -143,7 +143,14 @@ export class FeedStore {
         LIMIT $2`,
       [stationId, limit],
     );
-    return rows.map((r) => ({ kind: 'content', entry: r.entry, seq: Number(r.seq), deleted: false, data: r.data, updatedAt: r.updated_at.toISOString() }));
+    return rows.map((r) => ({
+      kind: 'content',
+      entry: r.entry,
+      seq: Number(r.seq),
+      deleted: false,
+      data: r.data,
+      updatedAt: r.updated_at.toISOString(),
+    }));
   }
 
   close(): Promise<void> {

@@ -35,7 +35,14 @@ export function requireModule(ctx: GraphQLContext, module: ModuleKey): void {
  * The same cached answer REST serves for this read (lib/readCache.ts: one key per operation, station
  * and query), so a GraphQL poll costs no query while the answer holds.
  */
-export async function cached(ctx: GraphQLContext, operationId: string, area: ReadArea, query: Record<string, string>, compute: () => Promise<Representation>, path = ''): Promise<Representation> {
+export async function cached(
+  ctx: GraphQLContext,
+  operationId: string,
+  area: ReadArea,
+  query: Record<string, string>,
+  compute: () => Promise<Representation>,
+  path = '',
+): Promise<Representation> {
   const stationId = ctx.station.id;
   const key = readKey(operationId, stationId, path, new URLSearchParams(query).toString());
   const rep = await ctx.svc.reads.read(key, stationId, area, ctx.svc.clock.now().getTime(), compute);

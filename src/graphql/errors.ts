@@ -1,5 +1,13 @@
 import { GraphQLError } from 'graphql';
-import { DatabaseUnavailableError, NotFoundError, ValidationError, WavelineError, isDataException, isDatabaseUnreachable, type Issue } from '../lib/errors.ts';
+import {
+  DatabaseUnavailableError,
+  NotFoundError,
+  ValidationError,
+  WavelineError,
+  isDataException,
+  isDatabaseUnreachable,
+  type Issue,
+} from '../lib/errors.ts';
 
 /** Turns our coded errors into GraphQL errors with `extensions.code` (clients branch on it). */
 export function toGraphQLError(raw: unknown): GraphQLError {
@@ -8,14 +16,19 @@ export function toGraphQLError(raw: unknown): GraphQLError {
   const err = isDatabaseUnreachable(raw)
     ? new DatabaseUnavailableError()
     : isDataException(raw)
-      ? new ValidationError('A value in the request cannot be stored.', [{ path: '', code: 'invalid_value', message: 'an argument holds text the database cannot hold (NUL, unpaired surrogates)' }])
+      ? new ValidationError('A value in the request cannot be stored.', [
+          { path: '', code: 'invalid_value', message: 'an argument holds text the database cannot hold (NUL, unpaired surrogates)' },
+        ])
       : raw;
   if (err instanceof WavelineError) {
     // GraphQL reports a switched-off module as NOT_FOUND (the REST code is MODULE_DISABLED).
     const code = err.code === 'MODULE_DISABLED' ? 'NOT_FOUND' : err.code;
     return new GraphQLError(err.message, { extensions: { code, ...(err.issues ? { issues: err.issues } : {}) }, originalError: err });
   }
-  return new GraphQLError('Internal server error.', { extensions: { code: 'INTERNAL_ERROR' }, originalError: err instanceof Error ? err : undefined });
+  return new GraphQLError('Internal server error.', {
+    extensions: { code: 'INTERNAL_ERROR' },
+    originalError: err instanceof Error ? err : undefined,
+  });
 }
 
 /** Runs a resolver body, converting thrown errors. */

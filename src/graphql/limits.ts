@@ -21,7 +21,11 @@ export function limitRules(limits: GraphQLLimits, refused: () => void): Validati
       (context: { reportError(error: GraphQLError): void } | null, error: GraphQLError) => {
         refused();
         const message = error.message.replace(/^Syntax Error: /, '');
-        context?.reportError(new GraphQLError(message, { extensions: { code: 'VALIDATION_ERROR', issues: [{ path: 'query', code: 'too_big', message: `${limit}: ${message}` }] } }));
+        context?.reportError(
+          new GraphQLError(message, {
+            extensions: { code: 'VALIDATION_ERROR', issues: [{ path: 'query', code: 'too_big', message: `${limit}: ${message}` }] },
+          }),
+        );
       },
     ],
   });
@@ -39,6 +43,11 @@ const storableStrings = (refused: () => void) => (context: ValidationContext) =>
     if (!hasUnstorableText(node.value)) return;
     refused();
     const message = 'A string argument holds NUL or an unpaired surrogate.';
-    context.reportError(new GraphQLError(message, { nodes: [node as never], extensions: { code: 'VALIDATION_ERROR', issues: [{ path: 'query', code: 'invalid_format', message }] } }));
+    context.reportError(
+      new GraphQLError(message, {
+        nodes: [node as never],
+        extensions: { code: 'VALIDATION_ERROR', issues: [{ path: 'query', code: 'invalid_format', message }] },
+      }),
+    );
   },
 });

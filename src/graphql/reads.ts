@@ -14,7 +14,10 @@ import { cached, requireModule, type Args, type GraphQLContext } from './context
 // Schedule, programs, current broadcast, now playing, track history, weather and traffic over GraphQL: the REST queries and
 // presenters, with the same window rules and errors.
 
-const WindowQuery = Type.Object({ fromDate: Type.Optional(LocalDate), throughDate: Type.Optional(LocalDate) }, { additionalProperties: false });
+const WindowQuery = Type.Object(
+  { fromDate: Type.Optional(LocalDate), throughDate: Type.Optional(LocalDate) },
+  { additionalProperties: false },
+);
 type WindowQuery = Static<typeof WindowQuery>;
 
 /** The window arguments, checked as the REST query is (so errors come before any cached answer). */
@@ -83,7 +86,11 @@ export const readResolvers = {
         ...(query.to !== undefined ? { to: query.to } : {}),
         ...(query.broadcastId !== undefined ? { broadcastId: query.broadcastId } : {}),
       };
-      return (await cached(ctx, 'getTrackHistory', 'nowPlaying', params, async () => Representation.json(await trackHistoryPage(ctx.svc, ctx.station, query)))).value;
+      return (
+        await cached(ctx, 'getTrackHistory', 'nowPlaying', params, async () =>
+          Representation.json(await trackHistoryPage(ctx.svc, ctx.station, query)),
+        )
+      ).value;
     }),
 
   weather: (_: unknown, ctx: GraphQLContext) =>

@@ -1,4 +1,12 @@
-import { buildSchema, parse, validate as validateDocument, type DocumentNode, type GraphQLError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import {
+  buildSchema,
+  parse,
+  validate as validateDocument,
+  type DocumentNode,
+  type GraphQLError,
+  type GraphQLSchema,
+  type ValidationRule,
+} from 'graphql';
 import { LRUCache } from 'lru-cache';
 import { createHandler, type Request as GraphQLHttpRequest } from 'graphql-http';
 import type { Context } from 'koa';
@@ -31,7 +39,11 @@ const MAX_BODY_BYTES = 64 * 1024;
  */
 const MAX_CACHED_QUERY_LENGTH = 16 * 1024;
 // Bounded in count and in an estimate of the parsed size (a document's AST is several times its text).
-const documents = new LRUCache<string, DocumentNode>({ max: 1000, maxSize: 16 * 1024 * 1024, sizeCalculation: (_document, source) => 64 + source.length * 8 });
+const documents = new LRUCache<string, DocumentNode>({
+  max: 1000,
+  maxSize: 16 * 1024 * 1024,
+  sizeCalculation: (_document, source) => 64 + source.length * 8,
+});
 const validations = new WeakMap<DocumentNode, readonly GraphQLError[]>();
 
 function parseOnce(source: string): DocumentNode {
@@ -57,7 +69,20 @@ type Extra = { svc: WebServices; station: Station; credential: Credential; resul
  * or the station itself. A document that asks for nothing else gets its whole response kept (below);
  * any other root field (the editorial preview mutation, which reads drafts) makes it uncached.
  */
-const CACHED_FIELDS = new Set(['station', 'schemas', 'content', 'contentRecord', 'contentBySlug', 'schedule', 'programs', 'currentBroadcast', 'nowPlaying', 'trackHistory', 'weather', 'traffic']);
+const CACHED_FIELDS = new Set([
+  'station',
+  'schemas',
+  'content',
+  'contentRecord',
+  'contentBySlug',
+  'schedule',
+  'programs',
+  'currentBroadcast',
+  'nowPlaying',
+  'trackHistory',
+  'weather',
+  'traffic',
+]);
 
 function trackedRoot(root: Record<string, unknown>): Record<string, unknown> {
   const tracked: Record<string, unknown> = {};
@@ -80,7 +105,10 @@ const handler = createHandler<Context, Extra, GraphQLContext>({
   validate: validateOnce as typeof validateDocument,
   context: (req) => req.context.result,
   // Depth, alias and cost limits refuse an operation before any resolver runs (limits.ts).
-  validationRules: (req, _args, specified) => [...specified, ...limitRules(req.context.svc.config.graphql, () => (req.context.result.status = 400))],
+  validationRules: (req, _args, specified) => [
+    ...specified,
+    ...limitRules(req.context.svc.config.graphql, () => (req.context.result.status = 400)),
+  ],
   onOperation(req, _args, result) {
     const status = statusFor(result.errors);
     if (status !== null) req.context.result.status = status;
@@ -98,22 +126,27 @@ function checkAccept(accept: string): void {
   if (!accept) return;
   const ranges = accept.replace(/\s/g, '').toLowerCase().split(',');
   if (ranges.some((range) => ACCEPTED.test(range) && !/;charset=(?!utf-?8(;|$))/.test(range))) return;
-  throw new NotAcceptableError('GraphQL answers application/graphql-response+json or application/json (UTF-8); the Accept header allows neither.');
+  throw new NotAcceptableError(
+    'GraphQL answers application/graphql-response+json or application/json (UTF-8); the Accept header allows neither.',
+  );
 }
 
 /** A POST body: a JSON object `{query, variables?, operationName?, extensions?}` in UTF-8. */
 async function readOperation(ctx: Context): Promise<Record<string, unknown>> {
   const [mediaType, ...parameters] = ctx.get('content-type').replace(/\s/g, '').toLowerCase().split(';');
   const charset = parameters.find((p) => p.startsWith('charset='));
-  if (mediaType !== 'application/json' || (charset && charset !== 'charset=utf-8')) throw new UnsupportedMediaTypeError('Content-Type must be application/json (UTF-8).');
+  if (mediaType !== 'application/json' || (charset && charset !== 'charset=utf-8'))
+    throw new UnsupportedMediaTypeError('Content-Type must be application/json (UTF-8).');
   const body = await readJsonBody(ctx, MAX_BODY_BYTES);
-  if (body === undefined) throw new ValidationError('Invalid request body.', [{ path: 'query', code: 'required', message: 'query is required' }]);
+  if (body === undefined)
+    throw new ValidationError('Invalid request body.', [{ path: 'query', code: 'required', message: 'query is required' }]);
   return validate<Record<string, unknown>>(GraphQLBody, 'body', body);
 }
 
 /** A GET's parameters: `query` is required, `variables` and `extensions` are JSON objects as strings. */
 function checkQueryParameters(query: Record<string, unknown>): void {
-  if (typeof query.query !== 'string') throw new ValidationError('Invalid query parameters.', [{ path: 'query', code: 'required', message: 'query is required' }]);
+  if (typeof query.query !== 'string')
+    throw new ValidationError('Invalid query parameters.', [{ path: 'query', code: 'required', message: 'query is required' }]);
   for (const name of ['variables', 'extensions']) {
     const text = query[name];
     if (typeof text !== 'string' || text === '') continue;
@@ -123,7 +156,10 @@ function checkQueryParameters(query: Record<string, unknown>): void {
     } catch {
       parsed = undefined;
     }
-    if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new ValidationError('Invalid query parameters.', [{ path: name, code: 'invalid_format', message: `${name} must be a JSON object` }]);
+    if (typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new ValidationError('Invalid query parameters.', [
+        { path: name, code: 'invalid_format', message: `${name} must be a JSON object` },
+      ]);
     const unstorable = unstorableTextAt(parsed, name);
     if (unstorable) throw new ValidationError('Invalid query parameters.', [unstorableIssue(unstorable)]);
   }
@@ -137,13 +173,24 @@ function checkQueryParameters(query: Record<string, unknown>): void {
  * areas its reads showed and the earliest instant one of them changes: the same request then skips
  * parsing, execution and serialisation until a write to one of those areas or that instant.
  */
-async function serve(ctx: Context, svc: WebServices, station: Station, credential: Credential, query?: Record<string, unknown>): Promise<void> {
+async function serve(
+  ctx: Context,
+  svc: WebServices,
+  station: Station,
+  credential: Credential,
+  query?: Record<string, unknown>,
+): Promise<void> {
   checkAccept(ctx.get('accept'));
   let operation: Record<string, unknown> | null = null;
   if (ctx.method === 'POST') operation = await readOperation(ctx);
   else checkQueryParameters(query ?? {});
   // Only valid requests get here, so a hit is an answer this very operation had before.
-  const key = readKey(`graphql${ctx.method}`, station.id, `${ctx.get('accept')}\n${ctx.get('content-type')}`, operation ? JSON.stringify(operation) : ctx.querystring);
+  const key = readKey(
+    `graphql${ctx.method}`,
+    station.id,
+    `${ctx.get('accept')}\n${ctx.get('content-type')}`,
+    operation ? JSON.stringify(operation) : ctx.querystring,
+  );
   const nowMs = svc.clock.now().getTime();
   const hit = svc.reads.peek(key, nowMs);
   cacheLookup('graphql', hit !== undefined);
@@ -180,7 +227,14 @@ async function serve(ctx: Context, svc: WebServices, station: Station, credentia
   const answer = context.answer;
   if (answer && ctx.status === 200 && typeof body === 'string' && body.length > 0) {
     const contentType = (init.headers as Record<string, string> | undefined)?.['content-type'] ?? JSON_RESPONSE;
-    svc.reads.store(key, station.id, [...answer.areas], generation, new Representation(Buffer.from(body), contentType, answer.validUntil), nowMs);
+    svc.reads.store(
+      key,
+      station.id,
+      [...answer.areas],
+      generation,
+      new Representation(Buffer.from(body), contentType, answer.validUntil),
+      nowMs,
+    );
   }
 }
 
@@ -215,11 +269,22 @@ const common = {
   params: StationSlugParams,
   responses: {
     200: { description: '`{data, errors}`; check `errors` first.', schema: GraphQLResult },
-    400: { description: 'VALIDATION_ERROR in `errors` (an argument, or the depth, alias or cost limit), or before the query runs a REST error body: malformed JSON, missing `query`, `variables` not an object, text with NUL.', schema: GraphQLResult },
+    400: {
+      description:
+        'VALIDATION_ERROR in `errors` (an argument, or the depth, alias or cost limit), or before the query runs a REST error body: malformed JSON, missing `query`, `variables` not an object, text with NUL.',
+      schema: GraphQLResult,
+    },
     401: { description: 'Missing or invalid credential (REST error body, before the query runs).', schema: ErrorBody },
-    404: { description: 'Station unknown, inactive or offline (REST error body, before the query runs), or NOT_FOUND in errors.', schema: ErrorBody },
+    404: {
+      description: 'Station unknown, inactive or offline (REST error body, before the query runs), or NOT_FOUND in errors.',
+      schema: ErrorBody,
+    },
     405: { description: 'A mutation over GET (METHOD_NOT_ALLOWED, `Allow: POST`; REST error body).', schema: ErrorBody },
-    406: { description: 'An `Accept` header that allows neither application/graphql-response+json nor application/json (NOT_ACCEPTABLE; REST error body).', schema: ErrorBody },
+    406: {
+      description:
+        'An `Accept` header that allows neither application/graphql-response+json nor application/json (NOT_ACCEPTABLE; REST error body).',
+      schema: ErrorBody,
+    },
     413: { description: 'A POST body over 64 KiB (PAYLOAD_TOO_LARGE; REST error body).', schema: ErrorBody },
     415: { description: 'A POST that is not application/json in UTF-8 (UNSUPPORTED_MEDIA_TYPE; REST error body).', schema: ErrorBody },
   },
@@ -231,7 +296,8 @@ export const graphqlRoutes = [
     method: 'get',
     operationId: 'graphqlGet',
     summary: 'GraphQL query over GET (queries only)',
-    description: 'GraphQL over HTTP (graphql-http). A browser that asks for text/html (and not JSON) gets GraphiQL instead, with a field for the credential.',
+    description:
+      'GraphQL over HTTP (graphql-http). A browser that asks for text/html (and not JSON) gets GraphiQL instead, with a field for the credential.',
     query: GraphQLParams,
     page: graphiqlPage,
     handler: ({ ctx, svc, station, credential, query }) => serve(ctx, svc, station, credential, query),

@@ -59,7 +59,9 @@ const METHOD_ORDER = ['get', 'post', 'put', 'patch', 'delete'];
  * whose routes set `methodNotAllowed` answers another method with 405 and `Allow` naming theirs.
  */
 export function unroutedAnswers(routes: readonly RouteSpec[]): Unrouted {
-  const legacyFamilies = [...new Set(routes.filter((r) => r.errorShape === 'legacy').map((r) => r.path.slice(0, r.path.lastIndexOf('/') + 1)))];
+  const legacyFamilies = [
+    ...new Set(routes.filter((r) => r.errorShape === 'legacy').map((r) => r.path.slice(0, r.path.lastIndexOf('/') + 1))),
+  ];
   const methods = new Map<string, Set<string>>();
   for (const route of routes) {
     if (!route.methodNotAllowed) continue;

@@ -65,7 +65,8 @@ export function byteLimit(limit: string | number): number {
   return Number(match[1]) * (match[2]?.toLowerCase() === 'mb' ? 1024 * 1024 : match[2] ? 1024 : 1);
 }
 
-const notJson = (message: string) => new ValidationError('Request body is not valid JSON.', [{ path: 'body', code: 'invalid_json', message }]);
+const notJson = (message: string) =>
+  new ValidationError('Request body is not valid JSON.', [{ path: 'body', code: 'invalid_json', message }]);
 
 /**
  * A JSON request body (any JSON value), or undefined when the request does not declare a JSON body
@@ -132,7 +133,8 @@ export async function readJsonObject(ctx: Context, limit: number): Promise<Recor
   const mediaType = ctx.get('content-type').split(';')[0].trim().toLowerCase();
   if (mediaType !== 'application/json') throw new UnsupportedMediaTypeError('Content-Type must be application/json.');
   const encoding = ctx.get('content-encoding').trim().toLowerCase();
-  if (encoding && encoding !== 'identity') throw new UnsupportedMediaTypeError('Content-Encoding is not supported; send the JSON body uncompressed.');
+  if (encoding && encoding !== 'identity')
+    throw new UnsupportedMediaTypeError('Content-Encoding is not supported; send the JSON body uncompressed.');
   const declared = ctx.get('content-length');
   if (declared && Number(declared) > limit) throw tooLargeFor(ctx, limit);
   const bytes = await readLimited(ctx.req, limit);

@@ -2,7 +2,17 @@ import { randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Context, Next } from 'koa';
-import { WavelineError, ValidationError, PayloadTooLargeError, UnsupportedMediaTypeError, NotFoundError, MethodNotAllowedError, DatabaseUnavailableError, isDatabaseUnreachable, isDataException } from '../lib/errors.ts';
+import {
+  WavelineError,
+  ValidationError,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+  NotFoundError,
+  MethodNotAllowedError,
+  DatabaseUnavailableError,
+  isDatabaseUnreachable,
+  isDataException,
+} from '../lib/errors.ts';
 import { headerIssue, targetIssue } from './hostile.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { RequestObserver } from './observe.ts';
@@ -73,7 +83,9 @@ export function envelope(logger: Logger, observe: RequestObserver | null = null,
       const badHeader = badTarget ? null : headerIssue(ctx.req.rawHeaders);
       if (badTarget || badHeader) {
         if (unrouted.shape(ctx.path) === 'legacy') ctx.state.errorShape = 'legacy' satisfies ErrorShape;
-        throw badTarget ? new ValidationError('Invalid request URL.', [badTarget]) : new ValidationError('Invalid request header.', [badHeader!]);
+        throw badTarget
+          ? new ValidationError('Invalid request URL.', [badTarget])
+          : new ValidationError('Invalid request header.', [badHeader!]);
       }
       await next();
       if (ctx.status === 404 && ctx.body == null && ctx.respond !== false) throw noRoute(ctx, unrouted);
@@ -82,7 +94,10 @@ export function envelope(logger: Logger, observe: RequestObserver | null = null,
       if (!(err instanceof WavelineError)) {
         logger.error({ err: raw, requestId, method: ctx.method, path: ctx.path }, 'unhandled error');
       } else if (err !== raw) {
-        logger.warn({ err: raw, requestId, method: ctx.method, path: ctx.path, code: err.code }, 'request failed on an infrastructure or data error');
+        logger.warn(
+          { err: raw, requestId, method: ctx.method, path: ctx.path, code: err.code },
+          'request failed on an infrastructure or data error',
+        );
       }
       writeError(ctx, err, requestId);
     }
@@ -126,13 +141,18 @@ function noRoute(ctx: Context, unrouted: Unrouted): Error {
 function normalise(raw: unknown): unknown {
   if (raw instanceof WavelineError) return raw;
   if (isDatabaseUnreachable(raw)) return new DatabaseUnavailableError();
-  if (isDataException(raw)) return new ValidationError('A value in the request cannot be stored.', [{ path: '', code: 'invalid_value', message: 'a value in the request cannot be stored' }]);
+  if (isDataException(raw))
+    return new ValidationError('A value in the request cannot be stored.', [
+      { path: '', code: 'invalid_value', message: 'a value in the request cannot be stored' },
+    ]);
   const status = (raw as { status?: number; statusCode?: number })?.status ?? (raw as { statusCode?: number })?.statusCode;
   const type = (raw as { type?: string })?.type;
   if (status === 413 || type === 'entity.too.large') return new PayloadTooLargeError('Request body is too large.');
   if (status === 415) return new UnsupportedMediaTypeError('Unsupported content type.');
   if (status === 400 || raw instanceof SyntaxError) {
-    return new ValidationError('Request body is not valid JSON.', [{ path: 'body', code: 'invalid_json', message: 'body must be valid JSON' }]);
+    return new ValidationError('Request body is not valid JSON.', [
+      { path: 'body', code: 'invalid_json', message: 'body must be valid JSON' },
+    ]);
   }
   return raw;
 }
@@ -160,13 +180,20 @@ export function writeError(ctx: Context, err: unknown, requestId: string): void 
  * body; this one is the contract's error (ingest's `{error: string}` under the integrations path) with
  * an `X-Request-Id`, and the connection is closed.
  */
-export function answerClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex, unrouted: Unrouted = NOTHING_ROUTED): void {
+export function answerClientError(
+  err: Error & { code?: string; rawPacket?: Buffer },
+  socket: Duplex,
+  unrouted: Unrouted = NOTHING_ROUTED,
+): void {
   if (!socket.writable || err.code === 'ECONNRESET') {
     socket.destroy();
     return;
   }
   const requestId = randomUUID();
-  const message = err.code === 'HPE_HEADER_OVERFLOW' ? 'Request headers are too large.' : 'Malformed HTTP request: the request line or a header holds bytes HTTP does not allow (NUL, control characters).';
+  const message =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? 'Request headers are too large.'
+      : 'Malformed HTTP request: the request line or a header holds bytes HTTP does not allow (NUL, control characters).';
   const target = /^[A-Z]+ (\/[^\s?#]*)/.exec(err.rawPacket?.subarray(0, 256).toString('latin1') ?? '');
   const legacy = target !== null && unrouted.shape(target[1]) === 'legacy';
   const body = JSON.stringify(legacy ? { error: message } : { error: { code: 'VALIDATION_ERROR', message, requestId } });

@@ -79,9 +79,14 @@ export function credentialStationGate(svc: Services): Gate {
   return async function credentialStation(ctx: Context): Promise<void> {
     const query = ctx.state.query as { stationSlug?: string; stationId?: string };
     if ((query.stationSlug === undefined) === (query.stationId === undefined)) {
-      throw new ValidationError('Invalid query parameters.', [{ path: 'stationSlug', code: 'invalid_value', message: 'send exactly one of stationSlug or stationId' }]);
+      throw new ValidationError('Invalid query parameters.', [
+        { path: 'stationSlug', code: 'invalid_value', message: 'send exactly one of stationSlug or stationId' },
+      ]);
     }
-    const station = query.stationSlug !== undefined ? await svc.stations.bySlugOrNull(query.stationSlug) : await svc.stations.byIdOrNull(query.stationId as string);
+    const station =
+      query.stationSlug !== undefined
+        ? await svc.stations.bySlugOrNull(query.stationSlug)
+        : await svc.stations.byIdOrNull(query.stationId as string);
     if (!station) throw new UnauthenticatedError();
     ctx.state.station = station;
   };

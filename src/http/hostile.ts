@@ -11,16 +11,27 @@ const RAW_BYTES = /[\u0000-\u0020\u007f-\uffff]/;
 /** NUL, invalid UTF-8, broken percent-encoding or raw non-ASCII in the request target, else null. */
 export function targetIssue(url: string): Issue | null {
   if (!NEEDS_CHECK.test(url)) return null;
-  if (RAW_BYTES.test(url)) return { path: 'url', code: 'invalid_format', message: 'the URL must be ASCII; percent-encode other bytes as UTF-8' };
+  if (RAW_BYTES.test(url))
+    return { path: 'url', code: 'invalid_format', message: 'the URL must be ASCII; percent-encode other bytes as UTF-8' };
   const q = url.indexOf('?');
-  const parts: Array<[string, string]> = q < 0 ? [['path', url]] : [['path', url.slice(0, q)], ['query', url.slice(q + 1).replace(/\+/g, ' ')]];
+  const parts: Array<[string, string]> =
+    q < 0
+      ? [['path', url]]
+      : [
+          ['path', url.slice(0, q)],
+          ['query', url.slice(q + 1).replace(/\+/g, ' ')],
+        ];
   for (const [part, text] of parts) {
     if (!text.includes('%')) continue;
     let decoded: string;
     try {
       decoded = decodeURIComponent(text);
     } catch {
-      return { path: part, code: 'invalid_format', message: `the ${part} must be percent-encoded UTF-8 (a stray %, or bytes that are not UTF-8)` };
+      return {
+        path: part,
+        code: 'invalid_format',
+        message: `the ${part} must be percent-encoded UTF-8 (a stray %, or bytes that are not UTF-8)`,
+      };
     }
     if (decoded.includes('\u0000')) return { path: part, code: 'invalid_format', message: `the ${part} must not contain NUL (%00)` };
   }
@@ -28,7 +39,19 @@ export function targetIssue(url: string): Issue | null {
 }
 
 /** Headers this service reads, whose grammar is ASCII: a byte outside it is a garbled request, not a value. */
-const ASCII_HEADERS = new Set(['authorization', 'x-preview-grant', 'x-request-id', 'if-none-match', 'if-range', 'range', 'content-type', 'content-encoding', 'accept', 'x-forwarded-for', 'origin']);
+const ASCII_HEADERS = new Set([
+  'authorization',
+  'x-preview-grant',
+  'x-request-id',
+  'if-none-match',
+  'if-range',
+  'range',
+  'content-type',
+  'content-encoding',
+  'accept',
+  'x-forwarded-for',
+  'origin',
+]);
 const NOT_ASCII = /[^\t\x20-\x7e]/;
 
 /** The first header we read that holds bytes outside printable ASCII (invalid UTF-8 among them), else null. */
@@ -36,7 +59,8 @@ export function headerIssue(rawHeaders: readonly string[]): Issue | null {
   for (let i = 1; i < rawHeaders.length; i += 2) {
     if (!NOT_ASCII.test(rawHeaders[i])) continue;
     const name = rawHeaders[i - 1].toLowerCase();
-    if (ASCII_HEADERS.has(name)) return { path: `headers.${name}`, code: 'invalid_format', message: `the ${name} header must be printable ASCII` };
+    if (ASCII_HEADERS.has(name))
+      return { path: `headers.${name}`, code: 'invalid_format', message: `the ${name} header must be printable ASCII` };
   }
   return null;
 }
@@ -66,4 +90,8 @@ export function unstorableTextAt(value: unknown, path = ''): string | null {
   return null;
 }
 
-export const unstorableIssue = (path: string): Issue => ({ path, code: 'invalid_format', message: `${path} must be Unicode text without NUL (\\u0000) or unpaired surrogates` });
+export const unstorableIssue = (path: string): Issue => ({
+  path,
+  code: 'invalid_format',
+  message: `${path} must be Unicode text without NUL (\\u0000) or unpaired surrogates`,
+});

@@ -47,14 +47,26 @@ export function requestObserver(config: Readonly<Config>, logger: Logger, metric
       // A 2xx/304 listener read is the hot path polled by every app: its line costs more CPU than the
       // read itself (docs/operations.md, "The cost of observability"), so it is written at `debug`.
       const quietRead = (method === 'GET' || method === 'HEAD') && route.startsWith(LISTENER_PREFIX) && status < 400;
-      entry = { child: metrics ? httpRequestDuration.series({ method, route, status: String(status) }) : null, logged: log && (debug || !quietRead), level: quietRead ? 'debug' : 'info' };
+      entry = {
+        child: metrics ? httpRequestDuration.series({ method, route, status: String(status) }) : null,
+        logged: log && (debug || !quietRead),
+        level: quietRead ? 'debug' : 'info',
+      };
       series.set(key, entry);
     }
     entry.child?.observe(seconds);
     if (entry.logged) {
       const bytes = (ctx.state.responseBytes as number | undefined) ?? Number(res.getHeader('content-length') ?? 0);
       logger[entry.level](
-        { requestId, method, route, status, ms: Math.round(seconds * 1e5) / 100, bytes, stationId: (ctx.state.station as { id?: string } | undefined)?.id },
+        {
+          requestId,
+          method,
+          route,
+          status,
+          ms: Math.round(seconds * 1e5) / 100,
+          bytes,
+          stationId: (ctx.state.station as { id?: string } | undefined)?.id,
+        },
         'request',
       );
     }

@@ -90,8 +90,15 @@ function withPatternExamples(node: unknown): unknown {
   if (node === null || typeof node !== 'object') return node;
   const schema = node as Record<string, unknown>;
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(schema)) out[key] = key === 'examples' || key === 'enum' || key === 'const' || key === 'default' ? value : withPatternExamples(value);
-  if (typeof schema.pattern === 'string' && !('examples' in schema) && !('example' in schema) && !('const' in schema) && !('enum' in schema)) {
+  for (const [key, value] of Object.entries(schema))
+    out[key] = key === 'examples' || key === 'enum' || key === 'const' || key === 'default' ? value : withPatternExamples(value);
+  if (
+    typeof schema.pattern === 'string' &&
+    !('examples' in schema) &&
+    !('example' in schema) &&
+    !('const' in schema) &&
+    !('enum' in schema)
+  ) {
     const text = patternExample(schema.pattern, (schema.minLength as number) ?? 0, (schema.maxLength as number) ?? Infinity);
     if (text !== undefined) out.examples = [text];
   }
@@ -108,7 +115,10 @@ function example(schema: TSchema): unknown {
 
 function parameters(route: RouteSpec): unknown[] {
   const out: unknown[] = [];
-  for (const [where, schema] of [['path', route.params], ['query', route.query]] as const) {
+  for (const [where, schema] of [
+    ['path', route.params],
+    ['query', route.query],
+  ] as const) {
     if (!schema) continue;
     const props = (schema as { properties?: Record<string, TSchema> }).properties ?? {};
     const required = new Set((schema as { required?: string[] }).required ?? []);
@@ -143,7 +153,10 @@ const SECURITY: Record<string, unknown[]> = {
  * ("Hostile input"), and Postgres unreachable. The ingest route says them in its own shape.
  */
 const EVERY_ROUTE: Record<string, ResponseSpec> = {
-  400: { description: 'VALIDATION_ERROR: also a URL with NUL, invalid UTF-8 or a stray %, or a JSON body with NUL or unpaired surrogates.', schema: ErrorBody },
+  400: {
+    description: 'VALIDATION_ERROR: also a URL with NUL, invalid UTF-8 or a stray %, or a JSON body with NUL or unpaired surrogates.',
+    schema: ErrorBody,
+  },
   503: { description: 'PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds.', schema: ErrorBody },
 };
 
@@ -164,7 +177,10 @@ export function buildOpenApi(routes: RouteSpec[], info: { version: string; serve
   for (const route of routes) {
     const base = pascal(route.operationId);
     const responses: Record<string, unknown> = {};
-    const stated = route.surface === 'system' || route.surface === 'ingest' ? route.responses : { ...route.responses, ...Object.fromEntries(Object.entries(EVERY_ROUTE).filter(([status]) => !route.responses[status])) };
+    const stated =
+      route.surface === 'system' || route.surface === 'ingest'
+        ? route.responses
+        : { ...route.responses, ...Object.fromEntries(Object.entries(EVERY_ROUTE).filter(([status]) => !route.responses[status])) };
     for (const [status, spec] of Object.entries(stated)) {
       let content: Record<string, unknown> | undefined;
       if (spec.schema) {
@@ -178,7 +194,8 @@ export function buildOpenApi(routes: RouteSpec[], info: { version: string; serve
       } else if (spec.contentType) {
         content = { [spec.contentType]: { schema: { type: 'string', format: 'binary' } } };
       }
-      if (route.page && status === '200') content = { ...content, 'text/html': { schema: { type: 'string', description: 'the browser page (Accept: text/html)' } } };
+      if (route.page && status === '200')
+        content = { ...content, 'text/html': { schema: { type: 'string', description: 'the browser page (Accept: text/html)' } } };
       responses[status] = { description: spec.description, ...(content ? { content } : {}) };
     }
     for (const tag of route.tags) tags.add(tag);
@@ -196,7 +213,10 @@ export function buildOpenApi(routes: RouteSpec[], info: { version: string; serve
     if (route.body) {
       operation.requestBody = { required: true, content: { 'application/json': { schema: components.ref(route.body, `${base}Request`) } } };
     } else if (route.rawBody) {
-      operation.requestBody = { required: true, content: { [route.rawBody]: { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } };
+      operation.requestBody = {
+        required: true,
+        content: { [route.rawBody]: { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } },
+      };
     }
     paths[route.path] ??= {};
     paths[route.path][route.method] = operation;

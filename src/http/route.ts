@@ -49,7 +49,11 @@ export interface HandlerArgs<P, Q, B> {
   credential: Credential;
 }
 
-export interface RouteSpec<P extends TSchema | undefined = TSchema | undefined, Q extends TSchema | undefined = TSchema | undefined, B extends TSchema | undefined = TSchema | undefined> {
+export interface RouteSpec<
+  P extends TSchema | undefined = TSchema | undefined,
+  Q extends TSchema | undefined = TSchema | undefined,
+  B extends TSchema | undefined = TSchema | undefined,
+> {
   method: Method;
   /** OpenAPI form: `/api/v1/stations/{stationSlug}/content`. */
   path: string;
@@ -99,9 +103,11 @@ export interface RouteSpec<P extends TSchema | undefined = TSchema | undefined, 
   handler(args: HandlerArgs<P, Q, B>): unknown;
 }
 
-export function defineRoute<P extends TSchema | undefined = undefined, Q extends TSchema | undefined = undefined, B extends TSchema | undefined = undefined>(
-  spec: RouteSpec<P, Q, B>,
-): RouteSpec {
+export function defineRoute<
+  P extends TSchema | undefined = undefined,
+  Q extends TSchema | undefined = undefined,
+  B extends TSchema | undefined = undefined,
+>(spec: RouteSpec<P, Q, B>): RouteSpec {
   return spec as unknown as RouteSpec;
 }
 
@@ -110,7 +116,8 @@ export const koaPath = (openapiPath: string): string => openapiPath.replace(/\{(
 function gatesFor(route: RouteSpec, svc: Services): Gate[] {
   if (route.surface === 'admin') return [adminGate(svc)];
   // A credential belongs to one station: the route must say where that station is named.
-  if (route.scope && !route.station) throw new Error(`route ${route.operationId} declares a scope but not where its station is named (station)`);
+  if (route.scope && !route.station)
+    throw new Error(`route ${route.operationId} declares a scope but not where its station is named (station)`);
   const gates: Gate[] = [];
   const station = route.station ? stationGates(svc, route.station) : undefined;
   if (station) gates.push(station.before);
@@ -212,7 +219,9 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
 
 /** Registers a route with @koa/router (admin and other routes; listener reads use dispatch.ts). */
 export function mountRoute(router: Router, route: RouteSpec, svc: Services): void {
-  router.register(koaPath(route.path), [route.method.toUpperCase()], [routeMiddleware(route, svc) as RouterMiddleware], { name: route.operationId });
+  router.register(koaPath(route.path), [route.method.toUpperCase()], [routeMiddleware(route, svc) as RouterMiddleware], {
+    name: route.operationId,
+  });
 }
 
 /** A browser navigating (Accept: text/html, …); any-type, no Accept or a JSON type first stay API requests. */
@@ -220,4 +229,3 @@ function prefersHtml(ctx: Context): boolean {
   const accept = ctx.get('accept');
   return accept.includes('text/html') && ctx.accepts('application/graphql-response+json', 'application/json', 'text/html') === 'text/html';
 }
-

@@ -31,7 +31,10 @@ export function suggest(value: unknown, allowed: readonly unknown[]): string | u
   const lower = value.toLowerCase();
   const prefixed = candidates.find((c) => c.toLowerCase().startsWith(lower) || lower.startsWith(c.toLowerCase()));
   if (prefixed) return prefixed;
-  const best = closest(lower, candidates.map((c) => c.toLowerCase()));
+  const best = closest(
+    lower,
+    candidates.map((c) => c.toLowerCase()),
+  );
   const match = candidates.find((c) => c.toLowerCase() === best);
   if (match === undefined) return undefined;
   return distance(lower, best) <= Math.max(2, Math.floor(best.length / 3)) ? match : undefined;
@@ -111,7 +114,8 @@ export function toIssues(errors: ErrorObject[] | null | undefined, data: unknown
         // A key sent in the wrong case (type=News) has an obvious valid spelling.
         const value = valueAt(data, err.instancePath);
         const pattern = (err.params as { pattern: string }).pattern;
-        if (typeof value === 'string' && value.toLowerCase() !== value && new RegExp(pattern).test(value.toLowerCase())) issue.suggestion = value.toLowerCase();
+        if (typeof value === 'string' && value.toLowerCase() !== value && new RegExp(pattern).test(value.toLowerCase()))
+          issue.suggestion = value.toLowerCase();
         break;
       }
       case 'anyOf':
@@ -119,7 +123,11 @@ export function toIssues(errors: ErrorObject[] | null | undefined, data: unknown
         // Branch errors are reported on their own; this summary adds nothing when they exist.
         continue;
       default:
-        issue = { path: base, code: err.keyword === 'pattern' || err.keyword === 'format' ? 'invalid_format' : err.keyword, message: `${base || 'value'} ${err.message}` };
+        issue = {
+          path: base,
+          code: err.keyword === 'pattern' || err.keyword === 'format' ? 'invalid_format' : err.keyword,
+          message: `${base || 'value'} ${err.message}`,
+        };
     }
     const key = `${issue.path}|${issue.code}`;
     if (seen.has(key)) continue;
@@ -127,7 +135,9 @@ export function toIssues(errors: ErrorObject[] | null | undefined, data: unknown
     issues.push(issue);
   }
   // A nullable value's "must be null" branch error is noise next to the real complaint about it.
-  return issues.filter((i) => !(i.code === 'invalid_type' && i.message.endsWith('must be null') && issues.some((o) => o !== i && o.path === i.path)));
+  return issues.filter(
+    (i) => !(i.code === 'invalid_type' && i.message.endsWith('must be null') && issues.some((o) => o !== i && o.path === i.path)),
+  );
 }
 
 /** Validates (and, for query/params, coerces) input in place; throws ValidationError with issues. */

@@ -30,7 +30,12 @@ export function createDb(databaseUrl: string, pool: { min?: number; max?: number
     // Pipeline mode: statements queued on one connection are written without waiting for the answer
     // before (lib/pipeline.ts batches the hot paths' statements). One statement at a time, as knex
     // sends them, behaves exactly as without it. Keep-alive notices a peer gone silent.
-    connection: { connectionString: databaseUrl, pipeline: true, connectionTimeoutMillis: waitMs, keepAlive: true } as Knex.PgConnectionConfig,
+    connection: {
+      connectionString: databaseUrl,
+      pipeline: true,
+      connectionTimeoutMillis: waitMs,
+      keepAlive: true,
+    } as Knex.PgConnectionConfig,
     acquireConnectionTimeout: waitMs,
     pool: {
       min: pool.min ?? 0,
@@ -51,9 +56,7 @@ export interface Tx {
 
 export async function inTransaction<T>(db: Db, fn: (tx: Tx) => Promise<T>): Promise<T> {
   const pending: Array<() => unknown> = [];
-  const result = await db.transaction(async (trx) =>
-    fn({ trx, afterCommit: (cb) => void pending.push(cb) }),
-  );
+  const result = await db.transaction(async (trx) => fn({ trx, afterCommit: (cb) => void pending.push(cb) }));
   for (const cb of pending) await cb();
   return result;
 }

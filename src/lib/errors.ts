@@ -103,8 +103,21 @@ export class NotAcceptableError extends coded('NOT_ACCEPTABLE', 406) {}
 // Socket errors and the SQLSTATE classes of a server that is gone or refuses connections (08
 // connection exception, 57P01-03 shutdown / cannot connect now), and the pool's and driver's own
 // "no connection in time" errors (pg's Client says "timeout expired" when connectionTimeoutMillis passes).
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03']);
-const UNREACHABLE_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|^timeout expired$|Client has encountered a connection error|Connection is closed|Knex: Timeout acquiring a connection/;
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+]);
+const UNREACHABLE_MESSAGES =
+  /Connection terminated|timeout exceeded when trying to connect|^timeout expired$|Client has encountered a connection error|Connection is closed|Knex: Timeout acquiring a connection/;
 
 /** Whether an error thrown by a database call means Postgres is unreachable (not that the query is wrong). */
 export function isDatabaseUnreachable(err: unknown): boolean {

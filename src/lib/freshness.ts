@@ -11,7 +11,13 @@ export interface Freshness {
   receivedAt: string | null;
 }
 
-export const EMPTY_FRESHNESS: Freshness = Object.freeze({ status: 'empty', thresholdSeconds: null, ageSeconds: null, observedAt: null, receivedAt: null });
+export const EMPTY_FRESHNESS: Freshness = Object.freeze({
+  status: 'empty',
+  thresholdSeconds: null,
+  ageSeconds: null,
+  observedAt: null,
+  receivedAt: null,
+});
 
 /**
  * `ageSeconds` is whole seconds since `observedAt` (since `receivedAt` when the observation had none);

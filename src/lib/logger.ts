@@ -4,14 +4,7 @@ import type { Config } from '../config.ts';
 export type { Logger };
 
 // Secrets never reach the log: tokens travel in these headers and fields.
-const REDACT = [
-  'req.headers.authorization',
-  'req.headers["x-preview-grant"]',
-  'req.headers.cookie',
-  'token',
-  '*.token',
-  'grant',
-];
+const REDACT = ['req.headers.authorization', 'req.headers["x-preview-grant"]', 'req.headers.cookie', 'token', '*.token', 'grant'];
 
 /** `destination` (default stdout) lets tests read the lines. */
 export function createLogger(config: Pick<Config, 'logLevel' | 'nodeEnv'>, role: string, destination?: DestinationStream): Logger {

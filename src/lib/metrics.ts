@@ -251,13 +251,21 @@ const json = 'application/json; charset=utf-8';
  * The answer to `GET /metrics` for any role: Prometheus text, or the contract's error body when
  * metrics are off (404) or `METRICS_TOKEN` is set and the request does not carry it (401).
  */
-export async function metricsAnswer(authorization: string | undefined, config: { metrics: boolean; metricsToken: string }): Promise<MetricsAnswer> {
+export async function metricsAnswer(
+  authorization: string | undefined,
+  config: { metrics: boolean; metricsToken: string },
+): Promise<MetricsAnswer> {
   const token = config.metricsToken;
   if (!config.metrics) return { status: 404, contentType: json, body: errorBody('NOT_FOUND', 'Metrics are switched off (METRICS=0).') };
   if (token) {
     const match = /^Bearer (\S+)$/.exec(authorization ?? '');
     if (!match || !safeEqual(match[1], token)) {
-      return { status: 401, contentType: json, body: errorBody('UNAUTHENTICATED', 'A valid metrics token is needed.'), wwwAuthenticate: 'Bearer' };
+      return {
+        status: 401,
+        contentType: json,
+        body: errorBody('UNAUTHENTICATED', 'A valid metrics token is needed.'),
+        wwwAuthenticate: 'Bearer',
+      };
     }
   }
   return { status: 200, contentType: registry.contentType, body: await registry.metrics() };

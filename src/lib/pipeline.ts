@@ -50,7 +50,9 @@ async function sendTogether(client: pg.Client, statements: Statement[]): Promise
   stream.cork();
   let pending: Array<Promise<pg.QueryResult>>;
   try {
-    pending = statements.map((s) => client.query(s.name ? { name: s.name, text: s.text, values: s.values } : { text: s.text, values: s.values }));
+    pending = statements.map((s) =>
+      client.query(s.name ? { name: s.name, text: s.text, values: s.values } : { text: s.text, values: s.values }),
+    );
   } finally {
     stream.uncork();
   }

@@ -15,7 +15,8 @@ export type ReadArea = (typeof READ_AREAS)[number];
  * names more than the station, and the raw query string. GraphQL resolvers build the same key for the
  * same read, so both surfaces share one answer.
  */
-export const readKey = (operationId: string, stationId: string, path = '', query = ''): string => `${operationId}\n${stationId}\n${path}\n${query}`;
+export const readKey = (operationId: string, stationId: string, path = '', query = ''): string =>
+  `${operationId}\n${stationId}\n${path}\n${query}`;
 
 /** The id of a `reads` invalidation: `<stationId>:<area>`. */
 export const readsTopic = (stationId: string, area: ReadArea): string => `${stationId}:${area}`;
@@ -129,7 +130,13 @@ export class ReadCache {
    * The answer for `key`: the stored one while exact, else `compute()` (shared by concurrent callers)
    * whose result is stored unless the area was invalidated while it ran.
    */
-  read(key: string, stationId: string, area: ReadArea, nowMs: number, compute: () => Promise<Representation>): Representation | Promise<Representation> {
+  read(
+    key: string,
+    stationId: string,
+    area: ReadArea,
+    nowMs: number,
+    compute: () => Promise<Representation>,
+  ): Representation | Promise<Representation> {
     const entry = this.entries.get(key);
     // Past its safety age but not its validUntil: recomputed, and kept as it was if it shows the same.
     const lapsed = entry !== undefined && nowMs < entry.expires && Date.now() >= entry.hardExpiry ? entry.rep : undefined;
@@ -145,7 +152,10 @@ export class ReadCache {
     const promise = compute().then(
       (computed) => {
         if (this.pending.get(key)?.promise === promise) this.pending.delete(key);
-        const rep = lapsed !== undefined && lapsed.fingerprint === computed.fingerprint && lapsed.validUntil === computed.validUntil ? lapsed : computed;
+        const rep =
+          lapsed !== undefined && lapsed.fingerprint === computed.fingerprint && lapsed.validUntil === computed.validUntil
+            ? lapsed
+            : computed;
         this.store(key, stationId, area, generation, rep, nowMs);
         return rep;
       },
@@ -171,7 +181,14 @@ export class ReadCache {
    * Keeps `rep` unless the generation moved since `generation` was taken (of `area`, or of the whole
    * station when `area` is a list: an answer showing several areas), or it is already out of date.
    */
-  store(key: string, stationId: string, area: ReadArea | readonly ReadArea[], generation: number, rep: Representation, nowMs: number): void {
+  store(
+    key: string,
+    stationId: string,
+    area: ReadArea | readonly ReadArea[],
+    generation: number,
+    rep: Representation,
+    nowMs: number,
+  ): void {
     const single = typeof area === 'string';
     if (this.budget === 0 || this.generation(stationId, single ? area : undefined) !== generation) return;
     const expires = rep.validUntil;
@@ -180,7 +197,15 @@ export class ReadCache {
     if (size > this.budget / 8) return;
     const previous = this.entries.get(key);
     if (previous) this.remove(key, previous);
-    this.entries.set(key, { rep, stationId, areas: single ? [area] : area, expires, hardExpiry: Date.now() + this.maxAgeMs, size, used: false });
+    this.entries.set(key, {
+      rep,
+      stationId,
+      areas: single ? [area] : area,
+      expires,
+      hardExpiry: Date.now() + this.maxAgeMs,
+      size,
+      used: false,
+    });
     this.used += size;
     let keys = this.keysByStation.get(stationId);
     if (!keys) this.keysByStation.set(stationId, (keys = new Set()));

@@ -58,7 +58,13 @@ export async function checkPostgres(url: string, timeoutMs = STARTUP_TIMEOUT_MS)
 
 /** Resolves when Redis at `url` answers PING. */
 export async function checkRedis(url: string, timeoutMs = STARTUP_TIMEOUT_MS): Promise<void> {
-  const redis = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
   let lastError: unknown;
   redis.on('error', (err) => (lastError = err));
   let timer: NodeJS.Timeout | undefined;
@@ -81,5 +87,8 @@ export async function checkRedis(url: string, timeoutMs = STARTUP_TIMEOUT_MS): P
 
 /** Checks the configured (non-embedded) services together. */
 export async function checkServices(config: { databaseUrl: string; redisUrl: string }): Promise<void> {
-  await Promise.all([config.databaseUrl ? checkPostgres(config.databaseUrl) : undefined, config.redisUrl ? checkRedis(config.redisUrl) : undefined]);
+  await Promise.all([
+    config.databaseUrl ? checkPostgres(config.databaseUrl) : undefined,
+    config.redisUrl ? checkRedis(config.redisUrl) : undefined,
+  ]);
 }

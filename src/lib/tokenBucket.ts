@@ -35,7 +35,10 @@ export function gcra(tat: number | null, now: number, perMinute: number, burst =
   if (ahead > capacity + 1e-6) {
     return { take: { allowed: false, remaining: 0, retryAfterMs: ahead - capacity, fullInMs: start - now }, tat: null };
   }
-  return { take: { allowed: true, remaining: Math.floor(Math.max(0, capacity - ahead) / interval + 1e-9), retryAfterMs: 0, fullInMs: ahead }, tat: start + interval };
+  return {
+    take: { allowed: true, remaining: Math.floor(Math.max(0, capacity - ahead) / interval + 1e-9), retryAfterMs: 0, fullInMs: ahead },
+    tat: start + interval,
+  };
 }
 
 // The same step in Redis. Times in ms with fractions (an interval of 60 000 / 7 ms is not whole); the

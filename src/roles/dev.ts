@@ -26,14 +26,19 @@ export async function run(configured: Readonly<Config>): Promise<void> {
   const workers = await startWorkers(svc);
   shutdown.add('worker', () => workers.close());
   // Before web listens, so the first request already sees the demo; a failure never stops dev.
-  const demo = config.demo ? await loadDemoIfEmpty(svc).catch((err: unknown) => void logger.error({ err }, 'could not load the demo bundle')) : null;
+  const demo = config.demo
+    ? await loadDemoIfEmpty(svc).catch((err: unknown) => void logger.error({ err }, 'could not load the demo bundle'))
+    : null;
   const gateway = await startGateway(config, logger, config.gatewayPort);
   shutdown.add('gateway', () => gateway.close());
   const web = await startWeb(svc, config.port, logger);
   shutdown.add('web', () => web.close());
   shutdown.listen();
   const base = config.publicBaseUrl;
-  const mode = { database: configured.databaseUrl ? 'postgres' : `embedded (${configured.dataDir}/db)`, redis: configured.redisUrl ? 'redis' : 'in-process' };
+  const mode = {
+    database: configured.databaseUrl ? 'postgres' : `embedded (${configured.dataDir}/db)`,
+    redis: configured.redisUrl ? 'redis' : 'in-process',
+  };
   logger.info(
     { web: base, realtime: config.realtimePublicUrl, apiReference: `${base}/docs`, widgetDemo: `${base}/demo`, ...mode },
     `waveline dev is up: API reference ${base}/docs · widget demo ${base}/demo`,

@@ -56,7 +56,9 @@ describe('typed client (client/)', () => {
     expect(first.data?.records.map((r) => r.id)).to.deep.equal([ids[2], ids[1]]);
     const cursor = first.data?.nextCursor;
     expect(cursor).to.be.a('string');
-    const second = await waveline.GET('/api/v1/stations/{stationSlug}/content', { params: { path, query: { type: 'news', limit: 2, cursor: cursor! } } });
+    const second = await waveline.GET('/api/v1/stations/{stationSlug}/content', {
+      params: { path, query: { type: 'news', limit: 2, cursor: cursor! } },
+    });
     expect(second.data?.records.map((r) => r.id)).to.deep.equal([ids[0]]);
     expect(second.data?.nextCursor).to.equal(null);
 

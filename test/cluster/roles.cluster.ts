@@ -40,14 +40,24 @@ function freePort(): Promise<number> {
 
 async function startRole(role: 'web' | 'worker' | 'gateway', name: string): Promise<Role> {
   const port = await freePort();
-  const env = { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', PORT: String(port), WORKER_PORT: String(port), WORKER_LOCK_SECONDS: String(LOCK_SECONDS) };
+  const env = {
+    ...process.env,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    PORT: String(port),
+    WORKER_PORT: String(port),
+    WORKER_LOCK_SECONDS: String(LOCK_SECONDS),
+  };
   const child = spawn(process.execPath, ['src/main.ts', role], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((ok) => child.on('exit', (code) => ok(code)));
   const url = `http://127.0.0.1:${port}`;
-  await eventually(async () => (await fetch(`${url}/${role === 'gateway' ? 'healthz' : 'readyz'}`)).ok, { timeoutMs: 30_000, intervalMs: 100 }).catch((err: unknown) => {
+  await eventually(async () => (await fetch(`${url}/${role === 'gateway' ? 'healthz' : 'readyz'}`)).ok, {
+    timeoutMs: 30_000,
+    intervalMs: 100,
+  }).catch((err: unknown) => {
     throw new Error(`${name} did not become ready: ${String(err)}\n${out}`);
   });
   return { name, child, port, url, output: () => out, exited };
@@ -100,10 +110,15 @@ describe('a cluster: every role twice on one Postgres and one Redis', function (
     const onA = await FeedClient.connect(gatewayA.url.replace('http', 'ws'), realtimePath(station.id));
     try {
       // Let both gateways finish admitting their client (the station has no rows yet: no snapshot frame).
-      await eventually(async () => sample(await metricsOf(gatewayB), 'waveline_gateway_stations_subscribed') >= 1 && sample(await metricsOf(gatewayA), 'waveline_gateway_stations_subscribed') >= 1);
+      await eventually(
+        async () =>
+          sample(await metricsOf(gatewayB), 'waveline_gateway_stations_subscribed') >= 1 &&
+          sample(await metricsOf(gatewayA), 'waveline_gateway_stations_subscribed') >= 1,
+      );
       const res = await ingest(webA.url, station, ingestToken, { artist: 'Cluster Artist', title: 'Through Web A' });
       expect(res.status).to.equal(200);
-      const isTrack = (f: { data: { payload: { kind: string; data_json: string } } }) => f.data.payload.kind === 'now-playing' && f.data.payload.data_json.includes('Through Web A');
+      const isTrack = (f: { data: { payload: { kind: string; data_json: string } } }) =>
+        f.data.payload.kind === 'now-playing' && f.data.payload.data_json.includes('Through Web A');
       await onB.waitEvent(isTrack);
       await onA.waitEvent(isTrack);
     } finally {
@@ -127,7 +142,10 @@ describe('a cluster: every role twice on one Postgres and one Redis', function (
     const { station, ingestToken } = await ingestFixture(webA.url);
     const completed = async () => {
       const [a, b] = await Promise.all([metricsOf(workerA), metricsOf(workerB)]);
-      return sample(a, 'waveline_jobs_completed_total', { job: 'nowPlaying.follow' }) + sample(b, 'waveline_jobs_completed_total', { job: 'nowPlaying.follow' });
+      return (
+        sample(a, 'waveline_jobs_completed_total', { job: 'nowPlaying.follow' }) +
+        sample(b, 'waveline_jobs_completed_total', { job: 'nowPlaying.follow' })
+      );
     };
     const before = await completed();
     const first = await ingest(webA.url, station, ingestToken, { artist: 'Once', title: 'First' });
@@ -137,7 +155,10 @@ describe('a cluster: every role twice on one Postgres and one Redis', function (
     const second = await ingest(webB.url, station, ingestToken, { artist: 'Once', title: 'Second' });
     expect(second.status).to.equal(200);
     await eventually(async () => (await completed()) >= before + 2);
-    const rows = await db('observations').where({ station_id: station.id }).whereNotNull('followed_at').count<{ count: string }[]>('* as count');
+    const rows = await db('observations')
+      .where({ station_id: station.id })
+      .whereNotNull('followed_at')
+      .count<{ count: string }[]>('* as count');
     expect(Number(rows[0].count)).to.equal(2);
     expect(await completed()).to.equal(before + 2);
   });
@@ -147,7 +168,9 @@ describe('a cluster: every role twice on one Postgres and one Redis', function (
     expect((await ingest(webA.url, station, ingestToken, { artist: 'Before', title: 'The Restart' })).status).to.equal(200);
     const extra = await createStation(webA.url); // a second station followed by the same clients
     const listened = [station.id, extra.id];
-    const clients = await Promise.all([0, 1, 2].map(() => FeedClient.connect(gatewayA.url.replace('http', 'ws'), realtimePath(...listened))));
+    const clients = await Promise.all(
+      [0, 1, 2].map(() => FeedClient.connect(gatewayA.url.replace('http', 'ws'), realtimePath(...listened))),
+    );
     for (const client of clients) await client.waitEvent((f) => f.data.payload.kind === 'now-playing');
     gatewayA.child.kill('SIGTERM');
     const closes = await Promise.all(clients.map((c) => c.closed));
@@ -155,10 +178,13 @@ describe('a cluster: every role twice on one Postgres and one Redis', function (
     expect(await gatewayA.exited).to.equal(0);
     // A change while the clients are away: the reconnect's state must have it.
     expect((await ingest(webB.url, station, ingestToken, { artist: 'While', title: 'Reconnecting' })).status).to.equal(200);
-    const reconnected = await Promise.all(clients.map(() => FeedClient.connect(gatewayB.url.replace('http', 'ws'), realtimePath(...listened))));
+    const reconnected = await Promise.all(
+      clients.map(() => FeedClient.connect(gatewayB.url.replace('http', 'ws'), realtimePath(...listened))),
+    );
     const fresh = await FeedClient.connect(gatewayB.url.replace('http', 'ws'), realtimePath(...listened));
     try {
-      const isCurrent = (f: { data: { payload: { kind: string; data_json: string } } }) => f.data.payload.kind === 'now-playing' && f.data.payload.data_json.includes('Reconnecting');
+      const isCurrent = (f: { data: { payload: { kind: string; data_json: string } } }) =>
+        f.data.payload.kind === 'now-playing' && f.data.payload.data_json.includes('Reconnecting');
       await fresh.waitEvent(isCurrent);
       const expected = [...fresh.state().keys()].sort();
       expect(expected.length).to.be.at.least(1);
@@ -197,7 +223,9 @@ describe('a cluster: every role twice on one Postgres and one Redis', function (
       expect(statuses.filter((s) => s !== 200)).to.deep.equal([]);
       const ids = fixtures.map((f) => f.station.id);
       const counts = async () => {
-        const [row] = await db('observations').whereIn('station_id', ids).select(db.raw('count(*)::int AS total'), db.raw('count(followed_at)::int AS followed'));
+        const [row] = await db('observations')
+          .whereIn('station_id', ids)
+          .select(db.raw('count(*)::int AS total'), db.raw('count(followed_at)::int AS followed'));
         return row as { total: number; followed: number };
       };
       await eventually(async () => (await counts()).followed === TOTAL, { timeoutMs: 60_000, intervalMs: 200 });

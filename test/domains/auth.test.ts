@@ -39,8 +39,13 @@ describe('credentials and listener authentication', () => {
     const station = await createStation(server.url);
     const res = await admin(server.url, 'POST', `/stations/${station.id}/credentials`, { scopes: ['listener:read'] });
     const expiresAt = new Date(res.body.expiresAt).getTime();
-    expect(expiresAt).to.be.greaterThan(Date.now() + 364 * 86400_000).and.at.most(Date.now() + 366 * 86400_000);
-    const tooLate = await admin(server.url, 'POST', `/stations/${station.id}/credentials`, { scopes: ['listener:read'], expiresAt: new Date(Date.now() + 400 * 86400_000).toISOString() });
+    expect(expiresAt)
+      .to.be.greaterThan(Date.now() + 364 * 86400_000)
+      .and.at.most(Date.now() + 366 * 86400_000);
+    const tooLate = await admin(server.url, 'POST', `/stations/${station.id}/credentials`, {
+      scopes: ['listener:read'],
+      expiresAt: new Date(Date.now() + 400 * 86400_000).toISOString(),
+    });
     expect(tooLate.status).to.equal(400);
     expect(tooLate.body.error.issues[0].path).to.equal('expiresAt');
   });
@@ -133,7 +138,8 @@ describe('credentials and listener authentication', () => {
     const onQuery = (q: { sql: string }) => queries.push(q.sql);
     server.svc.db.on('query', onQuery);
     try {
-      for (let i = 0; i < 5; i++) expect((await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token })).status).to.equal(200);
+      for (let i = 0; i < 5; i++)
+        expect((await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token })).status).to.equal(200);
     } finally {
       server.svc.db.removeListener('query', onQuery);
     }
@@ -148,7 +154,9 @@ describe('credentials and listener authentication', () => {
       expect((await request(other.url, 'GET', `/api/v1/stations/${station.slug}`, { token })).status).to.equal(200);
       await admin(server.url, 'DELETE', `/stations/${station.id}/credentials/${id}`);
       const { eventually } = await import('../support/factories.ts');
-      await eventually(async () => (await request(other.url, 'GET', `/api/v1/stations/${station.slug}`, { token })).status === 401, { timeoutMs: 2000 });
+      await eventually(async () => (await request(other.url, 'GET', `/api/v1/stations/${station.slug}`, { token })).status === 401, {
+        timeoutMs: 2000,
+      });
     } finally {
       await other.close();
     }

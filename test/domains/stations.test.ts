@@ -14,13 +14,22 @@ describe('station document GET /api/v1/stations/{slug}', () => {
     const res = await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token });
     expect(res.status).to.equal(200);
     expect(res.body.contractVersion).to.equal(1);
-    expect(res.body.id).to.equal(station.id).and.match(/^st_[a-z2-7]{20}$/);
+    expect(res.body.id)
+      .to.equal(station.id)
+      .and.match(/^st_[a-z2-7]{20}$/);
     expect(res.body.slug).to.equal(station.slug);
     expect(res.body.name).to.equal('Test FM');
     expect(res.body.timezone).to.equal('Europe/Berlin');
     expect(res.body.profile).to.deep.equal({
-      tagline: null, description: null, frequencyLabel: null, websiteUrls: null, streamUrls: null,
-      contactEmail: null, phone: null, address: null, socialLinks: null,
+      tagline: null,
+      description: null,
+      frequencyLabel: null,
+      websiteUrls: null,
+      streamUrls: null,
+      contactEmail: null,
+      phone: null,
+      address: null,
+      socialLinks: null,
     });
     expect(res.body.delivery).to.deep.equal({ pollIntervalSeconds: 30 });
   });
@@ -52,7 +61,10 @@ describe('station document GET /api/v1/stations/{slug}', () => {
   it('a switched-off module links null, and weather needs module, entitlement and redistribution (applies on the next read)', async () => {
     const { station, token } = await listenerFixture(server.url);
     const path = `/api/v1/stations/${station.slug}`;
-    let patch = await admin(server.url, 'PATCH', `/stations/${station.id}`, { modules: { content: false, realtime: false, weather: true }, entitlements: { weather: true } });
+    let patch = await admin(server.url, 'PATCH', `/stations/${station.id}`, {
+      modules: { content: false, realtime: false, weather: true },
+      entitlements: { weather: true },
+    });
     expect(patch.status).to.equal(200);
     let res = await request(server.url, 'GET', path, { token });
     expect(res.body.resources.content).to.equal(null);
@@ -80,7 +92,9 @@ describe('station document GET /api/v1/stations/{slug}', () => {
   });
 
   it('gives every stream URL entry all its keys, null when the operator left them out', async () => {
-    const profile = { streamUrls: [{ url: 'https://stream.example.org/live.aac' }, { url: 'https://stream.example.org/hq.mp3', bitrateKbps: 320 }] };
+    const profile = {
+      streamUrls: [{ url: 'https://stream.example.org/live.aac' }, { url: 'https://stream.example.org/hq.mp3', bitrateKbps: 320 }],
+    };
     const { station, token } = await listenerFixture(server.url, { profile });
     const res = await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token });
     expect(res.body.profile.streamUrls).to.deep.equal([

@@ -46,7 +46,7 @@ interface WidgetView {
 function readWidget(): WidgetView {
   const host = document.querySelector('waveline-now-playing');
   const root = host.shadowRoot;
-  const text = (name: string) => (root.querySelector(`[part=${name}]`)).textContent ?? '';
+  const text = (name: string) => root.querySelector(`[part=${name}]`).textContent ?? '';
   const img = root.querySelector('[part=artwork]');
   const status = root.querySelector('[part=status]');
   return {
@@ -66,7 +66,7 @@ function readWidget(): WidgetView {
 /** Records, in the page, when each title first appears (Date.now(): the browser and the test share the clock). */
 function watchTitles(): void {
   const host = document.querySelector('waveline-now-playing');
-  const title = (host.shadowRoot).querySelector('[part=title]');
+  const title = host.shadowRoot.querySelector('[part=title]');
   const seen: Record<string, number> = {};
   window.titlesSeen = seen;
   new MutationObserver(() => {
@@ -132,8 +132,28 @@ describe('now-playing widget in a real browser (/demo)', function () {
 
     // Artwork is shown only from https: URLs: a local HTTPS server with a throw-away certificate.
     certDir = mkdtempSync(join(tmpdir(), 'waveline-covers-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1', '-keyout', join(certDir, 'key.pem'), '-out', join(certDir, 'cert.pem')], { stdio: 'ignore' });
-    const jpeg = await sharp({ create: { width: 300, height: 300, channels: 3, background: { r: 200, g: 60, b: 90 } } }).jpeg().toBuffer();
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-keyout',
+        join(certDir, 'key.pem'),
+        '-out',
+        join(certDir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
+    const jpeg = await sharp({ create: { width: 300, height: 300, channels: 3, background: { r: 200, g: 60, b: 90 } } })
+      .jpeg()
+      .toBuffer();
     covers = createServer({ key: readFileSync(join(certDir, 'key.pem')), cert: readFileSync(join(certDir, 'cert.pem')) }, (_req, res) => {
       res.writeHead(200, { 'Content-Type': 'image/jpeg', 'Content-Length': jpeg.length }).end(jpeg);
     });
@@ -169,7 +189,9 @@ describe('now-playing widget in a real browser (/demo)', function () {
     expect(source).to.not.include('__WAVELINE_FEED__');
     expect(source).to.not.match(/\bimport\s*\(|\brequire\(|https?:\/\/(?!127\.0\.0\.1)/, 'no framework, nothing loaded from elsewhere');
     const gzipped = gzipSync(Buffer.from(source), { level: 9 }).length;
-    console.log(`      widget script: ${Buffer.byteLength(source)} bytes, ${gzipped} bytes gzipped (${(gzipped / 1024).toFixed(2)} KiB; target ≤ 10 KiB)`);
+    console.log(
+      `      widget script: ${Buffer.byteLength(source)} bytes, ${gzipped} bytes gzipped (${(gzipped / 1024).toFixed(2)} KiB; target ≤ 10 KiB)`,
+    );
     expect(gzipped).to.be.at.most(10 * 1024);
     const raw = await request(url, 'GET', '/embed/now-playing.js', { headers: { 'Accept-Encoding': 'gzip' } });
     expect(raw.headers.get('vary')).to.include('Accept-Encoding');
@@ -190,7 +212,9 @@ describe('now-playing widget in a real browser (/demo)', function () {
     for (const name of presenters) expect(view.artist).to.include(name);
     expect(view.artwork.hidden).to.equal(true);
     expect(view.statusVisible).to.equal(false);
-    const ariaLabel = await page.evaluate(() => document.querySelector('waveline-now-playing')!.shadowRoot!.querySelector('[part=container]')!.getAttribute('aria-label'));
+    const ariaLabel = await page.evaluate(() =>
+      document.querySelector('waveline-now-playing')!.shadowRoot!.querySelector('[part=container]')!.getAttribute('aria-label'),
+    );
     expect(ariaLabel).to.equal('Now playing on st_demo');
   });
 
@@ -198,7 +222,11 @@ describe('now-playing widget in a real browser (/demo)', function () {
     const before = await page.evaluate(readWidget);
     await page.evaluate(watchTitles);
     const started = Date.now();
-    const res = await ingest(url, { slug: 'demo' }, ingestToken, { artist: 'Lumen Fields', title: 'Northern Lights', artworkUrl: coverUrl });
+    const res = await ingest(url, { slug: 'demo' }, ingestToken, {
+      artist: 'Lumen Fields',
+      title: 'Northern Lights',
+      artworkUrl: coverUrl,
+    });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     const view = await pageEventually(page, readWidget, (v) => v.title === 'Northern Lights' && v.artwork.loaded, 5000, 'new title');
     const shownAt = await page.evaluate(() => window.titlesSeen['Northern Lights']);
@@ -225,15 +253,32 @@ describe('now-playing widget in a real browser (/demo)', function () {
     gateway = await startGateway(config, createLogger(config, 'test-gateway'), 0);
     front.target.port = gateway.port;
     const upAt = Date.now();
-    const back = await pageEventually(page, readWidget, (v) => v.state === 'live' && v.title === 'Tidewater', 40_000, 'state after the restart');
-    console.log(`      gateway down ${upAt - downSince} ms; widget live again with the new track ${Date.now() - upAt} ms after the restart`);
+    const back = await pageEventually(
+      page,
+      readWidget,
+      (v) => v.state === 'live' && v.title === 'Tidewater',
+      40_000,
+      'state after the restart',
+    );
+    console.log(
+      `      gateway down ${upAt - downSince} ms; widget live again with the new track ${Date.now() - upAt} ms after the restart`,
+    );
     expect(back).to.include({ artist: 'Harbor Lights', statusVisible: false });
     expect(back.artwork.hidden, 'no artwork for this track: the placeholder').to.equal(true);
     // While the gateway was down Chromium itself logs each refused WebSocket attempt; nothing else may be logged as an error.
     const errors = consoleEntries.filter((e) => e.type === 'error' || e.type === 'pageerror');
-    const refused = errors.filter((e) => e.text.startsWith(`WebSocket connection to '${config.realtimePublicUrl}/v1/realtime?`) && / failed/.test(e.text) && e.at >= downSince && e.at <= upAt + 1000);
+    const refused = errors.filter(
+      (e) =>
+        e.text.startsWith(`WebSocket connection to '${config.realtimePublicUrl}/v1/realtime?`) &&
+        / failed/.test(e.text) &&
+        e.at >= downSince &&
+        e.at <= upAt + 1000,
+    );
     console.log(`      console: ${refused.length} refused WebSocket attempt(s) logged by Chromium during the outage, no other error`);
-    expect(errors.filter((e) => !refused.includes(e)), JSON.stringify(errors)).to.deep.equal([]);
+    expect(
+      errors.filter((e) => !refused.includes(e)),
+      JSON.stringify(errors),
+    ).to.deep.equal([]);
     expect(consoleEntries.filter((e) => e.type === 'warn' || e.type === 'warning')).to.deep.equal([]);
   });
 
@@ -254,7 +299,10 @@ describe('now-playing widget in a real browser (/demo)', function () {
       expect(sockets, 'no reconnect within 3 s of a refusal').to.have.length(2);
       await other.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
     }
-    expect(entries.filter((e) => e.type === 'error' || e.type === 'pageerror'), JSON.stringify(entries)).to.deep.equal([]);
+    expect(
+      entries.filter((e) => e.type === 'error' || e.type === 'pageerror'),
+      JSON.stringify(entries),
+    ).to.deep.equal([]);
     await other.close();
   });
 });

@@ -55,7 +55,9 @@ describe('feed rows', () => {
     }).catch(() => undefined);
     expect(await server.svc.db('feed_rows').where({ station_id: station.id })).to.have.length(0);
     // A later committed write proves the channel works and the rolled-back one never arrived.
-    await inTransaction(server.svc.db, (tx) => upsertFeedRow(tx, server.svc.bus, { stationId: station.id, kind: 'content', entry: 'def', data: {} }));
+    await inTransaction(server.svc.db, (tx) =>
+      upsertFeedRow(tx, server.svc.bus, { stationId: station.id, kind: 'content', entry: 'def', data: {} }),
+    );
     await eventually(() => got.length === 1);
     expect(got[0].entry).to.equal('def');
   });
@@ -63,9 +65,15 @@ describe('feed rows', () => {
   it('deletes leave a tombstone with a new sequence so catch-up sees removals', async () => {
     const station = await createStation(server.url);
     const got = await listen(station.id);
-    await inTransaction(server.svc.db, (tx) => upsertFeedRow(tx, server.svc.bus, { stationId: station.id, kind: 'content', entry: 'r1', data: { t: 'x' } }));
+    await inTransaction(server.svc.db, (tx) =>
+      upsertFeedRow(tx, server.svc.bus, { stationId: station.id, kind: 'content', entry: 'r1', data: { t: 'x' } }),
+    );
     await inTransaction(server.svc.db, (tx) => deleteFeedRow(tx, server.svc.bus, { stationId: station.id, kind: 'content', entry: 'r1' }));
-    expect(await inTransaction(server.svc.db, (tx) => deleteFeedRow(tx, server.svc.bus, { stationId: station.id, kind: 'content', entry: 'r1' }))).to.equal(null);
+    expect(
+      await inTransaction(server.svc.db, (tx) =>
+        deleteFeedRow(tx, server.svc.bus, { stationId: station.id, kind: 'content', entry: 'r1' }),
+      ),
+    ).to.equal(null);
     await eventually(() => got.length === 2);
     expect(got[1]).to.include({ deleted: true, seq: 2, data: null });
     const since = await feedRowsSince(server.svc.db, station.id, 1);

@@ -76,12 +76,12 @@ describe('realtime feed: delivery', () => {
     expect(await numsub(redis, station.id), 'the writes were published while nobody listened').to.equal(0);
 
     await client.waitFrames(6);
-    expect(client.events().slice(2).map((f) => f.data.events[0].split('.rows.')[1])).to.deep.equal([
-      'now-playing:current.create',
-      `content:${kept}.update`,
-      `content:${added}.create`,
-      `content:${removed}.delete`,
-    ]);
+    expect(
+      client
+        .events()
+        .slice(2)
+        .map((f) => f.data.events[0].split('.rows.')[1]),
+    ).to.deep.equal(['now-playing:current.create', `content:${kept}.update`, `content:${added}.create`, `content:${removed}.delete`]);
     const fresh = await FeedClient.connect(gateway.url, realtimePath(station.id));
     await fresh.waitFrames(3);
     expect(client.state()).to.deep.equal(fresh.state());
@@ -101,10 +101,17 @@ describe('realtime feed: delivery', () => {
     const client = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
     const lostBus: FeedBus = { publish: async () => {} };
     const lost = randomUUID();
-    await inTransaction(server.svc.db, (tx) => upsertFeedRow(tx, lostBus, { stationId: station.id, kind: 'content', entry: lost, data: { lost: true } }));
+    await inTransaction(server.svc.db, (tx) =>
+      upsertFeedRow(tx, lostBus, { stationId: station.id, kind: 'content', entry: lost, data: { lost: true } }),
+    );
     await writeRow(server.svc, station.id, 'now-playing', 'current', { track: 'after the lost one' });
     await client.waitFrames(3);
-    expect(client.events().slice(1).map((f) => f.data.payload.$id)).to.have.members(['now-playing:current', `content:${lost}`]);
+    expect(
+      client
+        .events()
+        .slice(1)
+        .map((f) => f.data.payload.$id),
+    ).to.have.members(['now-playing:current', `content:${lost}`]);
     expect(JSON.parse(client.eventsOf(`content:${lost}`)[0].data.payload.data_json).data).to.deep.equal({ lost: true });
     client.close();
   });
@@ -122,7 +129,12 @@ describe('realtime feed: delivery', () => {
     await a.waitFrames(4);
     await b.waitFrames(4);
     expect(a.frames).to.deep.equal(b.frames); // the same bytes for the same change
-    expect(a.events().slice(1).map((f) => f.data.payload.entry)).to.deep.equal(ids);
+    expect(
+      a
+        .events()
+        .slice(1)
+        .map((f) => f.data.payload.entry),
+    ).to.deep.equal(ids);
     a.close();
     b.close();
   });
@@ -139,7 +151,12 @@ describe('realtime feed: delivery', () => {
     const rows = 80; // 40 MiB: far more than the socket buffers of a localhost connection
     for (let i = 0; i < rows; i++) await writeRow(server.svc, station.id, 'content', randomUUID(), { i, big });
     await fast.waitFrames(rows + 1, 30_000);
-    expect(fast.events().slice(1).map((f) => JSON.parse(f.data.payload.data_json).data.i)).to.deep.equal([...Array(rows).keys()]);
+    expect(
+      fast
+        .events()
+        .slice(1)
+        .map((f) => JSON.parse(f.data.payload.data_json).data.i),
+    ).to.deep.equal([...Array(rows).keys()]);
     slow.ws.resume();
     await slow.closed;
     expect(slow.frames.length).to.be.lessThan(rows + 1);

@@ -21,7 +21,12 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
   it('on open sends one create event per current row: schedule, on-air, now-playing and the 20 most recently published content rows', async () => {
     const station = await createStation(server.url);
     const { svc } = server;
-    await writeRow(svc, station.id, 'schedule', 'current', { contractVersion: 1, timezone: 'Europe/Berlin', broadcasts: [], truncated: false });
+    await writeRow(svc, station.id, 'schedule', 'current', {
+      contractVersion: 1,
+      timezone: 'Europe/Berlin',
+      broadcasts: [],
+      truncated: false,
+    });
     await writeRow(svc, station.id, 'on-air', 'current', null);
     await writeRow(svc, station.id, 'now-playing', 'current', { track: { artist: 'A', title: 'T' } });
     const records = Array.from({ length: 23 }, () => randomUUID());
@@ -46,7 +51,12 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
     expect(nowPlaying.data.channels).to.deep.equal([channelOf(station.id)]);
     expect(nowPlaying.data.timestamp).to.equal(nowPlaying.data.payload.$updatedAt);
     expect(Object.keys(nowPlaying.data.payload)).to.deep.equal(['$id', 'station_id', 'kind', 'entry', 'data_json', '$updatedAt']);
-    expect(nowPlaying.data.payload).to.include({ $id: 'now-playing:current', station_id: station.id, kind: 'now-playing', entry: 'current' });
+    expect(nowPlaying.data.payload).to.include({
+      $id: 'now-playing:current',
+      station_id: station.id,
+      kind: 'now-playing',
+      entry: 'current',
+    });
     expect(nowPlaying.data.payload.data_json).to.be.a('string');
     expect(JSON.parse(nowPlaying.data.payload.data_json)).to.deep.equal({
       protocol: 'waveline.public.v1',
@@ -84,7 +94,12 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
     await removeRow(svc, station.id, 'content', recordId);
     frame = await client.waitEvent((f) => f.data.events[0].endsWith('.delete'));
     expect(frame.data.events).to.deep.equal([`${prefix}.content:${recordId}.delete`, `${prefix}.*.delete`]);
-    expect(JSON.parse(frame.data.payload.data_json)).to.deep.equal({ protocol: 'waveline.public.v1', stationId: station.id, type: 'content', data: null });
+    expect(JSON.parse(frame.data.payload.data_json)).to.deep.equal({
+      protocol: 'waveline.public.v1',
+      stationId: station.id,
+      type: 'content',
+      data: null,
+    });
 
     // schedule change
     await writeRow(svc, station.id, 'schedule', 'current', { contractVersion: 1, broadcasts: [{ id: 'b1' }], truncated: false });
@@ -95,7 +110,12 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
     // a record published again after its removal is new again
     await writeRow(svc, station.id, 'content', recordId, { id: recordId, revision: 3 });
     await eventually(() => client.eventsOf(`content:${recordId}`).length === 4);
-    expect(client.eventsOf(`content:${recordId}`).map((f) => f.data.events[0].split('.').pop())).to.deep.equal(['create', 'update', 'delete', 'create']);
+    expect(client.eventsOf(`content:${recordId}`).map((f) => f.data.events[0].split('.').pop())).to.deep.equal([
+      'create',
+      'update',
+      'delete',
+      'create',
+    ]);
     client.close();
   });
 
@@ -127,9 +147,26 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
   it('starts a connection with now-playing as old as it is now: elapsed time and freshness derived at connect, not when the row was written', async () => {
     const station = await createStation(server.url);
     const observedAt = new Date(Date.now() - 26_000);
-    const track = { id: randomUUID(), artist: 'A', title: 'T', album: null, duration_seconds: 240, artwork_url: null, source_track_id: null, is_playing: true, observed_at: observedAt, received_at: observedAt, sort_at: observedAt, receipt_seq: 1 };
+    const track = {
+      id: randomUUID(),
+      artist: 'A',
+      title: 'T',
+      album: null,
+      duration_seconds: 240,
+      artwork_url: null,
+      source_track_id: null,
+      is_playing: true,
+      observed_at: observedAt,
+      received_at: observedAt,
+      sort_at: observedAt,
+      receipt_seq: 1,
+    };
     // As the ingest wrote it when the track was new: fresh, age 0.
-    const written = presentNowPlaying({ id: station.id, timezone: 'Europe/Berlin', nowPlayingFreshnessSeconds: 20 }, track as unknown as TrackRow, observedAt);
+    const written = presentNowPlaying(
+      { id: station.id, timezone: 'Europe/Berlin', nowPlayingFreshnessSeconds: 20 },
+      track as unknown as TrackRow,
+      observedAt,
+    );
     expect(written.freshness).to.include({ status: 'fresh', ageSeconds: 0 });
     await writeRow(server.svc, station.id, 'now-playing', 'current', written);
     const client = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
@@ -137,14 +174,21 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
     expect(data.freshness.status).to.equal('stale');
     expect(data.freshness.ageSeconds).to.be.within(26, 30);
     expect(data.elapsedSeconds).to.equal(data.freshness.ageSeconds);
-    expect({ ...data, elapsedSeconds: 0, freshness: { ...data.freshness, status: 'fresh', ageSeconds: 0 } }).to.deep.equal(JSON.parse(JSON.stringify(written)));
+    expect({ ...data, elapsedSeconds: 0, freshness: { ...data.freshness, status: 'fresh', ageSeconds: 0 } }).to.deep.equal(
+      JSON.parse(JSON.stringify(written)),
+    );
     client.close();
   });
 
   it('does not send the rows of a switched-off module (now-playing for nowPlaying off); switching it back closes open connections with 1012 to resync', async () => {
     const station = await createStation(server.url, { modules: { nowPlaying: false } });
     const { svc } = server;
-    await writeRow(svc, station.id, 'schedule', 'current', { contractVersion: 1, timezone: 'Europe/Berlin', broadcasts: [], truncated: false });
+    await writeRow(svc, station.id, 'schedule', 'current', {
+      contractVersion: 1,
+      timezone: 'Europe/Berlin',
+      broadcasts: [],
+      truncated: false,
+    });
     await writeRow(svc, station.id, 'now-playing', 'current', { track: { title: 'Hidden' } });
     const client = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
     expect(client.events().map((f) => f.data.payload.kind)).to.deep.equal(['schedule']);

@@ -12,7 +12,9 @@ function importGraph(entry: string): { files: Set<string>; packages: Set<string>
     if (files.has(file)) return;
     files.add(file);
     const source = readFileSync(file, 'utf8');
-    for (const match of source.matchAll(/^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+'([^']+)'|^\s*import\s+'([^']+)'|import\('([^']+)'\)/gm)) {
+    for (const match of source.matchAll(
+      /^\s*(import|export)\s+(type\s+)?[^'"]*?from\s+'([^']+)'|^\s*import\s+'([^']+)'|import\('([^']+)'\)/gm,
+    )) {
       if (match[2]) continue; // type-only imports vanish at run time
       const spec = match[3] ?? match[4] ?? match[5];
       if (spec.startsWith('.')) visit(resolve(dirname(file), spec));

@@ -60,7 +60,12 @@ describe('realtime feed: gateway processes', () => {
     for (const id of ids) await writeRow(server.svc, station.id, 'content', id, { id });
     await a.waitFrames(3);
     await b.waitFrames(3);
-    expect(a.events().slice(1).map((f) => f.data.payload.entry)).to.deep.equal(ids);
+    expect(
+      a
+        .events()
+        .slice(1)
+        .map((f) => f.data.payload.entry),
+    ).to.deep.equal(ids);
     expect(b.frames).to.deep.equal(a.frames);
 
     const started = Date.now();

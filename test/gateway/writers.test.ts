@@ -11,7 +11,8 @@ import { ingest } from '../support/ingest.ts';
 // The feed end to end: the real writers (ingest, publish, unpublish, schedule admin) through Redis to a
 // real gateway and a real WebSocket client.
 
-const dataOf = (frame: EventFrame) => JSON.parse(frame.data.payload.data_json) as { protocol: string; stationId: string; type: string; data: any };
+const dataOf = (frame: EventFrame) =>
+  JSON.parse(frame.data.payload.data_json) as { protocol: string; stationId: string; type: string; data: any };
 
 describe('realtime feed: events from the real writers', () => {
   let server: TestServer;
@@ -29,9 +30,15 @@ describe('realtime feed: events from the real writers', () => {
     const channel = `stations.${fx.station.id}.feed`;
 
     const { token: ingestToken } = await createToken(server.url, fx.station.id, ['ingest:write']);
-    const res = await ingest(server.url, fx.station, ingestToken, { eventId: randomUUID(), artist: 'Lumen Fields', title: 'Northern Lights' });
+    const res = await ingest(server.url, fx.station, ingestToken, {
+      eventId: randomUUID(),
+      artist: 'Lumen Fields',
+      title: 'Northern Lights',
+    });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    const nowPlaying = await client.waitEvent((f) => f.data.payload.kind === 'now-playing' && dataOf(f).data.track?.title === 'Northern Lights');
+    const nowPlaying = await client.waitEvent(
+      (f) => f.data.payload.kind === 'now-playing' && dataOf(f).data.track?.title === 'Northern Lights',
+    );
     expect(nowPlaying.data.channels).to.deep.equal([channel]);
     expect(dataOf(nowPlaying)).to.include({ protocol: 'waveline.public.v1', stationId: fx.station.id, type: 'now-playing' });
     const rest = await request(server.url, 'GET', `/api/v1/stations/${fx.station.slug}/now-playing`, { token: fx.token });
@@ -49,7 +56,9 @@ describe('realtime feed: events from the real writers', () => {
     expect(removed.data.events).to.include(`${channel}.rows.*.delete`);
 
     const later = await putBroadcast(server.url, fx, new Date(now + 86400_000).toISOString(), new Date(now + 90000_000).toISOString());
-    const schedule = await client.waitEvent((f) => f.data.payload.kind === 'schedule' && dataOf(f).data.broadcasts.some((b: { id: string }) => b.id === later));
+    const schedule = await client.waitEvent(
+      (f) => f.data.payload.kind === 'schedule' && dataOf(f).data.broadcasts.some((b: { id: string }) => b.id === later),
+    );
     expect(schedule.data.events[0]).to.match(/\.update$/);
     expect(dataOf(schedule).data).to.include.keys('contractVersion', 'timezone', 'broadcasts', 'truncated');
     client.close();

@@ -15,7 +15,12 @@ describe('GraphQL: endpoint, gates, errors', () => {
   it('answers the station query with the same shape as the REST station document, no-store and no ETag', async () => {
     const { station, token } = await listenerFixture(server.url);
     const rest = await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token });
-    const res = await gql(server.url, station.slug, token, '{ station { contractVersion id slug name timezone profile { tagline streamUrls { url } } resources { content schedule nowPlaying realtime { url channel } } delivery { pollIntervalSeconds } } }');
+    const res = await gql(
+      server.url,
+      station.slug,
+      token,
+      '{ station { contractVersion id slug name timezone profile { tagline streamUrls { url } } resources { content schedule nowPlaying realtime { url channel } } delivery { pollIntervalSeconds } } }',
+    );
     expect(res.status).to.equal(200);
     expect(res.body.errors).to.equal(undefined);
     const s = res.body.data.station;
@@ -29,7 +34,11 @@ describe('GraphQL: endpoint, gates, errors', () => {
 
   it('accepts GET with query, variables and operationName', async () => {
     const { station, token } = await listenerFixture(server.url);
-    const res = await gqlGet(server.url, station.slug, token, { query: 'query S($t: String) { station { id } schemas(type: $t) { key } }', variables: JSON.stringify({ t: null }), operationName: 'S' });
+    const res = await gqlGet(server.url, station.slug, token, {
+      query: 'query S($t: String) { station { id } schemas(type: $t) { key } }',
+      variables: JSON.stringify({ t: null }),
+      operationName: 'S',
+    });
     expect(res.status).to.equal(200);
     expect(res.body.data.station.id).to.equal(station.id);
   });
@@ -80,7 +89,9 @@ describe('GraphQL: endpoint, gates, errors', () => {
 
   it('answers CORS preflight without credentials', async () => {
     const { station } = await listenerFixture(server.url);
-    const res = await request(server.url, 'OPTIONS', `/api/v1/stations/${station.slug}/graphql`, { headers: { origin: 'https://x.example', 'access-control-request-method': 'POST' } });
+    const res = await request(server.url, 'OPTIONS', `/api/v1/stations/${station.slug}/graphql`, {
+      headers: { origin: 'https://x.example', 'access-control-request-method': 'POST' },
+    });
     expect(res.status).to.equal(204);
     expect(res.headers.get('access-control-allow-origin')).to.equal('*');
   });
@@ -95,7 +106,14 @@ describe('GraphQL: content', () => {
   it('lists, filters and pages records with the REST record shape', async () => {
     const { station, token, get } = await contentFixture(server);
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push(await published(server.url, station.id, 'news', { title: `Story ${i}`, category: i === 1 ? 'sport' : 'music', internal_note: 'secret' }));
+    for (let i = 0; i < 3; i++)
+      ids.push(
+        await published(server.url, station.id, 'news', {
+          title: `Story ${i}`,
+          category: i === 1 ? 'sport' : 'music',
+          internal_note: 'secret',
+        }),
+      );
     const q = `query($c: String) { content(type: "news", limit: 2, cursor: $c) { nextCursor records { contractVersion id type values document media { url } related { programIds } } } }`;
     const first = await gql(server.url, station.slug, token, q);
     expect(first.body.errors).to.equal(undefined);
@@ -105,22 +123,46 @@ describe('GraphQL: content', () => {
     expect(second.body.data.content.records.map((r: { id: string }) => r.id)).to.deep.equal([ids[0]]);
     expect(second.body.data.content.nextCursor).to.equal(null);
     const rest = await get(`/content/${ids[0]}`);
-    const one = await gql(server.url, station.slug, token, `{ contentRecord(id: "${ids[0]}") { id publicationId revision schemaVersion publishedAt firstPublishedAt values document } }`);
-    expect(one.body.data.contentRecord).to.deep.include({ id: ids[0], publicationId: rest.body.publicationId, publishedAt: rest.body.publishedAt });
+    const one = await gql(
+      server.url,
+      station.slug,
+      token,
+      `{ contentRecord(id: "${ids[0]}") { id publicationId revision schemaVersion publishedAt firstPublishedAt values document } }`,
+    );
+    expect(one.body.data.contentRecord).to.deep.include({
+      id: ids[0],
+      publicationId: rest.body.publicationId,
+      publishedAt: rest.body.publishedAt,
+    });
     expect(one.body.data.contentRecord.values).to.deep.equal(rest.body.values);
-    const filtered = await gql(server.url, station.slug, token, '{ content(type: "news", filter: [{field: "category", op: anyOf, values: ["sport"]}]) { records { id } } }');
+    const filtered = await gql(
+      server.url,
+      station.slug,
+      token,
+      '{ content(type: "news", filter: [{field: "category", op: anyOf, values: ["sport"]}]) { records { id } } }',
+    );
     expect(filtered.body.data.content.records.map((r: { id: string }) => r.id)).to.deep.equal([ids[1]]);
   });
 
   it('reports VALIDATION_ERROR for a non-filterable field, a cursor reused with another sort, a bad id and version without type (HTTP 400)', async () => {
     const { station, token } = await contentFixture(server);
     for (let i = 0; i < 2; i++) await published(server.url, station.id, 'news', { title: `S${i}` });
-    const badField = await gql(server.url, station.slug, token, '{ content(type: "news", filter: [{field: "rating", value: "3"}]) { records { id } } }');
+    const badField = await gql(
+      server.url,
+      station.slug,
+      token,
+      '{ content(type: "news", filter: [{field: "rating", value: "3"}]) { records { id } } }',
+    );
     expect(badField.status).to.equal(400);
     expect(badField.body.errors[0].extensions.code).to.equal('VALIDATION_ERROR');
     const page = await gql(server.url, station.slug, token, '{ content(type: "news", limit: 1) { nextCursor } }');
     const cursor = page.body.data.content.nextCursor;
-    const mismatch = await gql(server.url, station.slug, token, `{ content(type: "news", limit: 1, sort: updatedAt, cursor: "${cursor}") { records { id } } }`);
+    const mismatch = await gql(
+      server.url,
+      station.slug,
+      token,
+      `{ content(type: "news", limit: 1, sort: updatedAt, cursor: "${cursor}") { records { id } } }`,
+    );
     expect(mismatch.body.errors[0].extensions.code).to.equal('VALIDATION_ERROR');
     const badId = await gql(server.url, station.slug, token, '{ contentRecord(id: "not-a-uuid") { id } }');
     expect(badId.body.errors[0].extensions.code).to.equal('VALIDATION_ERROR');
@@ -134,7 +176,12 @@ describe('GraphQL: content', () => {
     const { station, token } = await contentFixture(server);
     const empty = await gql(server.url, station.slug, token, '{ content(type: "nothing") { records { id } nextCursor } }');
     expect(empty.body).to.deep.equal({ data: { content: { records: [], nextCursor: null } } });
-    const withFilter = await gql(server.url, station.slug, token, '{ content(type: "nothing", filter: [{field: "title", value: "x"}]) { records { id } } }');
+    const withFilter = await gql(
+      server.url,
+      station.slug,
+      token,
+      '{ content(type: "nothing", filter: [{field: "title", value: "x"}]) { records { id } } }',
+    );
     expect(withFilter.status).to.equal(404);
     expect(withFilter.body.errors[0].extensions.code).to.equal('NOT_FOUND');
     const other = await contentFixture(server);
@@ -150,7 +197,12 @@ describe('GraphQL: content', () => {
     const { station, token } = await contentFixture(server);
     const id = await published(server.url, station.id, 'news', { title: 'A', slug: 'first-slug' });
     await published(server.url, station.id, 'news', { title: 'A', slug: 'second-slug' }, {}, id as ReturnType<typeof randomUUID>);
-    const res = await gql(server.url, station.slug, token, '{ a: contentBySlug(type: "news", slug: "first-slug") { id values } b: contentBySlug(type: "news", slug: "second-slug") { id } }');
+    const res = await gql(
+      server.url,
+      station.slug,
+      token,
+      '{ a: contentBySlug(type: "news", slug: "first-slug") { id values } b: contentBySlug(type: "news", slug: "second-slug") { id } }',
+    );
     expect(res.body.data.a.id).to.equal(id);
     expect(res.body.data.a.values.slug).to.equal('second-slug');
     expect(res.body.data.b.id).to.equal(id);

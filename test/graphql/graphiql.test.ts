@@ -52,7 +52,11 @@ describe('GraphiQL on the GraphQL endpoint', () => {
       expect(ok.headers.get('content-type'), String(accept)).to.match(/^application\/(graphql-response\+)?json/);
       expect(ok.body).to.deep.equal({ data: { station: { slug: station.slug } } });
     }
-    const post = await request(server.url, 'POST', `/api/v1/stations/${station.slug}/graphql`, { token, json: { query: '{ station { slug } }' }, headers: { Accept: BROWSER_ACCEPT } });
+    const post = await request(server.url, 'POST', `/api/v1/stations/${station.slug}/graphql`, {
+      token,
+      json: { query: '{ station { slug } }' },
+      headers: { Accept: BROWSER_ACCEPT },
+    });
     expect(post.status, 'POST is never the page').to.equal(200);
     expect(post.body.data.station.slug).to.equal(station.slug);
   });
@@ -81,11 +85,20 @@ describe('GraphiQL on the GraphQL endpoint', () => {
       await page.click('.waveline-credential button[type=submit]');
       await page.waitForSelector('.graphiql-execute-button');
       await page.click('.graphiql-execute-button');
-      const result = await pageEventually(page, () => document.querySelector('.result-window')?.textContent ?? '', (text) => text.includes('GraphiQL FM'), 10_000, 'result pane');
+      const result = await pageEventually(
+        page,
+        () => document.querySelector('.result-window')?.textContent ?? '',
+        (text) => text.includes('GraphiQL FM'),
+        10_000,
+        'result pane',
+      );
       expect(result).to.include(station.slug);
       expect(sent.length, 'the schema and the query').to.be.at.least(2);
       for (const header of sent) expect(header).to.equal(`Bearer ${token}`);
-      expect(entries.filter((e) => e.type === 'error' || e.type === 'pageerror'), JSON.stringify(entries)).to.deep.equal([]);
+      expect(
+        entries.filter((e) => e.type === 'error' || e.type === 'pageerror'),
+        JSON.stringify(entries),
+      ).to.deep.equal([]);
       await page.close();
     });
   });

@@ -25,30 +25,57 @@ describe('GraphQL: every answer before the query runs uses the contract error bo
   const endpoint = () => `/api/v1/stations/${slug}/graphql`;
   before(async () => {
     server = await sharedServer();
-    ({ token, station: { slug } } = await listenerFixture(server.url));
+    ({
+      token,
+      station: { slug },
+    } = await listenerFixture(server.url));
   });
 
   it('an Accept it cannot serve is 406 NOT_ACCEPTABLE', async () => {
-    const res = await request(server.url, 'POST', endpoint(), { token, json: { query: '{ station { id } }' }, headers: { accept: 'text/html' } });
+    const res = await request(server.url, 'POST', endpoint(), {
+      token,
+      json: { query: '{ station { id } }' },
+      headers: { accept: 'text/html' },
+    });
     expectErrorBody(res, 406, 'NOT_ACCEPTABLE');
-    const ok = await request(server.url, 'POST', endpoint(), { token, json: { query: '{ station { id } }' }, headers: { accept: 'text/html, application/graphql-response+json' } });
+    const ok = await request(server.url, 'POST', endpoint(), {
+      token,
+      json: { query: '{ station { id } }' },
+      headers: { accept: 'text/html, application/graphql-response+json' },
+    });
     expect(ok.status).to.equal(200);
   });
 
   it('a body that is not application/json is 415 UNSUPPORTED_MEDIA_TYPE', async () => {
-    const res = await request(server.url, 'POST', endpoint(), { token, body: '{ station { id } }', headers: { 'content-type': 'application/graphql', accept: 'application/json' } });
+    const res = await request(server.url, 'POST', endpoint(), {
+      token,
+      body: '{ station { id } }',
+      headers: { 'content-type': 'application/graphql', accept: 'application/json' },
+    });
     expectErrorBody(res, 415, 'UNSUPPORTED_MEDIA_TYPE');
   });
 
   it('malformed JSON, a missing query, variables that are no object, NUL in a variable are 400 VALIDATION_ERROR', async () => {
-    const post = (body: string) => request(server.url, 'POST', endpoint(), { token, body, headers: { 'content-type': 'application/json', accept: 'application/json' } });
+    const post = (body: string) =>
+      request(server.url, 'POST', endpoint(), { token, body, headers: { 'content-type': 'application/json', accept: 'application/json' } });
     expectErrorBody(await post('{"query": '), 400, 'VALIDATION_ERROR');
     expectErrorBody(await post('{}'), 400, 'VALIDATION_ERROR');
     expectErrorBody(await post(''), 400, 'VALIDATION_ERROR');
     expectErrorBody(await post('[1]'), 400, 'VALIDATION_ERROR');
     expectErrorBody(await post('{"query": "{ station { id } }", "variables": [1]}'), 400, 'VALIDATION_ERROR');
-    expectErrorBody(await post('{"query": "query R($id: String!) { contentRecord(id: $id) { id } }", "variables": {"id": "a\\u0000b"}}'), 400, 'VALIDATION_ERROR');
-    expectErrorBody(await gqlGet(server.url, slug, token, { query: 'query R($s: String!) { contentBySlug(type: "news", slug: $s) { id } }', variables: '{"s": "a\\u0000b"}' }), 400, 'VALIDATION_ERROR');
+    expectErrorBody(
+      await post('{"query": "query R($id: String!) { contentRecord(id: $id) { id } }", "variables": {"id": "a\\u0000b"}}'),
+      400,
+      'VALIDATION_ERROR',
+    );
+    expectErrorBody(
+      await gqlGet(server.url, slug, token, {
+        query: 'query R($s: String!) { contentBySlug(type: "news", slug: $s) { id } }',
+        variables: '{"s": "a\\u0000b"}',
+      }),
+      400,
+      'VALIDATION_ERROR',
+    );
     expectErrorBody(await gqlGet(server.url, slug, token, { operationName: 'x' }), 400, 'VALIDATION_ERROR');
     expectErrorBody(await gqlGet(server.url, slug, token, { query: '{ station { id } }', variables: '[1' }), 400, 'VALIDATION_ERROR');
   });
@@ -78,7 +105,10 @@ describe('GraphQL: depth, alias and cost limits', () => {
   let token: string;
   before(async () => {
     server = await sharedServer();
-    ({ token, station: { slug } } = await listenerFixture(server.url));
+    ({
+      token,
+      station: { slug },
+    } = await listenerFixture(server.url));
   });
 
   /** Refused by a limit: 400, VALIDATION_ERRORs only, one naming the limit, no data (nothing ran). */
@@ -86,23 +116,35 @@ describe('GraphQL: depth, alias and cost limits', () => {
     expect(res.status, res.text).to.equal(400);
     expect(res.body.data, 'no resolver ran').to.equal(undefined);
     const errors: Array<{ message: string; extensions: { code: string } }> = res.body.errors;
-    expect(errors.map((e) => e.extensions.code), res.text).to.satisfy((codes: string[]) => codes.length > 0 && codes.every((c) => c === 'VALIDATION_ERROR'));
-    expect(errors.some((e) => what.test(e.message)), res.text).to.equal(true);
+    expect(
+      errors.map((e) => e.extensions.code),
+      res.text,
+    ).to.satisfy((codes: string[]) => codes.length > 0 && codes.every((c) => c === 'VALIDATION_ERROR'));
+    expect(
+      errors.some((e) => what.test(e.message)),
+      res.text,
+    ).to.equal(true);
   }
 
   it('refuses an operation nested deeper than GRAPHQL_MAX_DEPTH (default 10) before any resolver runs', async () => {
     expect((await gql(server.url, slug, token, `{ ${nested(10)} }`)).status).to.equal(200);
     // contentRecord of an unknown id would answer NOT_FOUND if it ran.
-    expectRefused(await gql(server.url, slug, token, `{ contentRecord(id: "${randomUUID()}") { id } ${nested(11)} }`), /depth limit of 10 exceeded, found 11/);
+    expectRefused(
+      await gql(server.url, slug, token, `{ contentRecord(id: "${randomUUID()}") { id } ${nested(11)} }`),
+      /depth limit of 10 exceeded, found 11/,
+    );
   });
 
   it('refuses more than GRAPHQL_MAX_ALIASES (default 15) aliases: an alias bomb', async () => {
     const aliases = (n: number) => Array.from({ length: n }, (_, i) => `a${i}: station { id }`).join(' ');
     expect((await gql(server.url, slug, token, `{ ${aliases(15)} }`)).status).to.equal(200);
-    expectRefused(await gql(server.url, slug, token, `{ contentRecord(id: "${randomUUID()}") { id } ${aliases(16)} }`), /Aliases limit of 15 exceeded/i);
+    expectRefused(
+      await gql(server.url, slug, token, `{ contentRecord(id: "${randomUUID()}") { id } ${aliases(16)} }`),
+      /Aliases limit of 15 exceeded/i,
+    );
   });
 
-  it('the contract\'s queries and the standard introspection query pass the default limits', async () => {
+  it("the contract's queries and the standard introspection query pass the default limits", async () => {
     const introspection = await gql(server.url, slug, token, getIntrospectionQuery());
     expect(introspection.status, introspection.text).to.equal(200);
     expect(introspection.body.data.__schema.queryType.name).to.equal('Query');
@@ -114,7 +156,10 @@ describe('GraphQL: depth, alias and cost limits', () => {
       currentBroadcast { asOf }
     }`;
     const res = await gql(server.url, slug, token, everyRead);
-    expect(res.body.errors?.filter((e: { extensions?: { code?: string } }) => e.extensions?.code === 'VALIDATION_ERROR') ?? [], res.text).to.deep.equal([]);
+    expect(
+      res.body.errors?.filter((e: { extensions?: { code?: string } }) => e.extensions?.code === 'VALIDATION_ERROR') ?? [],
+      res.text,
+    ).to.deep.equal([]);
   });
 
   it('limits are configurable: with GRAPHQL_MAX_COST=10 a query over that budget is refused, one under it runs', async () => {
@@ -122,7 +167,10 @@ describe('GraphQL: depth, alias and cost limits', () => {
     try {
       const { station, token: t } = await listenerFixture(small.url);
       expect((await gql(small.url, station.slug, t, '{ station { id slug } }')).status).to.equal(200);
-      expectRefused(await gql(small.url, station.slug, t, '{ station { id slug name timezone profile { tagline } } }'), /Cost limit of 10 exceeded/i);
+      expectRefused(
+        await gql(small.url, station.slug, t, '{ station { id slug name timezone profile { tagline } } }'),
+        /Cost limit of 10 exceeded/i,
+      );
       expectRefused(await gql(small.url, station.slug, t, '{ station { profile { streamUrls { url } } } }'), /depth limit of 3 exceeded/);
       expectRefused(await gql(small.url, station.slug, t, '{ a: station { id } b: station { id } }'), /Aliases limit of 1 exceeded/i);
     } finally {

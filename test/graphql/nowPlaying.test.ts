@@ -15,7 +15,13 @@ describe('GraphQL: nowPlaying and trackHistory', () => {
   it('nowPlaying has the REST shape; trackHistory pages like REST', async () => {
     const fx = await ingestFixture(server.url, { rundownFollowing: false });
     for (let i = 0; i < 3; i++) {
-      const res = await ingest(server.url, fx.station, fx.ingestToken, { eventId: `e${i}`, artist: 'Artist', title: `Song ${i}`, durationSeconds: 200, observedAt: Date.now() - (3 - i) * 1000 });
+      const res = await ingest(server.url, fx.station, fx.ingestToken, {
+        eventId: `e${i}`,
+        artist: 'Artist',
+        title: `Song ${i}`,
+        durationSeconds: 200,
+        observedAt: Date.now() - (3 - i) * 1000,
+      });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
     }
     const q = `query($c: String) { nowPlaying { contractVersion stationId timezone track { ${TRACK} } elapsedSeconds endsAt freshness { status thresholdSeconds observedAt receivedAt } }

@@ -5,7 +5,8 @@ import { putBroadcast, scheduleFixture } from '../domains/schedule/helpers.ts';
 import { currentBerlin, feedFixture } from '../domains/weather/helpers.ts';
 import { gql } from './helpers.ts';
 
-const BROADCAST = 'id title startsAt endsAt timezone localDate resolution status cancellationReason repeatOfId nature program { id title profileId } presenters { id title }';
+const BROADCAST =
+  'id title startsAt endsAt timezone localDate resolution status cancellationReason repeatOfId nature program { id title profileId } presenters { id title }';
 
 describe('GraphQL: schedule, programs, current broadcast, weather and traffic', () => {
   let server: TestServer;
@@ -33,10 +34,20 @@ describe('GraphQL: schedule, programs, current broadcast, weather and traffic', 
 
   it('gives VALIDATION_ERROR (400) for a window over 31 days or throughDate before fromDate', async () => {
     const fx = await scheduleFixture(server.url);
-    const long = await gql(server.url, fx.station.slug, fx.token, '{ schedule(fromDate: "2026-01-01", throughDate: "2026-03-01") { truncated } }');
+    const long = await gql(
+      server.url,
+      fx.station.slug,
+      fx.token,
+      '{ schedule(fromDate: "2026-01-01", throughDate: "2026-03-01") { truncated } }',
+    );
     expect(long.status).to.equal(400);
     expect(long.body.errors[0].extensions.code).to.equal('VALIDATION_ERROR');
-    const backwards = await gql(server.url, fx.station.slug, fx.token, '{ programs(fromDate: "2026-01-10", throughDate: "2026-01-01") { fromDate } }');
+    const backwards = await gql(
+      server.url,
+      fx.station.slug,
+      fx.token,
+      '{ programs(fromDate: "2026-01-10", throughDate: "2026-01-01") { fromDate } }',
+    );
     expect(backwards.body.errors[0].extensions.code).to.equal('VALIDATION_ERROR');
     const malformed = await gql(server.url, fx.station.slug, fx.token, '{ schedule(fromDate: "tomorrow") { truncated } }');
     expect(malformed.body.errors[0].extensions.code).to.equal('VALIDATION_ERROR');
@@ -59,7 +70,12 @@ describe('GraphQL: schedule, programs, current broadcast, weather and traffic', 
     expect(none.body).to.deep.equal({ data: { weather: null, traffic: null } });
     const fx = await feedFixture(server, 'weather');
     await fx.putOk({ observedAt: new Date().toISOString(), snapshots: [currentBerlin] });
-    const res = await gql(server.url, fx.station.slug, fx.token, '{ weather { timezone freshness { status thresholdSeconds } snapshots } traffic { timezone } }');
+    const res = await gql(
+      server.url,
+      fx.station.slug,
+      fx.token,
+      '{ weather { timezone freshness { status thresholdSeconds } snapshots } traffic { timezone } }',
+    );
     expect(res.body.errors).to.equal(undefined);
     const rest = (await fx.get()).body;
     expect(res.body.data.weather.snapshots).to.deep.equal(rest.snapshots);

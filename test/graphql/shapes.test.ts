@@ -1,5 +1,14 @@
 import { expect } from 'chai';
-import { buildSchema, getNullableType, isListType, isNonNullType, isObjectType, isScalarType, type GraphQLObjectType, type GraphQLOutputType } from 'graphql';
+import {
+  buildSchema,
+  getNullableType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+  type GraphQLObjectType,
+  type GraphQLOutputType,
+} from 'graphql';
 import type { TSchema } from '@sinclair/typebox';
 import { typeDefs } from '../../src/graphql/sdl.ts';
 import { StationDocument } from '../../src/domains/stations/schemas.ts';
@@ -37,7 +46,8 @@ function unwrapNull(s: TSchema): Shape {
 }
 
 function propertiesOf(s: TSchema): { props: Record<string, TSchema>; required: Set<string> } | undefined {
-  if (s.type === 'object' && s.properties) return { props: s.properties as Record<string, TSchema>, required: new Set((s.required as string[] | undefined) ?? []) };
+  if (s.type === 'object' && s.properties)
+    return { props: s.properties as Record<string, TSchema>, required: new Set((s.required as string[] | undefined) ?? []) };
   if (Array.isArray(s.allOf)) {
     const props: Record<string, TSchema> = {};
     const required = new Set<string>();
@@ -54,7 +64,10 @@ function propertiesOf(s: TSchema): { props: Record<string, TSchema>; required: S
 
 function compare(where: string, gql: GraphQLOutputType, box: TSchema, optional: boolean, problems: string[]): void {
   const { nullable, schema: inner } = unwrapNull(box);
-  if (isNonNullType(gql) === (nullable || optional)) problems.push(`${where}: GraphQL ${isNonNullType(gql) ? 'non-null' : 'nullable'}, TypeBox ${nullable || optional ? 'nullable' : 'required'}`);
+  if (isNonNullType(gql) === (nullable || optional))
+    problems.push(
+      `${where}: GraphQL ${isNonNullType(gql) ? 'non-null' : 'nullable'}, TypeBox ${nullable || optional ? 'nullable' : 'required'}`,
+    );
   const type = getNullableType(gql);
   if (isListType(type)) {
     if (inner.type !== 'array') return void problems.push(`${where}: GraphQL list, TypeBox ${String(inner.type)}`);
@@ -76,7 +89,8 @@ function compareObject(where: string, type: GraphQLObjectType, box: TSchema, pro
     else compare(`${where}.${name}`, fields[name].type, props.props[name], !props.required.has(name), problems);
   }
   if (SUBSETS.has(type.name)) return;
-  for (const name of Object.keys(props.props)) if (!(name in fields)) problems.push(`${where}.${name}: in the TypeBox schema, not in GraphQL ${type.name}`);
+  for (const name of Object.keys(props.props))
+    if (!(name in fields)) problems.push(`${where}.${name}: in the TypeBox schema, not in GraphQL ${type.name}`);
 }
 
 function problemsOf(typeName: string, box: TSchema): string[] {
@@ -105,12 +119,19 @@ describe('GraphQL SDL against the TypeBox schemas', () => {
   }
 
   it('notices a field the SDL lacks, a field only the SDL has, and a nullability change', () => {
-    const withExtra = { ...NowPlaying, properties: { ...NowPlaying.properties, listeners: { type: 'integer' } }, required: [...NowPlaying.required!, 'listeners'] } as TSchema;
+    const withExtra = {
+      ...NowPlaying,
+      properties: { ...NowPlaying.properties, listeners: { type: 'integer' } },
+      required: [...NowPlaying.required!, 'listeners'],
+    } as TSchema;
     expect(problemsOf('NowPlaying', withExtra)).to.deep.equal(['NowPlaying.listeners: in the TypeBox schema, not in GraphQL NowPlaying']);
     const { timezone: _dropped, ...rest } = NowPlaying.properties;
     const without = { ...NowPlaying, properties: rest, required: NowPlaying.required!.filter((k) => k !== 'timezone') } as TSchema;
     expect(problemsOf('NowPlaying', without)).to.deep.equal(['NowPlaying.timezone: in GraphQL NowPlaying, not in the TypeBox schema']);
-    const nullable = { ...NowPlaying, properties: { ...NowPlaying.properties, stationId: { anyOf: [{ type: 'string' }, { type: 'null' }] } } } as TSchema;
+    const nullable = {
+      ...NowPlaying,
+      properties: { ...NowPlaying.properties, stationId: { anyOf: [{ type: 'string' }, { type: 'null' }] } },
+    } as TSchema;
     expect(problemsOf('NowPlaying', nullable)).to.deep.equal(['NowPlaying.stationId: GraphQL non-null, TypeBox nullable']);
   });
 });

@@ -43,7 +43,9 @@ describe('listener route table (dispatch.ts)', () => {
   });
 
   it('prefers a literal segment over a parameter in the same place', async () => {
-    expect((await dispatch(table, 'GET', '/api/v1/stations/x1y/schedule.ics')).hit).to.equal('GET /api/v1/stations/{stationSlug}/schedule.ics');
+    expect((await dispatch(table, 'GET', '/api/v1/stations/x1y/schedule.ics')).hit).to.equal(
+      'GET /api/v1/stations/{stationSlug}/schedule.ics',
+    );
     expect((await dispatch(table, 'GET', '/api/v1/stations/x1y/schedule')).hit).to.equal('GET /api/v1/stations/{stationSlug}/schedule');
     expect((await dispatch(table, 'GET', '/api/v1/stations/x1y/other')).hit).to.equal('GET /api/v1/stations/{stationSlug}/{anything}');
   });
@@ -53,7 +55,9 @@ describe('listener route table (dispatch.ts)', () => {
     expect((await dispatch(table, 'GET', '/api/v1/stations/radio-one/')).hit).to.equal('GET /api/v1/stations/{stationSlug}');
     expect((await dispatch(table, 'GET', '/api/v1/stations/radio-one/schedule//')).hit).to.equal('next');
     expect((await dispatch(table, 'POST', '/api/v1/stations/radio-one')).hit).to.equal('next');
-    expect((await dispatch(table, 'POST', '/api/v1/stations/radio-one/graphql')).hit).to.equal('POST /api/v1/stations/{stationSlug}/graphql');
+    expect((await dispatch(table, 'POST', '/api/v1/stations/radio-one/graphql')).hit).to.equal(
+      'POST /api/v1/stations/{stationSlug}/graphql',
+    );
     expect((await dispatch(table, 'DELETE', '/api/v1/stations/radio-one')).hit).to.equal('next');
   });
 
@@ -74,7 +78,10 @@ describe('listener route table (dispatch.ts)', () => {
     let token: string;
     before(async () => {
       server = await sharedServer();
-      ({ station: { slug }, token } = await listenerFixture(server.url));
+      ({
+        station: { slug },
+        token,
+      } = await listenerFixture(server.url));
     });
 
     it('serves HEAD and a trailing slash like GET, with the envelope headers on 200, 304 and errors', async () => {
@@ -85,7 +92,10 @@ describe('listener route table (dispatch.ts)', () => {
       expect(head.status).to.equal(200);
       expect(head.text).to.equal('');
       expect(head.headers.get('etag')).to.equal(get.headers.get('etag'));
-      const notModified = await request(server.url, 'GET', `/api/v1/stations/${slug}`, { token, headers: { 'if-none-match': get.headers.get('etag')! } });
+      const notModified = await request(server.url, 'GET', `/api/v1/stations/${slug}`, {
+        token,
+        headers: { 'if-none-match': get.headers.get('etag')! },
+      });
       const unknownRoute = await request(server.url, 'GET', `/api/v1/stations/${slug}/nothing/here`, { token });
       expect(unknownRoute.status).to.equal(404);
       expect(unknownRoute.body.error.code).to.equal('NOT_FOUND');

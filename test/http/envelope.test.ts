@@ -17,7 +17,10 @@ describe('listener envelope', () => {
   let token: string;
   before(async () => {
     server = await sharedServer();
-    ({ station: { slug }, token } = await listenerFixture(server.url));
+    ({
+      station: { slug },
+      token,
+    } = await listenerFixture(server.url));
   });
   const path = () => `/api/v1/stations/${slug}`;
 
@@ -35,7 +38,11 @@ describe('listener envelope', () => {
 
   it('answers CORS preflight without credentials and exposes the headers clients need', async () => {
     const res = await request(server.url, 'OPTIONS', path(), {
-      headers: { origin: 'https://player.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization, if-none-match' },
+      headers: {
+        origin: 'https://player.example',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization, if-none-match',
+      },
     });
     expect(res.status).to.equal(204);
     expect(res.headers.get('access-control-allow-origin')).to.equal('*');
@@ -55,7 +62,14 @@ describe('listener envelope', () => {
 
   it('refuses an unknown query parameter with 400 VALIDATION_ERROR on every listener read, those without parameters too', async () => {
     // (weather and traffic are off on this station: their module gate answers first, 404.)
-    for (const read of ['', '/now-playing', '/broadcast/current', '/track-history', '/schedule', `/content/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`]) {
+    for (const read of [
+      '',
+      '/now-playing',
+      '/broadcast/current',
+      '/track-history',
+      '/schedule',
+      `/content/${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`,
+    ]) {
       const res = await request(server.url, 'GET', `${path()}${read}?foo=1`, { token });
       expect(res.status, read).to.equal(400);
       expect(res.body.error.code, read).to.equal('VALIDATION_ERROR');
@@ -87,7 +101,10 @@ describe('listener envelope', () => {
     const { station, token: own } = await listenerFixture(server.url);
     const before = await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token: own });
     await admin(server.url, 'PATCH', `/stations/${station.id}`, { name: 'Renamed FM' });
-    const after = await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token: own, headers: { 'if-none-match': before.headers.get('etag')! } });
+    const after = await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, {
+      token: own,
+      headers: { 'if-none-match': before.headers.get('etag')! },
+    });
     expect(after.status).to.equal(200);
     expect(after.body.name).to.equal('Renamed FM');
   });
@@ -144,7 +161,11 @@ describe('listener envelope', () => {
     try {
       const res = await admin(broken.url, 'PATCH', `/stations/${station.id}`, { name: 'x' });
       expect(res.status).to.equal(500);
-      expect(res.body.error).to.deep.equal({ code: 'INTERNAL_ERROR', message: 'Internal server error.', requestId: res.headers.get('x-request-id') });
+      expect(res.body.error).to.deep.equal({
+        code: 'INTERNAL_ERROR',
+        message: 'Internal server error.',
+        requestId: res.headers.get('x-request-id'),
+      });
     } finally {
       await broken.close().catch(() => undefined);
     }
@@ -217,7 +238,9 @@ describe('listener envelope', () => {
       expect(res.status).to.equal(429);
       expect(res.body.error.code).to.equal('RATE_LIMITED');
       // A token bucket of 3 a minute has its next token within 20 s (a fixed window could say up to 60).
-      expect(Number(res.headers.get('retry-after'))).to.be.greaterThan(0).and.at.most(20);
+      expect(Number(res.headers.get('retry-after')))
+        .to.be.greaterThan(0)
+        .and.at.most(20);
       expect(res.headers.get('ratelimit')).to.equal(`"listener";r=0;t=${res.headers.get('retry-after')}`);
       const { token: second } = await createToken(limited.url, station.id);
       expect((await request(limited.url, 'GET', path, { token: second })).status, 'another credential has its own bucket').to.equal(200);
@@ -231,15 +254,20 @@ describe('listener envelope', () => {
     try {
       const { station, token } = await listenerFixture(limited.url);
       const path = `/api/v1/stations/${station.slug}`;
-      const statuses = await Promise.all(Array.from({ length: 121 }, () => request(limited.url, 'GET', path, { token }).then((r) => r.status)));
+      const statuses = await Promise.all(
+        Array.from({ length: 121 }, () => request(limited.url, 'GET', path, { token }).then((r) => r.status)),
+      );
       expect(statuses.filter((s) => s === 200)).to.have.length(120);
       const refused = await request(limited.url, 'GET', path, { token });
       expect(refused.status).to.equal(429);
       expect(refused.headers.get('retry-after')).to.equal('1');
-      const ok = (await eventually(async () => {
-        const res = await request(limited.url, 'GET', path, { token });
-        return res.status === 200 ? res : null;
-      }, { timeoutMs: 5_000 })) as Awaited<ReturnType<typeof request>>;
+      const ok = (await eventually(
+        async () => {
+          const res = await request(limited.url, 'GET', path, { token });
+          return res.status === 200 ? res : null;
+        },
+        { timeoutMs: 5_000 },
+      )) as Awaited<ReturnType<typeof request>>;
       expect(ok.headers.get('ratelimit')).to.match(/^"listener";r=0;t=(59|60)$/);
       expect((await request(limited.url, 'GET', path, { token })).status, 'one token came back, not the bucket').to.equal(429);
     } finally {

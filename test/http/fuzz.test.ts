@@ -35,7 +35,27 @@ const CODES_BY_STATUS: Record<number, string[]> = {
 };
 
 /** Bytes that broke, or could break, a route: NUL, invalid UTF-8 and encodings of both. */
-const HOSTILE_TEXT = ['%00', 'a%00b', '%FF', '%C0%80', '%ED%A0%80', '%E2%82', '%', '%zz', '%2F', '..', '%2e%2e', '%F0%9F%8E%B5', '%EF%BF%BF', 'x'.repeat(2000), '-1', '0', '1e999', 'null', '[]'];
+const HOSTILE_TEXT = [
+  '%00',
+  'a%00b',
+  '%FF',
+  '%C0%80',
+  '%ED%A0%80',
+  '%E2%82',
+  '%',
+  '%zz',
+  '%2F',
+  '..',
+  '%2e%2e',
+  '%F0%9F%8E%B5',
+  '%EF%BF%BF',
+  'x'.repeat(2000),
+  '-1',
+  '0',
+  '1e999',
+  'null',
+  '[]',
+];
 
 interface Fixture {
   stationId: string;
@@ -58,7 +78,8 @@ function encodeURIComponentLoose(text: string): string {
   let out = '';
   for (const ch of text) {
     const code = ch.codePointAt(0)!;
-    if (code >= 0xd800 && code <= 0xdfff) out += [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 63), 0x80 | (code & 63)].map((b) => `%${b.toString(16).toUpperCase()}`).join('');
+    if (code >= 0xd800 && code <= 0xdfff)
+      out += [0xe0 | (code >> 12), 0x80 | ((code >> 6) & 63), 0x80 | (code & 63)].map((b) => `%${b.toString(16).toUpperCase()}`).join('');
     else out += encodeURIComponent(ch);
   }
   return out;
@@ -87,7 +108,14 @@ const jsonish: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
     fc.boolean(),
     fc.constant(null),
     fc.array(tie('value'), { maxLength: 4 }),
-    fc.dictionary(fc.oneof(hostileString, fc.constantFrom('token', 'topics', 'query', 'slug', 'name', 'timezone', 'values', 'title', 'artist', 'observedAt')), tie('value'), { maxKeys: 5 }),
+    fc.dictionary(
+      fc.oneof(
+        hostileString,
+        fc.constantFrom('token', 'topics', 'query', 'slug', 'name', 'timezone', 'values', 'title', 'artist', 'observedAt'),
+      ),
+      tie('value'),
+      { maxKeys: 5 },
+    ),
   ),
 })).value;
 
@@ -99,7 +127,9 @@ const bodyArb = fc.oneof(
     Buffer.from('{"query":"{ station { "}'),
     Buffer.from('{"query":"{ nope }","variables":{"x":1}}'),
     Buffer.from(JSON.stringify({ query: '{ contentBySlug(type: "news", slug: "a\\u0000b") { id } }' })),
-    Buffer.from(JSON.stringify({ query: `{ ${'a: station { id } '.repeat(3)}${'__type(name: "Station") { ofType { '.repeat(1)}name } } }` })),
+    Buffer.from(
+      JSON.stringify({ query: `{ ${'a: station { id } '.repeat(3)}${'__type(name: "Station") { ofType { '.repeat(1)}name } } }` }),
+    ),
     Buffer.from('{"token":"a\\u0000b","platform":"ios","provider":"fcm"}'),
     Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff, 0xfe, 0xc0, 0x80]), Buffer.from('"}')]),
     Buffer.from('{"artist":"a","title":"\\u0000"}'),
@@ -110,9 +140,15 @@ const bodyArb = fc.oneof(
 
 const queryArb = fc.oneof(
   fc.constant(''),
-  fc.array(fc.tuple(fc.oneof(fc.constantFrom('limit', 'cursor', 'filter', 'type', 'query', 'fromDate', 'sort', 'foo'), segment('x')), segment('1')), { maxLength: 3 }).map((pairs) =>
-    pairs.length ? `?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}` : '',
-  ),
+  fc
+    .array(
+      fc.tuple(
+        fc.oneof(fc.constantFrom('limit', 'cursor', 'filter', 'type', 'query', 'fromDate', 'sort', 'foo'), segment('x')),
+        segment('1'),
+      ),
+      { maxLength: 3 },
+    )
+    .map((pairs) => (pairs.length ? `?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}` : '')),
 );
 
 function rightCredential(surface: string, f: Fixture): string | undefined {
@@ -125,24 +161,56 @@ function rightCredential(surface: string, f: Fixture): string | undefined {
 function requestArb(f: Fixture): fc.Arbitrary<RawRequest & { ingest: boolean; graphql: boolean }> {
   return fc.constantFrom(...allRoutes).chain((route) => {
     const names = [...route.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
-    return fc.record({
-      method: fc.oneof({ weight: 4, arbitrary: fc.constant(route.method.toUpperCase()) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS') }),
-      params: fc.tuple(...names.map((n) => segment(validParam(n, f)))),
-      query: queryArb,
-      auth: fc.oneof({ weight: 4, arbitrary: fc.constant(rightCredential(route.surface, f)) }, { weight: 1, arbitrary: fc.constantFrom(undefined, f.listener, f.push, f.ingest, ADMIN_TOKEN, 'wvl_\u0000', 'garbage') }),
-      contentType: fc.constantFrom(undefined, 'application/json', 'application/json', 'application/json', 'application/json; charset=utf-8', 'text/plain', 'application/x-www-form-urlencoded', 'image/png', '\u00ff/\u00fe'),
-      accept: fc.constantFrom(undefined, '*/*', 'application/json', 'application/graphql-response+json', 'text/html', 'image/\u00ff'),
-      extra: fc.constantFrom<Array<[string, string | Buffer]>>([], [['If-None-Match', '"\u00ff"']], [['Range', 'bytes=0-\u00ff']], [['X-Request-Id', Buffer.from([0xc0, 0x80])]], [['X-Forwarded-For', '\u00ff, 1.2.3.4']], [['X-Preview-Grant', Buffer.from([0xff])]]),
-      body: bodyArb,
-    }).map(({ method, params, query, auth, contentType, accept, extra, body }) => {
-      let i = 0;
-      const path = route.path.replace(/\{[^}]+\}/g, () => params[i++]);
-      const headers: Array<[string, string | Buffer]> = [...extra];
-      if (auth) headers.push(['Authorization', Buffer.from(`Bearer ${auth}`, 'latin1')]);
-      if (contentType) headers.push(['Content-Type', Buffer.from(contentType, 'latin1')]);
-      if (accept) headers.push(['Accept', Buffer.from(accept, 'latin1')]);
-      return { method, target: Buffer.from(path + query, 'latin1'), headers, body, ingest: path.startsWith('/api/v1/integrations/'), graphql: route.surface === 'graphql' };
-    });
+    return fc
+      .record({
+        method: fc.oneof(
+          { weight: 4, arbitrary: fc.constant(route.method.toUpperCase()) },
+          { weight: 1, arbitrary: fc.constantFrom('GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS') },
+        ),
+        params: fc.tuple(...names.map((n) => segment(validParam(n, f)))),
+        query: queryArb,
+        auth: fc.oneof(
+          { weight: 4, arbitrary: fc.constant(rightCredential(route.surface, f)) },
+          { weight: 1, arbitrary: fc.constantFrom(undefined, f.listener, f.push, f.ingest, ADMIN_TOKEN, 'wvl_\u0000', 'garbage') },
+        ),
+        contentType: fc.constantFrom(
+          undefined,
+          'application/json',
+          'application/json',
+          'application/json',
+          'application/json; charset=utf-8',
+          'text/plain',
+          'application/x-www-form-urlencoded',
+          'image/png',
+          '\u00ff/\u00fe',
+        ),
+        accept: fc.constantFrom(undefined, '*/*', 'application/json', 'application/graphql-response+json', 'text/html', 'image/\u00ff'),
+        extra: fc.constantFrom<Array<[string, string | Buffer]>>(
+          [],
+          [['If-None-Match', '"\u00ff"']],
+          [['Range', 'bytes=0-\u00ff']],
+          [['X-Request-Id', Buffer.from([0xc0, 0x80])]],
+          [['X-Forwarded-For', '\u00ff, 1.2.3.4']],
+          [['X-Preview-Grant', Buffer.from([0xff])]],
+        ),
+        body: bodyArb,
+      })
+      .map(({ method, params, query, auth, contentType, accept, extra, body }) => {
+        let i = 0;
+        const path = route.path.replace(/\{[^}]+\}/g, () => params[i++]);
+        const headers: Array<[string, string | Buffer]> = [...extra];
+        if (auth) headers.push(['Authorization', Buffer.from(`Bearer ${auth}`, 'latin1')]);
+        if (contentType) headers.push(['Content-Type', Buffer.from(contentType, 'latin1')]);
+        if (accept) headers.push(['Accept', Buffer.from(accept, 'latin1')]);
+        return {
+          method,
+          target: Buffer.from(path + query, 'latin1'),
+          headers,
+          body,
+          ingest: path.startsWith('/api/v1/integrations/'),
+          graphql: route.surface === 'graphql',
+        };
+      });
   });
 }
 
@@ -180,10 +248,24 @@ describe('hostile input on every route (property-based, fast-check)', function (
   let fixture: Fixture;
   before(async () => {
     // Limits off: a 429 would hide what a route does with the input.
-    server = await startTestServer({ env: { RATE_LIMIT_LISTENER_PER_MINUTE: '0', RATE_LIMIT_GRAPHQL_PER_MINUTE: '0', RATE_LIMIT_PUSH_PER_MINUTE: '0', RATE_LIMIT_INGEST_PER_MINUTE: '0', RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0' } });
+    server = await startTestServer({
+      env: {
+        RATE_LIMIT_LISTENER_PER_MINUTE: '0',
+        RATE_LIMIT_GRAPHQL_PER_MINUTE: '0',
+        RATE_LIMIT_PUSH_PER_MINUTE: '0',
+        RATE_LIMIT_INGEST_PER_MINUTE: '0',
+        RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0',
+      },
+    });
     const station = await createStation(server.url);
     const token = async (scope: string) => (await createToken(server.url, station.id, [scope])).token;
-    fixture = { stationId: station.id, stationSlug: station.slug, listener: await token('listener:read'), push: await token('push:register'), ingest: await token('ingest:write') };
+    fixture = {
+      stationId: station.id,
+      stationSlug: station.slug,
+      listener: await token('listener:read'),
+      push: await token('push:register'),
+      ingest: await token('ingest:write'),
+    };
   });
   after(() => server.close());
 
@@ -191,12 +273,22 @@ describe('hostile input on every route (property-based, fast-check)', function (
   const property = () =>
     fc.asyncProperty(requestArb(fixture), async (req) => {
       const reply = await rawRequest(server.url, req);
-      const key = `${reply.status} ${req.target.toString('latin1').split('?')[0].replace(/[0-9a-f-]{36}|st-[a-z0-9-]+/g, ':id').slice(0, 60)}`;
+      const key = `${reply.status} ${req.target
+        .toString('latin1')
+        .split('?')[0]
+        .replace(/[0-9a-f-]{36}|st-[a-z0-9-]+/g, ':id')
+        .slice(0, 60)}`;
       seen.set(key, (seen.get(key) ?? 0) + 1);
       checkReply(req, reply);
     });
   after(() => {
-    if (process.env.FUZZ_STATS) console.log([...seen].sort().map(([k, n]) => `${n}\t${k}`).join('\n'));
+    if (process.env.FUZZ_STATS)
+      console.log(
+        [...seen]
+          .sort()
+          .map(([k, n]) => `${n}\t${k}`)
+          .join('\n'),
+      );
   });
 
   it(`no 5xx, x-request-id everywhere, contract-shaped errors with the code of their status (fixed seed ${FIXED_SEED})`, async () => {
@@ -207,9 +299,15 @@ describe('hostile input on every route (property-based, fast-check)', function (
     await fc.assert(property(), { numRuns: RANDOM_RUNS, endOnFailure: true });
   });
 
-  it('NUL and invalid UTF-8 in media path segments are 400 VALIDATION_ERROR, GET and HEAD, never 500 (the fuzzer\'s first find)', async () => {
+  it("NUL and invalid UTF-8 in media path segments are 400 VALIDATION_ERROR, GET and HEAD, never 500 (the fuzzer's first find)", async () => {
     for (const method of ['GET', 'HEAD']) {
-      for (const target of [`/api/media/public/%00/${randomUUID()}`, `/api/media/public/${fixture.stationId}/%00`, `/api/media/public/%00/${randomUUID()}/thumb`, `/api/media/public/${fixture.stationId}/${randomUUID()}/%00`, `/api/media/public/%FF%FE/${randomUUID()}`]) {
+      for (const target of [
+        `/api/media/public/%00/${randomUUID()}`,
+        `/api/media/public/${fixture.stationId}/%00`,
+        `/api/media/public/%00/${randomUUID()}/thumb`,
+        `/api/media/public/${fixture.stationId}/${randomUUID()}/%00`,
+        `/api/media/public/%FF%FE/${randomUUID()}`,
+      ]) {
         const reply = await rawRequest(server.url, { method, target });
         expect(reply.status, `${method} ${target}`).to.equal(400);
         expect(reply.headers['x-request-id']).to.be.a('string');
@@ -219,20 +317,102 @@ describe('hostile input on every route (property-based, fast-check)', function (
   });
 
   it('NUL and invalid UTF-8 in query strings, headers and JSON bodies are 400 VALIDATION_ERROR on REST, push and admin; ingest answers 400 in its own shape', async () => {
-    const json = (text: string | Buffer) => Buffer.isBuffer(text) ? text : Buffer.from(text);
+    const json = (text: string | Buffer) => (Buffer.isBuffer(text) ? text : Buffer.from(text));
     const cases: Array<RawRequest & { ingest?: boolean }> = [
-      { method: 'GET', target: `/api/v1/stations/${fixture.stationSlug}/content?type=news&cursor=%00`, headers: [['Authorization', `Bearer ${fixture.listener}`]] },
-      { method: 'GET', target: `/api/v1/stations/${fixture.stationSlug}/content?type=%C0%80`, headers: [['Authorization', `Bearer ${fixture.listener}`]] },
-      { method: 'GET', target: `/api/v1/stations/${fixture.stationSlug}`, headers: [['Authorization', Buffer.from(`Bearer ${fixture.listener}\u0000`, 'latin1')]] },
-      { method: 'POST', target: `/api/v1/stations/${fixture.stationSlug}/push/devices`, headers: [['Authorization', `Bearer ${fixture.push}`], ['Content-Type', 'application/json']], body: json('{"token":"abc","platform":"ios","provider":"fcm","topics":{"alerts\\u0000":true}}') },
-      { method: 'POST', target: `/api/v1/stations/${fixture.stationSlug}/push/devices`, headers: [['Authorization', `Bearer ${fixture.push}`], ['Content-Type', 'application/json']], body: Buffer.concat([json('{"token":"'), Buffer.from([0xc3, 0x28]), json('","platform":"ios","provider":"fcm"}')]) },
-      { method: 'PATCH', target: `/admin/v1/stations/${fixture.stationId}`, headers: [['Authorization', `Bearer ${ADMIN_TOKEN}`], ['Content-Type', 'application/json']], body: json('{"name":"Radio \\u0000"}') },
-      { method: 'PATCH', target: `/admin/v1/stations/${fixture.stationId}`, headers: [['Authorization', `Bearer ${ADMIN_TOKEN}`], ['Content-Type', 'application/json']], body: json('{"name":"Radio \\ud800"}') },
-      { method: 'GET', target: `/api/v1/stations/${fixture.stationSlug}`, headers: [['Authorization', Buffer.concat([Buffer.from(`Bearer ${fixture.listener}`), Buffer.from([0xc3, 0x28])])]] },
-      { method: 'GET', target: `/api/v1/stations/${fixture.stationSlug}`, headers: [['Authorization', `Bearer ${fixture.listener}`], ['If-None-Match', Buffer.from([0x22, 0xff, 0x22])]] },
-      { method: 'POST', target: '/api/v1/integrations/playback', headers: [['Authorization', Buffer.concat([Buffer.from(`Bearer ${fixture.ingest}`), Buffer.from([0xff])])], ['Content-Type', 'application/json']], body: json('{"artist":"a","title":"b"}'), ingest: true },
-      { method: 'POST', target: '/api/v1/integrations/playback?x=%00', headers: [['Authorization', `Bearer ${fixture.ingest}`], ['Content-Type', 'application/json']], body: json('{"artist":"a","title":"b"}'), ingest: true },
-      { method: 'POST', target: '/api/v1/integrations/playback', headers: [['Authorization', Buffer.from(`Bearer ${fixture.ingest}\u0000`, 'latin1')], ['Content-Type', 'application/json']], body: json('{"artist":"a","title":"b"}'), ingest: true },
+      {
+        method: 'GET',
+        target: `/api/v1/stations/${fixture.stationSlug}/content?type=news&cursor=%00`,
+        headers: [['Authorization', `Bearer ${fixture.listener}`]],
+      },
+      {
+        method: 'GET',
+        target: `/api/v1/stations/${fixture.stationSlug}/content?type=%C0%80`,
+        headers: [['Authorization', `Bearer ${fixture.listener}`]],
+      },
+      {
+        method: 'GET',
+        target: `/api/v1/stations/${fixture.stationSlug}`,
+        headers: [['Authorization', Buffer.from(`Bearer ${fixture.listener}\u0000`, 'latin1')]],
+      },
+      {
+        method: 'POST',
+        target: `/api/v1/stations/${fixture.stationSlug}/push/devices`,
+        headers: [
+          ['Authorization', `Bearer ${fixture.push}`],
+          ['Content-Type', 'application/json'],
+        ],
+        body: json('{"token":"abc","platform":"ios","provider":"fcm","topics":{"alerts\\u0000":true}}'),
+      },
+      {
+        method: 'POST',
+        target: `/api/v1/stations/${fixture.stationSlug}/push/devices`,
+        headers: [
+          ['Authorization', `Bearer ${fixture.push}`],
+          ['Content-Type', 'application/json'],
+        ],
+        body: Buffer.concat([json('{"token":"'), Buffer.from([0xc3, 0x28]), json('","platform":"ios","provider":"fcm"}')]),
+      },
+      {
+        method: 'PATCH',
+        target: `/admin/v1/stations/${fixture.stationId}`,
+        headers: [
+          ['Authorization', `Bearer ${ADMIN_TOKEN}`],
+          ['Content-Type', 'application/json'],
+        ],
+        body: json('{"name":"Radio \\u0000"}'),
+      },
+      {
+        method: 'PATCH',
+        target: `/admin/v1/stations/${fixture.stationId}`,
+        headers: [
+          ['Authorization', `Bearer ${ADMIN_TOKEN}`],
+          ['Content-Type', 'application/json'],
+        ],
+        body: json('{"name":"Radio \\ud800"}'),
+      },
+      {
+        method: 'GET',
+        target: `/api/v1/stations/${fixture.stationSlug}`,
+        headers: [['Authorization', Buffer.concat([Buffer.from(`Bearer ${fixture.listener}`), Buffer.from([0xc3, 0x28])])]],
+      },
+      {
+        method: 'GET',
+        target: `/api/v1/stations/${fixture.stationSlug}`,
+        headers: [
+          ['Authorization', `Bearer ${fixture.listener}`],
+          ['If-None-Match', Buffer.from([0x22, 0xff, 0x22])],
+        ],
+      },
+      {
+        method: 'POST',
+        target: '/api/v1/integrations/playback',
+        headers: [
+          ['Authorization', Buffer.concat([Buffer.from(`Bearer ${fixture.ingest}`), Buffer.from([0xff])])],
+          ['Content-Type', 'application/json'],
+        ],
+        body: json('{"artist":"a","title":"b"}'),
+        ingest: true,
+      },
+      {
+        method: 'POST',
+        target: '/api/v1/integrations/playback?x=%00',
+        headers: [
+          ['Authorization', `Bearer ${fixture.ingest}`],
+          ['Content-Type', 'application/json'],
+        ],
+        body: json('{"artist":"a","title":"b"}'),
+        ingest: true,
+      },
+      {
+        method: 'POST',
+        target: '/api/v1/integrations/playback',
+        headers: [
+          ['Authorization', Buffer.from(`Bearer ${fixture.ingest}\u0000`, 'latin1')],
+          ['Content-Type', 'application/json'],
+        ],
+        body: json('{"artist":"a","title":"b"}'),
+        ingest: true,
+      },
     ];
     for (const req of cases) {
       const reply = await rawRequest(server.url, req);
@@ -240,7 +420,11 @@ describe('hostile input on every route (property-based, fast-check)', function (
       expect(reply.status, what).to.equal(400);
       checkReply({ ...req, ingest: req.ingest ?? false }, reply);
     }
-    const station = await rawRequest(server.url, { method: 'GET', target: `/admin/v1/stations/${fixture.stationId}`, headers: [['Authorization', `Bearer ${ADMIN_TOKEN}`]] });
+    const station = await rawRequest(server.url, {
+      method: 'GET',
+      target: `/admin/v1/stations/${fixture.stationId}`,
+      headers: [['Authorization', `Bearer ${ADMIN_TOKEN}`]],
+    });
     expect(JSON.parse(station.body.toString()).name, 'nothing stored').to.equal('Test FM');
   });
 });

@@ -13,14 +13,20 @@ const SRC = new URL('../../src/', import.meta.url);
 
 function importsOf(source: string): string[] {
   const specs: string[] = [];
-  for (const match of source.matchAll(/^\s*(?:import|export)\s+(?:type\s+)?[^'";]*?from\s+'([^']+)'|^\s*import\s+'([^']+)'|import\('([^']+)'\)|^\s*declare module '([^']+)'/gm)) {
+  for (const match of source.matchAll(
+    /^\s*(?:import|export)\s+(?:type\s+)?[^'";]*?from\s+'([^']+)'|^\s*import\s+'([^']+)'|import\('([^']+)'\)|^\s*declare module '([^']+)'/gm,
+  )) {
     specs.push(match[1] ?? match[2] ?? match[3] ?? match[4]);
   }
   return specs;
 }
 
 function upward(spec: string): boolean {
-  return /^\.\.\/(domains|graphql|roles)\//.test(spec) || ['../routes.ts', '../services.ts', '../main.ts', '../jobs.ts'].includes(spec) || spec.startsWith('../../');
+  return (
+    /^\.\.\/(domains|graphql|roles)\//.test(spec) ||
+    ['../routes.ts', '../services.ts', '../main.ts', '../jobs.ts'].includes(spec) ||
+    spec.startsWith('../../')
+  );
 }
 
 describe('layers: src/http/ imports no domain', () => {
@@ -39,7 +45,9 @@ describe('layers: src/http/ imports no domain', () => {
   }
 
   it('the check notices a domain import', () => {
-    expect(importsOf("import type { Station } from '../domains/stations/model.ts';").filter(upward)).to.deep.equal(['../domains/stations/model.ts']);
+    expect(importsOf("import type { Station } from '../domains/stations/model.ts';").filter(upward)).to.deep.equal([
+      '../domains/stations/model.ts',
+    ]);
     expect(importsOf("import { allRoutes } from '../routes.ts';").filter(upward)).to.deep.equal(['../routes.ts']);
     expect(importsOf("import type { Services } from '../services.ts';").filter(upward)).to.deep.equal(['../services.ts']);
   });
@@ -60,7 +68,9 @@ describe('layers: routes are gated by what they declare', () => {
   });
 
   it('no domain or GraphQL module runs a gate itself (station lookup, credential, rate limit)', () => {
-    const byHand = above.filter(({ source }) => /http\/gates\.ts'|\bauthenticate\(|\brateLimits\.take\(|\bbearerToken\(/.test(source)).map((s) => s.file);
+    const byHand = above
+      .filter(({ source }) => /http\/gates\.ts'|\bauthenticate\(|\brateLimits\.take\(|\bbearerToken\(/.test(source))
+      .map((s) => s.file);
     expect(byHand).to.deep.equal([]);
   });
 

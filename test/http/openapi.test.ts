@@ -54,7 +54,10 @@ describe('/openapi.json', () => {
     let checked = 0;
     for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, any>>)) {
       for (const [method, op] of Object.entries(item)) {
-        const bodies = [op.requestBody?.content?.['application/json'], ...Object.values(op.responses as Record<string, any>).map((r) => r.content?.['application/json'])];
+        const bodies = [
+          op.requestBody?.content?.['application/json'],
+          ...Object.values(op.responses as Record<string, any>).map((r) => r.content?.['application/json']),
+        ];
         for (const media of bodies.filter(Boolean)) {
           const ref: string | undefined = media.schema.$ref;
           expect(ref, `${method} ${path}`).to.match(/^#\/components\/schemas\/[A-Za-z0-9_.-]+$/);
@@ -101,10 +104,23 @@ describe('/openapi.json', () => {
   });
 
   it('names the schemas of a route added later with no change to the generator: by title, else after the operation; a clash gets a number', () => {
-    const Thing = Type.Object({ code: Type.String({ pattern: '^\\d{4}-[A-Z]{2}$' }), at: Type.String({ pattern: '^\\d{2}:\\d{2}$', minLength: 5 }) }, { title: 'Thing' });
+    const Thing = Type.Object(
+      { code: Type.String({ pattern: '^\\d{4}-[A-Z]{2}$' }), at: Type.String({ pattern: '^\\d{2}:\\d{2}$', minLength: 5 }) },
+      { title: 'Thing' },
+    );
     const OtherThing = Type.Object({ other: Type.Boolean() }, { title: 'Thing' });
     const route = (operationId: string, schema: ReturnType<typeof Type.Object>, body?: ReturnType<typeof Type.Object>) =>
-      defineRoute({ method: 'post', path: `/x/${operationId}`, operationId, summary: 's', tags: ['t'], surface: 'admin', body, responses: { 200: { description: 'ok', schema }, 201: { description: 'made', schema: Type.Object({ id: Type.String() }) } }, handler: () => null });
+      defineRoute({
+        method: 'post',
+        path: `/x/${operationId}`,
+        operationId,
+        summary: 's',
+        tags: ['t'],
+        surface: 'admin',
+        body,
+        responses: { 200: { description: 'ok', schema }, 201: { description: 'made', schema: Type.Object({ id: Type.String() }) } },
+        handler: () => null,
+      });
     const doc = buildOpenApi(
       [route('makeThing', Thing, Type.Object({ name: Type.String() })), route('otherThing', OtherThing), route('sameThing', Thing)],
       { version: '9.9.9', serverUrl: 'http://localhost' },
@@ -114,7 +130,9 @@ describe('/openapi.json', () => {
     expect(ref('sameThing', '200'), 'one schema, one component').to.equal('#/components/schemas/Thing');
     expect(ref('otherThing', '200'), 'another schema with the same title').to.equal('#/components/schemas/Thing2');
     expect(ref('makeThing', '201')).to.equal('#/components/schemas/MakeThing201Response');
-    expect(doc.paths['/x/makeThing'].post.requestBody.content['application/json'].schema.$ref).to.equal('#/components/schemas/MakeThingRequest');
+    expect(doc.paths['/x/makeThing'].post.requestBody.content['application/json'].schema.$ref).to.equal(
+      '#/components/schemas/MakeThingRequest',
+    );
     const example = doc.paths['/x/makeThing'].post.responses['200'].content['application/json'].example;
     expect(example.code).to.match(/^\d{4}-[A-Z]{2}$/);
     expect(example.at).to.match(/^\d{2}:\d{2}$/);

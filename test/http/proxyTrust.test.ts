@@ -33,7 +33,10 @@ describe('proxy trust (TRUSTED_PROXY_HOPS): a forged X-Forwarded-For cannot move
     const forged = await statuses({ TRUSTED_PROXY_HOPS: '1' }, (i) => `10.9.${i}.1, 203.0.113.50`, 5);
     expect(forged).to.deep.equal([404, 404, 404, 429, 429]);
     const twoClients = await statuses({ TRUSTED_PROXY_HOPS: '1' }, (i) => `198.51.100.7, 203.0.113.${i % 2}`, 8);
-    expect(twoClients.filter((s) => s === 404), 'two router-seen addresses, two buckets').to.have.length(6);
+    expect(
+      twoClients.filter((s) => s === 404),
+      'two router-seen addresses, two buckets',
+    ).to.have.length(6);
   });
 
   it('zero hops (direct exposure): X-Forwarded-For is ignored, the socket address is the client', async () => {
@@ -41,7 +44,9 @@ describe('proxy trust (TRUSTED_PROXY_HOPS): a forged X-Forwarded-For cannot move
   });
 
   it('two hops: the second entry from the right', async () => {
-    expect(await statuses({ TRUSTED_PROXY_HOPS: '2' }, (i) => `10.9.${i}.1, 203.0.113.9, 10.0.0.${i}`, 5)).to.deep.equal([404, 404, 404, 429, 429]);
+    expect(await statuses({ TRUSTED_PROXY_HOPS: '2' }, (i) => `10.9.${i}.1, 203.0.113.9, 10.0.0.${i}`, 5)).to.deep.equal([
+      404, 404, 404, 429, 429,
+    ]);
   });
 
   it('the gateway counts with the same setting; GATEWAY_TRUSTED_PROXY_HOPS stays an alias (both set must agree)', () => {

@@ -17,7 +17,8 @@ import { startWorkers } from '../../workers/index.ts';
 // change exactly at their boundary, a 304 never comes before the credential gate, 304s and repeated
 // reads do no database work, and the byte budget holds.
 
-const get = (server: TestServer, token: string, path: string, headers: Record<string, string> = {}) => request(server.url, 'GET', path, { token, headers });
+const get = (server: TestServer, token: string, path: string, headers: Record<string, string> = {}) =>
+  request(server.url, 'GET', path, { token, headers });
 
 /**
  * Database statements a server runs while `fn` runs (knex's query event), leaving out the gates' own
@@ -71,13 +72,33 @@ describe('listener reads from cached bytes', () => {
       expect((await putType(a.url, station.id, 'news')).status).to.equal(200);
       const base = `/api/v1/stations/${station.slug}`;
       const id = randomUUID();
-      await crossProcess(token, `${base}/content?type=news`, () => published(a.url, station.id, 'news', { title: 'First', slug: 'first' }, {}, id), (res) => res.body.records.length === 1);
-      await crossProcess(token, `${base}/content/${id}`, async () => {
-        await admin(a.url, 'PUT', `/stations/${station.id}/records/${id}`, { type: 'news', values: { title: 'Second', slug: 'first' } });
-        await publish(a.url, station.id, id);
-      }, (res) => res.body.values?.title === 'Second');
-      await crossProcess(token, `${base}/content/news/by-slug/first`, () => admin(a.url, 'POST', `/stations/${station.id}/records/${id}/unpublish`), (res) => res.status === 404);
-      await crossProcess(token, `${base}/schemas`, () => putType(a.url, station.id, 'events'), (res) => res.body.types.some((t: { key: string }) => t.key === 'events'));
+      await crossProcess(
+        token,
+        `${base}/content?type=news`,
+        () => published(a.url, station.id, 'news', { title: 'First', slug: 'first' }, {}, id),
+        (res) => res.body.records.length === 1,
+      );
+      await crossProcess(
+        token,
+        `${base}/content/${id}`,
+        async () => {
+          await admin(a.url, 'PUT', `/stations/${station.id}/records/${id}`, { type: 'news', values: { title: 'Second', slug: 'first' } });
+          await publish(a.url, station.id, id);
+        },
+        (res) => res.body.values?.title === 'Second',
+      );
+      await crossProcess(
+        token,
+        `${base}/content/news/by-slug/first`,
+        () => admin(a.url, 'POST', `/stations/${station.id}/records/${id}/unpublish`),
+        (res) => res.status === 404,
+      );
+      await crossProcess(
+        token,
+        `${base}/schemas`,
+        () => putType(a.url, station.id, 'events'),
+        (res) => res.body.types.some((t: { key: string }) => t.key === 'events'),
+      );
     });
 
     it('media variants rendered by another process: the record shows the variant path', async () => {
@@ -88,10 +109,15 @@ describe('listener reads from cached bytes', () => {
       // Variants are paths from the first delivery (Clarifications); a record stored before that rule
       // has null ones until the worker's media job re-presents it.
       await storeWithNullVariants(a, id);
-      await crossProcess(token, `/api/v1/stations/${station.slug}/content/${id}`, async () => {
-        // What the media.variants job does in a worker after rendering.
-        expect(await refreshRecordsUsingMedia(a.svc, station.id, image.versionId)).to.equal(1);
-      }, (res) => res.body.media[0].variants.card !== null);
+      await crossProcess(
+        token,
+        `/api/v1/stations/${station.slug}/content/${id}`,
+        async () => {
+          // What the media.variants job does in a worker after rendering.
+          expect(await refreshRecordsUsingMedia(a.svc, station.id, image.versionId)).to.equal(1);
+        },
+        (res) => res.body.media[0].variants.card !== null,
+      );
     });
 
     it('schedule edits: schedule, programs, current broadcast and calendar', async () => {
@@ -101,18 +127,48 @@ describe('listener reads from cached bytes', () => {
       const startsAt = new Date(now - 60_000).toISOString();
       const endsAt = new Date(now + 3_600_000).toISOString();
       const broadcastId = randomUUID();
-      await crossProcess(fx.token, `${base}/broadcast/current`, () => putBroadcast(a.url, fx, startsAt, endsAt, {}, broadcastId), (res) => res.body.broadcast?.id === broadcastId);
-      await crossProcess(fx.token, `${base}/schedule`, () => putBroadcast(a.url, fx, startsAt, endsAt, { title: 'Renamed' }, broadcastId), (res) => res.body.broadcasts[0]?.title === 'Renamed');
-      await crossProcess(fx.token, `${base}/schedule.ics`, () => putBroadcast(a.url, fx, startsAt, endsAt, { title: 'Calendar name' }, broadcastId), (res) => res.text.includes('Calendar name'));
-      await crossProcess(fx.token, `${base}/programs`, () => putProgram(a.url, fx.station.id, { title: 'Evening Show', presenterIds: [fx.presenterId] }, fx.programId), (res) => res.body.programs[0]?.title === 'Evening Show');
-      await crossProcess(fx.token, `${base}/broadcast/current`, () => admin(a.url, 'DELETE', `/stations/${fx.station.id}/broadcasts/${broadcastId}`), (res) => res.body.broadcast === null);
+      await crossProcess(
+        fx.token,
+        `${base}/broadcast/current`,
+        () => putBroadcast(a.url, fx, startsAt, endsAt, {}, broadcastId),
+        (res) => res.body.broadcast?.id === broadcastId,
+      );
+      await crossProcess(
+        fx.token,
+        `${base}/schedule`,
+        () => putBroadcast(a.url, fx, startsAt, endsAt, { title: 'Renamed' }, broadcastId),
+        (res) => res.body.broadcasts[0]?.title === 'Renamed',
+      );
+      await crossProcess(
+        fx.token,
+        `${base}/schedule.ics`,
+        () => putBroadcast(a.url, fx, startsAt, endsAt, { title: 'Calendar name' }, broadcastId),
+        (res) => res.text.includes('Calendar name'),
+      );
+      await crossProcess(
+        fx.token,
+        `${base}/programs`,
+        () => putProgram(a.url, fx.station.id, { title: 'Evening Show', presenterIds: [fx.presenterId] }, fx.programId),
+        (res) => res.body.programs[0]?.title === 'Evening Show',
+      );
+      await crossProcess(
+        fx.token,
+        `${base}/broadcast/current`,
+        () => admin(a.url, 'DELETE', `/stations/${fx.station.id}/broadcasts/${broadcastId}`),
+        (res) => res.body.broadcast === null,
+      );
     });
 
     it('ingest: now-playing and track history', async () => {
       const { station, token } = await listenerFixture(a.url, { rundownFollowing: false });
       const { token: ingestToken } = await createToken(a.url, station.id, ['ingest:write']);
       const base = `/api/v1/stations/${station.slug}`;
-      await crossProcess(token, `${base}/track-history`, () => ingest(a.url, station, ingestToken, { artist: 'A', title: 'One' }), (res) => res.body.items.length === 1);
+      await crossProcess(
+        token,
+        `${base}/track-history`,
+        () => ingest(a.url, station, ingestToken, { artist: 'A', title: 'One' }),
+        (res) => res.body.items.length === 1,
+      );
       // now-playing is valid for at most a second (its age moves): warm it and write within that second.
       const write = () => ingest(a.url, station, ingestToken, { artist: 'B', title: 'Two' });
       await write();
@@ -125,8 +181,18 @@ describe('listener reads from cached bytes', () => {
     it('admin station changes: the freshness threshold, the time zone, a module switched off', async () => {
       const fx = await scheduleFixture(a.url);
       const base = `/api/v1/stations/${fx.station.slug}`;
-      await crossProcess(fx.token, `${base}/schedule`, () => admin(a.url, 'PATCH', `/stations/${fx.station.id}`, { timezone: 'America/New_York' }), (res) => res.body.timezone === 'America/New_York');
-      await crossProcess(fx.token, `${base}/programs`, () => admin(a.url, 'PATCH', `/stations/${fx.station.id}`, { modules: { programs: false } }), (res) => res.status === 404);
+      await crossProcess(
+        fx.token,
+        `${base}/schedule`,
+        () => admin(a.url, 'PATCH', `/stations/${fx.station.id}`, { timezone: 'America/New_York' }),
+        (res) => res.body.timezone === 'America/New_York',
+      );
+      await crossProcess(
+        fx.token,
+        `${base}/programs`,
+        () => admin(a.url, 'PATCH', `/stations/${fx.station.id}`, { modules: { programs: false } }),
+        (res) => res.status === 404,
+      );
     });
 
     it('weather and traffic stored by the admin API', async () => {
@@ -137,7 +203,11 @@ describe('listener reads from cached bytes', () => {
       // Each answer shows an age, valid to the next second: two writes, the second read right after it.
       for (const [feed, body, shows] of [
         ['weather', { observedAt, snapshots: [currentBerlin] }, (res: Reply) => res.body.snapshots?.length === 1],
-        ['traffic', { observedAt, snapshot: { area: 'Berlin', incidents: [accident] } }, (res: Reply) => res.body.snapshot?.incidents?.length === 1],
+        [
+          'traffic',
+          { observedAt, snapshot: { area: 'Berlin', incidents: [accident] } },
+          (res: Reply) => res.body.snapshot?.incidents?.length === 1,
+        ],
       ] as const) {
         const path = `/api/v1/stations/${station.slug}/${feed}`;
         expect(shows(await get(b, token, path))).to.equal(false);
@@ -155,7 +225,12 @@ describe('listener reads from cached bytes', () => {
     let worker: TestServer;
     before(async () => {
       await fake.start();
-      const env = { ARTWORK_ITUNES_BASE_URL: fake.url, ARTWORK_MUSICBRAINZ_BASE_URL: fake.url, ARTWORK_COVERART_BASE_URL: fake.url, ARTWORK_TIMEOUT_MS: '300' };
+      const env = {
+        ARTWORK_ITUNES_BASE_URL: fake.url,
+        ARTWORK_MUSICBRAINZ_BASE_URL: fake.url,
+        ARTWORK_COVERART_BASE_URL: fake.url,
+        ARTWORK_TIMEOUT_MS: '300',
+      };
       web = await startTestServer({ env });
       worker = await startTestServer({ env });
     });
@@ -191,7 +266,12 @@ describe('listener reads from cached bytes', () => {
     it('now-playing: the same bytes (and 304) until the age reaches the next whole second, then the new age', async () => {
       const { station, token } = await listenerFixture(server.url, { rundownFollowing: false });
       const { token: ingestToken } = await createToken(server.url, station.id, ['ingest:write']);
-      await ingest(server.url, station, ingestToken, { observedAt: T0.getTime() - 2_500, artist: 'A', title: 'Song', durationSeconds: 200 });
+      await ingest(server.url, station, ingestToken, {
+        observedAt: T0.getTime() - 2_500,
+        artist: 'A',
+        title: 'Song',
+        durationSeconds: 200,
+      });
       const path = `/api/v1/stations/${station.slug}/now-playing`;
       const first = await get(server, token, path);
       expect(first.body.freshness.ageSeconds).to.equal(2);
@@ -208,7 +288,10 @@ describe('listener reads from cached bytes', () => {
 
     it('weather: the freshness age moves at the next whole second since observedAt', async () => {
       const { station, token } = await listenerFixture(server.url, delivered('weather'));
-      await admin(server.url, 'PUT', `/stations/${station.id}/weather`, { observedAt: new Date(T0.getTime() - 1_200).toISOString(), snapshots: [currentBerlin] });
+      await admin(server.url, 'PUT', `/stations/${station.id}/weather`, {
+        observedAt: new Date(T0.getTime() - 1_200).toISOString(),
+        snapshots: [currentBerlin],
+      });
       const path = `/api/v1/stations/${station.slug}/weather`;
       const first = await get(server, token, path);
       expect(first.body.freshness.ageSeconds).to.equal(1);
@@ -306,12 +389,14 @@ describe('listener reads from cached bytes', () => {
       const first = await get(server, fx.token, path);
       expect(first.status).to.equal(200);
       const etag = first.headers.get('etag') as string;
-      expect(await queriesDuring(server, async () => {
-        expect((await get(server, fx.token, path, { 'if-none-match': etag })).status).to.equal(304);
-        const again = await get(server, fx.token, path);
-        expect(again.text).to.equal(first.text);
-        expect(again.headers.get('etag')).to.equal(etag);
-      })).to.equal(0);
+      expect(
+        await queriesDuring(server, async () => {
+          expect((await get(server, fx.token, path, { 'if-none-match': etag })).status).to.equal(304);
+          const again = await get(server, fx.token, path);
+          expect(again.text).to.equal(first.text);
+          expect(again.headers.get('etag')).to.equal(etag);
+        }),
+      ).to.equal(0);
       for (let i = 0; i < 2; i++) expect((await get(server, fx.token, `${path}?fromDate=tomorrow`)).status).to.equal(400);
     });
 
@@ -335,7 +420,9 @@ describe('listener reads from cached bytes', () => {
       expect((await ask()).data).to.deep.equal({ nowPlaying: { track: null }, currentBroadcast: { broadcast: null } });
       await ingest(server.url, fx.station, ingestToken, { artist: 'A', title: 'Fresh' });
       expect((await ask()).data.nowPlaying.track.title).to.equal('Fresh');
-      await putBroadcast(server.url, fx, new Date(Date.now() - 60_000).toISOString(), new Date(Date.now() + 3_600_000).toISOString(), { title: 'On now' });
+      await putBroadcast(server.url, fx, new Date(Date.now() - 60_000).toISOString(), new Date(Date.now() + 3_600_000).toISOString(), {
+        title: 'On now',
+      });
       expect((await ask()).data.currentBroadcast.broadcast.title).to.equal('On now');
       const history = '{ trackHistory { items { title } } }';
       expect((await ask(history)).data.trackHistory.items.map((i: { title: string }) => i.title)).to.deep.equal(['Fresh']);
@@ -370,7 +457,14 @@ describe('listener reads from cached bytes', () => {
       await admin(server.url, 'PUT', `/stations/${station.id}/records/${id}`, { type: 'news', values: { title: 'Draft A' } });
       const grant = (await admin(server.url, 'POST', `/stations/${station.id}/preview-grants`, { recordId: id })).body.grant as string;
       const preview = () =>
-        gql(server.url, station.slug, token, 'mutation($input: PreviewInput) { previewEditorial(input: $input) { values } }', { input: { stationId: station.id, recordId: id } }, { 'x-preview-grant': grant });
+        gql(
+          server.url,
+          station.slug,
+          token,
+          'mutation($input: PreviewInput) { previewEditorial(input: $input) { values } }',
+          { input: { stationId: station.id, recordId: id } },
+          { 'x-preview-grant': grant },
+        );
       expect((await preview()).body.data.previewEditorial.values.title).to.equal('Draft A');
       // A draft save invalidates no listener read: a kept preview would still say Draft A.
       await admin(server.url, 'PUT', `/stations/${station.id}/records/${id}`, { type: 'news', values: { title: 'Draft B' } });

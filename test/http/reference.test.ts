@@ -42,11 +42,20 @@ describe('/docs (API reference page)', function () {
       const page = await browser.newPage();
       const entries = recordConsole(page);
       await page.goto(`${server.url}/docs`, { waitUntil: 'load' });
-      const shown = await pageEventually(page, () => document.querySelectorAll('.opblock').length, (n) => n > 0, 15_000, 'operations');
+      const shown = await pageEventually(
+        page,
+        () => document.querySelectorAll('.opblock').length,
+        (n) => n > 0,
+        15_000,
+        'operations',
+      );
       expect(shown).to.equal(operations);
       const title = await page.evaluate(() => document.querySelector('.info .title')?.textContent ?? '');
       expect(title).to.include('Waveline Station Delivery API').and.include(doc.info.version);
-      expect(entries.filter((e) => e.type === 'error' || e.type === 'pageerror'), JSON.stringify(entries)).to.deep.equal([]);
+      expect(
+        entries.filter((e) => e.type === 'error' || e.type === 'pageerror'),
+        JSON.stringify(entries),
+      ).to.deep.equal([]);
     } finally {
       await browser.close();
     }

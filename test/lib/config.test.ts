@@ -42,9 +42,30 @@ describe('configuration', () => {
   });
 
   it('observability defaults: metrics and request logs on, /metrics open, worker port 3002, 30 s job locks, read-only queue dashboard', () => {
-    expect(loadConfig({}).observability).to.deep.equal({ metrics: true, metricsToken: '', requestLog: true, workerPort: 3002, workerLockSeconds: 30, queueDashboardWrite: false });
-    const set = loadConfig({ METRICS: '0', METRICS_TOKEN: 'scrape-me', REQUEST_LOG: '0', WORKER_PORT: '9102', WORKER_LOCK_SECONDS: '5', QUEUE_DASHBOARD_WRITE: '1' }).observability;
-    expect(set).to.deep.equal({ metrics: false, metricsToken: 'scrape-me', requestLog: false, workerPort: 9102, workerLockSeconds: 5, queueDashboardWrite: true });
+    expect(loadConfig({}).observability).to.deep.equal({
+      metrics: true,
+      metricsToken: '',
+      requestLog: true,
+      workerPort: 3002,
+      workerLockSeconds: 30,
+      queueDashboardWrite: false,
+    });
+    const set = loadConfig({
+      METRICS: '0',
+      METRICS_TOKEN: 'scrape-me',
+      REQUEST_LOG: '0',
+      WORKER_PORT: '9102',
+      WORKER_LOCK_SECONDS: '5',
+      QUEUE_DASHBOARD_WRITE: '1',
+    }).observability;
+    expect(set).to.deep.equal({
+      metrics: false,
+      metricsToken: 'scrape-me',
+      requestLog: false,
+      workerPort: 9102,
+      workerLockSeconds: 5,
+      queueDashboardWrite: true,
+    });
     expect(() => loadConfig({ WORKER_PORT: '70000' })).to.throw(ConfigError, /WORKER_PORT/);
     expect(() => loadConfig({ WORKER_LOCK_SECONDS: '0' })).to.throw(ConfigError, /WORKER_LOCK_SECONDS/);
     expect(() => loadConfig({ METRICS: 'yes' })).to.throw(ConfigError, /METRICS/);

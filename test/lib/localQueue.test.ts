@@ -37,10 +37,12 @@ describe('embedded job queue (LocalQueue, LocalWorker)', () => {
     const name = queueName();
     const queue = new LocalQueue(name, { attempts: 3, backoff: { type: 'exponential', delay: 100 } });
     const tries: number[] = [];
-    workers.push(new LocalWorker(name, async () => {
-      tries.push(Date.now());
-      throw new Error('provider down');
-    }));
+    workers.push(
+      new LocalWorker(name, async () => {
+        tries.push(Date.now());
+        throw new Error('provider down');
+      }),
+    );
     const job = await queue.add('feeds.poll', {});
     await eventually(async () => (await job.getState()) === 'failed', { timeoutMs: 5000 });
     expect(tries).to.have.length(3);
@@ -71,7 +73,8 @@ describe('embedded job queue (LocalQueue, LocalWorker)', () => {
     this.timeout(30_000);
     const dir = mkdtempSync(join(tmpdir(), 'waveline-queue-'));
     const module = new URL('../../src/lib/embedded/localQueue.ts', import.meta.url).href;
-    const run = (code: string) => execFileSync(process.execPath, ['--input-type=module', '-e', `import * as q from '${module}';\n${code}`], { encoding: 'utf8' });
+    const run = (code: string) =>
+      execFileSync(process.execPath, ['--input-type=module', '-e', `import * as q from '${module}';\n${code}`], { encoding: 'utf8' });
     try {
       run(`q.persistLocalQueues('${dir}/jobs.json', {});
         const queue = new q.LocalQueue('default', {});
@@ -79,10 +82,12 @@ describe('embedded job queue (LocalQueue, LocalWorker)', () => {
         await queue.add('health.ping', { at: 'now' }, { jobId: 'waiting' });
         await queue.upsertJobScheduler('feeds.poll:st_1:weather', { every: 600000 }, { name: 'feeds.poll', data: { stationId: 'st_1', feed: 'weather' } });
         q.saveLocalQueues();`);
-      const restored = JSON.parse(run(`q.persistLocalQueues('${dir}/jobs.json', {});
+      const restored = JSON.parse(
+        run(`q.persistLocalQueues('${dir}/jobs.json', {});
         const queue = new q.LocalQueue('default', {});
         const jobs = await queue.getJobs(['waiting', 'delayed']);
-        process.stdout.write(JSON.stringify({ jobs: jobs.map((j) => [j.id, j.state, j.data]), schedulers: (await queue.getJobSchedulers()).map((s) => s.key) }));`));
+        process.stdout.write(JSON.stringify({ jobs: jobs.map((j) => [j.id, j.state, j.data]), schedulers: (await queue.getJobSchedulers()).map((s) => s.key) }));`),
+      );
       expect(restored.jobs).to.deep.include.members([
         ['midnight', 'delayed', { stationId: 'st_1', at: 'x' }],
         ['waiting', 'waiting', { at: 'now' }],

@@ -101,7 +101,9 @@ describe('pipelined transactions', () => {
     }
     expect(error).to.be.an('error').with.property('message', 'changed my mind');
     expect(await rows()).to.deep.equal([]);
-    const status = await server.svc.db.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'idle in transaction' AND datname = current_database()");
+    const status = await server.svc.db.raw(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'idle in transaction' AND datname = current_database()",
+    );
     expect(status.rows[0].n).to.equal(0);
   });
 });

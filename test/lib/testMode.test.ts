@@ -14,7 +14,7 @@ describe('test mode', () => {
       expect(version).to.include('PGlite');
       expect(svc.config.redisUrl).to.equal('');
       expect(isMemoryRedis(svc.redis)).to.equal(true);
-      expect(resolve(svc.config.dataDir).startsWith(resolve(tmpdir())), 'never the repository\'s .waveline').to.equal(true);
+      expect(resolve(svc.config.dataDir).startsWith(resolve(tmpdir())), "never the repository's .waveline").to.equal(true);
     } else {
       expect(version).not.to.include('PGlite');
       expect(svc.config.redisUrl).to.match(/^rediss?:\/\//);

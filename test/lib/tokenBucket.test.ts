@@ -68,7 +68,12 @@ describe('token buckets (rate limits)', () => {
     });
 
     it('keeps counting in memory while Redis cannot answer', async () => {
-      const broken = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+      const broken = new Redis('redis://127.0.0.1:1', {
+        lazyConnect: true,
+        maxRetriesPerRequest: 0,
+        enableOfflineQueue: false,
+        retryStrategy: () => null,
+      });
       try {
         const buckets = new TokenBuckets(broken, 'test:tb');
         const key = randomUUID();

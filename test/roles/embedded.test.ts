@@ -50,12 +50,21 @@ async function startDev(dataDir: string): Promise<{ proc: Proc; url: string }> {
   const [port, gatewayPort] = [await freePort(), await freePort()];
   const proc = start(['dev'], { WAVELINE_DATA_DIR: dataDir, PORT: String(port), GATEWAY_PORT: String(gatewayPort) });
   const url = `http://127.0.0.1:${port}`;
-  await eventually(async () => (await fetch(`${url}/healthz`).catch(() => null))?.ok || (proc.child.exitCode !== null ? Promise.reject(new Error(proc.output())) : null), { timeoutMs: 30_000, intervalMs: 100 });
+  await eventually(
+    async () =>
+      (await fetch(`${url}/healthz`).catch(() => null))?.ok ||
+      (proc.child.exitCode !== null ? Promise.reject(new Error(proc.output())) : null),
+    { timeoutMs: 30_000, intervalMs: 100 },
+  );
   return { proc, url };
 }
 
 const admin = (url: string, method: string, path: string, body?: unknown) =>
-  fetch(`${url}/admin/v1${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  fetch(`${url}/admin/v1${path}`, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 
 /** One line on stderr, no stack trace. */
 function oneLine(output: string): string {
@@ -111,7 +120,12 @@ describe('embedded default: processes', function () {
     const created = await admin(url, 'POST', '/stations', { slug: 'first', name: 'First', timezone: 'UTC' });
     expect(created.status).to.equal(201);
     const first = ((await created.json()) as { id: string }).id;
-    const second = start(['dev'], { WAVELINE_DATA_DIR: dataDir, PORT: String(await freePort()), GATEWAY_PORT: String(await freePort()), LOG_LEVEL: 'silent' });
+    const second = start(['dev'], {
+      WAVELINE_DATA_DIR: dataDir,
+      PORT: String(await freePort()),
+      GATEWAY_PORT: String(await freePort()),
+      LOG_LEVEL: 'silent',
+    });
     expect(await second.exited).to.equal(69);
     expect(oneLine(second.output())).to.match(/embedded database .* is in use by another Waveline process \(pid \d+\)/);
     expect((await admin(url, 'GET', `/stations/${first}`)).status).to.equal(200);
@@ -146,19 +160,29 @@ describe('embedded default: processes', function () {
     });
 
     it('Postgres refusing connections', async () => {
-      const proc = start(['dev'], { DATABASE_URL: `postgres://waveline:s3cret-pw@127.0.0.1:${await freePort()}/waveline`, WAVELINE_DATA_DIR: dataDir });
+      const proc = start(['dev'], {
+        DATABASE_URL: `postgres://waveline:s3cret-pw@127.0.0.1:${await freePort()}/waveline`,
+        WAVELINE_DATA_DIR: dataDir,
+      });
       expect(await proc.exited).to.equal(69);
       const line = oneLine(proc.output());
-      expect(line).to.match(/^waveline: cannot reach Postgres at postgres:\/\/waveline:\*\*\*@127\.0\.0\.1:\d+\/waveline: .*ECONNREFUSED.*DATABASE_URL/);
+      expect(line).to.match(
+        /^waveline: cannot reach Postgres at postgres:\/\/waveline:\*\*\*@127\.0\.0\.1:\d+\/waveline: .*ECONNREFUSED.*DATABASE_URL/,
+      );
       expect(line).not.to.include('s3cret-pw');
     });
 
     it('Postgres not answering within 5 s', async () => {
       const startedAt = Date.now();
-      const proc = start(['dev'], { DATABASE_URL: `postgres://waveline:s3cret-pw@127.0.0.1:${silentPort}/waveline`, WAVELINE_DATA_DIR: dataDir });
+      const proc = start(['dev'], {
+        DATABASE_URL: `postgres://waveline:s3cret-pw@127.0.0.1:${silentPort}/waveline`,
+        WAVELINE_DATA_DIR: dataDir,
+      });
       expect(await proc.exited).to.equal(69);
       expect(Date.now() - startedAt).to.be.below(15_000);
-      expect(oneLine(proc.output())).to.match(/cannot reach Postgres at postgres:\/\/waveline:\*\*\*@127\.0\.0\.1:\d+\/waveline: it did not answer within 5 s/);
+      expect(oneLine(proc.output())).to.match(
+        /cannot reach Postgres at postgres:\/\/waveline:\*\*\*@127\.0\.0\.1:\d+\/waveline: it did not answer within 5 s/,
+      );
     });
 
     it('Redis refusing connections', async () => {

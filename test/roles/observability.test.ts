@@ -30,7 +30,9 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
 }
 
 /** A web process whose log lines are kept (JSON objects) for the test to read. */
-async function loggedServer(env: Record<string, string> = {}): Promise<{ url: string; svc: WebServices; lines: Array<Record<string, unknown>>; raw: string[]; close(): Promise<void> }> {
+async function loggedServer(
+  env: Record<string, string> = {},
+): Promise<{ url: string; svc: WebServices; lines: Array<Record<string, unknown>>; raw: string[]; close(): Promise<void> }> {
   const config = loadConfig({ ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env });
   const raw: string[] = [];
   const sink = new Writable({
@@ -63,8 +65,13 @@ describe('observability', () => {
       const server = await sharedServer();
       const { station, token } = await listenerFixture(server.url);
       const route = '/api/v1/stations/{stationSlug}';
-      const before = sample((await request(server.url, 'GET', '/metrics')).text, 'waveline_http_request_duration_seconds_count', { method: 'GET', route, status: '200' });
-      for (let i = 0; i < 2; i++) expect((await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token })).status).to.equal(200);
+      const before = sample((await request(server.url, 'GET', '/metrics')).text, 'waveline_http_request_duration_seconds_count', {
+        method: 'GET',
+        route,
+        status: '200',
+      });
+      for (let i = 0; i < 2; i++)
+        expect((await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token })).status).to.equal(200);
       // A second web app in the same process (as in `waveline dev` or these tests) adds to the same series.
       const other = await startTestServer();
       try {
@@ -80,10 +87,22 @@ describe('observability', () => {
       const text = res.text;
       expect(sample(text, 'waveline_http_request_duration_seconds_count', { method: 'GET', route, status: '200' }) - before).to.equal(3);
       expect(sample(text, 'waveline_http_request_duration_seconds_count', { method: 'GET', route, status: '401' })).to.be.at.least(1);
-      expect(sample(text, 'waveline_http_request_duration_seconds_bucket', { method: 'GET', route, status: '200', le: '+Inf' }) - before).to.equal(3);
-      expect(sample(text, 'waveline_http_request_duration_seconds_count', { method: 'GET', route: 'unmatched', status: '404' })).to.be.at.least(1);
+      expect(
+        sample(text, 'waveline_http_request_duration_seconds_bucket', { method: 'GET', route, status: '200', le: '+Inf' }) - before,
+      ).to.equal(3);
+      expect(
+        sample(text, 'waveline_http_request_duration_seconds_count', { method: 'GET', route: 'unmatched', status: '404' }),
+      ).to.be.at.least(1);
       // One series per label set, even with several apps in the process (tests start many).
-      const countLines = text.split('\n').filter((l) => l.startsWith('waveline_http_request_duration_seconds_count{') && l.includes(`route="${route}"`) && l.includes('status="200"') && l.includes('method="GET"'));
+      const countLines = text
+        .split('\n')
+        .filter(
+          (l) =>
+            l.startsWith('waveline_http_request_duration_seconds_count{') &&
+            l.includes(`route="${route}"`) &&
+            l.includes('status="200"') &&
+            l.includes('method="GET"'),
+        );
       expect(countLines).to.have.length(1);
       // Bounded labels: no slug, no token, no raw path.
       expect(text).to.not.include(station.slug);
@@ -123,11 +142,15 @@ describe('observability', () => {
       const server = await startTestServer({ env: { RATE_LIMIT_LISTENER_PER_MINUTE: '2' } });
       try {
         const { station, token } = await listenerFixture(server.url);
-        const before = sample((await request(server.url, 'GET', '/metrics')).text, 'waveline_rate_limit_refusals_total', { limit: 'listener' });
+        const before = sample((await request(server.url, 'GET', '/metrics')).text, 'waveline_rate_limit_refusals_total', {
+          limit: 'listener',
+        });
         const statuses = [];
         for (let i = 0; i < 4; i++) statuses.push((await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token })).status);
         expect(statuses).to.deep.equal([200, 200, 429, 429]);
-        const after = sample((await request(server.url, 'GET', '/metrics')).text, 'waveline_rate_limit_refusals_total', { limit: 'listener' });
+        const after = sample((await request(server.url, 'GET', '/metrics')).text, 'waveline_rate_limit_refusals_total', {
+          limit: 'listener',
+        });
         expect(after - before).to.equal(2);
       } finally {
         await server.close();
@@ -142,7 +165,9 @@ describe('observability', () => {
       cacheLookup('test-cache', true);
       cacheLookup('test-cache', false);
       const after = await read();
-      const delta = (result: string) => sample(after, 'waveline_cache_lookups_total', { cache: 'test-cache', result }) - sample(before, 'waveline_cache_lookups_total', { cache: 'test-cache', result });
+      const delta = (result: string) =>
+        sample(after, 'waveline_cache_lookups_total', { cache: 'test-cache', result }) -
+        sample(before, 'waveline_cache_lookups_total', { cache: 'test-cache', result });
       expect([delta('hit'), delta('miss')]).to.deep.equal([2, 1]);
     });
 
@@ -151,9 +176,12 @@ describe('observability', () => {
       const { station, token } = await listenerFixture(server.url);
       const read = async () => (await request(server.url, 'GET', '/metrics')).text;
       const before = await read();
-      for (let i = 0; i < 3; i++) expect((await request(server.url, 'GET', `/api/v1/stations/${station.slug}/now-playing`, { token })).status).to.equal(200);
+      for (let i = 0; i < 3; i++)
+        expect((await request(server.url, 'GET', `/api/v1/stations/${station.slug}/now-playing`, { token })).status).to.equal(200);
       const after = await read();
-      const delta = (result: string) => sample(after, 'waveline_cache_lookups_total', { cache: 'nowPlaying', result }) - sample(before, 'waveline_cache_lookups_total', { cache: 'nowPlaying', result });
+      const delta = (result: string) =>
+        sample(after, 'waveline_cache_lookups_total', { cache: 'nowPlaying', result }) -
+        sample(before, 'waveline_cache_lookups_total', { cache: 'nowPlaying', result });
       expect([delta('hit'), delta('miss')]).to.deep.equal([2, 1]);
     });
 
@@ -169,16 +197,29 @@ describe('observability', () => {
       const server = await loggedServer({ LOG_LEVEL: 'debug' });
       try {
         const { station, token } = await listenerFixture(server.url);
-        const ok = await fetch(`${server.url}/api/v1/stations/${station.slug}`, { headers: { authorization: `Bearer ${token}`, 'x-request-id': 'req-log-1' } });
+        const ok = await fetch(`${server.url}/api/v1/stations/${station.slug}`, {
+          headers: { authorization: `Bearer ${token}`, 'x-request-id': 'req-log-1' },
+        });
         const bytes = (await ok.arrayBuffer()).byteLength;
         const etag = ok.headers.get('etag')!;
-        await fetch(`${server.url}/api/v1/stations/${station.slug}`, { headers: { authorization: `Bearer ${token}`, 'x-request-id': 'req-log-2', 'if-none-match': etag } });
-        await fetch(`${server.url}/admin/v1/stations/${station.id}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-request-id': 'req-log-3' } });
+        await fetch(`${server.url}/api/v1/stations/${station.slug}`, {
+          headers: { authorization: `Bearer ${token}`, 'x-request-id': 'req-log-2', 'if-none-match': etag },
+        });
+        await fetch(`${server.url}/admin/v1/stations/${station.id}`, {
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'x-request-id': 'req-log-3' },
+        });
         await fetch(`${server.url}/api/v1/stations/${station.slug}`, { method: 'OPTIONS', headers: { 'x-request-id': 'req-log-4' } });
         const line = (id: string) => eventually(() => server.lines.find((l) => l.requestId === id && l.msg === 'request'));
         const read = (await line('req-log-1'))!;
         // Successful listener reads (the hot path) at debug, the rest at info.
-        expect(read).to.include({ method: 'GET', route: '/api/v1/stations/{stationSlug}', status: 200, bytes, stationId: station.id, level: 20 });
+        expect(read).to.include({
+          method: 'GET',
+          route: '/api/v1/stations/{stationSlug}',
+          status: 200,
+          bytes,
+          stationId: station.id,
+          level: 20,
+        });
         expect(read.ms).to.be.a('number').and.at.least(0);
         expect(await line('req-log-2')).to.include({ status: 304, bytes: 0, stationId: station.id });
         const adminLine = (await line('req-log-3'))!;
@@ -196,7 +237,9 @@ describe('observability', () => {
       try {
         const { station, token } = await listenerFixture(server.url);
         const send = async (id: string, path: string, auth?: string) => {
-          const res = await fetch(server.url + path, { headers: { 'x-request-id': id, ...(auth ? { authorization: `Bearer ${auth}` } : {}) } });
+          const res = await fetch(server.url + path, {
+            headers: { 'x-request-id': id, ...(auth ? { authorization: `Bearer ${auth}` } : {}) },
+          });
           await res.arrayBuffer();
           return res.status;
         };
@@ -223,12 +266,25 @@ describe('observability', () => {
           [`/api/v1/stations/${station.slug}?token=${token}`, { headers: { authorization: `Bearer ${token}` } }],
           [`/api/v1/stations/${station.slug}?access_token=${ingest.token}&grant=${grant}`, {}],
           [`/api/v1/stations/${station.slug}/content`, { headers: { authorization: `Bearer ${token}`, 'x-preview-grant': grant } }],
-          [`/nowhere/${token}?key=${ingest.token}`, { headers: { authorization: `Basic ${Buffer.from(`u:${ADMIN_TOKEN}`).toString('base64')}` } }],
-          [`/api/v1/integrations/playback?token=${ingest.token}`, { method: 'POST', headers: { authorization: `Bearer ${ingest.token}`, 'content-type': 'application/json' }, body: '{"artist":"A","title":"B"}' }],
+          [
+            `/nowhere/${token}?key=${ingest.token}`,
+            { headers: { authorization: `Basic ${Buffer.from(`u:${ADMIN_TOKEN}`).toString('base64')}` } },
+          ],
+          [
+            `/api/v1/integrations/playback?token=${ingest.token}`,
+            {
+              method: 'POST',
+              headers: { authorization: `Bearer ${ingest.token}`, 'content-type': 'application/json' },
+              body: '{"artist":"A","title":"B"}',
+            },
+          ],
           [`/admin/v1/stations?token=${ADMIN_TOKEN}`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }],
         ];
         for (const [i, [path, init]] of requests.entries()) {
-          const res = await fetch(server.url + path, { ...init, headers: { ...(init.headers as Record<string, string>), 'x-request-id': `secret-${i}` } });
+          const res = await fetch(server.url + path, {
+            ...init,
+            headers: { ...(init.headers as Record<string, string>), 'x-request-id': `secret-${i}` },
+          });
           await res.arrayBuffer();
         }
         await eventually(() => requests.every((_, i) => server.lines.some((l) => l.requestId === `secret-${i}` && l.msg === 'request')));
@@ -285,7 +341,9 @@ describe('observability', () => {
       const queue = server.svc.jobs.queue('default');
       const job = await queue.add('health.ping', { at: 'dashboard' }, { delay: 60_000 });
       try {
-        const list = await request(server.url, 'GET', '/admin/queues/api/queues?activeQueue=default&status=delayed&page=1', { token: ADMIN_TOKEN });
+        const list = await request(server.url, 'GET', '/admin/queues/api/queues?activeQueue=default&status=delayed&page=1', {
+          token: ADMIN_TOKEN,
+        });
         expect(list.status).to.equal(200);
         const names = list.body.queues.map((q: { name: string }) => q.name);
         expect(names).to.include.members(['default', 'ingest', 'media']);
@@ -382,8 +440,12 @@ describe('observability', () => {
       expect(delta('waveline_gateway_bytes_sent_total')).to.be.greaterThan(100);
       a.close();
       b.close();
-      await eventually(async () => sample(await scrape(), 'waveline_gateway_connections') === sample(before, 'waveline_gateway_connections'));
-      expect(sample(await scrape(), 'waveline_gateway_stations_subscribed')).to.equal(sample(before, 'waveline_gateway_stations_subscribed'));
+      await eventually(
+        async () => sample(await scrape(), 'waveline_gateway_connections') === sample(before, 'waveline_gateway_connections'),
+      );
+      expect(sample(await scrape(), 'waveline_gateway_stations_subscribed')).to.equal(
+        sample(before, 'waveline_gateway_stations_subscribed'),
+      );
     });
 
     it('counts a slow consumer closed past GATEWAY_MAX_BACKPRESSURE_BYTES', async function () {
@@ -397,17 +459,21 @@ describe('observability', () => {
       const slow = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
       slow.ws.pause();
       const big = 'x'.repeat(512 * 1024);
-      for (let i = 0; i < 40 && slow.closeCode === null; i++) await writeRow(server.svc, station.id, 'content', `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, { big });
+      for (let i = 0; i < 40 && slow.closeCode === null; i++)
+        await writeRow(server.svc, station.id, 'content', `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, { big });
       slow.ws.resume();
       await slow.closed;
-      await eventually(async () => sample((await request(base, 'GET', '/metrics')).text, 'waveline_gateway_slow_consumer_closes_total') === before + 1);
+      await eventually(
+        async () => sample((await request(base, 'GET', '/metrics')).text, 'waveline_gateway_slow_consumer_closes_total') === before + 1,
+      );
     });
 
-    it('counts a resync: a module switched on sends the station\'s listeners back to a snapshot (1012)', async () => {
+    it("counts a resync: a module switched on sends the station's listeners back to a snapshot (1012)", async () => {
       const server = await sharedServer();
       const gateway = await startTestGateway();
       const base = `http://127.0.0.1:${gateway.port}`;
-      const resyncs = async () => sample((await request(base, 'GET', '/metrics')).text, 'waveline_gateway_resyncs_total', { reason: 'settings_changed' });
+      const resyncs = async () =>
+        sample((await request(base, 'GET', '/metrics')).text, 'waveline_gateway_resyncs_total', { reason: 'settings_changed' });
       const { station } = await listenerFixture(server.url, { modules: { nowPlaying: false } });
       await writeRow(server.svc, station.id, 'on-air', 'current', null);
       const client = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);

@@ -19,7 +19,11 @@ function freePort(): Promise<number> {
 }
 
 function start(role: string, env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['src/main.ts', role], { cwd: root, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['src/main.ts', role], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
@@ -63,7 +67,9 @@ describe('process roles', function () {
     const worker = start('worker', { WORKER_PORT: String(port) });
     await eventually(() => worker.output().includes('workers ready'), { timeoutMs: 15_000, intervalMs: 100 });
     const base = `http://127.0.0.1:${port}`;
-    expect(await (await eventually(() => fetch(`${base}/healthz`), { timeoutMs: 15_000, intervalMs: 100 })).json()).to.deep.equal({ ok: true });
+    expect(await (await eventually(() => fetch(`${base}/healthz`), { timeoutMs: 15_000, intervalMs: 100 })).json()).to.deep.equal({
+      ok: true,
+    });
     expect(await (await fetch(`${base}/readyz`)).json()).to.deep.equal({ ok: true, postgres: true, redis: true, workers: true });
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).to.match(/^waveline_queue_jobs\{queue="ingest",state="waiting"\} \d+$/m);
@@ -101,7 +107,9 @@ describe('process roles', function () {
     await eventually(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, { timeoutMs: 20_000, intervalMs: 100 });
     await eventually(async () => (await fetch(`http://127.0.0.1:${gatewayPort}/healthz`)).ok, { timeoutMs: 10_000, intervalMs: 100 });
     await eventually(() => out.includes('waveline dev is up'), { timeoutMs: 10_000, intervalMs: 50 });
-    expect(out, 'the start-up banner links the API reference and the widget demo').to.match(/waveline dev is up: API reference http\S+\/docs · widget demo http\S+\/demo/);
+    expect(out, 'the start-up banner links the API reference and the widget demo').to.match(
+      /waveline dev is up: API reference http\S+\/docs · widget demo http\S+\/demo/,
+    );
     npm.kill('SIGTERM');
     expect(await exited).to.equal(0);
     expect(out).to.include('shutting down');
@@ -114,12 +122,14 @@ describe('process roles', function () {
   });
 
   it('the Procfile starts Node directly (not through npm, whose shell would not forward signals)', () => {
-    const lines = readFileSync(resolve(root, 'Procfile'), 'utf8').split('\n').filter((l) => l.trim() && !l.startsWith('#'));
+    const lines = readFileSync(resolve(root, 'Procfile'), 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() && !l.startsWith('#'));
     expect(lines.map((l) => l.split(':')[0])).to.include.members(['web', 'worker', 'gateway']);
     for (const line of lines) expect(line.slice(line.indexOf(':') + 1).trim(), line).to.match(/^exec node src\/main\.ts \w+$/);
   });
 
-  it('bin/waveline runs with the project\'s Node 22 (the dev dependency), whatever `node` is first on PATH', () => {
+  it("bin/waveline runs with the project's Node 22 (the dev dependency), whatever `node` is first on PATH", () => {
     // A PATH without node_modules/.bin: the machine's node (20 here, or none) cannot run the TypeScript
     // sources, so the usage below is printed only when the script found the project's Node.
     const run = spawnSync(resolve(root, 'bin/waveline'), ['--help'], { env: { ...process.env, PATH: '/usr/bin:/bin' }, encoding: 'utf8' });
@@ -134,7 +144,9 @@ describe('process roles', function () {
       if (seen.has(file)) return;
       seen.add(file);
       const source = readFileSync(file, 'utf8');
-      for (const match of source.matchAll(/(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm)) {
+      for (const match of source.matchAll(
+        /(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)|^import\s+['"]([^'"]+)['"]/gm,
+      )) {
         const spec = match[1] ?? match[2] ?? match[3];
         if (/^import type|^export type/.test(match[0])) continue;
         if (spec.startsWith('.')) visit(resolve(dirname(file), spec));
@@ -150,7 +162,11 @@ describe('waveline admin (CLI)', function () {
   this.timeout(40_000);
   it('runs an admin call in-process and prints the JSON answer', async () => {
     const slug = `cli-${Date.now().toString(36)}`;
-    const run = spawn(process.execPath, ['src/main.ts', 'admin', 'POST', '/stations', JSON.stringify({ slug, name: 'CLI FM', timezone: 'UTC' })], { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const run = spawn(
+      process.execPath,
+      ['src/main.ts', 'admin', 'POST', '/stations', JSON.stringify({ slug, name: 'CLI FM', timezone: 'UTC' })],
+      { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let out = '';
     run.stdout!.on('data', (d) => (out += d));
     const code = await new Promise<number | null>((ok) => run.on('exit', ok));
@@ -160,7 +176,11 @@ describe('waveline admin (CLI)', function () {
 
   it('reaches the webhook and play log routes: creates a webhook (secret shown once), lists it, and prints a CSV play log', async () => {
     const cli = async (...args: string[]) => {
-      const run = spawn(process.execPath, ['src/main.ts', 'admin', ...args], { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const run = spawn(process.execPath, ['src/main.ts', 'admin', ...args], {
+        cwd: root,
+        env: process.env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       run.stdout!.on('data', (d) => (out += d));
       const code = await new Promise<number | null>((ok) => run.on('exit', ok));
@@ -168,7 +188,11 @@ describe('waveline admin (CLI)', function () {
     };
     const slug = `cli-wh-${Date.now().toString(36)}`;
     const station = JSON.parse((await cli('POST', '/stations', JSON.stringify({ slug, name: 'CLI FM', timezone: 'UTC' }))).out);
-    const created = await cli('POST', `/stations/${station.id}/webhooks`, JSON.stringify({ url: 'https://example.org/hook', events: ['content.published'] }));
+    const created = await cli(
+      'POST',
+      `/stations/${station.id}/webhooks`,
+      JSON.stringify({ url: 'https://example.org/hook', events: ['content.published'] }),
+    );
     expect(created.code).to.equal(0);
     expect(JSON.parse(created.out).secret).to.match(/^whsec_/);
     const listed = JSON.parse((await cli('GET', `/stations/${station.id}/webhooks`)).out);
@@ -176,6 +200,8 @@ describe('waveline admin (CLI)', function () {
     expect(listed.webhooks[0]).not.to.have.property('secret');
     const csv = await cli('GET', `/stations/${station.id}/plays?from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z&format=csv`);
     expect(csv.code).to.equal(0);
-    expect(csv.out.split('\r\n')[0]).to.equal('playedAt,localTime,artist,title,album,durationSeconds,sourceTrackId,outcome,broadcastId,programTitle,rundownItemId,credentialLabel');
+    expect(csv.out.split('\r\n')[0]).to.equal(
+      'playedAt,localTime,artist,title,album,durationSeconds,sourceTrackId,outcome,broadcastId,programTitle,rundownItemId,credentialLabel',
+    );
   });
 });

@@ -31,7 +31,13 @@ export function recordConsole(page: Page): ConsoleEntry[] {
 }
 
 /** Polls a value computed in the page until `accept` says yes, or fails with the last value at the deadline. */
-export async function pageEventually<T>(page: Page, read: () => T, accept: (value: T) => boolean, timeoutMs = 5000, what = 'page state'): Promise<T> {
+export async function pageEventually<T>(
+  page: Page,
+  read: () => T,
+  accept: (value: T) => boolean,
+  timeoutMs = 5000,
+  what = 'page state',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: T | undefined;
   for (;;) {

@@ -5,7 +5,8 @@ import { admin } from './http.ts';
 let counter = 0;
 
 /** A unique slug per call, so tests never share stations. */
-export const uniqueSlug = (prefix = 'st'): string => `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}-${randomBytes(2).toString('hex')}`;
+export const uniqueSlug = (prefix = 'st'): string =>
+  `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}-${randomBytes(2).toString('hex')}`;
 
 export interface TestStation {
   id: string;
@@ -22,7 +23,12 @@ export async function createStation(baseUrl: string, overrides: Record<string, u
 }
 
 /** Creates a credential through the admin API and returns its raw token. */
-export async function createToken(baseUrl: string, stationId: string, scopes: string[] = ['listener:read'], extra: Record<string, unknown> = {}): Promise<{ id: string; token: string }> {
+export async function createToken(
+  baseUrl: string,
+  stationId: string,
+  scopes: string[] = ['listener:read'],
+  extra: Record<string, unknown> = {},
+): Promise<{ id: string; token: string }> {
   const res = await admin(baseUrl, 'POST', `/stations/${stationId}/credentials`, { scopes, ...extra });
   expect(res.status, JSON.stringify(res.body)).to.equal(201);
   return { id: res.body.id, token: res.body.token };

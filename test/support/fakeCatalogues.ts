@@ -22,7 +22,11 @@ export class FakeCatalogues {
   delayMs = 0;
   readonly requests: Record<'itunes' | 'musicbrainz' | 'coverart', string[]> = { itunes: [], musicbrainz: [], coverart: [] };
   /** When each request arrived (ms) and the User-Agent it sent. */
-  readonly arrivals: Record<'itunes' | 'musicbrainz' | 'coverart', Array<{ at: number; userAgent: string }>> = { itunes: [], musicbrainz: [], coverart: [] };
+  readonly arrivals: Record<'itunes' | 'musicbrainz' | 'coverart', Array<{ at: number; userAgent: string }>> = {
+    itunes: [],
+    musicbrainz: [],
+    coverart: [],
+  };
   readonly inFlight = { itunes: 0, musicbrainz: 0, coverart: 0 };
   readonly maxInFlight = { itunes: 0, musicbrainz: 0, coverart: 0 };
   url = '';
@@ -52,7 +56,14 @@ export class FakeCatalogues {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://fake');
-    const provider = url.pathname === '/search' ? 'itunes' : url.pathname.startsWith('/ws/2/recording') ? 'musicbrainz' : url.pathname.startsWith('/release/') ? 'coverart' : null;
+    const provider =
+      url.pathname === '/search'
+        ? 'itunes'
+        : url.pathname.startsWith('/ws/2/recording')
+          ? 'musicbrainz'
+          : url.pathname.startsWith('/release/')
+            ? 'coverart'
+            : null;
     if (!provider) return this.send(res, 404, { error: 'not found' });
     this.requests[provider].push(req.url ?? '');
     this.arrivals[provider].push({ at: Date.now(), userAgent: req.headers['user-agent'] ?? '' });
@@ -88,7 +99,14 @@ export class FakeCatalogues {
     const term = (url.searchParams.get('term') ?? '').toLowerCase();
     const found = mode === 'miss' ? [] : this.tracks.filter((t) => term.includes(t.title.toLowerCase()));
     // A decoy first: the search ranks loosely, the caller must pick the right track.
-    const decoy = { wrapperType: 'track', kind: 'song', artistName: 'Someone Else', trackName: 'Unrelated Song', collectionName: 'Other', artworkUrl100: 'https://is1-ssl.mzstatic.com/image/thumb/Music/decoy/100x100bb.jpg' };
+    const decoy = {
+      wrapperType: 'track',
+      kind: 'song',
+      artistName: 'Someone Else',
+      trackName: 'Unrelated Song',
+      collectionName: 'Other',
+      artworkUrl100: 'https://is1-ssl.mzstatic.com/image/thumb/Music/decoy/100x100bb.jpg',
+    };
     const results = found.map((t, i) => ({
       wrapperType: 'track',
       kind: 'song',
@@ -122,8 +140,15 @@ export class FakeCatalogues {
         score: 100,
         title: t.title,
         length: 320000,
-        'artist-credit': [{ name: t.artist, artist: { id: '11111111-1111-4111-8111-111111111111', name: t.artist, 'sort-name': t.artist } }],
-        releases: t.releaseIds.map((id) => ({ id, title: t.album, status: 'Official', 'release-group': { id: '22222222-2222-4222-8222-222222222222', 'primary-type': 'Album' } })),
+        'artist-credit': [
+          { name: t.artist, artist: { id: '11111111-1111-4111-8111-111111111111', name: t.artist, 'sort-name': t.artist } },
+        ],
+        releases: t.releaseIds.map((id) => ({
+          id,
+          title: t.album,
+          status: 'Official',
+          'release-group': { id: '22222222-2222-4222-8222-222222222222', 'primary-type': 'Album' },
+        })),
       })),
     };
   }

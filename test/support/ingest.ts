@@ -16,7 +16,10 @@ export function ingest(
 }
 
 /** A station with an ingest credential and a listener credential. */
-export async function ingestFixture(baseUrl: string, overrides: Record<string, unknown> = {}): Promise<{ station: TestStation; ingestToken: string; listenerToken: string }> {
+export async function ingestFixture(
+  baseUrl: string,
+  overrides: Record<string, unknown> = {},
+): Promise<{ station: TestStation; ingestToken: string; listenerToken: string }> {
   const station = await createStation(baseUrl, overrides);
   const { token: ingestToken } = await createToken(baseUrl, station.id, ['ingest:write']);
   const { token: listenerToken } = await createToken(baseUrl, station.id, ['listener:read']);
@@ -24,6 +27,9 @@ export async function ingestFixture(baseUrl: string, overrides: Record<string, u
 }
 
 /** `eventually()` for checks that answer null/undefined until ready: the ready value, typed without null. */
-export async function until<T>(check: () => Promise<T | null | undefined> | T | null | undefined, options?: { timeoutMs?: number }): Promise<NonNullable<T>> {
+export async function until<T>(
+  check: () => Promise<T | null | undefined> | T | null | undefined,
+  options?: { timeoutMs?: number },
+): Promise<NonNullable<T>> {
   return (await eventually(check, options)) as NonNullable<T>;
 }

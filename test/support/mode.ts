@@ -15,8 +15,14 @@ export async function detectTestMode(): Promise<TestMode> {
   if (chosen) throw new Error(`WAVELINE_TEST_MODE must be services or embedded, got "${chosen}"`);
   if (process.env.TEST_DATABASE_URL || process.env.TEST_REDIS_URL) return (mode = 'services');
   const up = await Promise.all([
-    checkPostgres(process.env.DATABASE_URL as string, 1000).then(() => true, () => false),
-    checkRedis(process.env.REDIS_URL as string, 1000).then(() => true, () => false),
+    checkPostgres(process.env.DATABASE_URL as string, 1000).then(
+      () => true,
+      () => false,
+    ),
+    checkRedis(process.env.REDIS_URL as string, 1000).then(
+      () => true,
+      () => false,
+    ),
   ]);
   return (mode = up.every(Boolean) ? 'services' : 'embedded');
 }

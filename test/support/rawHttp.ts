@@ -20,9 +20,12 @@ export interface RawRequest {
 
 export function rawRequest(baseUrl: string, req: RawRequest, timeoutMs = 10_000): Promise<RawReply> {
   const { hostname, port } = new URL(baseUrl);
-  const lines: Buffer[] = [Buffer.concat([Buffer.from(`${req.method} `, 'latin1'), Buffer.from(req.target as Buffer | string), Buffer.from(' HTTP/1.1\r\n')])];
+  const lines: Buffer[] = [
+    Buffer.concat([Buffer.from(`${req.method} `, 'latin1'), Buffer.from(req.target as Buffer | string), Buffer.from(' HTTP/1.1\r\n')]),
+  ];
   lines.push(Buffer.from(`Host: ${hostname}:${port}\r\nConnection: close\r\n`));
-  for (const [name, value] of req.headers ?? []) lines.push(Buffer.concat([Buffer.from(`${name}: `), Buffer.from(value as Buffer | string), Buffer.from('\r\n')]));
+  for (const [name, value] of req.headers ?? [])
+    lines.push(Buffer.concat([Buffer.from(`${name}: `), Buffer.from(value as Buffer | string), Buffer.from('\r\n')]));
   if (req.body) lines.push(Buffer.from(`Content-Length: ${req.body.length}\r\n`));
   lines.push(Buffer.from('\r\n'));
   if (req.body) lines.push(req.body);

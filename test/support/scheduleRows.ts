@@ -23,7 +23,10 @@ export interface BroadcastRows {
 }
 
 /** A program, one broadcast and its rundown; planned times run back to back from the start by default. */
-export async function insertBroadcast(db: Knex, rows: BroadcastRows): Promise<{ broadcastId: string; programId: string; itemIds: string[] }> {
+export async function insertBroadcast(
+  db: Knex,
+  rows: BroadcastRows,
+): Promise<{ broadcastId: string; programId: string; itemIds: string[] }> {
   const programId = randomUUID();
   const broadcastId = randomUUID();
   await db('programs').insert({ id: programId, station_id: rows.stationId, title: 'Test Show' });

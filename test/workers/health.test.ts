@@ -11,10 +11,13 @@ describe('worker role', () => {
     try {
       const job = await server.svc.jobs.enqueue('health.ping', { at: 'now' });
       // Polls the queue (BullMQ's or the in-process one) until the worker stored the job's result.
-      const done = await eventually(async () => {
-        const stored = await server.svc.jobs.queue('default').getJob(job.id!);
-        return stored && (await stored.getState()) === 'completed' ? stored : null;
-      }, { timeoutMs: 10_000 });
+      const done = await eventually(
+        async () => {
+          const stored = await server.svc.jobs.queue('default').getJob(job.id!);
+          return stored && (await stored.getState()) === 'completed' ? stored : null;
+        },
+        { timeoutMs: 10_000 },
+      );
       expect(done!.returnvalue.pong).to.equal('now');
     } finally {
       await workers.close();

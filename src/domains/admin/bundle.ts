@@ -19,7 +19,13 @@ const isPlainObject = (value: unknown): value is Values => typeof value === 'obj
  * repeated fields included) replaced by `visit`'s answer; `undefined` leaves the value out. Values the
  * field definitions do not explain are kept as they are for the domain validation to judge.
  */
-export function mapReferences(fields: readonly FieldDefinitionInput[], values: Values, kind: 'media' | 'content', visit: Visit, path = 'values'): Values {
+export function mapReferences(
+  fields: readonly FieldDefinitionInput[],
+  values: Values,
+  kind: 'media' | 'content',
+  visit: Visit,
+  path = 'values',
+): Values {
   const out: Values = {};
   for (const [key, value] of Object.entries(values)) {
     const field = fields.find((f) => f.key === key);
@@ -27,7 +33,9 @@ export function mapReferences(fields: readonly FieldDefinitionInput[], values: V
     if (!field || value === null || value === undefined || (field.multiple && !Array.isArray(value))) {
       out[key] = value;
     } else if (field.kind === kind) {
-      const mapped = field.multiple ? (value as unknown[]).map((v, i) => visit(v, `${at}.${i}`)).filter((v) => v !== undefined) : visit(value, at);
+      const mapped = field.multiple
+        ? (value as unknown[]).map((v, i) => visit(v, `${at}.${i}`)).filter((v) => v !== undefined)
+        : visit(value, at);
       if (mapped !== undefined) out[key] = mapped;
     } else if (field.kind === 'group' && field.fields) {
       const nested = field.fields;
@@ -46,7 +54,12 @@ export function fieldsByType(bundle: Bundle): Map<string, FieldDefinitionInput[]
 }
 
 /** Ids of other bundle records a record's content fields reference. */
-export function contentReferences(fields: readonly FieldDefinitionInput[], values: Values, self: string, bundleIds: ReadonlySet<string>): string[] {
+export function contentReferences(
+  fields: readonly FieldDefinitionInput[],
+  values: Values,
+  self: string,
+  bundleIds: ReadonlySet<string>,
+): string[] {
   const found: string[] = [];
   mapReferences(fields, values, 'content', (value) => {
     const id = typeof value === 'string' ? value.toLowerCase() : '';
@@ -95,11 +108,19 @@ function referenceIssues(bundle: Bundle): Issue[] {
   const broadcastIds = new Set((bundle.broadcasts ?? []).map((b) => b.id.toLowerCase()));
   (bundle.rundowns ?? []).forEach((rundown, i) => {
     if (!broadcastIds.has(rundown.broadcastId.toLowerCase())) {
-      issues.push({ path: `rundowns.${i}.broadcastId`, code: 'not_found', message: `broadcast ${rundown.broadcastId} is not one of the bundle's broadcasts` });
+      issues.push({
+        path: `rundowns.${i}.broadcastId`,
+        code: 'not_found',
+        message: `broadcast ${rundown.broadcastId} is not one of the bundle's broadcasts`,
+      });
     }
     rundown.items.forEach((item, j) => {
       if (item.offsetSeconds !== undefined && item.plannedStartsAt !== undefined) {
-        issues.push({ path: `rundowns.${i}.items.${j}.offsetSeconds`, code: 'not_allowed', message: 'give either plannedStartsAt or offsetSeconds, not both' });
+        issues.push({
+          path: `rundowns.${i}.items.${j}.offsetSeconds`,
+          code: 'not_allowed',
+          message: 'give either plannedStartsAt or offsetSeconds, not both',
+        });
       }
     });
   });
@@ -114,20 +135,52 @@ function broadcastTimeIssues(broadcasts: readonly BundleBroadcast[]): Issue[] {
     }
     if (b.relative) return [];
     const missing = (['startsAt', 'endsAt'] as const).filter((k) => b[k] === undefined);
-    return missing.map((k) => ({ path: `broadcasts.${i}.${k}`, code: 'required', message: `broadcasts.${i}.${k} is required unless the broadcast gives relative times` }));
+    return missing.map((k) => ({
+      path: `broadcasts.${i}.${k}`,
+      code: 'required',
+      message: `broadcasts.${i}.${k} is required unless the broadcast gives relative times`,
+    }));
   });
 }
 
 /** Every issue found in the bundle as a whole, before anything is written. */
 export function checkBundle(bundle: Bundle): Issue[] {
   return [
-    ...duplicateIssues((bundle.types ?? []).map((t) => t.key), (i) => `types.${i}.key`, 'content type'),
-    ...duplicateIssues((bundle.media ?? []).map((m) => m.key), (i) => `media.${i}.key`, 'media key'),
-    ...duplicateIssues((bundle.records ?? []).map((r) => r.id), (i) => `records.${i}.id`, 'record'),
-    ...duplicateIssues((bundle.presenters ?? []).map((p) => p.id), (i) => `presenters.${i}.id`, 'presenter'),
-    ...duplicateIssues((bundle.programs ?? []).map((p) => p.id), (i) => `programs.${i}.id`, 'program'),
-    ...duplicateIssues((bundle.broadcasts ?? []).map((b) => b.id), (i) => `broadcasts.${i}.id`, 'broadcast'),
-    ...duplicateIssues((bundle.rundowns ?? []).map((r) => r.broadcastId), (i) => `rundowns.${i}.broadcastId`, 'rundown of broadcast'),
+    ...duplicateIssues(
+      (bundle.types ?? []).map((t) => t.key),
+      (i) => `types.${i}.key`,
+      'content type',
+    ),
+    ...duplicateIssues(
+      (bundle.media ?? []).map((m) => m.key),
+      (i) => `media.${i}.key`,
+      'media key',
+    ),
+    ...duplicateIssues(
+      (bundle.records ?? []).map((r) => r.id),
+      (i) => `records.${i}.id`,
+      'record',
+    ),
+    ...duplicateIssues(
+      (bundle.presenters ?? []).map((p) => p.id),
+      (i) => `presenters.${i}.id`,
+      'presenter',
+    ),
+    ...duplicateIssues(
+      (bundle.programs ?? []).map((p) => p.id),
+      (i) => `programs.${i}.id`,
+      'program',
+    ),
+    ...duplicateIssues(
+      (bundle.broadcasts ?? []).map((b) => b.id),
+      (i) => `broadcasts.${i}.id`,
+      'broadcast',
+    ),
+    ...duplicateIssues(
+      (bundle.rundowns ?? []).map((r) => r.broadcastId),
+      (i) => `rundowns.${i}.broadcastId`,
+      'rundown of broadcast',
+    ),
     ...broadcastTimeIssues(bundle.broadcasts ?? []),
     ...referenceIssues(bundle),
   ];
@@ -169,5 +222,7 @@ export function broadcastTimes(broadcast: BundleBroadcast, timezone: string, now
 /** Rundown items as the admin route takes them: `offsetSeconds` becomes a planned start. */
 export function rundownItems(items: BundleRundown['items'], startsAt: string): RundownBody['items'] {
   const start = new Date(startsAt).getTime();
-  return items.map(({ offsetSeconds, ...item }) => (offsetSeconds === undefined ? item : { ...item, plannedStartsAt: new Date(start + offsetSeconds * 1000).toISOString() }));
+  return items.map(({ offsetSeconds, ...item }) =>
+    offsetSeconds === undefined ? item : { ...item, plannedStartsAt: new Date(start + offsetSeconds * 1000).toISOString() },
+  );
 }

@@ -32,7 +32,9 @@ function relocate(err: unknown, prefix: string, rename: Record<string, string> =
     const renamed = rename[path] ?? path;
     return renamed ? `${prefix}.${renamed}` : prefix;
   };
-  const issues: Issue[] = err.issues?.map((issue) => ({ ...issue, path: place(issue.path) })) ?? [{ path: place(''), code: err.code.toLowerCase(), message: err.message }];
+  const issues: Issue[] = err.issues?.map((issue) => ({ ...issue, path: place(issue.path) })) ?? [
+    { path: place(''), code: err.code.toLowerCase(), message: err.message },
+  ];
   const message = `${prefix}: ${err.message}`;
   // Only a taken slug or id keeps its own status (409); everything else is something wrong in the bundle.
   return err instanceof ConflictError ? new ConflictError(message, issues) : new ValidationError(message, issues);
@@ -66,7 +68,13 @@ function withinImport(svc: Services, tx: Tx): Services {
   // `publishedAt` even when the clock stands still (a test clock) or several fall in one millisecond.
   let last = 0;
   const clock = { now: () => new Date((last = Math.max(svc.clock.now().getTime(), last + 1))) };
-  return { ...svc, db: tx.trx, clock, jobs, bus: { publish: async (message) => later('publish a feed frame', () => svc.bus.publish(message)) } };
+  return {
+    ...svc,
+    db: tx.trx,
+    clock,
+    jobs,
+    bus: { publish: async (message) => later('publish a feed frame', () => svc.bus.publish(message)) },
+  };
 }
 
 interface DecodedMedia {
@@ -88,7 +96,8 @@ async function decodeMedia(media: NonNullable<Bundle['media']>): Promise<Decoded
     }
     const bytes = Buffer.from(base64, 'base64');
     if (bytes.length === 0) issues.push({ path: `media.${i}.data`, code: 'required', message: `media.${i}.data holds no bytes` });
-    else if (bytes.length > MAX_UPLOAD_BYTES) issues.push({ path: `media.${i}.data`, code: 'too_big', message: `media.${i}.data is larger than ${MAX_UPLOAD_BYTES} bytes` });
+    else if (bytes.length > MAX_UPLOAD_BYTES)
+      issues.push({ path: `media.${i}.data`, code: 'too_big', message: `media.${i}.data is larger than ${MAX_UPLOAD_BYTES} bytes` });
     if (bytes.length === 0 || bytes.length > MAX_UPLOAD_BYTES) continue;
     try {
       const mime = await at(`media.${i}`, async () => uploadMime(entry.mime, ''), { 'headers.content-type': 'mime', '': 'mime' });
@@ -118,16 +127,21 @@ async function saveRecords(unit: Services, bundle: Bundle, stationId: string, ve
   }));
   // A record can reference only records that exist: referenced ones first. Records in a reference
   // cycle (and those behind one) first get a draft without their content references.
-  const dependencies = records.map((r, i) => contentReferences(fieldsOf(i), r.values, r.id.toLowerCase(), new Set(index.keys())).map((id) => index.get(id) as number));
+  const dependencies = records.map((r, i) =>
+    contentReferences(fieldsOf(i), r.values, r.id.toLowerCase(), new Set(index.keys())).map((id) => index.get(id) as number),
+  );
   const { ordered, rest } = dependencyOrder(dependencies);
-  const save = (i: number, body: PutRecordBody) => at(`records.${i}`, () => saveDraft(unit.db, { stationId, recordId: records[i].id, body, now }), { recordId: 'id' });
+  const save = (i: number, body: PutRecordBody) =>
+    at(`records.${i}`, () => saveDraft(unit.db, { stationId, recordId: records[i].id, body, now }), { recordId: 'id' });
   for (const i of rest) await save(i, { ...bodies[i], values: mapReferences(fieldsOf(i), bodies[i].values, 'content', () => undefined) });
   const revisions = new Map<number, number>();
   for (const i of [...ordered, ...rest]) revisions.set(i, (await save(i, bodies[i])).revision);
   // Published in bundle order once every draft exists, so the last one listed is the newest.
   const out: ImportResult['records'] = [];
   for (const [i, record] of records.entries()) {
-    const receipt = record.published ? await at(`records.${i}`, () => publishRecord(unit, { stationId, recordId: record.id.toLowerCase() })) : null;
+    const receipt = record.published
+      ? await at(`records.${i}`, () => publishRecord(unit, { stationId, recordId: record.id.toLowerCase() }))
+      : null;
     out.push({ id: record.id.toLowerCase(), revision: revisions.get(i) as number, publishedAt: receipt?.publishedAt ?? null });
   }
   return out;
@@ -135,10 +149,16 @@ async function saveRecords(unit: Services, bundle: Bundle, stationId: string, ve
 
 async function saveSchedule(tx: Tx, svc: Services, bundle: Bundle, stationId: string, now: Date) {
   const { presenters = [], programs = [], broadcasts = [], rundowns = [] } = bundle;
-  const out = { presenters: [] as ImportResult['presenters'], programs: [] as ImportResult['programs'], broadcasts: [] as ImportResult['broadcasts'], rundowns: [] as ImportResult['rundowns'] };
+  const out = {
+    presenters: [] as ImportResult['presenters'],
+    programs: [] as ImportResult['programs'],
+    broadcasts: [] as ImportResult['broadcasts'],
+    rundowns: [] as ImportResult['rundowns'],
+  };
   if (presenters.length + programs.length + broadcasts.length + rundowns.length === 0) return out;
   const { timezone } = await stationForWrite(tx, stationId);
-  for (const [i, { id, ...body }] of presenters.entries()) out.presenters.push({ id: (await at(`presenters.${i}`, () => savePresenter(tx, stationId, id, body, now))).id });
+  for (const [i, { id, ...body }] of presenters.entries())
+    out.presenters.push({ id: (await at(`presenters.${i}`, () => savePresenter(tx, stationId, id, body, now))).id });
   for (const [i, { id, ...body }] of programs.entries()) {
     await at(`programs.${i}`, () => saveProgram(tx, stationId, id, body, now));
     out.programs.push({ id: id.toLowerCase() });
@@ -146,7 +166,9 @@ async function saveSchedule(tx: Tx, svc: Services, bundle: Bundle, stationId: st
 
   // A repeat names the broadcast it repeats, which must exist first.
   const index = new Map(broadcasts.map((b, i) => [b.id.toLowerCase(), i]));
-  const { ordered, rest } = dependencyOrder(broadcasts.map((b) => (b.repeatOfId && index.has(b.repeatOfId.toLowerCase()) ? [index.get(b.repeatOfId.toLowerCase()) as number] : [])));
+  const { ordered, rest } = dependencyOrder(
+    broadcasts.map((b) => (b.repeatOfId && index.has(b.repeatOfId.toLowerCase()) ? [index.get(b.repeatOfId.toLowerCase()) as number] : [])),
+  );
   const times = broadcasts.map((b) => broadcastTimes(b, timezone, now));
   for (const i of [...ordered, ...rest]) {
     const { id, relative, ...body } = broadcasts[i];
@@ -157,7 +179,11 @@ async function saveSchedule(tx: Tx, svc: Services, bundle: Bundle, stationId: st
 
   for (const [i, rundown] of rundowns.entries()) {
     const startsAt = times[index.get(rundown.broadcastId.toLowerCase()) as number].startsAt;
-    const { items } = await at(`rundowns.${i}`, () => saveRundown(tx, stationId, rundown.broadcastId, { items: rundownItems(rundown.items, startsAt) }), { '': 'broadcastId' });
+    const { items } = await at(
+      `rundowns.${i}`,
+      () => saveRundown(tx, stationId, rundown.broadcastId, { items: rundownItems(rundown.items, startsAt) }),
+      { '': 'broadcastId' },
+    );
     out.rundowns.push({ broadcastId: rundown.broadcastId.toLowerCase(), items: items.length });
   }
   await scheduleChanged(tx, svc, stationId, timezone);
@@ -180,14 +206,25 @@ export async function importBundle(svc: Services, bundle: Bundle): Promise<Impor
     tx.afterCommit(() => svc.invalidation.invalidate('station', station.id));
 
     const types: ImportResult['types'] = [];
-    for (const [i, { key, ...body }] of (bundle.types ?? []).entries()) types.push(await at(`types.${i}`, () => saveContentType(tx.trx, { stationId: station.id, key, body, now })));
+    for (const [i, { key, ...body }] of (bundle.types ?? []).entries())
+      types.push(await at(`types.${i}`, () => saveContentType(tx.trx, { stationId: station.id, key, body, now })));
 
     const versionIds = new Map<string, string>();
     const mediaOut: ImportResult['media'] = [];
     for (const [i, entry] of (bundle.media ?? []).entries()) {
       const { mime, bytes, sha256, inspection } = media[i];
       const receipt = await at(`media.${i}`, () =>
-        createMediaVersion(unit, { stationId: station.id, mime, alt: entry.alt, credits: entry.credits, focalX: entry.focalX, focalY: entry.focalY, inspection, bytes, sha256 }),
+        createMediaVersion(unit, {
+          stationId: station.id,
+          mime,
+          alt: entry.alt,
+          credits: entry.credits,
+          focalX: entry.focalX,
+          focalY: entry.focalY,
+          inspection,
+          bytes,
+          sha256,
+        }),
       );
       versionIds.set(entry.key, receipt.versionId);
       mediaOut.push({ key: entry.key, ...receipt });
@@ -198,7 +235,9 @@ export async function importBundle(svc: Services, bundle: Bundle): Promise<Impor
 
     const credentials: ImportResult['credentials'] = [];
     for (const [i, body] of (bundle.credentials ?? []).entries()) {
-      const { row, token } = await at(`credentials.${i}`, () => createCredential(tx.trx, { stationId: station.id, scopes: body.scopes, label: body.label, expiresAt: body.expiresAt, now }));
+      const { row, token } = await at(`credentials.${i}`, () =>
+        createCredential(tx.trx, { stationId: station.id, scopes: body.scopes, label: body.label, expiresAt: body.expiresAt, now }),
+      );
       credentials.push({ id: row.id, token, scopes: row.scopes, expiresAt: row.expires_at.toISOString(), label: row.label });
     }
     return { station: presentAdminStation(station), credentials, types, media: mediaOut, records, ...schedule };

@@ -22,7 +22,10 @@ export const adminRoutes = [
       201: { description: 'The created station, credentials (with secrets), types, media, records and schedule.', schema: ImportResult },
       400: { description: 'Invalid bundle (VALIDATION_ERROR; issues name bundle paths). Nothing was written.', schema: ErrorBody },
       401: { description: 'Missing or invalid operator token.', schema: ErrorBody },
-      409: { description: 'The station slug or id, or a record, presenter, program or broadcast id, is taken (CONFLICT). Nothing was written.', schema: ErrorBody },
+      409: {
+        description: 'The station slug or id, or a record, presenter, program or broadcast id, is taken (CONFLICT). Nothing was written.',
+        schema: ErrorBody,
+      },
       413: { description: 'The bundle is larger than 64 MiB.', schema: ErrorBody },
     },
     async handler({ ctx, svc, body }) {

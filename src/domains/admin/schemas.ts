@@ -29,7 +29,9 @@ export const BundleMedia = Type.Object(
 const MediaRef = Type.Object(
   {
     key: Type.Optional(MediaKey),
-    versionId: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'the same as key (for bundles exported with version ids)' })),
+    versionId: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 100, description: 'the same as key (for bundles exported with version ids)' }),
+    ),
   },
   { additionalProperties: false, minProperties: 1, maxProperties: 1, description: 'names one media entry of the bundle by its key' },
 );
@@ -53,7 +55,11 @@ export const RelativeTime = Type.Object(
   {
     dayOffset: Type.Integer({ minimum: -366, maximum: 366, description: 'days after today in the station time zone (0 = the import day)' }),
     start: Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'local HH:MM' }),
-    durationMinutes: Type.Integer({ minimum: 1, maximum: MAX_BROADCAST_DAYS * 24 * 60, description: 'elapsed minutes (across a DST change too)' }),
+    durationMinutes: Type.Integer({
+      minimum: 1,
+      maximum: MAX_BROADCAST_DAYS * 24 * 60,
+      description: 'elapsed minutes (across a DST change too)',
+    }),
   },
   { additionalProperties: false },
 );
@@ -71,7 +77,16 @@ export const BundleBroadcast = Type.Object(
 );
 
 export const BundleRundownItem = Type.Object(
-  { ...RundownItemIn.properties, offsetSeconds: Type.Optional(Type.Number({ minimum: 0, maximum: MAX_BROADCAST_DAYS * 86400, description: 'planned start relative to the broadcast start (instead of plannedStartsAt)' })) },
+  {
+    ...RundownItemIn.properties,
+    offsetSeconds: Type.Optional(
+      Type.Number({
+        minimum: 0,
+        maximum: MAX_BROADCAST_DAYS * 86400,
+        description: 'planned start relative to the broadcast start (instead of plannedStartsAt)',
+      }),
+    ),
+  },
   { additionalProperties: false },
 );
 
@@ -88,8 +103,12 @@ export const Bundle = Type.Object(
     types: Type.Optional(Type.Array(BundleType, { maxItems: 100 })),
     media: Type.Optional(Type.Array(BundleMedia, { maxItems: 100 })),
     records: Type.Optional(Type.Array(BundleRecord, { maxItems: 2000 })),
-    presenters: Type.Optional(Type.Array(Type.Object({ id: Uuid, ...PresenterBody.properties }, { additionalProperties: false }), { maxItems: 1000 })),
-    programs: Type.Optional(Type.Array(Type.Object({ id: Uuid, ...ProgramBody.properties }, { additionalProperties: false }), { maxItems: 1000 })),
+    presenters: Type.Optional(
+      Type.Array(Type.Object({ id: Uuid, ...PresenterBody.properties }, { additionalProperties: false }), { maxItems: 1000 }),
+    ),
+    programs: Type.Optional(
+      Type.Array(Type.Object({ id: Uuid, ...ProgramBody.properties }, { additionalProperties: false }), { maxItems: 1000 }),
+    ),
     broadcasts: Type.Optional(Type.Array(BundleBroadcast, { maxItems: 10000 })),
     rundowns: Type.Optional(Type.Array(BundleRundown, { maxItems: 10000 })),
   },

@@ -20,10 +20,14 @@ function expiryFrom(now: Date, requested?: string): Date {
   if (requested === undefined) return oneYear;
   const at = new Date(requested);
   if (Number.isNaN(at.getTime())) {
-    throw new ValidationError('Invalid expiresAt.', [{ path: 'expiresAt', code: 'invalid_format', message: 'expiresAt must be an ISO 8601 timestamp' }]);
+    throw new ValidationError('Invalid expiresAt.', [
+      { path: 'expiresAt', code: 'invalid_format', message: 'expiresAt must be an ISO 8601 timestamp' },
+    ]);
   }
   if (at.getTime() <= now.getTime() || at.getTime() - now.getTime() > YEAR_MS || at > oneYear) {
-    throw new ValidationError('Invalid expiresAt.', [{ path: 'expiresAt', code: 'out_of_range', message: 'expiresAt must be in the future and at most one year ahead' }]);
+    throw new ValidationError('Invalid expiresAt.', [
+      { path: 'expiresAt', code: 'out_of_range', message: 'expiresAt must be in the future and at most one year ahead' },
+    ]);
   }
   return at;
 }

@@ -29,7 +29,13 @@ export const credentialRoutes = [
     responses: { 201: { description: 'The credential with its secret.', schema: CreatedCredential }, ...adminErrors },
     async handler({ ctx, svc, params, body }) {
       const station = await svc.stations.require(params.stationId);
-      const { row, token } = await createCredential(svc.db, { stationId: station.id, scopes: body.scopes, label: body.label, expiresAt: body.expiresAt, now: svc.clock.now() });
+      const { row, token } = await createCredential(svc.db, {
+        stationId: station.id,
+        scopes: body.scopes,
+        label: body.label,
+        expiresAt: body.expiresAt,
+        now: svc.clock.now(),
+      });
       ctx.status = 201;
       return created(row, token);
     },

@@ -3,7 +3,16 @@ import { defineRoute } from '../../http/route.ts';
 import { ErrorBody, Type } from '../../http/schema.ts';
 import { publishRecord, unpublishRecord } from './publish.ts';
 import { deleteRecord, saveDraft } from './records.ts';
-import { ContentTypeParams, PublishBody, PublishedReceipt, PutContentTypeBody, PutRecordBody, RecordParams, SavedContentType, SavedRecord } from './schemas.ts';
+import {
+  ContentTypeParams,
+  PublishBody,
+  PublishedReceipt,
+  PutContentTypeBody,
+  PutRecordBody,
+  RecordParams,
+  SavedContentType,
+  SavedRecord,
+} from './schemas.ts';
 import { saveContentType } from './types.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
 
@@ -38,7 +47,11 @@ export const contentAdminRoutes = [
     summary: 'Save a draft revision of a record (validated against the type’s current version)',
     params: RecordParams,
     body: PutRecordBody,
-    responses: { 200: { description: 'The draft revision.', schema: SavedRecord }, 409: { description: 'The id belongs to another station.', schema: ErrorBody }, ...adminErrors },
+    responses: {
+      200: { description: 'The draft revision.', schema: SavedRecord },
+      409: { description: 'The id belongs to another station.', schema: ErrorBody },
+      ...adminErrors,
+    },
     async handler({ svc, params, body }) {
       const stationId = (await svc.stations.require(params.stationId)).id;
       return saveDraft(svc.db, { stationId, recordId: params.recordId, body, now: svc.clock.now() });
@@ -52,7 +65,11 @@ export const contentAdminRoutes = [
     summary: 'Publish a revision (the latest when omitted); required fields are checked here',
     params: RecordParams,
     body: PublishBody,
-    responses: { 200: { description: 'Published.', schema: PublishedReceipt }, 409: { description: 'No such revision (REVISION_CONFLICT).', schema: ErrorBody }, ...adminErrors },
+    responses: {
+      200: { description: 'Published.', schema: PublishedReceipt },
+      409: { description: 'No such revision (REVISION_CONFLICT).', schema: ErrorBody },
+      ...adminErrors,
+    },
     async handler({ svc, params, body }) {
       const stationId = (await svc.stations.require(params.stationId)).id;
       return publishRecord(svc, { stationId, recordId: params.recordId.toLowerCase(), revision: body.revision });
@@ -65,7 +82,10 @@ export const contentAdminRoutes = [
     operationId: 'adminUnpublishRecord',
     summary: 'Take a record off the listener side (effective on the next read)',
     params: RecordParams,
-    responses: { 200: { description: 'Not delivered any more.', schema: Type.Object({ id: Type.String(), published: Type.Literal(false) }) }, ...adminErrors },
+    responses: {
+      200: { description: 'Not delivered any more.', schema: Type.Object({ id: Type.String(), published: Type.Literal(false) }) },
+      ...adminErrors,
+    },
     async handler({ svc, params }) {
       const stationId = (await svc.stations.require(params.stationId)).id;
       return unpublishRecord(svc, { stationId, recordId: params.recordId.toLowerCase() });

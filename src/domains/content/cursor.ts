@@ -35,7 +35,9 @@ interface Payload {
 
 function binding(listing: Listing): string {
   const parts = [listing.stationId, listing.type, canonicalFilters(listing.filters), listing.sort, listing.direction];
-  return Buffer.from(sha256Hex(JSON.stringify(parts)), 'hex').subarray(0, 12).toString('base64url');
+  return Buffer.from(sha256Hex(JSON.stringify(parts)), 'hex')
+    .subarray(0, 12)
+    .toString('base64url');
 }
 
 export function encodeCursor(secret: string, listing: Listing, key: CursorKey): string {
@@ -45,8 +47,14 @@ export function encodeCursor(secret: string, listing: Listing, key: CursorKey): 
 const invalid = (message: string) => new ValidationError('Invalid cursor.', [{ path: 'cursor', code: 'invalid_cursor', message }]);
 
 const wellFormed = (p: Payload | null): p is Payload =>
-  !!p && typeof p === 'object' && typeof p.b === 'string' && Number.isSafeInteger(p.a) &&
-  typeof p.i === 'string' && isUuid(p.i) && Number.isSafeInteger(p.s) && p.s >= 0;
+  !!p &&
+  typeof p === 'object' &&
+  typeof p.b === 'string' &&
+  Number.isSafeInteger(p.a) &&
+  typeof p.i === 'string' &&
+  isUuid(p.i) &&
+  Number.isSafeInteger(p.s) &&
+  p.s >= 0;
 
 /** The position a cursor encodes; 400 when it was tampered with or belongs to another listing. */
 export function decodeCursor(secret: string, listing: Listing, cursor: string): CursorKey {

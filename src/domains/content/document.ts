@@ -21,8 +21,10 @@ export function checkDocument(document: RecordDocument): Issue[] {
         return;
       }
       const { text, marks } = span as { text?: unknown; marks?: unknown };
-      if ('text' in span && typeof text !== 'string') issues.push({ path: `${at}.text`, code: 'invalid_type', message: `${at}.text must be a string` });
-      if ('marks' in span && !Array.isArray(marks)) issues.push({ path: `${at}.marks`, code: 'invalid_type', message: `${at}.marks must be an array` });
+      if ('text' in span && typeof text !== 'string')
+        issues.push({ path: `${at}.text`, code: 'invalid_type', message: `${at}.text must be a string` });
+      if ('marks' in span && !Array.isArray(marks))
+        issues.push({ path: `${at}.marks`, code: 'invalid_type', message: `${at}.marks must be an array` });
     });
   });
   return issues;

@@ -17,7 +17,11 @@ const isMultiple = (input: FieldDefinitionInput): boolean | undefined =>
 function checkField(input: FieldDefinitionInput, path: string, issues: Issue[]): void {
   const { kind } = input;
   const notFor = (prop: keyof FieldDefinitionInput, allowed: string) =>
-    issues.push({ path: `${path}.${prop}`, code: 'not_allowed', message: `${prop} applies only to ${allowed} fields, not to a ${kind} field` });
+    issues.push({
+      path: `${path}.${prop}`,
+      code: 'not_allowed',
+      message: `${prop} applies only to ${allowed} fields, not to a ${kind} field`,
+    });
   if (input.maxLength !== undefined && !TEXT_KINDS.includes(kind)) notFor('maxLength', 'text and rich_text');
   if ((input.min !== undefined || input.max !== undefined) && kind !== 'number') notFor(input.min !== undefined ? 'min' : 'max', 'number');
   if (input.min !== undefined && input.max !== undefined && input.min > input.max) {
@@ -29,10 +33,20 @@ function checkField(input: FieldDefinitionInput, path: string, issues: Issue[]):
   }
   if (kind === 'choices') {
     if (!input.choices) issues.push({ path: `${path}.choices`, code: 'required', message: 'a choices field needs choices' });
-    else duplicates(input.choices.map((c) => c.key), `${path}.choices`, issues);
+    else
+      duplicates(
+        input.choices.map((c) => c.key),
+        `${path}.choices`,
+        issues,
+      );
   } else if (input.choices !== undefined) notFor('choices', 'choices');
   if (kind === 'content') {
-    if (!input.targetType) issues.push({ path: `${path}.targetType`, code: 'required', message: 'a content field needs targetType (the content type it references)' });
+    if (!input.targetType)
+      issues.push({
+        path: `${path}.targetType`,
+        code: 'required',
+        message: 'a content field needs targetType (the content type it references)',
+      });
   } else if (input.targetType !== undefined) notFor('targetType', 'content');
   if (kind === 'group') {
     if (!input.fields) issues.push({ path: `${path}.fields`, code: 'required', message: 'a group field needs nested fields' });
@@ -70,7 +84,11 @@ function normalise(input: FieldDefinitionInput, path: string, issues: Issue[]): 
 }
 
 function normaliseList(inputs: FieldDefinitionInput[], path: string, issues: Issue[]): FieldDefinition[] {
-  duplicates(inputs.map((f) => f.key), path, issues);
+  duplicates(
+    inputs.map((f) => f.key),
+    path,
+    issues,
+  );
   return inputs.map((input, i) => normalise(input, `${path}.${i}`, issues));
 }
 

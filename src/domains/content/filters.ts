@@ -37,7 +37,11 @@ function parseOne(raw: string, index: number): ContentFilter | Issue {
   let op: FilterOp = 'exact';
   if (opText !== undefined) {
     if (opText !== 'contains' && opText !== 'anyOf') {
-      const issue: Issue = { path: 'filter', code: 'invalid_value', message: `${at}: the operator must be contains or anyOf (or none for an exact match)` };
+      const issue: Issue = {
+        path: 'filter',
+        code: 'invalid_value',
+        message: `${at}: the operator must be contains or anyOf (or none for an exact match)`,
+      };
       const near = suggest(opText, ['contains', 'anyOf']);
       if (near) issue.suggestion = `${field}.${near}:${value}`;
       return issue;
@@ -45,7 +49,12 @@ function parseOne(raw: string, index: number): ContentFilter | Issue {
     op = opText;
   }
   const values = op === 'anyOf' ? value.split(',') : [value];
-  if (values.some((v) => v === '')) return { path: 'filter', code: 'invalid_format', message: `${at} needs a value after ":"${op === 'anyOf' ? ' and no empty entries between commas' : ''}` };
+  if (values.some((v) => v === ''))
+    return {
+      path: 'filter',
+      code: 'invalid_format',
+      message: `${at} needs a value after ":"${op === 'anyOf' ? ' and no empty entries between commas' : ''}`,
+    };
   if (values.length > MAX_ANY_OF) return { path: 'filter', code: 'too_big', message: `${at} lists more than ${MAX_ANY_OF} values` };
   return { field, op, values };
 }
@@ -77,7 +86,11 @@ export function checkFilterFields(filters: ContentFilter[], fields: FieldDefinit
   for (const filter of filters) {
     const field = filterable.find((f) => f.key === filter.field);
     if (field) continue;
-    const issue: Issue = { path: 'filter', code: 'not_filterable', message: `"${filter.field}" is not a filterable field of ${type}; only text and choices fields can be filtered` };
+    const issue: Issue = {
+      path: 'filter',
+      code: 'not_filterable',
+      message: `"${filter.field}" is not a filterable field of ${type}; only text and choices fields can be filtered`,
+    };
     if (allowed.length > 0) issue.suggestion = closest(filter.field, allowed);
     issues.push(issue);
   }

@@ -33,7 +33,13 @@ function presentField(field: FieldDefinition): DeliveredField {
 /** Field definitions as listeners see them: private and system fields (and their flags) left out. */
 export const presentFields = (fields: FieldDefinition[]): DeliveredField[] => fields.filter(isDelivered).map(presentField);
 
-export function presentContentType(type: { key: string; label: string; version: number; archived: boolean; fields: FieldDefinition[] }): ContentTypeDefinition {
+export function presentContentType(type: {
+  key: string;
+  label: string;
+  version: number;
+  archived: boolean;
+  fields: FieldDefinition[];
+}): ContentTypeDefinition {
   return { key: type.key, label: type.label, version: type.version, archived: type.archived, fields: presentFields(type.fields) };
 }
 

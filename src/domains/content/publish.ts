@@ -24,7 +24,11 @@ export interface PublishReceipt {
 }
 
 /** Presents media versions in the given order; ids that no longer exist are returned as missing. */
-async function presentMedia(trx: Knex.Transaction | Knex, stationId: string, ids: string[]): Promise<{ items: MediaItem[]; missing: string[] }> {
+async function presentMedia(
+  trx: Knex.Transaction | Knex,
+  stationId: string,
+  ids: string[],
+): Promise<{ items: MediaItem[]; missing: string[] }> {
   if (ids.length === 0) return { items: [], missing: [] };
   const rows: MediaVersionRow[] = await trx('media_versions').where('station_id', stationId).whereIn('id', ids);
   const byId = new Map(rows.map((r) => [r.id, r]));
@@ -59,7 +63,8 @@ async function lockRecord(tx: Tx, stationId: string, recordId: string): Promise<
 
 async function replacePublishedMedia(trx: Knex.Transaction, stationId: string, recordId: string, versionIds: string[]): Promise<void> {
   await trx('published_media').where({ record_id: recordId }).delete();
-  if (versionIds.length > 0) await trx('published_media').insert(versionIds.map((id) => ({ version_id: id, record_id: recordId, station_id: stationId })));
+  if (versionIds.length > 0)
+    await trx('published_media').insert(versionIds.map((id) => ({ version_id: id, record_id: recordId, station_id: stationId })));
 }
 
 /**
@@ -67,7 +72,10 @@ async function replacePublishedMedia(trx: Knex.Transaction, stationId: string, r
  * is kept across publications; every publish, a republish of the current revision included, is a new
  * publication: `publishedAt` moves, `publicationId` is new and the feed row is upserted again.
  */
-export async function publishRecord(svc: Services, input: { stationId: string; recordId: string; revision?: number }): Promise<PublishReceipt> {
+export async function publishRecord(
+  svc: Services,
+  input: { stationId: string; recordId: string; revision?: number },
+): Promise<PublishReceipt> {
   const { stationId } = input;
   const now = svc.clock.now();
   return inTransaction(svc.db, async (tx) => {
@@ -142,7 +150,9 @@ export async function publishRecord(svc: Services, input: { stationId: string; r
       .where({ station_id: stationId, key: record.type, version: draft.schema_version })
       .whereNull('published_at')
       .update({ published_at: now });
-    await trx('records').where({ id: record.id }).update({ published_revision: revision, first_published_at: firstPublishedAt, updated_at: now });
+    await trx('records')
+      .where({ id: record.id })
+      .update({ published_revision: revision, first_published_at: firstPublishedAt, updated_at: now });
     await upsertFeedRow(tx, svc.bus, { stationId, kind: 'content', entry: record.id, data: body, now });
     emitAfterCommit(tx, svc, stationId, 'content.published', { type: record.type, id: record.id, revision });
     return { id: record.id, revision, publishedAt: now.toISOString() };
@@ -150,7 +160,10 @@ export async function publishRecord(svc: Services, input: { stationId: string; r
 }
 
 /** Takes a record off the listener side (effective on the next read) and removes its feed row. Idempotent. */
-export async function unpublishRecord(svc: Services, input: { stationId: string; recordId: string }): Promise<{ id: string; published: false }> {
+export async function unpublishRecord(
+  svc: Services,
+  input: { stationId: string; recordId: string },
+): Promise<{ id: string; published: false }> {
   const now = svc.clock.now();
   return inTransaction(svc.db, async (tx) => {
     tx.afterCommit(() => invalidateReads(svc, input.stationId, 'content'));
@@ -168,7 +181,11 @@ export async function unpublishRecord(svc: Services, input: { stationId: string;
     await deleteFeedRow(tx, svc.bus, { stationId: input.stationId, kind: 'content', entry: record.id, now });
     // Only a record that was delivered is unpublished (the route is idempotent: a repeat sends nothing).
     if (record.published_revision !== null) {
-      emitAfterCommit(tx, svc, input.stationId, 'content.unpublished', { type: record.type, id: record.id, revision: record.published_revision });
+      emitAfterCommit(tx, svc, input.stationId, 'content.unpublished', {
+        type: record.type,
+        id: record.id,
+        revision: record.published_revision,
+      });
     }
     return { id: record.id, published: false as const };
   });
@@ -190,13 +207,20 @@ export async function refreshRecordsUsingMedia(svc: Services, stationId: string,
       const row = record && (await tx.trx<PublishedRecordRow>('published_records').where({ record_id: recordId }).first());
       if (!record || !row) return;
       const body = row.body as PublishedRecord;
-      const media = await presentMedia(tx.trx, stationId, body.media.map((m) => m.versionId));
+      const media = await presentMedia(
+        tx.trx,
+        stationId,
+        body.media.map((m) => m.versionId),
+      );
       const next: PublishedRecord = { ...body, media: media.items };
       if (canonicalJson(next.media) === canonicalJson(body.media)) return;
       // updatedAt moves, so does the record's position in updatedAt walks.
       const seq = await nextPositionSeq(tx.trx, stationId, record.type);
       await closePosition(tx.trx, row, seq);
-      await tx.trx('published_records').where({ record_id: recordId }).update({ body: JSON.stringify(next), updated_at: now, position_from: seq });
+      await tx
+        .trx('published_records')
+        .where({ record_id: recordId })
+        .update({ body: JSON.stringify(next), updated_at: now, position_from: seq });
       await upsertFeedRow(tx, svc.bus, { stationId, kind: 'content', entry: recordId, data: next, now });
       tx.afterCommit(() => invalidateReads(svc, stationId, 'content'));
       changed++;

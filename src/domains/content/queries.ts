@@ -93,8 +93,15 @@ export function pageQuery(db: Db, listing: Listing, limit: number, after: Cursor
       db.raw('(SELECT position_seq FROM content_types WHERE station_id = ? AND key = ?) AS as_of', [listing.stationId, listing.type]),
     );
   }
-  const merged = db.raw('((?) UNION ALL (?)) AS page', [currentPositions(db, listing, limit, after), formerPositions(db, listing, limit, after)]);
-  return db.select(db.raw('body::text AS body'), 'sort_at', 'record_id').from(merged).orderBy(order(listing, 'sort_at', 'record_id')).limit(limit);
+  const merged = db.raw('((?) UNION ALL (?)) AS page', [
+    currentPositions(db, listing, limit, after),
+    formerPositions(db, listing, limit, after),
+  ]);
+  return db
+    .select(db.raw('body::text AS body'), 'sort_at', 'record_id')
+    .from(merged)
+    .orderBy(order(listing, 'sort_at', 'record_id'))
+    .limit(limit);
 }
 
 /**
@@ -108,7 +115,13 @@ export async function listPublishedRecords(db: Db, secret: string, input: ListIn
     if (!type) throw new NotFoundError(`Content type "${input.type}" does not exist.`);
     checkFilterFields(input.filters, type.fields, input.type);
   }
-  const listing: Listing = { stationId: input.stationId, type: input.type, filters: input.filters, sort: input.sort, direction: input.direction };
+  const listing: Listing = {
+    stationId: input.stationId,
+    type: input.type,
+    filters: input.filters,
+    sort: input.sort,
+    direction: input.direction,
+  };
   const after = input.cursor === undefined ? null : decodeCursor(secret, listing, input.cursor);
   const rows: PageRow[] = await pageQuery(db, listing, input.limit + 1, after);
   const more = rows.length > input.limit;
@@ -126,7 +139,10 @@ export const filtersFromQuery = (raw: readonly string[] | undefined): ContentFil
 
 /** The published record as JSON text, or null (unpublished, unknown or another station's). */
 export async function findPublishedRecord(db: Db, stationId: string, id: string): Promise<string | null> {
-  const row = await db('published_records').select(db.raw('body::text AS body')).where({ record_id: id.toLowerCase(), station_id: stationId }).first();
+  const row = await db('published_records')
+    .select(db.raw('body::text AS body'))
+    .where({ record_id: id.toLowerCase(), station_id: stationId })
+    .first();
   return (row?.body as string | undefined) ?? null;
 }
 

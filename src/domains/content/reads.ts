@@ -24,14 +24,21 @@ export async function recordBySlugRead(svc: ReadServices, station: Station, type
 }
 
 /** Without `type`: every current type; with it, that type at `version` (default current). */
-export async function schemasRead(svc: ReadServices, station: Station, query: { type?: string; version?: number }): Promise<Representation> {
+export async function schemasRead(
+  svc: ReadServices,
+  station: Station,
+  query: { type?: string; version?: number },
+): Promise<Representation> {
   if (query.type === undefined) {
     if (query.version !== undefined) {
-      throw new ValidationError('version needs type.', [{ path: 'version', code: 'requires_type', message: 'version can only be given together with type' }]);
+      throw new ValidationError('version needs type.', [
+        { path: 'version', code: 'requires_type', message: 'version can only be given together with type' },
+      ]);
     }
     return Representation.json({ contractVersion: 1, types: (await listCurrentTypes(svc.db, station.id)).map(presentContentType) });
   }
   const type = await findTypeVersion(svc.db, station.id, query.type, query.version);
-  if (!type) throw new NotFoundError(query.version === undefined ? 'Unknown content type.' : 'No published snapshot of this content type version.');
+  if (!type)
+    throw new NotFoundError(query.version === undefined ? 'Unknown content type.' : 'No published snapshot of this content type version.');
   return Representation.json({ contractVersion: 1, types: [presentContentType(type)] });
 }

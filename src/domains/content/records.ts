@@ -25,20 +25,43 @@ async function unknownType(db: Db, stationId: string, type: string): Promise<Val
 }
 
 /** Issues for media versions and records that do not exist in the station (or have another type). */
-async function referenceIssues(trx: Knex.Transaction, stationId: string, recordId: string, type: string, media: Reference[], content: Reference[]): Promise<Issue[]> {
+async function referenceIssues(
+  trx: Knex.Transaction,
+  stationId: string,
+  recordId: string,
+  type: string,
+  media: Reference[],
+  content: Reference[],
+): Promise<Issue[]> {
   const issues: Issue[] = [];
   if (media.length > 0) {
-    const found = new Set<string>(await trx('media_versions').where('station_id', stationId).whereIn('id', dedupe(media.map((m) => m.id))).pluck('id'));
-    for (const ref of media) if (!found.has(ref.id)) issues.push({ path: ref.path, code: 'not_found', message: `media version ${ref.id} does not exist in this station` });
+    const found = new Set<string>(
+      await trx('media_versions')
+        .where('station_id', stationId)
+        .whereIn('id', dedupe(media.map((m) => m.id)))
+        .pluck('id'),
+    );
+    for (const ref of media)
+      if (!found.has(ref.id))
+        issues.push({ path: ref.path, code: 'not_found', message: `media version ${ref.id} does not exist in this station` });
   }
   if (content.length > 0) {
-    const rows: Array<{ id: string; type: string }> = await trx('records').where('station_id', stationId).whereIn('id', dedupe(content.map((c) => c.id))).select('id', 'type');
+    const rows: Array<{ id: string; type: string }> = await trx('records')
+      .where('station_id', stationId)
+      .whereIn('id', dedupe(content.map((c) => c.id)))
+      .select('id', 'type');
     const types = new Map(rows.map((r) => [r.id, r.type]));
     types.set(recordId, type); // a record may reference itself
     for (const ref of content) {
       const found = types.get(ref.id);
-      if (found === undefined) issues.push({ path: ref.path, code: 'not_found', message: `record ${ref.id} does not exist in this station` });
-      else if (found !== ref.targetType) issues.push({ path: ref.path, code: 'invalid_value', message: `${ref.path} must reference a ${ref.targetType} record, not a ${found} record` });
+      if (found === undefined)
+        issues.push({ path: ref.path, code: 'not_found', message: `record ${ref.id} does not exist in this station` });
+      else if (found !== ref.targetType)
+        issues.push({
+          path: ref.path,
+          code: 'invalid_value',
+          message: `${ref.path} must reference a ${ref.targetType} record, not a ${found} record`,
+        });
     }
   }
   return issues;
@@ -49,7 +72,10 @@ async function referenceIssues(trx: Knex.Transaction, stationId: string, recordI
  * references; required fields are checked at publish). Sending the latest revision's content again
  * returns that revision instead of creating another, so retries are harmless.
  */
-export async function saveDraft(db: Db, input: { stationId: string; recordId: string; body: PutRecordBody; now: Date }): Promise<{ id: string; revision: number }> {
+export async function saveDraft(
+  db: Db,
+  input: { stationId: string; recordId: string; body: PutRecordBody; now: Date },
+): Promise<{ id: string; revision: number }> {
   const { stationId, body, now } = input;
   const recordId = input.recordId.toLowerCase();
   return db.transaction(async (trx) => {
@@ -60,12 +86,19 @@ export async function saveDraft(db: Db, input: { stationId: string; recordId: st
       .onConflict('id')
       .ignore();
     const record = (await trx<RecordRow>('records').where({ id: recordId }).forUpdate().first()) as RecordRow;
-    if (record.station_id !== stationId) throw new ConflictError('This record id is used by another station.', [{ path: 'recordId', code: 'taken', message: 'the id belongs to a record of another station' }]);
+    if (record.station_id !== stationId)
+      throw new ConflictError('This record id is used by another station.', [
+        { path: 'recordId', code: 'taken', message: 'the id belongs to a record of another station' },
+      ]);
     if (record.type !== body.type) {
-      throw new ValidationError('A record keeps its type.', [{ path: 'type', code: 'invalid_value', message: `the record is a ${record.type} record`, suggestion: record.type }]);
+      throw new ValidationError('A record keeps its type.', [
+        { path: 'type', code: 'invalid_value', message: `the record is a ${record.type} record`, suggestion: record.type },
+      ]);
     }
 
-    const version = (await trx<ContentTypeVersionRow>('content_type_versions').where({ station_id: stationId, key: body.type, version: type.current_version }).first()) as ContentTypeVersionRow;
+    const version = (await trx<ContentTypeVersionRow>('content_type_versions')
+      .where({ station_id: stationId, key: body.type, version: type.current_version })
+      .first()) as ContentTypeVersionRow;
     const checked = checkValues(version.fields, body.values);
     const document: RecordDocument | null = body.document ?? null;
     const issues = [...checked.issues, ...(document ? checkDocument(document) : [])];
@@ -82,8 +115,11 @@ export async function saveDraft(db: Db, input: { stationId: string; recordId: st
       related: { programIds: dedupe(body.related?.programIds ?? []) },
     };
     if (record.latest_revision > 0) {
-      const latest = (await trx<RevisionRow>('record_revisions').where({ record_id: recordId, revision: record.latest_revision }).first()) as RevisionRow;
-      const same = canonicalJson([latest.schema_version, latest.values, latest.document, latest.media, latest.related]) ===
+      const latest = (await trx<RevisionRow>('record_revisions')
+        .where({ record_id: recordId, revision: record.latest_revision })
+        .first()) as RevisionRow;
+      const same =
+        canonicalJson([latest.schema_version, latest.values, latest.document, latest.media, latest.related]) ===
         canonicalJson([revision.schema_version, revision.values, revision.document, revision.media, revision.related]);
       if (same) return { id: recordId, revision: latest.revision };
     }

@@ -10,7 +10,9 @@ import { BySlugParams, ContentIdParams, ContentList, ContentListQuery, Published
 // Listener routes of content delivery: schema definitions, record lists, one record by id or slug.
 // Every read goes to the published projection, so unpublish and switches apply on the next read.
 
-const listenerErrors = listenerErrorResponses('Station unknown, inactive or offline; module switched off (MODULE_DISABLED); or nothing published.');
+const listenerErrors = listenerErrorResponses(
+  'Station unknown, inactive or offline; module switched off (MODULE_DISABLED); or nothing published.',
+);
 
 const listenerRoutes = [
   defineRoute({
@@ -19,7 +21,8 @@ const listenerRoutes = [
     path: '/api/v1/stations/{stationSlug}/schemas',
     operationId: 'listSchemas',
     summary: 'Content type definitions (private and system fields left out)',
-    description: 'Without `type`: every current type, ordered by key (at most 100). With `type`: that type at `version` (default current); a historical version only once a record was published with it.',
+    description:
+      'Without `type`: every current type, ordered by key (at most 100). With `type`: that type at `version` (default current); a historical version only once a record was published with it.',
     module: 'schemas',
     cache: 'content',
     params: StationSlugParams,

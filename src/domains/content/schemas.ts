@@ -24,7 +24,9 @@ function fieldDefinitionInput(depth: number): TSchema {
       maxLength: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
       min: Type.Optional(Type.Number()),
       max: Type.Optional(Type.Number()),
-      choices: Type.Optional(Type.Array(Type.Object({ key: Key, label: Label }, { additionalProperties: false }), { minItems: 1, maxItems: 500 })),
+      choices: Type.Optional(
+        Type.Array(Type.Object({ key: Key, label: Label }, { additionalProperties: false }), { minItems: 1, maxItems: 500 }),
+      ),
       multiple: Type.Optional(Type.Boolean()),
       targetType: Type.Optional(Key),
       maxItems: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
@@ -61,10 +63,19 @@ export const PutContentTypeBody = Type.Object(
 );
 export type PutContentTypeBody = Static<typeof PutContentTypeBody>;
 
-export const ContentTypeParams = Type.Object({ stationId: Type.String({ minLength: 1, maxLength: 80 }), key: Key }, { additionalProperties: false });
-export const RecordParams = Type.Object({ stationId: Type.String({ minLength: 1, maxLength: 80 }), recordId: Uuid }, { additionalProperties: false });
+export const ContentTypeParams = Type.Object(
+  { stationId: Type.String({ minLength: 1, maxLength: 80 }), key: Key },
+  { additionalProperties: false },
+);
+export const RecordParams = Type.Object(
+  { stationId: Type.String({ minLength: 1, maxLength: 80 }), recordId: Uuid },
+  { additionalProperties: false },
+);
 
-const TextSpanInput = Type.Object({ text: Type.String({ maxLength: 100_000 }), marks: Type.Optional(Type.Array(Type.Unknown(), { maxItems: 50 })) });
+const TextSpanInput = Type.Object({
+  text: Type.String({ maxLength: 100_000 }),
+  marks: Type.Optional(Type.Array(Type.Unknown(), { maxItems: 50 })),
+});
 const DocumentInput = Type.Object(
   {
     version: Type.Integer({ minimum: 1 }),
@@ -91,7 +102,9 @@ export const PutRecordBody = Type.Object(
     values: Type.Record(Type.String(), Type.Unknown(), { maxProperties: MAX_FIELDS }),
     document: Type.Optional(Nullable(DocumentInput)),
     media: Type.Optional(Type.Array(Type.Object({ versionId: Uuid }, { additionalProperties: false }), { maxItems: 100 })),
-    related: Type.Optional(Type.Object({ programIds: Type.Optional(Type.Array(Uuid, { maxItems: 100 })) }, { additionalProperties: false })),
+    related: Type.Optional(
+      Type.Object({ programIds: Type.Optional(Type.Array(Uuid, { maxItems: 100 })) }, { additionalProperties: false }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -116,7 +129,13 @@ export const SchemasQuery = Type.Object(
 export const ContentListQuery = Type.Object(
   {
     type: Key,
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_CURSOR_LENGTH, description: 'opaque; only valid with the type, filters, sort and direction that produced it' })),
+    cursor: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: MAX_CURSOR_LENGTH,
+        description: 'opaque; only valid with the type, filters, sort and direction that produced it',
+      }),
+    ),
     limit: Type.Integer({ minimum: 1, maximum: 50, default: 25 }),
     sort: StringEnum(SORTS, { default: 'publishedAt' }),
     direction: StringEnum(DIRECTIONS, { default: 'desc' }),
@@ -156,60 +175,75 @@ const FieldDefinitionOut = Type.Object(
   { additionalProperties: false },
 );
 
-export const ContentTypeDefinition = Type.Object({
-  key: Type.String(),
-  label: Type.String(),
-  version: Type.Integer({ minimum: 1 }),
-  archived: Type.Boolean(),
-  fields: Type.Array(FieldDefinitionOut),
-}, { title: 'ContentType' });
+export const ContentTypeDefinition = Type.Object(
+  {
+    key: Type.String(),
+    label: Type.String(),
+    version: Type.Integer({ minimum: 1 }),
+    archived: Type.Boolean(),
+    fields: Type.Array(FieldDefinitionOut),
+  },
+  { title: 'ContentType' },
+);
 export type ContentTypeDefinition = Static<typeof ContentTypeDefinition>;
 
-export const SchemasResponse = Type.Object({ contractVersion: Type.Literal(1), types: Type.Array(ContentTypeDefinition, { maxItems: 100 }) }, { title: 'ContentSchemas' });
+export const SchemasResponse = Type.Object(
+  { contractVersion: Type.Literal(1), types: Type.Array(ContentTypeDefinition, { maxItems: 100 }) },
+  { title: 'ContentSchemas' },
+);
 
 const Path = Nullable(Type.String());
-export const MediaItem = Type.Object({
-  assetId: Type.String(),
-  versionId: Type.String(),
-  kind: Type.String(),
-  url: Type.String({ description: '/api/media/public/{stationId}/{versionId}' }),
-  credits: Type.String(),
-  mime: Type.String(),
-  alt: Type.String(),
-  width: Nullable(Type.Integer()),
-  height: Nullable(Type.Integer()),
-  duration: Nullable(Type.Number()),
-  variants: Type.Object({ thumb: Path, display: Path, card: Path, square: Path }),
-}, { title: 'MediaItem' });
+export const MediaItem = Type.Object(
+  {
+    assetId: Type.String(),
+    versionId: Type.String(),
+    kind: Type.String(),
+    url: Type.String({ description: '/api/media/public/{stationId}/{versionId}' }),
+    credits: Type.String(),
+    mime: Type.String(),
+    alt: Type.String(),
+    width: Nullable(Type.Integer()),
+    height: Nullable(Type.Integer()),
+    duration: Nullable(Type.Number()),
+    variants: Type.Object({ thumb: Path, display: Path, card: Path, square: Path }),
+  },
+  { title: 'MediaItem' },
+);
 export type MediaItem = Static<typeof MediaItem>;
 
-export const PublishedRecord = Type.Object({
-  contractVersion: Type.Literal(1),
-  id: Type.String(),
-  publicationId: Type.String(),
-  revision: Type.Integer(),
-  type: Type.String(),
-  schemaVersion: Type.Integer(),
-  publishedAt: Timestamp,
-  firstPublishedAt: Timestamp,
-  values: Type.Record(Type.String(), Type.Unknown()),
-  document: Type.Object({
-    version: Type.Integer(),
-    mode: Type.String(),
-    blocks: Type.Array(Type.Object({ id: Type.String(), type: Type.String(), content: Type.Unknown() })),
-  }),
-  media: Type.Array(MediaItem),
-  related: Type.Object({ programIds: Type.Array(Type.String()) }),
-}, { title: 'ContentRecord' });
+export const PublishedRecord = Type.Object(
+  {
+    contractVersion: Type.Literal(1),
+    id: Type.String(),
+    publicationId: Type.String(),
+    revision: Type.Integer(),
+    type: Type.String(),
+    schemaVersion: Type.Integer(),
+    publishedAt: Timestamp,
+    firstPublishedAt: Timestamp,
+    values: Type.Record(Type.String(), Type.Unknown()),
+    document: Type.Object({
+      version: Type.Integer(),
+      mode: Type.String(),
+      blocks: Type.Array(Type.Object({ id: Type.String(), type: Type.String(), content: Type.Unknown() })),
+    }),
+    media: Type.Array(MediaItem),
+    related: Type.Object({ programIds: Type.Array(Type.String()) }),
+  },
+  { title: 'ContentRecord' },
+);
 export type PublishedRecord = Static<typeof PublishedRecord>;
 
-export const ContentList = Type.Object({
-  contractVersion: Type.Literal(1),
-  type: Type.String(),
-  records: Type.Array(PublishedRecord, { maxItems: 50 }),
-  nextCursor: Nullable(Type.String()),
-  page: Type.Object({ limit: Type.Integer(), nextCursor: Nullable(Type.String()) }),
-}, { title: 'ContentList' });
+export const ContentList = Type.Object(
+  {
+    contractVersion: Type.Literal(1),
+    type: Type.String(),
+    records: Type.Array(PublishedRecord, { maxItems: 50 }),
+    nextCursor: Nullable(Type.String()),
+    page: Type.Object({ limit: Type.Integer(), nextCursor: Nullable(Type.String()) }),
+  },
+  { title: 'ContentList' },
+);
 
 export const SavedContentType = Type.Object({ key: Type.String(), version: Type.Integer() });
 export const SavedRecord = Type.Object({ id: Type.String(), revision: Type.Integer() });

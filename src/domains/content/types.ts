@@ -21,29 +21,57 @@ export interface TypeVersion {
  * Creates or updates a type. A changed field list (anything in a definition, flags included) makes a
  * new version; a label or `archived` change alone keeps the version. Returns the current version.
  */
-export async function saveContentType(db: Db, input: { stationId: string; key: string; body: PutContentTypeBody; now: Date }): Promise<{ key: string; version: number }> {
+export async function saveContentType(
+  db: Db,
+  input: { stationId: string; key: string; body: PutContentTypeBody; now: Date },
+): Promise<{ key: string; version: number }> {
   const { fields, issues } = normaliseFields(input.body.fields);
   if (issues.length > 0) throw new ValidationError('Invalid field definitions.', issues);
   const { stationId, key, body, now } = input;
   const fieldsJson = JSON.stringify(fields);
   return db.transaction(async (trx) => {
     const inserted = await trx<ContentTypeRow>('content_types')
-      .insert({ station_id: stationId, key, label: body.label, current_version: 1, archived: body.archived ?? false, created_at: now, updated_at: now })
+      .insert({
+        station_id: stationId,
+        key,
+        label: body.label,
+        current_version: 1,
+        archived: body.archived ?? false,
+        created_at: now,
+        updated_at: now,
+      })
       .onConflict(['station_id', 'key'])
       .ignore()
       .returning('*');
     if (inserted.length > 0) {
-      await trx('content_type_versions').insert({ station_id: stationId, key, version: 1, label: body.label, fields: fieldsJson, created_at: now });
+      await trx('content_type_versions').insert({
+        station_id: stationId,
+        key,
+        version: 1,
+        label: body.label,
+        fields: fieldsJson,
+        created_at: now,
+      });
       return { key, version: 1 };
     }
-    const current = (await trx<ContentTypeRow>('content_types').where({ station_id: stationId, key }).forUpdate().first()) as ContentTypeRow;
+    const current = (await trx<ContentTypeRow>('content_types')
+      .where({ station_id: stationId, key })
+      .forUpdate()
+      .first()) as ContentTypeRow;
     const latest = (await trx<ContentTypeVersionRow>('content_type_versions')
       .where({ station_id: stationId, key, version: current.current_version })
       .first()) as ContentTypeVersionRow;
     let version = current.current_version;
     if (!sameFields(latest.fields, fields)) {
       version += 1;
-      await trx('content_type_versions').insert({ station_id: stationId, key, version, label: body.label, fields: fieldsJson, created_at: now });
+      await trx('content_type_versions').insert({
+        station_id: stationId,
+        key,
+        version,
+        label: body.label,
+        fields: fieldsJson,
+        created_at: now,
+      });
     } else if (latest.label !== body.label) {
       await trx('content_type_versions').where({ station_id: stationId, key, version }).update({ label: body.label });
     }

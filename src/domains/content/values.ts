@@ -86,20 +86,24 @@ class Checker {
         return value;
       case 'number':
         if (typeof value !== 'number' || !Number.isFinite(value)) return this.fail(path, 'invalid_type', `${path} must be a number`);
-        if (field.min !== undefined && value < field.min) return this.fail(path, 'too_small', `${path} must be at least ${field.min}`, field.min);
-        if (field.max !== undefined && value > field.max) return this.fail(path, 'too_big', `${path} must be at most ${field.max}`, field.max);
+        if (field.min !== undefined && value < field.min)
+          return this.fail(path, 'too_small', `${path} must be at least ${field.min}`, field.min);
+        if (field.max !== undefined && value > field.max)
+          return this.fail(path, 'too_big', `${path} must be at most ${field.max}`, field.max);
         return value;
       case 'boolean':
         return typeof value === 'boolean' ? value : this.fail(path, 'invalid_type', `${path} must be a boolean`);
       case 'datetime': {
         const at = typeof value === 'string' && ISO_DATETIME.test(value) ? new Date(value) : null;
-        if (!at || Number.isNaN(at.getTime())) return this.fail(path, 'invalid_format', `${path} must be an ISO 8601 timestamp with a time zone`);
+        if (!at || Number.isNaN(at.getTime()))
+          return this.fail(path, 'invalid_format', `${path} must be an ISO 8601 timestamp with a time zone`);
         return at.toISOString();
       }
       case 'choices': {
         const keys = (field.choices ?? []).map((c) => c.key);
         if (typeof value !== 'string') return this.fail(path, 'invalid_type', `${path} must be a choice key`);
-        if (!keys.includes(value)) return this.fail(path, 'invalid_value', `${path} must be one of ${keys.join(', ')}`, suggest(value, keys));
+        if (!keys.includes(value))
+          return this.fail(path, 'invalid_value', `${path} must be one of ${keys.join(', ')}`, suggest(value, keys));
         return value;
       }
       case 'media':
@@ -157,7 +161,9 @@ export function deliveredValues(fields: FieldDefinition[], values: Values): Valu
     const value = values[field.key];
     if (field.kind === 'group') {
       const nested = field.fields ?? [];
-      out[field.key] = field.multiple ? (value as Values[]).map((v) => deliveredValues(nested, v)) : deliveredValues(nested, value as Values);
+      out[field.key] = field.multiple
+        ? (value as Values[]).map((v) => deliveredValues(nested, v))
+        : deliveredValues(nested, value as Values);
     } else {
       out[field.key] = value;
     }

@@ -25,7 +25,10 @@ const widgets = new WeakMap<Services, Widget>();
 export function widgetScript(svc: Services): Widget {
   let widget = widgets.get(svc);
   if (!widget) {
-    const plain = asset(SOURCE.replace("'__WAVELINE_FEED__'", JSON.stringify(svc.config.realtimePublicUrl)), 'text/javascript; charset=utf-8');
+    const plain = asset(
+      SOURCE.replace("'__WAVELINE_FEED__'", JSON.stringify(svc.config.realtimePublicUrl)),
+      'text/javascript; charset=utf-8',
+    );
     widget = { plain, gzip: gzipSync(plain.bytes, { level: 9 }) };
     widgets.set(svc, widget);
   }
@@ -83,7 +86,11 @@ function demoPage(stationId: string): Asset {
 const pages = new Map<string, Asset>();
 
 const DemoQuery = Type.Object(
-  { station: Type.Optional(Type.String({ pattern: STATION_ID_PATTERN, description: `station id (default ${DEMO_STATION_ID}, the demo station)` })) },
+  {
+    station: Type.Optional(
+      Type.String({ pattern: STATION_ID_PATTERN, description: `station id (default ${DEMO_STATION_ID}, the demo station)` }),
+    ),
+  },
   { additionalProperties: false },
 );
 

@@ -10,7 +10,11 @@ const round = (seconds: number): number => Math.round(seconds * 1000) / 1000;
 
 export async function audioDuration(bytes: Buffer, mimeType?: string): Promise<number | null> {
   try {
-    const { format } = await parseBuffer(bytes, { mimeType, size: bytes.length }, { duration: true, skipCovers: true, skipPostHeaders: true });
+    const { format } = await parseBuffer(
+      bytes,
+      { mimeType, size: bytes.length },
+      { duration: true, skipCovers: true, skipPostHeaders: true },
+    );
     const seconds = format.duration;
     return seconds !== undefined && Number.isFinite(seconds) && seconds > 0 ? round(seconds) : null;
   } catch {

@@ -45,7 +45,14 @@ export async function createMediaVersion(svc: Services, input: NewVersionInput):
     } else {
       assetId = newId();
       focal = { x: input.focalX ?? CENTRE.x, y: input.focalY ?? CENTRE.y };
-      await trx('media_assets').insert({ id: assetId, station_id: stationId, kind: inspection.kind, focal_x: focal.x, focal_y: focal.y, created_at: now });
+      await trx('media_assets').insert({
+        id: assetId,
+        station_id: stationId,
+        kind: inspection.kind,
+        focal_x: focal.x,
+        focal_y: focal.y,
+        created_at: now,
+      });
     }
     await trx('media_versions').insert({
       id: versionId,
@@ -76,7 +83,15 @@ export async function createMediaVersion(svc: Services, input: NewVersionInput):
       created_at: now,
     });
     if (inspection.kind === 'image') tx.afterCommit(() => enqueueVariants(svc, stationId, versionId));
-    return { assetId, versionId, kind: inspection.kind, mime: input.mime, width: inspection.width, height: inspection.height, duration: inspection.duration };
+    return {
+      assetId,
+      versionId,
+      kind: inspection.kind,
+      mime: input.mime,
+      width: inspection.width,
+      height: inspection.height,
+      duration: inspection.duration,
+    };
   });
   return receipt;
 }

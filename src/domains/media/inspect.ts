@@ -27,7 +27,9 @@ export interface Inspection {
 }
 
 function notDecodable(mime: string, detail: string): ValidationError {
-  return new ValidationError(`The body does not decode as ${mime}.`, [{ path: 'body', code: 'invalid_image', message: `body is not a valid ${mime} image (${detail})` }]);
+  return new ValidationError(`The body does not decode as ${mime}.`, [
+    { path: 'body', code: 'invalid_image', message: `body is not a valid ${mime} image (${detail})` },
+  ]);
 }
 
 async function inspectImage(mime: string, bytes: Buffer): Promise<{ width: number; height: number }> {
@@ -40,7 +42,8 @@ async function inspectImage(mime: string, bytes: Buffer): Promise<{ width: numbe
     throw notDecodable(mime, 'not an image sharp can read');
   }
   const found = meta.format === 'heif' ? `heif/${meta.compression}` : meta.format;
-  if (meta.format !== expected.format || (expected.compression && meta.compression !== expected.compression)) throw notDecodable(mime, `found ${found}`);
+  if (meta.format !== expected.format || (expected.compression && meta.compression !== expected.compression))
+    throw notDecodable(mime, `found ${found}`);
   // The header alone can be intact on a truncated or corrupt file: decode it, shrunk on load where
   // the format allows (JPEG, WebP), so the worker never meets bytes it cannot render.
   try {

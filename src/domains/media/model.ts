@@ -23,7 +23,8 @@ export type FileVariant = 'original' | MediaVariant;
  * How each rendition is made. `width`: resized to that width, aspect kept, never upscaled.
  * `crop`: exactly width × height, cropped around the focal point.
  */
-export type VariantSpec = { variant: MediaVariant; mode: 'width'; width: number } | { variant: MediaVariant; mode: 'crop'; width: number; height: number };
+export type VariantSpec =
+  { variant: MediaVariant; mode: 'width'; width: number } | { variant: MediaVariant; mode: 'crop'; width: number; height: number };
 
 export const VARIANT_SPECS: readonly VariantSpec[] = [
   { variant: 'thumb', mode: 'width', width: 320 },

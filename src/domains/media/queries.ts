@@ -17,7 +17,13 @@ export interface PublicFile {
  * A file of a version that is public now: at least one currently published record of the station
  * references the version (published_media, kept by content publish/unpublish).
  */
-export async function findPublishedFile(db: Db, stationId: string, versionId: string, variant: FileVariant, inlineUpTo: number): Promise<PublicFile | null> {
+export async function findPublishedFile(
+  db: Db,
+  stationId: string,
+  versionId: string,
+  variant: FileVariant,
+  inlineUpTo: number,
+): Promise<PublicFile | null> {
   const result = await db.raw<{ rows: PublicFile[] }>(
     `SELECT f.mime, f.size, f.etag, CASE WHEN f.size <= :inlineUpTo THEN f.bytes END AS bytes
        FROM media_files f
@@ -32,7 +38,14 @@ export async function findPublishedFile(db: Db, stationId: string, versionId: st
  * `length` bytes from `start` (0-based) of a stored file, only while it still has `etag`: a file
  * re-rendered mid-response gives a short read rather than a mix of two files.
  */
-export async function readFileSlice(db: Db, versionId: string, variant: FileVariant, etag: string, start: number, length: number): Promise<Buffer | null> {
+export async function readFileSlice(
+  db: Db,
+  versionId: string,
+  variant: FileVariant,
+  etag: string,
+  start: number,
+  length: number,
+): Promise<Buffer | null> {
   const result = await db.raw<{ rows: Array<{ slice: Buffer }> }>(
     `SELECT substring(bytes FROM :from FOR :length) AS slice FROM media_files WHERE version_id = :versionId AND variant = :variant AND etag = :etag`,
     { from: start + 1, length, versionId, variant, etag },
@@ -60,7 +73,10 @@ export async function findRenderSource(db: Db, versionId: string): Promise<Rende
       db.raw('COALESCE(v.focal_y, a.focal_y) AS focal_y'),
     );
   if (!row) return null;
-  const file = row.kind === 'image' ? await db('media_files').where({ version_id: versionId, variant: 'original' }).first<{ bytes: Buffer } | undefined>('bytes') : undefined;
+  const file =
+    row.kind === 'image'
+      ? await db('media_files').where({ version_id: versionId, variant: 'original' }).first<{ bytes: Buffer } | undefined>('bytes')
+      : undefined;
   return { stationId: row.station_id, kind: row.kind, focal: { x: row.focal_x, y: row.focal_y }, original: file?.bytes ?? null };
 }
 

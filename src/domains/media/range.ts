@@ -2,10 +2,7 @@
 // (`a-b`, `a-`, `-n`) → 206; one that starts past the end → 416; several ranges, a range the server
 // does not understand, or an `If-Range` that does not match the current ETag → the whole file.
 
-export type RangePlan =
-  | { status: 200; start: 0; end: number }
-  | { status: 206; start: number; end: number }
-  | { status: 416 };
+export type RangePlan = { status: 200; start: 0; end: number } | { status: 206; start: number; end: number } | { status: 416 };
 
 const BYTE_RANGE = /^(\d*)-(\d*)$/;
 
@@ -21,7 +18,10 @@ export function planRange(input: { range: string; ifRange: string; etag: string;
   if (input.ifRange && !ifRangeHolds(input.ifRange, input.etag)) return whole;
   const unit = /^\s*bytes\s*=(.*)$/i.exec(input.range);
   if (!unit) return whole;
-  const specs = unit[1].split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const specs = unit[1]
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   if (specs.length !== 1) return whole;
   const spec = BYTE_RANGE.exec(specs[0]);
   if (!spec || (spec[1] === '' && spec[2] === '')) return whole;

@@ -20,7 +20,11 @@ const bytesResponses = {
   206: { description: 'One byte range (`Content-Range: bytes a-b/size`).', contentType: '*/*' },
   304: { description: 'Not modified (If-None-Match matched the ETag).' },
   400: { description: 'Malformed version id or unknown variant.', schema: ErrorBody },
-  404: { description: 'Station unknown, inactive or offline; media module off (MODULE_DISABLED); version unknown, of another station, not published, or the variant does not exist.', schema: ErrorBody },
+  404: {
+    description:
+      'Station unknown, inactive or offline; media module off (MODULE_DISABLED); version unknown, of another station, not published, or the variant does not exist.',
+    schema: ErrorBody,
+  },
   416: { description: 'The range starts past the end (`Content-Range: bytes */size`).', schema: ErrorBody },
   429: { description: 'Rate limited (per client IP).', schema: ErrorBody },
 };
@@ -42,7 +46,8 @@ async function sendPublished(ctx: Context, svc: Services, stationId: string, ver
   const inlineUpTo = ctx.method === 'HEAD' ? -1 : INLINE_BYTES;
   let file = await findPublishedFile(svc.db, stationId, id, variant, inlineUpTo);
   // A rendition asked for before the worker stored it is rendered now (its path is already delivered).
-  if (!file && variant !== 'original' && (await renderPublishedVariants(svc, stationId, id))) file = await findPublishedFile(svc.db, stationId, id, variant, inlineUpTo);
+  if (!file && variant !== 'original' && (await renderPublishedVariants(svc, stationId, id)))
+    file = await findPublishedFile(svc.db, stationId, id, variant, inlineUpTo);
   if (!file) throw new NotFoundError('Media not found.');
   sendFile(ctx, file, (start, length) => readFileSlice(svc.db, id, variant, file.etag, start, length), svc.logger);
 }
@@ -83,7 +88,10 @@ export const mediaRoutes = [
     rawBody: '*/*',
     responses: {
       201: { description: 'The stored version.', schema: UploadReceipt },
-      400: { description: 'Invalid parameters, missing Content-Type, empty body, or bytes that do not decode as the declared image type.', schema: ErrorBody },
+      400: {
+        description: 'Invalid parameters, missing Content-Type, empty body, or bytes that do not decode as the declared image type.',
+        schema: ErrorBody,
+      },
       401: { description: 'Missing or invalid operator token.', schema: ErrorBody },
       404: { description: 'Station or asset not found.', schema: ErrorBody },
       413: { description: 'Larger than 50 MiB.', schema: ErrorBody },
@@ -96,10 +104,22 @@ export const mediaRoutes = [
       const assetId = query.assetId?.toLowerCase();
       if (assetId && !(await findAsset(svc.db, station.id, assetId))) throw new NotFoundError('Media asset not found.');
       const upload = await readUpload(ctx.req, MAX_UPLOAD_BYTES);
-      if (upload.bytes.length === 0) throw new ValidationError('The upload is empty.', [{ path: 'body', code: 'required', message: 'body must hold the file’s bytes' }]);
+      if (upload.bytes.length === 0)
+        throw new ValidationError('The upload is empty.', [{ path: 'body', code: 'required', message: 'body must hold the file’s bytes' }]);
       const inspection = await inspectUpload(mime, upload.bytes);
       ctx.status = 201;
-      return createMediaVersion(svc, { stationId: station.id, assetId, mime, alt: query.alt, credits: query.credits, focalX: query.focalX, focalY: query.focalY, inspection, bytes: upload.bytes, sha256: upload.sha256 });
+      return createMediaVersion(svc, {
+        stationId: station.id,
+        assetId,
+        mime,
+        alt: query.alt,
+        credits: query.credits,
+        focalX: query.focalX,
+        focalY: query.focalY,
+        inspection,
+        bytes: upload.bytes,
+        sha256: upload.sha256,
+      });
     },
   }),
 ];

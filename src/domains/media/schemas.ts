@@ -7,8 +7,12 @@ export const UploadQuery = Type.Object(
   {
     alt: Type.Optional(Type.String({ maxLength: 1000, description: 'alternative text (default empty)' })),
     credits: Type.Optional(Type.String({ maxLength: 1000, description: 'credit line (default empty)' })),
-    focalX: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'focal point, 0 (left) to 1 (right); default the asset’s, else 0.5' })),
-    focalY: Type.Optional(Type.Number({ minimum: 0, maximum: 1, description: 'focal point, 0 (top) to 1 (bottom); default the asset’s, else 0.5' })),
+    focalX: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 1, description: 'focal point, 0 (left) to 1 (right); default the asset’s, else 0.5' }),
+    ),
+    focalY: Type.Optional(
+      Type.Number({ minimum: 0, maximum: 1, description: 'focal point, 0 (top) to 1 (bottom); default the asset’s, else 0.5' }),
+    ),
     assetId: Type.Optional({ ...Uuid, description: 'an existing asset of the station: the upload becomes its new version' }),
   },
   { additionalProperties: false },

@@ -32,7 +32,8 @@ export function uploadMime(contentType: string, contentEncoding: string): string
       { path: 'headers.content-type', code: 'invalid_format', message: 'Content-Type must be a media type such as image/jpeg' },
     ]);
   }
-  if (essence.startsWith('multipart/')) throw new UnsupportedMediaTypeError('Send the file’s raw bytes as the body with their own Content-Type, not a form.');
+  if (essence.startsWith('multipart/'))
+    throw new UnsupportedMediaTypeError('Send the file’s raw bytes as the body with their own Content-Type, not a form.');
   if (contentEncoding && contentEncoding.trim().toLowerCase() !== 'identity') {
     throw new UnsupportedMediaTypeError('Send the file’s bytes without a Content-Encoding.');
   }

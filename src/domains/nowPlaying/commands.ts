@@ -58,7 +58,12 @@ function isResult(value: unknown): value is IngestResult {
   return !!v && typeof v.accepted === 'boolean' && (OUTCOMES as readonly string[]).includes(v.outcome as string);
 }
 
-export async function ingestObservation(svc: Services, station: Station, input: ObservationInput, credentialId: string | null = null): Promise<IngestResult> {
+export async function ingestObservation(
+  svc: Services,
+  station: Station,
+  input: ObservationInput,
+  credentialId: string | null = null,
+): Promise<IngestResult> {
   const receivedAt = svc.clock.now();
   // Waiting is bounded in real time, whatever clock the service runs on.
   const deadline = Date.now() + FOLLOW_WAIT_MS;
@@ -142,9 +147,17 @@ function storedOf(row: (ObservationRow & { feed_seq?: number }) | undefined, fee
  * must then show that one). When the guard holds back, the last received observation comes back (read
  * under the lock): a collapse is answered from it, anything else is decided by `storeDeciding`.
  */
-async function storeUsually(svc: Services, station: Station, input: ObservationInput, values: ObservationInsert, receivedAt: Date): Promise<Stored | { kind: 'decide' }> {
+async function storeUsually(
+  svc: Services,
+  station: Station,
+  input: ObservationInput,
+  values: ObservationInsert,
+  receivedAt: Date,
+): Promise<Stored | { kind: 'decide' }> {
   const feedRow = nowPlayingRow(station, asShown(values), receivedAt);
-  const [locked, answered] = await pipelinedTransaction(svc.db, (tx) => tx.commit([lockStationStatement(station.id), guardedInsertStatement(values, feedRow, receivedAt)]));
+  const [locked, answered] = await pipelinedTransaction(svc.db, (tx) =>
+    tx.commit([lockStationStatement(station.id), guardedInsertStatement(values, feedRow, receivedAt)]),
+  );
   // Deleted meanwhile (its credentials with it).
   if (locked.length === 0) return { kind: 'gone' };
   const answer = answered[0] as unknown as GuardedAnswer;
@@ -156,7 +169,13 @@ async function storeUsually(svc: Services, station: Station, input: ObservationI
 }
 
 /** The ingest that needs a decision: two round trips, lock + read, then insert + COMMIT. */
-async function storeDeciding(svc: Services, station: Station, input: ObservationInput, values: ObservationInsert, receivedAt: Date): Promise<Stored> {
+async function storeDeciding(
+  svc: Services,
+  station: Station,
+  input: ObservationInput,
+  values: ObservationInsert,
+  receivedAt: Date,
+): Promise<Stored> {
   return pipelinedTransaction<Stored>(svc.db, async (tx) => {
     const context = ingestContextOf(await tx.send(ingestContextStatements(station.id)));
     if (!context) return { kind: 'gone' };
@@ -178,8 +197,24 @@ async function storeDeciding(svc: Services, station: Station, input: Observation
 
 type ObservationInsert = Omit<ObservationRow, 'receipt_seq' | 'broadcast_id' | 'rundown_item_id' | 'score'>;
 const INSERT_COLUMNS = [
-  'id', 'station_id', 'event_id', 'fingerprint', 'artist', 'title', 'album', 'duration_seconds', 'artwork_url', 'source_track_id',
-  'is_playing', 'observed_at', 'received_at', 'sort_at', 'outcome', 'accepted', 'followed_at', 'credential_id',
+  'id',
+  'station_id',
+  'event_id',
+  'fingerprint',
+  'artist',
+  'title',
+  'album',
+  'duration_seconds',
+  'artwork_url',
+  'source_track_id',
+  'is_playing',
+  'observed_at',
+  'received_at',
+  'sort_at',
+  'outcome',
+  'accepted',
+  'followed_at',
+  'credential_id',
 ] as const satisfies ReadonlyArray<keyof ObservationInsert>;
 
 // Rule 1's unique constraint decides a retry (no row comes back).
@@ -210,9 +245,24 @@ function insertStatement(values: ObservationInsert, feedRow: FeedRowInput, now: 
 // and (station, receipt_seq) indexes. The collapse guard is wider than rule 3 (any pair without
 // eventIds within the window, whatever the track): `collapses` decides exactly on what comes back.
 const INSERT_TYPES: Record<(typeof INSERT_COLUMNS)[number], string> = {
-  id: 'uuid', station_id: 'text', event_id: 'text', fingerprint: 'text', artist: 'text', title: 'text', album: 'text',
-  duration_seconds: 'float8', artwork_url: 'text', source_track_id: 'text', is_playing: 'boolean', observed_at: 'timestamptz',
-  received_at: 'timestamptz', sort_at: 'timestamptz', outcome: 'text', accepted: 'boolean', followed_at: 'timestamptz', credential_id: 'uuid',
+  id: 'uuid',
+  station_id: 'text',
+  event_id: 'text',
+  fingerprint: 'text',
+  artist: 'text',
+  title: 'text',
+  album: 'text',
+  duration_seconds: 'float8',
+  artwork_url: 'text',
+  source_track_id: 'text',
+  is_playing: 'boolean',
+  observed_at: 'timestamptz',
+  received_at: 'timestamptz',
+  sort_at: 'timestamptz',
+  outcome: 'text',
+  accepted: 'boolean',
+  followed_at: 'timestamptz',
+  credential_id: 'uuid',
 };
 const GUARDED_INSERT_SQL = numbered(`
   WITH last AS (
@@ -232,7 +282,12 @@ const GUARDED_INSERT_SQL = numbered(`
   FROM guard LEFT JOIN ins ON true`);
 
 /** With `guard_ok` false or a duplicate eventId, the observation's columns are null (nothing was inserted). */
-type GuardedAnswer = Omit<ObservationRow, 'id'> & { id: string | null; guard_ok: boolean; last_received: Record<string, unknown> | null; feed_seq: number };
+type GuardedAnswer = Omit<ObservationRow, 'id'> & {
+  id: string | null;
+  guard_ok: boolean;
+  last_received: Record<string, unknown> | null;
+  feed_seq: number;
+};
 
 function guardedInsertStatement(values: ObservationInsert, feedRow: FeedRowInput, now: Date): Statement {
   const windowStart = new Date(values.received_at.getTime() - COLLAPSE_WINDOW_MS);
@@ -264,7 +319,13 @@ async function follow(svc: Services, stationId: string, observationId: string, d
     return row && row.followed_at !== null ? resultOf(row) : undefined;
   };
   try {
-    const value = await svc.jobs.run('nowPlaying.follow', { observationId, stationId }, observationId, deadline - Date.now(), isNew ? undefined : followedBefore);
+    const value = await svc.jobs.run(
+      'nowPlaying.follow',
+      { observationId, stationId },
+      observationId,
+      deadline - Date.now(),
+      isNew ? undefined : followedBefore,
+    );
     if (isResult(value)) return value;
   } catch (err) {
     svc.logger.warn({ err, observationId }, 'rundown following could not be started or awaited');

@@ -112,7 +112,8 @@ const FOLLOWED = (outcomes: string) => `COALESCE(
  * moment with program and rundown; the broadcast live now; the newest observations already followed
  * to that broadcast's rundown; and the stored on-air row. Times travel as epoch milliseconds.
  */
-const LOAD_SQL = numbered(`SELECT o.id, o.station_id, o.artist, o.title, o.followed_at, o.accepted, o.outcome, o.receipt_seq::text AS receipt_seq,
+const LOAD_SQL =
+  numbered(`SELECT o.id, o.station_id, o.artist, o.title, o.followed_at, o.accepted, o.outcome, o.receipt_seq::text AS receipt_seq,
             (extract(epoch FROM o.sort_at) * 1000)::float8 AS sort_ms,
             b.id AS broadcast_id, b.title AS broadcast_title, b.nature AS broadcast_nature,
             (extract(epoch FROM b.starts_at) * 1000)::float8 AS broadcast_starts_ms,
@@ -131,9 +132,14 @@ const LOAD_SQL = numbered(`SELECT o.id, o.station_id, o.artist, o.title, o.follo
        LEFT JOIN feed_rows f ON f.station_id = o.station_id AND f.kind = 'on-air' AND f.entry = '${CURRENT_ENTRY}'
       WHERE o.id = ?`);
 
-const loadStatement = (observationId: string, now: Date): Statement => ({ name: 'nowplaying_load_for_following', text: LOAD_SQL, values: [now, now, now, observationId] });
+const loadStatement = (observationId: string, now: Date): Statement => ({
+  name: 'nowplaying_load_for_following',
+  text: LOAD_SQL,
+  values: [now, now, now, observationId],
+});
 
-const STORE_OUTCOME_SQL = 'UPDATE observations SET outcome = $2, accepted = $3, broadcast_id = $4, rundown_item_id = $5, score = $6, followed_at = $7 WHERE id = $1';
+const STORE_OUTCOME_SQL =
+  'UPDATE observations SET outcome = $2, accepted = $3, broadcast_id = $4, rundown_item_id = $5, score = $6, followed_at = $7 WHERE id = $1';
 const storeOutcomeStatement = (observationId: string, d: Decision, now: Date): Statement => ({
   name: 'nowplaying_store_outcome',
   text: STORE_OUTCOME_SQL,
@@ -143,9 +149,16 @@ const storeOutcomeStatement = (observationId: string, d: Decision, now: Date): S
 export function decide(observation: FollowRow): Decision {
   const broadcastId = observation.broadcast_id;
   if (!broadcastId) return { outcome: 'no-live-broadcast', accepted: false, broadcast_id: null, rundown_item_id: null, score: null };
-  const items: PlannedItem[] = (observation.items ?? []).map((r) => ({ id: r.id, artist: r.artist, title: r.title, plannedStartsMs: r.starts_ms, plannedEndsMs: r.ends_ms }));
+  const items: PlannedItem[] = (observation.items ?? []).map((r) => ({
+    id: r.id,
+    artist: r.artist,
+    title: r.title,
+    plannedStartsMs: r.starts_ms,
+    plannedEndsMs: r.ends_ms,
+  }));
   const best = bestItem({ artist: observation.artist, title: observation.title ?? '' }, items, observation.sort_ms);
-  if (!best) return { outcome: 'on-air-not-following-rundown', accepted: false, broadcast_id: broadcastId, rundown_item_id: null, score: null };
+  if (!best)
+    return { outcome: 'on-air-not-following-rundown', accepted: false, broadcast_id: broadcastId, rundown_item_id: null, score: null };
   const outcome = outcomeFor(best.score);
   return {
     outcome,
@@ -185,11 +198,22 @@ function onAirAfter(row: FollowRow, decision: Decision, now: Date): { data: OnAi
     planned_starts_at: new Date(item.starts_ms),
     planned_ends_at: item.ends_ms === null ? null : new Date(item.ends_ms),
   }));
-  const self = { rundown_item_id: decision.rundown_item_id as string, outcome: decision.outcome, at: new Date(row.sort_ms), seq: BigInt(row.receipt_seq) };
+  const self = {
+    rundown_item_id: decision.rundown_item_id as string,
+    outcome: decision.outcome,
+    at: new Date(row.sort_ms),
+    seq: BigInt(row.receipt_seq),
+  };
   const followed = newer(followedOf(row.followed), self);
   const matched = decision.outcome === 'matched' ? newer(followedOf(row.matched), self) : followedOf(row.matched);
   const live: LiveBroadcast = {
-    row: { id: row.broadcast_id, title: row.broadcast_title, starts_at: new Date(row.broadcast_starts_ms as number), ends_at: new Date(row.broadcast_ends_ms as number), nature: row.broadcast_nature as string },
+    row: {
+      id: row.broadcast_id,
+      title: row.broadcast_title,
+      starts_at: new Date(row.broadcast_starts_ms as number),
+      ends_at: new Date(row.broadcast_ends_ms as number),
+      nature: row.broadcast_nature as string,
+    },
     program: { id: row.program_id as string, title: row.program_title as string, profileId: row.program_profile_id },
   };
   return { data: buildOnAir(live, items, now, followed, matched) };
@@ -255,6 +279,10 @@ const RECORDED: IngestResult = { accepted: true, outcome: 'recorded' };
 
 /** Which station an observation belongs to (null when it is gone). */
 async function stationOfObservation(svc: Services, observationId: string): Promise<string | null> {
-  const row = await svc.db('observations').where({ id: observationId }).first<{ station_id: string } | undefined>('station_id').options({ name: 'nowplaying_station_of_observation' });
+  const row = await svc
+    .db('observations')
+    .where({ id: observationId })
+    .first<{ station_id: string } | undefined>('station_id')
+    .options({ name: 'nowplaying_station_of_observation' });
   return row?.station_id ?? null;
 }

@@ -29,7 +29,10 @@ export function normalise(text: string): string {
 }
 
 function normaliseUncached(text: string): string {
-  const plain = text.normalize('NFKD').replace(/\p{M}+/gu, '').toLowerCase();
+  const plain = text
+    .normalize('NFKD')
+    .replace(/\p{M}+/gu, '')
+    .toLowerCase();
   const words = (s: string) => s.replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
   const stripped = words(plain.replace(BRACKETED, ' ').replace(FEATURING, ' '));
   // A title that is nothing but brackets, "(Intro)", is still compared by its words.
@@ -101,4 +104,5 @@ export function bestItem(observed: Track, items: PlannedItem[], at: number): Bes
 
 export type MatchOutcome = 'matched' | 'uncertain' | 'ignored';
 
-export const outcomeFor = (s: number): MatchOutcome => (s >= MATCHED_AT - TIE ? 'matched' : s >= UNCERTAIN_AT - TIE ? 'uncertain' : 'ignored');
+export const outcomeFor = (s: number): MatchOutcome =>
+  s >= MATCHED_AT - TIE ? 'matched' : s >= UNCERTAIN_AT - TIE ? 'uncertain' : 'ignored';

@@ -15,7 +15,18 @@ export const MAX_RANGE_DAYS = 31;
 const BATCH = 2000;
 
 export const PLAY_COLUMNS = [
-  'playedAt', 'localTime', 'artist', 'title', 'album', 'durationSeconds', 'sourceTrackId', 'outcome', 'broadcastId', 'programTitle', 'rundownItemId', 'credentialLabel',
+  'playedAt',
+  'localTime',
+  'artist',
+  'title',
+  'album',
+  'durationSeconds',
+  'sourceTrackId',
+  'outcome',
+  'broadcastId',
+  'programTitle',
+  'rundownItemId',
+  'credentialLabel',
 ] as const;
 
 export type Play = Record<(typeof PLAY_COLUMNS)[number], string | number | null>;
@@ -25,7 +36,8 @@ export interface PlayRange {
   to: Date;
 }
 
-const invalid = (path: string, message: string) => new ValidationError('Invalid play log range.', [{ path, code: 'invalid_value', message }]);
+const invalid = (path: string, message: string) =>
+  new ValidationError('Invalid play log range.', [{ path, code: 'invalid_value', message }]);
 
 /** `from`/`to` as instants: ISO 8601 timestamps with a zone, `to` after `from`, at most 31 days apart. */
 export function parseRange(query: { from?: string; to?: string }): PlayRange {
@@ -33,13 +45,15 @@ export function parseRange(query: { from?: string; to?: string }): PlayRange {
     const raw = query[name];
     if (raw === undefined) throw invalid(name, `${name} is required (an ISO 8601 timestamp, e.g. 2026-11-01T00:00:00Z)`);
     const parsed = DateTime.fromISO(raw, { setZone: true });
-    if (!parsed.isValid || !/(Z|[+-]\d{2}:?\d{2})$/i.test(raw)) throw invalid(name, `${name} must be an ISO 8601 timestamp with a time zone (Z or ±hh:mm)`);
+    if (!parsed.isValid || !/(Z|[+-]\d{2}:?\d{2})$/i.test(raw))
+      throw invalid(name, `${name} must be an ISO 8601 timestamp with a time zone (Z or ±hh:mm)`);
     return parsed.toJSDate();
   };
   const from = parse('from');
   const to = parse('to');
   if (to <= from) throw invalid('to', 'to must be after from');
-  if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * 24 * 3600_000) throw invalid('to', `the range may span at most ${MAX_RANGE_DAYS} days`);
+  if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * 24 * 3600_000)
+    throw invalid('to', `the range may span at most ${MAX_RANGE_DAYS} days`);
   return { from, to };
 }
 
@@ -73,8 +87,18 @@ export async function* playRows(db: Db, stationId: string, range: PlayRange): As
       .orderBy([{ column: 'o.sort_at' }, { column: 'o.receipt_seq' }])
       .limit(BATCH)
       .select<PlayRow[]>(
-        'o.sort_at', 'o.receipt_seq', 'o.artist', 'o.title', 'o.album', 'o.duration_seconds', 'o.source_track_id', 'o.outcome',
-        'o.broadcast_id', 'o.rundown_item_id', 'p.title as program_title', 'c.label as credential_label',
+        'o.sort_at',
+        'o.receipt_seq',
+        'o.artist',
+        'o.title',
+        'o.album',
+        'o.duration_seconds',
+        'o.source_track_id',
+        'o.outcome',
+        'o.broadcast_id',
+        'o.rundown_item_id',
+        'p.title as program_title',
+        'c.label as credential_label',
       );
     if (after) query.andWhereRaw('(o.sort_at, o.receipt_seq) > (?::timestamptz, ?::bigint)', [after.sortAt, after.seq]);
     const rows = await query;
@@ -128,6 +152,10 @@ export function playLogJson(db: Db, station: Station, range: PlayRange): Readabl
 
 /** The download file name: `{slug}-plays-{from}-{to}.csv` with compact UTC instants. */
 export function playLogFileName(slug: string, range: PlayRange): string {
-  const compact = (d: Date) => d.toISOString().replace(/\.000Z$/, 'Z').replace(/[-:]/g, '');
+  const compact = (d: Date) =>
+    d
+      .toISOString()
+      .replace(/\.000Z$/, 'Z')
+      .replace(/[-:]/g, '');
   return `${slug}-plays-${compact(range.from)}-${compact(range.to)}.csv`;
 }

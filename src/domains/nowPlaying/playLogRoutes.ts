@@ -18,10 +18,23 @@ const PlayLogQuery = Type.Object(
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()]);
 const PlayItem = Type.Object(
   Object.fromEntries(
-    PLAY_COLUMNS.map((c) => [c, c === 'durationSeconds' ? Type.Union([Type.Number(), Type.Null()]) : c === 'playedAt' || c === 'localTime' || c === 'title' || c === 'outcome' ? Type.String() : Nullable(Type.String())]),
+    PLAY_COLUMNS.map((c) => [
+      c,
+      c === 'durationSeconds'
+        ? Type.Union([Type.Number(), Type.Null()])
+        : c === 'playedAt' || c === 'localTime' || c === 'title' || c === 'outcome'
+          ? Type.String()
+          : Nullable(Type.String()),
+    ]),
   ),
 );
-const PlayLog = Type.Object({ stationId: Type.String(), timezone: Type.String(), from: Timestamp, to: Timestamp, plays: Type.Array(PlayItem) });
+const PlayLog = Type.Object({
+  stationId: Type.String(),
+  timezone: Type.String(),
+  from: Timestamp,
+  to: Timestamp,
+  plays: Type.Array(PlayItem),
+});
 
 export const playLogRoutes = [
   defineRoute({

@@ -92,6 +92,12 @@ export function nowPlayingAt(data: NowPlaying, now: Date): NowPlaying {
   const { track, freshness } = data;
   const moment = freshness.observedAt ?? freshness.receivedAt;
   if (!track || moment === null || freshness.thresholdSeconds === null) return data;
-  const { ageSeconds, elapsedSeconds, status } = timing(Date.parse(moment), track.isPlaying, track.durationSeconds, freshness.thresholdSeconds, now);
+  const { ageSeconds, elapsedSeconds, status } = timing(
+    Date.parse(moment),
+    track.isPlaying,
+    track.durationSeconds,
+    freshness.thresholdSeconds,
+    now,
+  );
   return { ...data, elapsedSeconds, freshness: { ...freshness, status, ageSeconds } };
 }

@@ -15,7 +15,10 @@ export async function latestTrack(db: Knex, stationId: string): Promise<TrackRow
   const row = await db<ObservationRow>('observations')
     .select([...TRACK_COLUMNS])
     .where('station_id', stationId)
-    .orderBy([{ column: 'sort_at', order: 'desc' }, { column: 'receipt_seq', order: 'desc' }])
+    .orderBy([
+      { column: 'sort_at', order: 'desc' },
+      { column: 'receipt_seq', order: 'desc' },
+    ])
     .first()
     .options({ name: 'nowplaying_latest_track' });
   return (row as TrackRow | undefined) ?? null;
@@ -51,7 +54,10 @@ export const ingestContextStatements = (stationId: string): Statement[] => [
 ];
 
 /** The answers to `ingestContextStatements`; null when the station is gone. */
-export function ingestContextOf([locked, context]: Array<Array<Record<string, unknown>>>): { lastReceived: ObservationRow | null; latest: TrackRow | null } | null {
+export function ingestContextOf([locked, context]: Array<Array<Record<string, unknown>>>): {
+  lastReceived: ObservationRow | null;
+  latest: TrackRow | null;
+} | null {
   if (locked.length === 0) return null;
   const row = context[0] as { last_received: Record<string, unknown> | null; latest: Record<string, unknown> | null } | undefined;
   return { lastReceived: reviveRow<ObservationRow>(row?.last_received ?? null), latest: reviveRow<TrackRow>(row?.latest ?? null) };
@@ -75,11 +81,20 @@ export interface HistoryFilters {
   broadcastId?: string;
 }
 
-export async function historyRows(db: Knex, stationId: string, limit: number, after: HistoryPosition | null, filters: HistoryFilters = {}): Promise<TrackRow[]> {
+export async function historyRows(
+  db: Knex,
+  stationId: string,
+  limit: number,
+  after: HistoryPosition | null,
+  filters: HistoryFilters = {},
+): Promise<TrackRow[]> {
   const query = db<ObservationRow>('observations')
     .select([...TRACK_COLUMNS])
     .where({ station_id: stationId, is_playing: true })
-    .orderBy([{ column: 'sort_at', order: 'desc' }, { column: 'receipt_seq', order: 'desc' }])
+    .orderBy([
+      { column: 'sort_at', order: 'desc' },
+      { column: 'receipt_seq', order: 'desc' },
+    ])
     .limit(limit + 1);
   if (after) query.andWhereRaw('(sort_at, receipt_seq) < (?::timestamptz, ?::bigint)', [after.sortAt, after.seq]);
   if (filters.from) query.andWhere('sort_at', '>=', filters.from);

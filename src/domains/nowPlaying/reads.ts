@@ -37,28 +37,51 @@ function filtersOf(query: TrackHistoryQuery): { filters: HistoryFilters; binding
   }
   if (!filters.from && !filters.to && !filters.broadcastId) return { filters, binding: undefined };
   const parts = [filters.from?.getTime() ?? null, filters.to?.getTime() ?? null, filters.broadcastId ?? null];
-  return { filters, binding: Buffer.from(sha256Hex(JSON.stringify(parts)), 'hex').subarray(0, 12).toString('base64url') };
+  return {
+    filters,
+    binding: Buffer.from(sha256Hex(JSON.stringify(parts)), 'hex')
+      .subarray(0, 12)
+      .toString('base64url'),
+  };
 }
 
 /** A cursor is signed with WAVELINE_SECRET and bound to its station and filters; anything else is 400. */
 function readCursor(secret: string, cursor: string | undefined, stationId: string, binding: string | undefined): HistoryPosition | null {
   if (cursor === undefined) return null;
   const payload = verify<CursorPayload>(secret, cursor);
-  if (!payload || payload.st !== stationId || typeof payload.sortAt !== 'string' || Number.isNaN(Date.parse(payload.sortAt)) || !Number.isSafeInteger(payload.seq)) {
+  if (
+    !payload ||
+    payload.st !== stationId ||
+    typeof payload.sortAt !== 'string' ||
+    Number.isNaN(Date.parse(payload.sortAt)) ||
+    !Number.isSafeInteger(payload.seq)
+  ) {
     throw new ValidationError('Invalid cursor.', [
-      { path: 'cursor', code: 'invalid_cursor', message: 'cursor must be a nextCursor of this station’s track history, passed back unchanged' },
+      {
+        path: 'cursor',
+        code: 'invalid_cursor',
+        message: 'cursor must be a nextCursor of this station’s track history, passed back unchanged',
+      },
     ]);
   }
   if (payload.f !== binding) {
     throw new ValidationError('Invalid cursor.', [
-      { path: 'cursor', code: 'invalid_cursor', message: 'cursor was issued for other from/to/broadcastId filters; use it only with the parameters that produced it' },
+      {
+        path: 'cursor',
+        code: 'invalid_cursor',
+        message: 'cursor was issued for other from/to/broadcastId filters; use it only with the parameters that produced it',
+      },
     ]);
   }
   return { sortAt: payload.sortAt, seq: payload.seq };
 }
 
 /** One page of track history: playing observations, newest first; `limit` 1..100, default 25; optional from/to/broadcastId filters. */
-export async function trackHistoryPage(svc: Pick<Services, 'db' | 'config'>, station: Station, query: TrackHistoryQuery): Promise<TrackHistory> {
+export async function trackHistoryPage(
+  svc: Pick<Services, 'db' | 'config'>,
+  station: Station,
+  query: TrackHistoryQuery,
+): Promise<TrackHistory> {
   const limit = query.limit ?? 25;
   const { filters, binding } = filtersOf(query);
   const after = readCursor(svc.config.secret, query.cursor, station.id, binding);
@@ -67,7 +90,12 @@ export async function trackHistoryPage(svc: Pick<Services, 'db' | 'config'>, sta
   const last = page[page.length - 1];
   const nextCursor =
     rows.length > limit && last
-      ? sign(svc.config.secret, { st: station.id, sortAt: last.sort_at.toISOString(), seq: Number(last.receipt_seq), ...(binding ? { f: binding } : {}) } satisfies CursorPayload)
+      ? sign(svc.config.secret, {
+          st: station.id,
+          sortAt: last.sort_at.toISOString(),
+          seq: Number(last.receipt_seq),
+          ...(binding ? { f: binding } : {}),
+        } satisfies CursorPayload)
       : null;
   return { contractVersion: 1, items: page.map(presentHistoryItem), nextCursor };
 }

@@ -13,7 +13,10 @@ interface GrantPayload {
   e: number; // expiry, ms since epoch
 }
 
-export function issueGrant(secret: string, input: { stationId: string; recordId: string; audience: string | null; now: Date }): { grant: string; expiresAt: string } {
+export function issueGrant(
+  secret: string,
+  input: { stationId: string; recordId: string; audience: string | null; now: Date },
+): { grant: string; expiresAt: string } {
   const expires = input.now.getTime() + GRANT_LIFETIME_MS;
   const payload: GrantPayload = { s: input.stationId, r: input.recordId, a: input.audience, e: expires };
   return { grant: PREFIX + sign(secret, payload), expiresAt: new Date(expires).toISOString() };

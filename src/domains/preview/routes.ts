@@ -26,7 +26,12 @@ export const previewRoutes = [
       const station = await svc.stations.byIdOrNull(params.stationId);
       if (!station || !(await findRecord(svc.db, station.id, body.recordId))) throw new NotFoundError('Record not found.');
       ctx.status = 201;
-      return issueGrant(svc.config.secret, { stationId: station.id, recordId: body.recordId.toLowerCase(), audience: body.audience ?? null, now: svc.clock.now() });
+      return issueGrant(svc.config.secret, {
+        stationId: station.id,
+        recordId: body.recordId.toLowerCase(),
+        audience: body.audience ?? null,
+        now: svc.clock.now(),
+      });
     },
   }),
   defineRoute({

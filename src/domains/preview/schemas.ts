@@ -5,7 +5,10 @@ export const PreviewGrantBody = Type.Object(
   { additionalProperties: false },
 );
 
-export const PreviewGrant = Type.Object({ grant: Type.String({ description: 'send as X-Preview-Grant; valid 15 minutes' }), expiresAt: Type.String() });
+export const PreviewGrant = Type.Object({
+  grant: Type.String({ description: 'send as X-Preview-Grant; valid 15 minutes' }),
+  expiresAt: Type.String(),
+});
 
 export const PreviewRequestBody = Type.Object(
   {

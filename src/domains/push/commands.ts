@@ -53,5 +53,7 @@ export async function updateTopics(db: Db, input: { stationId: string; token: st
 
 /** Removes the registration if there is one; unregistering an unknown token is not an error. */
 export async function unregisterDevice(db: Db, input: { stationId: string; token: string }): Promise<void> {
-  await db(TABLE).where({ station_id: input.stationId, token_hash: sha256Hex(input.token) }).delete();
+  await db(TABLE)
+    .where({ station_id: input.stationId, token_hash: sha256Hex(input.token) })
+    .delete();
 }

@@ -39,7 +39,8 @@ export const pushRoutes = [
     path: PATH,
     operationId: 'registerPushDevice',
     summary: 'Register a push device, or refresh an existing registration of the same token',
-    description: 'A first registration gets topics {alerts: true, content: true} unless `topics` says otherwise; registering a known token again refreshes platform, provider and updatedAt instead of duplicating it.',
+    description:
+      'A first registration gets topics {alerts: true, content: true} unless `topics` says otherwise; registering a known token again refreshes platform, provider and updatedAt instead of duplicating it.',
     body: RegisterDeviceBody,
     responses: {
       ...ok,
@@ -57,9 +58,14 @@ export const pushRoutes = [
     path: PATH,
     operationId: 'updatePushTopics',
     summary: 'Change the listed topics of a registered device',
-    description: 'Topics not named keep their setting; turning a topic off keeps the token registered. `topics: {}` changes nothing and answers 200 (the token must still be registered).',
+    description:
+      'Topics not named keep their setting; turning a topic off keeps the token registered. `topics: {}` changes nothing and answers 200 (the token must still be registered).',
     body: UpdateTopicsBody,
-    responses: { ...ok, ...pushErrors, 404: { description: 'Station unavailable, push module switched off, or the token is not registered.', schema: ErrorBody } },
+    responses: {
+      ...ok,
+      ...pushErrors,
+      404: { description: 'Station unavailable, push module switched off, or the token is not registered.', schema: ErrorBody },
+    },
     async handler({ svc, station, body }) {
       const found = await updateTopics(svc.db, { stationId: station.id, token: body.token, topics: body.topics, now: svc.clock.now() });
       if (!found) throw new NotFoundError('This device token is not registered for the station.');

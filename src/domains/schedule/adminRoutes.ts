@@ -78,7 +78,8 @@ export const scheduleAdminRoutes = [
     path: '/admin/v1/stations/{stationId}/broadcasts/{broadcastId}',
     operationId: 'adminPutBroadcast',
     summary: 'Create or replace a broadcast',
-    description: 'Cancelled when `cancelled` is true or `cancellationReason` is non-empty. Title and presenters default to the program’s. A moved broadcast takes its rundown along.',
+    description:
+      'Cancelled when `cancelled` is true or `cancellationReason` is non-empty. Title and presenters default to the program’s. A moved broadcast takes its rundown along.',
     params: BroadcastParams,
     body: BroadcastBody,
     responses: { 200: { description: 'The stored broadcast.', schema: AdminBroadcast }, ...adminErrors },
@@ -119,7 +120,8 @@ export const scheduleAdminRoutes = [
     path: '/admin/v1/stations/{stationId}/broadcasts/{broadcastId}/rundown',
     operationId: 'adminPutRundown',
     summary: 'Replace a broadcast’s rundown',
-    description: 'Planned start times default to back-to-back from the broadcast start (each item after the previous one’s duration). Items keeping their id stay linked to observations followed against them.',
+    description:
+      'Planned start times default to back-to-back from the broadcast start (each item after the previous one’s duration). Items keeping their id stay linked to observations followed against them.',
     params: BroadcastParams,
     body: RundownBody,
     responses: { 200: { description: 'The stored rundown with planned times.', schema: AdminRundown }, ...adminErrors },

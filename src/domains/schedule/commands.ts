@@ -32,7 +32,9 @@ function ensureOwned(row: { station_id: string } | undefined, stationId: string,
 async function checkPresenters(tx: Tx, stationId: string, given: string[], path: string): Promise<string[]> {
   const ids = given.map((id) => id.toLowerCase());
   if (ids.length === 0) return ids;
-  const found = new Set((await tx.trx('presenters').where({ station_id: stationId }).whereIn('id', ids).select<Array<{ id: string }>>('id')).map((r) => r.id));
+  const found = new Set(
+    (await tx.trx('presenters').where({ station_id: stationId }).whereIn('id', ids).select<Array<{ id: string }>>('id')).map((r) => r.id),
+  );
   const issues: Issue[] = ids.flatMap((id, i) => {
     if (ids.indexOf(id) !== i) return [{ path: `${path}.${i}`, code: 'duplicate', message: `presenter ${id} is listed twice` }];
     return found.has(id) ? [] : [{ path: `${path}.${i}`, code: 'unknown_id', message: `no presenter ${id} exists at this station` }];
@@ -43,7 +45,8 @@ async function checkPresenters(tx: Tx, stationId: string, given: string[], path:
 
 export async function savePresenter(tx: Tx, stationId: string, id: string, body: PresenterBody, now: Date): Promise<PresenterRow> {
   ensureOwned(await tx.trx<PresenterRow>('presenters').where({ id }).first(), stationId, 'presenter');
-  const [row] = await tx.trx<PresenterRow>('presenters')
+  const [row] = await tx
+    .trx<PresenterRow>('presenters')
     .insert({ id, station_id: stationId, title: body.title, created_at: now, updated_at: now })
     .onConflict('id')
     .merge(['title', 'updated_at'])
@@ -54,32 +57,59 @@ export async function savePresenter(tx: Tx, stationId: string, id: string, body:
 export async function saveProgram(tx: Tx, stationId: string, id: string, body: ProgramBody, now: Date): Promise<ProgramWithDetails> {
   ensureOwned(await tx.trx<ProgramRow>('programs').where({ id }).first(), stationId, 'program');
   const presenterIds = await checkPresenters(tx, stationId, body.presenterIds ?? [], 'presenterIds');
-  await tx.trx<ProgramRow>('programs')
-    .insert({ id, station_id: stationId, title: body.title, description: body.description ?? null, profile_id: body.profileId ?? null, created_at: now, updated_at: now })
+  await tx
+    .trx<ProgramRow>('programs')
+    .insert({
+      id,
+      station_id: stationId,
+      title: body.title,
+      description: body.description ?? null,
+      profile_id: body.profileId ?? null,
+      created_at: now,
+      updated_at: now,
+    })
     .onConflict('id')
     .merge(['title', 'description', 'profile_id', 'updated_at']);
   await tx.trx('program_presenters').where({ program_id: id }).delete();
-  if (presenterIds.length) await tx.trx('program_presenters').insert(presenterIds.map((presenterId, position) => ({ program_id: id, presenter_id: presenterId, position })));
+  if (presenterIds.length)
+    await tx
+      .trx('program_presenters')
+      .insert(presenterIds.map((presenterId, position) => ({ program_id: id, presenter_id: presenterId, position })));
   await tx.trx('program_slots').where({ program_id: id }).delete();
   const slots = body.slots ?? [];
   if (slots.length) {
     await tx.trx('program_slots').insert(
-      slots.map((slot, position) => ({ program_id: id, position, weekday: slot.weekday, start_time: slot.startTime, duration_minutes: slot.durationMinutes })),
+      slots.map((slot, position) => ({
+        program_id: id,
+        position,
+        weekday: slot.weekday,
+        start_time: slot.startTime,
+        duration_minutes: slot.durationMinutes,
+      })),
     );
   }
   return (await programWithDetails(tx.trx, stationId, id)) as ProgramWithDetails;
 }
 
 /** Validates a broadcast body; returns the canonical presenter override (null: the program's). */
-async function checkBroadcast(tx: Tx, stationId: string, id: string, body: BroadcastBody, startsAt: Date, endsAt: Date): Promise<string[] | null> {
+async function checkBroadcast(
+  tx: Tx,
+  stationId: string,
+  id: string,
+  body: BroadcastBody,
+  startsAt: Date,
+  endsAt: Date,
+): Promise<string[] | null> {
   const issues: Issue[] = [];
   if (!(endsAt > startsAt)) issues.push({ path: 'endsAt', code: 'out_of_range', message: 'endsAt must be after startsAt' });
-  else if (endsAt.getTime() - startsAt.getTime() > MAX_BROADCAST_MS) issues.push({ path: 'endsAt', code: 'too_big', message: `a broadcast lasts at most ${MAX_BROADCAST_DAYS} days` });
+  else if (endsAt.getTime() - startsAt.getTime() > MAX_BROADCAST_MS)
+    issues.push({ path: 'endsAt', code: 'too_big', message: `a broadcast lasts at most ${MAX_BROADCAST_DAYS} days` });
   if (!(await tx.trx('programs').where({ id: body.programId, station_id: stationId }).first('id'))) {
     issues.push({ path: 'programId', code: 'unknown_id', message: `no program ${body.programId} exists at this station` });
   }
   if (body.repeatOfId) {
-    if (body.repeatOfId.toLowerCase() === id.toLowerCase()) issues.push({ path: 'repeatOfId', code: 'invalid_value', message: 'a broadcast cannot repeat itself' });
+    if (body.repeatOfId.toLowerCase() === id.toLowerCase())
+      issues.push({ path: 'repeatOfId', code: 'invalid_value', message: 'a broadcast cannot repeat itself' });
     else if (!(await tx.trx('broadcasts').where({ id: body.repeatOfId, station_id: stationId }).first('id'))) {
       issues.push({ path: 'repeatOfId', code: 'unknown_id', message: `no broadcast ${body.repeatOfId} exists at this station` });
     }
@@ -113,14 +143,16 @@ export async function saveBroadcast(tx: Tx, stationId: string, id: string, body:
   if (existing && existing.starts_at.getTime() !== startsAt.getTime()) {
     // A moved broadcast takes its rundown along: items keep their offsets from the start.
     const shiftMs = startsAt.getTime() - existing.starts_at.getTime();
-    await tx.trx('rundown_items')
+    await tx
+      .trx('rundown_items')
       .where({ broadcast_id: id })
       .update({
         planned_starts_at: tx.trx.raw("planned_starts_at + ? * interval '1 millisecond'", [shiftMs]),
         planned_ends_at: tx.trx.raw("planned_ends_at + ? * interval '1 millisecond'", [shiftMs]),
       });
   }
-  const [row] = await tx.trx<BroadcastRow>('broadcasts')
+  const [row] = await tx
+    .trx<BroadcastRow>('broadcasts')
     .insert({ id, station_id: stationId, ...values, created_at: now })
     .onConflict('id')
     .merge(Object.keys(values) as Array<keyof BroadcastRow>)
@@ -137,7 +169,13 @@ export async function removeBroadcast(tx: Tx, stationId: string, id: string): Pr
  * After a schedule write, in the same transaction: rebuild the `schedule` and `on-air` rows (each
  * written only when it changed); after commit, re-plan the station's timing jobs.
  */
-export async function scheduleChanged(tx: Tx, svc: Services, stationId: string, timezone: string, options: { replan?: boolean } = {}): Promise<void> {
+export async function scheduleChanged(
+  tx: Tx,
+  svc: Services,
+  stationId: string,
+  timezone: string,
+  options: { replan?: boolean } = {},
+): Promise<void> {
   const now = svc.clock.now();
   // Listener reads (schedule, programs, current broadcast, calendar) show it from the next read on.
   tx.afterCommit(() => invalidateReads(svc, stationId, 'schedule'));

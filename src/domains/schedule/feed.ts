@@ -23,7 +23,8 @@ export async function writeRowIfChanged(
   /** Told the data stored before (null when none) when the row changes (webhook events, onair.ts). */
   onChange?: (previous: unknown) => Promise<void>,
 ): Promise<boolean> {
-  const stored = await tx.trx('feed_rows')
+  const stored = await tx
+    .trx('feed_rows')
     .where({ station_id: row.stationId, kind: row.kind, entry: CURRENT_ENTRY })
     .first<{ data: unknown; deleted: boolean } | undefined>('data', 'deleted')
     .options({ name: 'feed_current_row' });
@@ -42,6 +43,13 @@ export async function scheduleRowData(tx: Tx, stationId: string, timezone: strin
 }
 
 /** Rebuilds the `schedule` row as of `at` (call with the station locked). */
-export async function refreshScheduleRowIn(tx: Tx, bus: FeedBus, stationId: string, timezone: string, at: Date, now: Date): Promise<boolean> {
+export async function refreshScheduleRowIn(
+  tx: Tx,
+  bus: FeedBus,
+  stationId: string,
+  timezone: string,
+  at: Date,
+  now: Date,
+): Promise<boolean> {
   return writeRowIfChanged(tx, bus, { stationId, kind: 'schedule', data: await scheduleRowData(tx, stationId, timezone, at), now });
 }

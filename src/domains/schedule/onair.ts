@@ -18,7 +18,12 @@ export interface FollowedObservation {
 }
 
 /** The newest observation of a broadcast that rundown following tied to an item, optionally of given outcomes. */
-async function latestFollowed(db: Knex | Knex.Transaction, stationId: string, broadcast: { id: string; starts_at: Date }, outcomes: string[]): Promise<FollowedObservation | null> {
+async function latestFollowed(
+  db: Knex | Knex.Transaction,
+  stationId: string,
+  broadcast: { id: string; starts_at: Date },
+  outcomes: string[],
+): Promise<FollowedObservation | null> {
   const row = await db('observations')
     .where({ station_id: stationId, broadcast_id: broadcast.id })
     .whereNotNull('rundown_item_id')
@@ -26,8 +31,17 @@ async function latestFollowed(db: Knex | Knex.Transaction, stationId: string, br
     // Lower bound on the indexed sort key: an observation followed against this broadcast was made during it.
     .andWhere('sort_at', '>=', new Date(broadcast.starts_at.getTime() - FOLLOWED_LOOKBACK_MS))
     // Only while the item is still in the rundown (observations keep the id of a deleted item).
-    .whereExists((q) => q.select(db.raw('1')).from('rundown_items as ri').whereRaw('ri.id = observations.rundown_item_id').andWhere('ri.broadcast_id', broadcast.id))
-    .orderBy([{ column: 'sort_at', order: 'desc' }, { column: 'receipt_seq', order: 'desc' }])
+    .whereExists((q) =>
+      q
+        .select(db.raw('1'))
+        .from('rundown_items as ri')
+        .whereRaw('ri.id = observations.rundown_item_id')
+        .andWhere('ri.broadcast_id', broadcast.id),
+    )
+    .orderBy([
+      { column: 'sort_at', order: 'desc' },
+      { column: 'receipt_seq', order: 'desc' },
+    ])
     .first<FollowedObservation | undefined>('rundown_item_id', 'outcome', 'sort_at as at')
     .options({ name: `onair_latest_followed_${outcomes.length}` });
   return row ?? null;
@@ -67,7 +81,13 @@ export interface LiveBroadcast {
  *   as the moment the planned position last changed; otherwise the planned item at `at` (null in a gap).
  * Pure: the callers load the broadcast, its rundown and the two newest followed observations.
  */
-export function buildOnAir(live: LiveBroadcast, items: RundownItemRow[], at: Date, followed: FollowedObservation | null, matched: FollowedObservation | null): OnAir {
+export function buildOnAir(
+  live: LiveBroadcast,
+  items: RundownItemRow[],
+  at: Date,
+  followed: FollowedObservation | null,
+  matched: FollowedObservation | null,
+): OnAir {
   const { row, program } = live;
   const ends = plannedEnds(items, row.ends_at);
   const planned = plannedAt(items, ends, row.starts_at, at);
@@ -86,18 +106,20 @@ export function buildOnAir(live: LiveBroadcast, items: RundownItemRow[], at: Dat
       nature: row.nature as NonNullable<OnAir>['broadcast']['nature'],
       program: { id: program.id, title: program.title, profileId: program.profileId },
     },
-    position: item && index !== null
-      ? {
-          itemId: item.id,
-          index: item.position,
-          kind: item.kind,
-          artist: item.artist,
-          title: item.title,
-          plannedStartsAt: item.planned_starts_at.toISOString(),
-          plannedEndsAt: ends[index].toISOString(),
-        }
-      : null,
-    followed: followed && items.length ? { itemId: followed.rundown_item_id, outcome: followed.outcome, at: followed.at.toISOString() } : null,
+    position:
+      item && index !== null
+        ? {
+            itemId: item.id,
+            index: item.position,
+            kind: item.kind,
+            artist: item.artist,
+            title: item.title,
+            plannedStartsAt: item.planned_starts_at.toISOString(),
+            plannedEndsAt: ends[index].toISOString(),
+          }
+        : null,
+    followed:
+      followed && items.length ? { itemId: followed.rundown_item_id, outcome: followed.outcome, at: followed.at.toISOString() } : null,
   };
 }
 
@@ -107,7 +129,8 @@ export async function computeOnAir(db: Knex | Knex.Transaction, stationId: strin
   if (!current) return null;
   const items = await rundownOf(db, current.row.id);
   const followed = items.length ? await latestFollowed(db, stationId, current.row, ['matched', 'uncertain']) : null;
-  const matched = followed?.outcome === 'matched' ? followed : followed ? await latestFollowed(db, stationId, current.row, ['matched']) : null;
+  const matched =
+    followed?.outcome === 'matched' ? followed : followed ? await latestFollowed(db, stationId, current.row, ['matched']) : null;
   return buildOnAir(current, items, at, followed, matched);
 }
 
@@ -115,7 +138,14 @@ export async function computeOnAir(db: Knex | Knex.Transaction, stationId: strin
  * Rebuilds the `on-air` row as of `at` inside a transaction that holds the station lock. With `events`,
  * a move to another broadcast emits `broadcast.ended` / `broadcast.started` after commit.
  */
-export async function refreshOnAirIn(tx: Tx, bus: FeedBus, stationId: string, at: Date, now: Date, events?: ScheduleEventServices): Promise<boolean> {
+export async function refreshOnAirIn(
+  tx: Tx,
+  bus: FeedBus,
+  stationId: string,
+  at: Date,
+  now: Date,
+  events?: ScheduleEventServices,
+): Promise<boolean> {
   const data = await computeOnAir(tx.trx, stationId, at);
   const onChange = events ? (previous: unknown) => onAirTransition(tx, events, stationId, previous as OnAir, data, at) : undefined;
   return writeRowIfChanged(tx, bus, { stationId, kind: 'on-air', data, now }, onChange);

@@ -1,4 +1,11 @@
-import { broadcastStatus, type BroadcastRow, type PresenterRow, type ResolvedBroadcast, type RundownItemRow, type SlotRow } from './model.ts';
+import {
+  broadcastStatus,
+  type BroadcastRow,
+  type PresenterRow,
+  type ResolvedBroadcast,
+  type RundownItemRow,
+  type SlotRow,
+} from './model.ts';
 import type { ProgramWithDetails } from './queries.ts';
 import type { Broadcast, CurrentBroadcastResponse, ProgramSummary, ProgramsResponse, ScheduleResponse, Slot } from './schemas.ts';
 import type { ScheduleWindow } from './window.ts';
@@ -45,7 +52,11 @@ export function presentCurrentBroadcast(current: ResolvedBroadcast | null, timez
   };
 }
 
-const presentSlot = (slot: SlotRow): Slot => ({ weekday: slot.weekday, startTime: slot.start_time, durationMinutes: slot.duration_minutes });
+const presentSlot = (slot: SlotRow): Slot => ({
+  weekday: slot.weekday,
+  startTime: slot.start_time,
+  durationMinutes: slot.duration_minutes,
+});
 
 export function presentProgramSummary({ program, presenters, slots }: ProgramWithDetails): ProgramSummary {
   return {

@@ -40,7 +40,9 @@ async function programPresenters(db: Q, programIds: string[]): Promise<Map<strin
 async function presentersById(db: Q, ids: string[]): Promise<Map<string, PresenterRef>> {
   const out = new Map<string, PresenterRef>();
   if (ids.length === 0) return out;
-  const rows = await db<{ id: string; title: string; updated_at: Date }>('presenters').whereIn('id', ids).select('id', 'title', 'updated_at');
+  const rows = await db<{ id: string; title: string; updated_at: Date }>('presenters')
+    .whereIn('id', ids)
+    .select('id', 'title', 'updated_at');
   for (const row of rows) out.set(row.id, { id: row.id, title: row.title, updatedAt: row.updated_at });
   return out;
 }
@@ -50,9 +52,10 @@ async function resolve(db: Q, rows: JoinedRow[]): Promise<ResolvedBroadcast[]> {
   const byProgram = await programPresenters(db, [...new Set(rows.filter((r) => r.presenter_ids === null).map((r) => r.program_id))]);
   const overrides = await presentersById(db, [...new Set(rows.flatMap((r) => r.presenter_ids ?? []))]);
   return rows.map((row) => {
-    const presenters = row.presenter_ids === null
-      ? byProgram.get(row.program_id) ?? []
-      : row.presenter_ids.map((id) => overrides.get(id)).filter((p): p is PresenterRef => p !== undefined);
+    const presenters =
+      row.presenter_ids === null
+        ? (byProgram.get(row.program_id) ?? [])
+        : row.presenter_ids.map((id) => overrides.get(id)).filter((p): p is PresenterRef => p !== undefined);
     return { ...splitJoined(row), presenters };
   });
 }
@@ -60,7 +63,10 @@ async function resolve(db: Q, rows: JoinedRow[]): Promise<ResolvedBroadcast[]> {
 /** A joined row as the broadcast row and what listeners see of its program. */
 function splitJoined(row: JoinedRow): Omit<ResolvedBroadcast, 'presenters'> {
   const { program_title, program_profile_id, program_updated_at, ...broadcast } = row;
-  return { row: broadcast, program: { id: row.program_id, title: program_title, profileId: program_profile_id, updatedAt: program_updated_at } };
+  return {
+    row: broadcast,
+    program: { id: row.program_id, title: program_title, profileId: program_profile_id, updatedAt: program_updated_at },
+  };
 }
 
 function joined(db: Q, stationId: string) {
@@ -74,7 +80,13 @@ function joined(db: Q, stationId: string) {
  * Published broadcasts overlapping [start, end), by start time, at most `limit` (+1 read to tell
  * whether more exist). Cancelled ones are included: listeners see them as `cancelled`.
  */
-export async function broadcastsOverlapping(db: Q, stationId: string, start: Date, end: Date, limit: number): Promise<{ broadcasts: ResolvedBroadcast[]; truncated: boolean }> {
+export async function broadcastsOverlapping(
+  db: Q,
+  stationId: string,
+  start: Date,
+  end: Date,
+  limit: number,
+): Promise<{ broadcasts: ResolvedBroadcast[]; truncated: boolean }> {
   const rows = await joined(db, stationId)
     .andWhere('b.published', true)
     .andWhere('b.starts_at', '<', end)
@@ -98,7 +110,10 @@ async function onAirRow(db: Q, stationId: string, at: Date): Promise<JoinedRow[]
     .andWhere('b.starts_at', '<=', at)
     .andWhere('b.starts_at', '>', new Date(at.getTime() - MAX_BROADCAST_MS))
     .andWhere('b.ends_at', '>', at)
-    .orderBy([{ column: 'b.starts_at', order: 'desc' }, { column: 'b.id', order: 'desc' }])
+    .orderBy([
+      { column: 'b.starts_at', order: 'desc' },
+      { column: 'b.id', order: 'desc' },
+    ])
     .limit(1)
     .options({ name: 'schedule_live_broadcast' });
 }
@@ -124,7 +139,11 @@ export interface ProgramWithDetails {
 async function details(db: Q, programs: ProgramRow[]): Promise<ProgramWithDetails[]> {
   const ids = programs.map((p) => p.id);
   const presenters = await programPresenters(db, ids);
-  const slots = ids.length ? await db<SlotRow>('program_slots').whereIn('program_id', ids).orderBy([{ column: 'program_id' }, { column: 'position' }]) : [];
+  const slots = ids.length
+    ? await db<SlotRow>('program_slots')
+        .whereIn('program_id', ids)
+        .orderBy([{ column: 'program_id' }, { column: 'position' }])
+    : [];
   return programs.map((program) => ({
     program,
     presenters: presenters.get(program.id) ?? [],
@@ -160,7 +179,10 @@ export async function programWithDetails(db: Q, stationId: string, programId: st
 }
 
 export async function rundownOf(db: Q, broadcastId: string): Promise<RundownItemRow[]> {
-  return db<RundownItemRow>('rundown_items').where({ broadcast_id: broadcastId }).orderBy('position').options({ name: 'schedule_rundown_of' });
+  return db<RundownItemRow>('rundown_items')
+    .where({ broadcast_id: broadcastId })
+    .orderBy('position')
+    .options({ name: 'schedule_rundown_of' });
 }
 
 /**

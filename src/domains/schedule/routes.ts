@@ -30,7 +30,8 @@ export const scheduleListenerRoutes = [
     path: '/api/v1/stations/{stationSlug}/programs',
     operationId: 'getPrograms',
     summary: 'Programs with a broadcast in a window, with presenters and weekly slots',
-    description: 'Same window rules as the schedule. A program is listed when one of its published, non-cancelled broadcasts overlaps the window.',
+    description:
+      'Same window rules as the schedule. A program is listed when one of its published, non-cancelled broadcasts overlaps the window.',
     module: 'programs',
     query: WindowQuery,
     responses: { 200: { description: 'The programs.', schema: ProgramsResponse }, ...listenerErrors },
@@ -45,7 +46,10 @@ export const scheduleListenerRoutes = [
     operationId: 'getCurrentBroadcast',
     summary: 'The broadcast on air now, or null',
     module: 'currentBroadcast',
-    responses: { 200: { description: 'The current broadcast (null when nothing is on air).', schema: CurrentBroadcastResponse }, ...listenerErrors },
+    responses: {
+      200: { description: 'The current broadcast (null when nothing is on air).', schema: CurrentBroadcastResponse },
+      ...listenerErrors,
+    },
     handler({ svc, station }) {
       return currentBroadcastRead(svc, station);
     },
@@ -56,7 +60,8 @@ export const scheduleListenerRoutes = [
     path: '/api/v1/stations/{stationSlug}/schedule.ics',
     operationId: 'getScheduleCalendar',
     summary: 'The schedule as an iCalendar feed',
-    description: 'Same query parameters, window rules and credential as the schedule. One VEVENT per broadcast, UID `{broadcastId}@waveline`, times in UTC.',
+    description:
+      'Same query parameters, window rules and credential as the schedule. One VEVENT per broadcast, UID `{broadcastId}@waveline`, times in UTC.',
     module: 'calendar',
     query: WindowQuery,
     responses: { 200: { description: 'iCalendar text (RFC 5545).', contentType: 'text/calendar' }, ...listenerErrors },

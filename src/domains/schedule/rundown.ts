@@ -24,7 +24,11 @@ function plannedStarts(items: RundownBody['items'], broadcastStart: Date): Date[
     }
     const previous = items[i - 1].durationSeconds;
     if (previous === undefined || previous === null) {
-      issues.push({ path: `items.${i}.plannedStartsAt`, code: 'required', message: `items.${i}.plannedStartsAt is required when the previous item has no durationSeconds` });
+      issues.push({
+        path: `items.${i}.plannedStartsAt`,
+        code: 'required',
+        message: `items.${i}.plannedStartsAt is required when the previous item has no durationSeconds`,
+      });
       starts.push(broadcastStart);
       return;
     }
@@ -40,16 +44,20 @@ async function checkItemIds(tx: Tx, broadcastId: string, ids: Array<string | und
   const seen = new Set<string>();
   ids.forEach((id, i) => {
     if (id === undefined) return;
-    if (seen.has(id.toLowerCase())) issues.push({ path: `items.${i}.id`, code: 'duplicate', message: `items.${i}.id appears more than once` });
+    if (seen.has(id.toLowerCase()))
+      issues.push({ path: `items.${i}.id`, code: 'duplicate', message: `items.${i}.id appears more than once` });
     seen.add(id.toLowerCase());
   });
   const given = ids.filter((id): id is string => id !== undefined);
   if (given.length) {
     const taken = new Set(
-      (await tx.trx('rundown_items').whereIn('id', given).whereNot('broadcast_id', broadcastId).select<Array<{ id: string }>>('id')).map((r) => r.id),
+      (await tx.trx('rundown_items').whereIn('id', given).whereNot('broadcast_id', broadcastId).select<Array<{ id: string }>>('id')).map(
+        (r) => r.id,
+      ),
     );
     ids.forEach((id, i) => {
-      if (id !== undefined && taken.has(id.toLowerCase())) issues.push({ path: `items.${i}.id`, code: 'taken', message: `items.${i}.id belongs to another broadcast's rundown` });
+      if (id !== undefined && taken.has(id.toLowerCase()))
+        issues.push({ path: `items.${i}.id`, code: 'taken', message: `items.${i}.id belongs to another broadcast's rundown` });
     });
   }
   if (issues.length) throw new ValidationError('Invalid rundown.', issues);
@@ -59,10 +67,19 @@ async function checkItemIds(tx: Tx, broadcastId: string, ids: Array<string | und
  * Replaces a broadcast's rundown. Items that keep their id are updated in place, so observations
  * already followed against them stay linked; items left out are deleted.
  */
-export async function saveRundown(tx: Tx, stationId: string, broadcastId: string, body: RundownBody): Promise<{ items: RundownItemRow[]; ends: Date[]; broadcast: BroadcastRow }> {
+export async function saveRundown(
+  tx: Tx,
+  stationId: string,
+  broadcastId: string,
+  body: RundownBody,
+): Promise<{ items: RundownItemRow[]; ends: Date[]; broadcast: BroadcastRow }> {
   const broadcast = await tx.trx<BroadcastRow>('broadcasts').where({ id: broadcastId, station_id: stationId }).forUpdate().first();
   if (!broadcast) throw new NotFoundError('Broadcast not found.');
-  await checkItemIds(tx, broadcastId, body.items.map((item) => item.id));
+  await checkItemIds(
+    tx,
+    broadcastId,
+    body.items.map((item) => item.id),
+  );
   const starts = plannedStarts(body.items, broadcast.starts_at);
   const rows: RundownItemRow[] = body.items.map((item, position) => ({
     id: item.id?.toLowerCase() ?? newId(),
@@ -74,13 +91,27 @@ export async function saveRundown(tx: Tx, stationId: string, broadcastId: string
     title: item.title,
     duration_seconds: item.durationSeconds ?? null,
     planned_starts_at: starts[position],
-    planned_ends_at: item.durationSeconds === undefined || item.durationSeconds === null ? null : new Date(starts[position].getTime() + item.durationSeconds * 1000),
+    planned_ends_at:
+      item.durationSeconds === undefined || item.durationSeconds === null
+        ? null
+        : new Date(starts[position].getTime() + item.durationSeconds * 1000),
   }));
   // Move the old positions out of the way of the unique (broadcast, position) key before the upsert.
-  await tx.trx('rundown_items').where({ broadcast_id: broadcastId }).update({ position: tx.trx.raw('-1 - position') });
-  await tx.trx('rundown_items').where({ broadcast_id: broadcastId }).whereNotIn('id', rows.map((r) => r.id)).delete();
+  await tx
+    .trx('rundown_items')
+    .where({ broadcast_id: broadcastId })
+    .update({ position: tx.trx.raw('-1 - position') });
+  await tx
+    .trx('rundown_items')
+    .where({ broadcast_id: broadcastId })
+    .whereNotIn(
+      'id',
+      rows.map((r) => r.id),
+    )
+    .delete();
   if (rows.length) {
-    await tx.trx('rundown_items')
+    await tx
+      .trx('rundown_items')
       .insert(rows)
       .onConflict('id')
       .merge(['position', 'kind', 'artist', 'title', 'duration_seconds', 'planned_starts_at', 'planned_ends_at']);

@@ -7,8 +7,18 @@ export { StationSlugParams };
 
 export const WindowQuery = Type.Object(
   {
-    fromDate: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'first local date (inclusive); default today in the station time zone' })),
-    throughDate: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'last local date (inclusive); default fromDate + 6 days; at most 31 days in all' })),
+    fromDate: Type.Optional(
+      Type.String({
+        pattern: '^\\d{4}-\\d{2}-\\d{2}$',
+        description: 'first local date (inclusive); default today in the station time zone',
+      }),
+    ),
+    throughDate: Type.Optional(
+      Type.String({
+        pattern: '^\\d{4}-\\d{2}-\\d{2}$',
+        description: 'last local date (inclusive); default fromDate + 6 days; at most 31 days in all',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -19,64 +29,90 @@ export type WindowQuery = Static<typeof WindowQuery>;
 const PresenterRef = Type.Object({ id: Uuid, title: Type.String() });
 const ProgramRef = Type.Object({ id: Uuid, title: Type.String(), profileId: Nullable(Type.String()) });
 
-export const Broadcast = Type.Object({
-  id: Uuid,
-  title: Type.String(),
-  startsAt: Timestamp,
-  endsAt: Timestamp,
-  timezone: Type.String(),
-  localDate: LocalDate,
-  resolution: Type.Literal('exact'),
-  status: StringEnum(['scheduled', 'live', 'ended', 'cancelled'] as const),
-  cancellationReason: Type.String({ description: 'empty when not cancelled' }),
-  repeatOfId: Nullable(Uuid),
-  nature: StringEnum(NATURES),
-  program: ProgramRef,
-  presenters: Type.Array(PresenterRef),
-}, { title: 'Broadcast' });
+export const Broadcast = Type.Object(
+  {
+    id: Uuid,
+    title: Type.String(),
+    startsAt: Timestamp,
+    endsAt: Timestamp,
+    timezone: Type.String(),
+    localDate: LocalDate,
+    resolution: Type.Literal('exact'),
+    status: StringEnum(['scheduled', 'live', 'ended', 'cancelled'] as const),
+    cancellationReason: Type.String({ description: 'empty when not cancelled' }),
+    repeatOfId: Nullable(Uuid),
+    nature: StringEnum(NATURES),
+    program: ProgramRef,
+    presenters: Type.Array(PresenterRef),
+  },
+  { title: 'Broadcast' },
+);
 export type Broadcast = Static<typeof Broadcast>;
 
-export const ScheduleResponse = Type.Object({
-  contractVersion: Type.Literal(1),
-  timezone: Type.String(),
-  broadcasts: Type.Array(Broadcast, { maxItems: 1000 }),
-  truncated: Type.Boolean({ description: 'true when more broadcasts exist in the window than were returned' }),
-}, { title: 'Schedule' });
+export const ScheduleResponse = Type.Object(
+  {
+    contractVersion: Type.Literal(1),
+    timezone: Type.String(),
+    broadcasts: Type.Array(Broadcast, { maxItems: 1000 }),
+    truncated: Type.Boolean({ description: 'true when more broadcasts exist in the window than were returned' }),
+  },
+  { title: 'Schedule' },
+);
 export type ScheduleResponse = Static<typeof ScheduleResponse>;
 
-const SlotOut = Type.Object({ weekday: Type.Integer({ minimum: 1, maximum: 7 }), startTime: Type.String(), durationMinutes: Type.Integer() });
+const SlotOut = Type.Object({
+  weekday: Type.Integer({ minimum: 1, maximum: 7 }),
+  startTime: Type.String(),
+  durationMinutes: Type.Integer(),
+});
 export type Slot = Static<typeof SlotOut>;
 
-export const ProgramSummary = Type.Object({
-  id: Uuid,
-  title: Type.String(),
-  description: Nullable(Type.String()),
-  profileId: Nullable(Type.String()),
-  presenters: Type.Array(PresenterRef),
-  slots: Type.Array(SlotOut),
-}, { title: 'ProgramSummary' });
+export const ProgramSummary = Type.Object(
+  {
+    id: Uuid,
+    title: Type.String(),
+    description: Nullable(Type.String()),
+    profileId: Nullable(Type.String()),
+    presenters: Type.Array(PresenterRef),
+    slots: Type.Array(SlotOut),
+  },
+  { title: 'ProgramSummary' },
+);
 export type ProgramSummary = Static<typeof ProgramSummary>;
 
-export const ProgramsResponse = Type.Object({
-  contractVersion: Type.Literal(1),
-  timezone: Type.String(),
-  fromDate: LocalDate,
-  throughDate: LocalDate,
-  programs: Type.Array(ProgramSummary),
-}, { title: 'Programs' });
+export const ProgramsResponse = Type.Object(
+  {
+    contractVersion: Type.Literal(1),
+    timezone: Type.String(),
+    fromDate: LocalDate,
+    throughDate: LocalDate,
+    programs: Type.Array(ProgramSummary),
+  },
+  { title: 'Programs' },
+);
 export type ProgramsResponse = Static<typeof ProgramsResponse>;
 
-export const CurrentBroadcastResponse = Type.Object({
-  contractVersion: Type.Literal(1),
-  timezone: Type.String(),
-  asOf: Timestamp,
-  broadcast: Nullable(Broadcast),
-}, { title: 'CurrentBroadcast' });
+export const CurrentBroadcastResponse = Type.Object(
+  {
+    contractVersion: Type.Literal(1),
+    timezone: Type.String(),
+    asOf: Timestamp,
+    broadcast: Nullable(Broadcast),
+  },
+  { title: 'CurrentBroadcast' },
+);
 export type CurrentBroadcastResponse = Static<typeof CurrentBroadcastResponse>;
 
 export const OnAir = Nullable(
   Type.Object({
-    broadcast: Type.Object({ id: Uuid, title: Type.String(), startsAt: Timestamp, endsAt: Timestamp, nature: StringEnum(NATURES), program: ProgramRef }),
+    broadcast: Type.Object({
+      id: Uuid,
+      title: Type.String(),
+      startsAt: Timestamp,
+      endsAt: Timestamp,
+      nature: StringEnum(NATURES),
+      program: ProgramRef,
+    }),
     position: Nullable(
       Type.Object({
         itemId: Uuid,

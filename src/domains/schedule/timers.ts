@@ -95,7 +95,10 @@ export async function runScheduleTick(svc: Services, stationId: string, at: Date
 
 /** Every station with a schedule row gets a tick at `now` (the sweep). */
 export async function sweepSchedules(svc: Services, now: Date): Promise<number> {
-  const stations = await svc.db('feed_rows').where({ kind: 'schedule', deleted: false }).distinct<Array<{ station_id: string }>>('station_id');
+  const stations = await svc
+    .db('feed_rows')
+    .where({ kind: 'schedule', deleted: false })
+    .distinct<Array<{ station_id: string }>>('station_id');
   for (const { station_id } of stations) await runScheduleTick(svc, station_id, now);
   return stations.length;
 }

@@ -61,8 +61,11 @@ export function windowFor(fromDate: string, throughDate: string, timezone: strin
  */
 export function resolveWindow(query: { fromDate?: string; throughDate?: string }, timezone: string, now: Date): ScheduleWindow {
   const issues: Issue[] = [];
-  const from = query.fromDate === undefined ? DateTime.fromISO(localDate(now, timezone), { zone: 'UTC' }) : parseDate(query.fromDate, 'fromDate', issues);
-  const through = query.throughDate === undefined ? from?.plus({ days: 6 }) ?? null : parseDate(query.throughDate, 'throughDate', issues);
+  const from =
+    query.fromDate === undefined
+      ? DateTime.fromISO(localDate(now, timezone), { zone: 'UTC' })
+      : parseDate(query.fromDate, 'fromDate', issues);
+  const through = query.throughDate === undefined ? (from?.plus({ days: 6 }) ?? null) : parseDate(query.throughDate, 'throughDate', issues);
   if (from && through) {
     const days = through.diff(from, 'days').days + 1;
     if (days < 1) {

@@ -8,15 +8,22 @@ import type { CreateStationBody, PatchStationBody } from './schemas.ts';
 
 function checkTimezone(timezone: string | undefined): void {
   if (timezone !== undefined && !IANAZone.isValidZone(timezone)) {
-    throw new ValidationError('Unknown time zone.', [{ path: 'timezone', code: 'invalid_value', message: `timezone must be an IANA time zone name, got "${timezone}"` }]);
+    throw new ValidationError('Unknown time zone.', [
+      { path: 'timezone', code: 'invalid_value', message: `timezone must be an IANA time zone name, got "${timezone}"` },
+    ]);
   }
 }
 
 function uniqueViolation(err: unknown): ConflictError | null {
   const e = err as { code?: string; constraint?: string };
   if (e.code !== '23505') return null;
-  if (e.constraint?.includes('slug')) return new ConflictError('A station with this slug exists.', [{ path: 'slug', code: 'taken', message: 'slug is already used by another station' }]);
-  return new ConflictError('A station with this id exists.', [{ path: 'id', code: 'taken', message: 'id is already used by another station' }]);
+  if (e.constraint?.includes('slug'))
+    return new ConflictError('A station with this slug exists.', [
+      { path: 'slug', code: 'taken', message: 'slug is already used by another station' },
+    ]);
+  return new ConflictError('A station with this id exists.', [
+    { path: 'id', code: 'taken', message: 'id is already used by another station' },
+  ]);
 }
 
 type Settings = Omit<PatchStationBody, 'slug' | 'name' | 'timezone'>;

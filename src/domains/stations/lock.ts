@@ -13,9 +13,15 @@ const LOCK_STATION_NUMBERED = numbered(LOCK_STATION_SQL);
  * a row never races another rebuild of the same station.
  */
 export async function lockStation(tx: Tx, stationId: string): Promise<{ timezone: string } | null> {
-  const result = await tx.trx.raw<{ rows: Array<{ timezone: string }> }>(LOCK_STATION_SQL, [stationId]).options({ name: 'schedule_lock_station' });
+  const result = await tx.trx
+    .raw<{ rows: Array<{ timezone: string }> }>(LOCK_STATION_SQL, [stationId])
+    .options({ name: 'schedule_lock_station' });
   return result.rows[0] ?? null;
 }
 
 /** `lockStation` for a pipelined transaction (lib/pipeline.ts): answers one row, or none when the station is gone. */
-export const lockStationStatement = (stationId: string): Statement => ({ name: 'lock_station', text: LOCK_STATION_NUMBERED, values: [stationId] });
+export const lockStationStatement = (stationId: string): Statement => ({
+  name: 'lock_station',
+  text: LOCK_STATION_NUMBERED,
+  values: [stationId],
+});

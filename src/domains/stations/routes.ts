@@ -41,7 +41,11 @@ export const stationRoutes = [
     tags: ['admin'],
     surface: 'admin',
     body: CreateStationBody,
-    responses: { 201: { description: 'The station (admin view).', schema: AdminStation }, 409: { description: 'Slug or id taken.', schema: ErrorBody }, ...adminErrors },
+    responses: {
+      201: { description: 'The station (admin view).', schema: AdminStation },
+      409: { description: 'Slug or id taken.', schema: ErrorBody },
+      ...adminErrors,
+    },
     async handler({ ctx, svc, body }) {
       const station = await createStation(svc.db, svc.invalidation, body, svc.clock.now());
       ctx.status = 201;
@@ -71,10 +75,13 @@ export const stationRoutes = [
     surface: 'admin',
     params: StationIdParams,
     body: PatchStationBody,
-    responses: { 200: { description: 'The station (admin view).', schema: AdminStation }, 409: { description: 'Slug taken.', schema: ErrorBody }, ...adminErrors },
+    responses: {
+      200: { description: 'The station (admin view).', schema: AdminStation },
+      409: { description: 'Slug taken.', schema: ErrorBody },
+      ...adminErrors,
+    },
     async handler({ svc, params, body }) {
       return presentAdminStation(await updateStation(svc.db, svc.invalidation, params.stationId, body, svc.clock.now()));
     },
   }),
 ];
-

@@ -32,7 +32,10 @@ export const ProfileSchema = Type.Object(
     socialLinks: Type.Optional(
       Nullable(
         Type.Array(
-          Type.Object({ network: Type.String({ minLength: 1, maxLength: 50 }), url: Type.String({ format: 'uri', maxLength: 2048 }) }, { additionalProperties: false }),
+          Type.Object(
+            { network: Type.String({ minLength: 1, maxLength: 50 }), url: Type.String({ format: 'uri', maxLength: 2048 }) },
+            { additionalProperties: false },
+          ),
           { maxItems: 30 },
         ),
       ),
@@ -89,7 +92,16 @@ export const ProfileOut = Type.Object({
   description: Nullable(Type.String()),
   frequencyLabel: Nullable(Type.String()),
   websiteUrls: Nullable(Type.Array(Type.String())),
-  streamUrls: Nullable(Type.Array(Type.Object({ label: Nullable(Type.String()), url: Type.String(), mime: Nullable(Type.String()), bitrateKbps: Nullable(Type.Integer()) }))),
+  streamUrls: Nullable(
+    Type.Array(
+      Type.Object({
+        label: Nullable(Type.String()),
+        url: Type.String(),
+        mime: Nullable(Type.String()),
+        bitrateKbps: Nullable(Type.Integer()),
+      }),
+    ),
+  ),
   contactEmail: Nullable(Type.String()),
   phone: Nullable(Type.String()),
   address: Nullable(Type.String()),
@@ -119,30 +131,33 @@ export const AdminStation = Type.Object({
 
 const Link = Nullable(Type.String());
 
-export const StationDocument = Type.Object({
-  contractVersion: Type.Literal(1),
-  id: Type.String(),
-  slug: Type.String(),
-  name: Type.String(),
-  timezone: Type.String(),
-  profile: ProfileOut,
-  resources: Type.Object({
-    schemas: Link,
-    content: Link,
-    schedule: Link,
-    programs: Link,
-    currentBroadcast: Link,
-    nowPlaying: Link,
-    trackHistory: Link,
-    weather: Link,
-    traffic: Link,
-    calendar: Link,
-    graphql: Link,
-    media: Link,
-    realtime: Nullable(Type.Object({ url: Type.String(), channel: Type.String() })),
-  }),
-  delivery: Type.Object({ pollIntervalSeconds: Type.Integer() }),
-}, { title: 'Station' });
+export const StationDocument = Type.Object(
+  {
+    contractVersion: Type.Literal(1),
+    id: Type.String(),
+    slug: Type.String(),
+    name: Type.String(),
+    timezone: Type.String(),
+    profile: ProfileOut,
+    resources: Type.Object({
+      schemas: Link,
+      content: Link,
+      schedule: Link,
+      programs: Link,
+      currentBroadcast: Link,
+      nowPlaying: Link,
+      trackHistory: Link,
+      weather: Link,
+      traffic: Link,
+      calendar: Link,
+      graphql: Link,
+      media: Link,
+      realtime: Nullable(Type.Object({ url: Type.String(), channel: Type.String() })),
+    }),
+    delivery: Type.Object({ pollIntervalSeconds: Type.Integer() }),
+  },
+  { title: 'Station' },
+);
 export type StationDocument = Static<typeof StationDocument>;
 
 export { StationSlugParams, ErrorBody };

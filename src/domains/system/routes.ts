@@ -7,7 +7,8 @@ import { NotFoundError, ProviderUnavailableError, UnauthenticatedError } from '.
 import { metricsAnswer } from '../../lib/metrics.ts';
 
 /** The API version in /openapi.json is the package's. */
-export const API_VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const API_VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string })
+  .version;
 
 /** Liveness, readiness, the OpenAPI document and its reference page. `routes` is the full table, this one included. */
 export function systemRoutes(routes: () => RouteSpec[]): RouteSpec[] {
@@ -35,12 +36,20 @@ export function systemRoutes(routes: () => RouteSpec[]): RouteSpec[] {
         503: { description: 'A dependency does not answer.' },
       },
       async handler({ svc }) {
-        const timeout = <T>(p: Promise<T>) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref())]);
+        const timeout = <T>(p: Promise<T>) =>
+          Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref())]);
         const [postgres, redis] = await Promise.all([
-          timeout(svc.db.raw('select 1')).then(() => true, () => false),
-          timeout(svc.redis.ping()).then(() => true, () => false),
+          timeout(svc.db.raw('select 1')).then(
+            () => true,
+            () => false,
+          ),
+          timeout(svc.redis.ping()).then(
+            () => true,
+            () => false,
+          ),
         ]);
-        if (!postgres || !redis) throw new ProviderUnavailableError(`Not ready: ${!postgres ? 'postgres ' : ''}${!redis ? 'redis' : ''}`.trim());
+        if (!postgres || !redis)
+          throw new ProviderUnavailableError(`Not ready: ${!postgres ? 'postgres ' : ''}${!redis ? 'redis' : ''}`.trim());
         return { ok: true, postgres, redis };
       },
     }),
@@ -49,7 +58,8 @@ export function systemRoutes(routes: () => RouteSpec[]): RouteSpec[] {
       path: '/metrics',
       operationId: 'metrics',
       summary: 'Prometheus metrics of this process (docs/operations.md)',
-      description: 'Prometheus text format. With METRICS_TOKEN set, only `Authorization: Bearer <METRICS_TOKEN>` is served; METRICS=0 switches it off (404).',
+      description:
+        'Prometheus text format. With METRICS_TOKEN set, only `Authorization: Bearer <METRICS_TOKEN>` is served; METRICS=0 switches it off (404).',
       tags: ['system'],
       surface: 'system',
       responses: {

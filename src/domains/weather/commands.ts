@@ -11,13 +11,24 @@ const ms = (timestamp: string): number => new Date(timestamp).getTime();
 
 function checkObservedAt(observedAt: string, now: Date, issues: Issue[]): void {
   if (ms(observedAt) > now.getTime() + MAX_FUTURE_SKEW_SECONDS * 1000) {
-    issues.push({ path: 'observedAt', code: 'in_future', message: `observedAt is more than ${MAX_FUTURE_SKEW_SECONDS} s ahead of the server clock` });
+    issues.push({
+      path: 'observedAt',
+      code: 'in_future',
+      message: `observedAt is more than ${MAX_FUTURE_SKEW_SECONDS} s ahead of the server clock`,
+    });
   }
 }
 
 /** `later` must not be before `earlier` (both optional). */
-function checkOrder(issues: Issue[], path: string, earlier: string | null | undefined, later: string | null | undefined, what: string): void {
-  if (earlier != null && later != null && ms(later) < ms(earlier)) issues.push({ path, code: 'invalid_range', message: `${path} must not be before ${what}` });
+function checkOrder(
+  issues: Issue[],
+  path: string,
+  earlier: string | null | undefined,
+  later: string | null | undefined,
+  what: string,
+): void {
+  if (earlier != null && later != null && ms(later) < ms(earlier))
+    issues.push({ path, code: 'invalid_range', message: `${path} must not be before ${what}` });
 }
 
 function fail(issues: Issue[]): void {
@@ -31,7 +42,12 @@ export function checkWeather(body: PutWeatherBody, now: Date): void {
   body.snapshots.forEach((snapshot, i) => {
     checkOrder(issues, `snapshots.${i}.validUntil`, snapshot.validFrom, snapshot.validUntil, 'validFrom');
     const { temperatureMinC: min, temperatureMaxC: max } = snapshot;
-    if (min != null && max != null && min > max) issues.push({ path: `snapshots.${i}.temperatureMinC`, code: 'invalid_range', message: 'temperatureMinC must not be above temperatureMaxC' });
+    if (min != null && max != null && min > max)
+      issues.push({
+        path: `snapshots.${i}.temperatureMinC`,
+        code: 'invalid_range',
+        message: 'temperatureMinC must not be above temperatureMaxC',
+      });
   });
   fail(issues);
 }
@@ -45,7 +61,12 @@ export function checkTraffic(body: PutTrafficBody, now: Date): void {
   }
   const seen = new Set<string>();
   body.snapshot.incidents.forEach((incident, i) => {
-    if (seen.has(incident.id)) issues.push({ path: `snapshot.incidents.${i}.id`, code: 'duplicate', message: `incident id ${JSON.stringify(incident.id)} appears more than once` });
+    if (seen.has(incident.id))
+      issues.push({
+        path: `snapshot.incidents.${i}.id`,
+        code: 'duplicate',
+        message: `incident id ${JSON.stringify(incident.id)} appears more than once`,
+      });
     seen.add(incident.id);
     checkOrder(issues, `snapshot.incidents.${i}.endsAt`, incident.startsAt, incident.endsAt, 'startsAt');
   });
@@ -59,7 +80,10 @@ export async function storeWeather(db: Db, input: { stationId: string; body: Put
   const snapshots = body.snapshots.map(presentWeatherSnapshot);
   const json = JSON.stringify(snapshots);
   const row = { observed_at: observedAt, received_at: now, snapshots: json, snapshots_json: json };
-  await db('weather_snapshots').insert({ station_id: stationId, ...row }).onConflict('station_id').merge(row);
+  await db('weather_snapshots')
+    .insert({ station_id: stationId, ...row })
+    .onConflict('station_id')
+    .merge(row);
   return { observedAt: observedAt.toISOString(), receivedAt: now.toISOString(), count: snapshots.length };
 }
 
@@ -70,6 +94,9 @@ export async function storeTraffic(db: Db, input: { stationId: string; body: Put
   const snapshot = presentTrafficSnapshot(observedAt, body.snapshot);
   const json = JSON.stringify(snapshot);
   const row = { observed_at: observedAt, received_at: now, snapshot: json, snapshot_json: json };
-  await db('traffic_snapshots').insert({ station_id: stationId, ...row }).onConflict('station_id').merge(row);
+  await db('traffic_snapshots')
+    .insert({ station_id: stationId, ...row })
+    .onConflict('station_id')
+    .merge(row);
   return { observedAt: observedAt.toISOString(), receivedAt: now.toISOString(), count: snapshot.incidents.length };
 }

@@ -39,7 +39,9 @@ async function fetchJson<T>(url: string, schema: TSchema, provider: string): Pro
     return validate<T>(schema, 'body', answer);
   } catch (err) {
     const first = err instanceof ValidationError ? err.issues?.[0] : undefined;
-    throw new ProviderUnavailableError(`${provider} answered in an unexpected format${first ? ` (${first.path || 'body'}: ${first.message})` : ''}.`);
+    throw new ProviderUnavailableError(
+      `${provider} answered in an unexpected format${first ? ` (${first.path || 'body'}: ${first.message})` : ''}.`,
+    );
   }
 }
 
@@ -65,7 +67,10 @@ export async function pollFeed(svc: Services, stationId: string, feed: Feed): Pr
     await invalidateReads(svc, stationId, source.feed);
     return receipt;
   } catch (err) {
-    const message = err instanceof ValidationError ? `the provider's data failed validation: ${err.issues?.map((i) => `${i.path} ${i.message}`).join('; ')}` : (err as Error).message;
+    const message =
+      err instanceof ValidationError
+        ? `the provider's data failed validation: ${err.issues?.map((i) => `${i.path} ${i.message}`).join('; ')}`
+        : (err as Error).message;
     await recordPoll(svc.db, stationId, feed, now, message.slice(0, 1000));
     throw err;
   }

@@ -16,7 +16,9 @@ import { PutTrafficBody, PutWeatherBody, StoredReceipt, TrafficResponse, Weather
 
 const listener = { ...listenerRead, params: StationSlugParams };
 
-const listenerErrors = listenerErrorResponses('Station unknown, inactive or offline (NOT_FOUND); module switched off (MODULE_DISABLED); not entitled or no redistribution permission recorded (NOT_FOUND).');
+const listenerErrors = listenerErrorResponses(
+  'Station unknown, inactive or offline (NOT_FOUND); module switched off (MODULE_DISABLED); not entitled or no redistribution permission recorded (NOT_FOUND).',
+);
 
 const adminErrors = adminErrorResponses('Station not found.');
 
@@ -35,7 +37,8 @@ export const weatherRoutes = [
     path: '/api/v1/stations/{stationSlug}/weather',
     operationId: 'getWeather',
     summary: 'Normalised weather snapshots with freshness',
-    description: 'Fresh while the snapshot is at most 3600 s old (by observedAt). `empty` freshness with `snapshots: []` until a snapshot was stored.',
+    description:
+      'Fresh while the snapshot is at most 3600 s old (by observedAt). `empty` freshness with `snapshots: []` until a snapshot was stored.',
     module: 'weather',
     cache: 'weather',
     responses: { 200: { description: 'Weather.', schema: WeatherResponse }, ...listenerErrors },
@@ -50,7 +53,8 @@ export const weatherRoutes = [
     path: '/api/v1/stations/{stationSlug}/traffic',
     operationId: 'getTraffic',
     summary: 'Normalised traffic snapshot with incidents and freshness',
-    description: 'Fresh while the snapshot is at most 900 s old (by observedAt); an empty `incidents` array with `fresh` means no incidents. `empty` freshness with `snapshot: null` until a snapshot was stored.',
+    description:
+      'Fresh while the snapshot is at most 900 s old (by observedAt); an empty `incidents` array with `fresh` means no incidents. `empty` freshness with `snapshot: null` until a snapshot was stored.',
     module: 'traffic',
     cache: 'traffic',
     responses: { 200: { description: 'Traffic.', schema: TrafficResponse }, ...listenerErrors },

@@ -81,7 +81,11 @@ export const PutTrafficBody = Type.Object(
 );
 export type PutTrafficBody = Static<typeof PutTrafficBody>;
 
-export const StoredReceipt = Type.Object({ observedAt: Type.String(), receivedAt: Type.String(), count: Type.Integer({ description: 'snapshots or incidents stored' }) });
+export const StoredReceipt = Type.Object({
+  observedAt: Type.String(),
+  receivedAt: Type.String(),
+  count: Type.Integer({ description: 'snapshots or incidents stored' }),
+});
 export type StoredReceipt = Static<typeof StoredReceipt>;
 
 // Listener output.
@@ -116,12 +120,15 @@ export const WeatherSnapshot = Type.Object({
 });
 export type WeatherSnapshot = Static<typeof WeatherSnapshot>;
 
-export const WeatherResponse = Type.Object({
-  contractVersion: Type.Literal(1),
-  timezone: Type.String(),
-  freshness: Freshness,
-  snapshots: Type.Array(WeatherSnapshot),
-}, { title: 'Weather' });
+export const WeatherResponse = Type.Object(
+  {
+    contractVersion: Type.Literal(1),
+    timezone: Type.String(),
+    freshness: Freshness,
+    snapshots: Type.Array(WeatherSnapshot),
+  },
+  { title: 'Weather' },
+);
 
 const Text = Nullable(Type.String());
 
@@ -145,9 +152,12 @@ export type Incident = Static<typeof Incident>;
 export const TrafficSnapshot = Type.Object({ observedAt: Type.String(), area: Text, incidents: Type.Array(Incident) });
 export type TrafficSnapshot = Static<typeof TrafficSnapshot>;
 
-export const TrafficResponse = Type.Object({
-  contractVersion: Type.Literal(1),
-  timezone: Type.String(),
-  freshness: Freshness,
-  snapshot: Nullable(TrafficSnapshot),
-}, { title: 'Traffic' });
+export const TrafficResponse = Type.Object(
+  {
+    contractVersion: Type.Literal(1),
+    timezone: Type.String(),
+    freshness: Freshness,
+    snapshot: Nullable(TrafficSnapshot),
+  },
+  { title: 'Traffic' },
+);

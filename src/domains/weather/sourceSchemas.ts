@@ -4,7 +4,8 @@ import { Type, Nullable, StringEnum, type Static } from '../../http/schema.ts';
 // feed: weather from Open-Meteo, traffic from TomTom Traffic Incident Details v5.
 
 const HttpUrl = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2048 });
-const Interval = (fallback: number) => Type.Integer({ minimum: 60, maximum: 86400, default: fallback, description: 'seconds between polls' });
+const Interval = (fallback: number) =>
+  Type.Integer({ minimum: 60, maximum: 86400, default: fallback, description: 'seconds between polls' });
 const Latitude = Type.Number({ minimum: -90, maximum: 90 });
 const Longitude = Type.Number({ minimum: -180, maximum: 180 });
 const Label = (max: number) => Type.String({ minLength: 1, maxLength: max, pattern: '^[^\\u0000]*$' });
@@ -28,7 +29,12 @@ export type OpenMeteoSourceBody = Static<typeof OpenMeteoSourceBody>;
 export const TomTomSourceBody = Type.Object(
   {
     provider: StringEnum(['tomtom'] as const),
-    apiKey: Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_-]+$', description: 'TomTom API key; stored, never shown again' }),
+    apiKey: Type.String({
+      minLength: 1,
+      maxLength: 200,
+      pattern: '^[A-Za-z0-9_-]+$',
+      description: 'TomTom API key; stored, never shown again',
+    }),
     bbox: Type.Object({ minLat: Latitude, minLon: Longitude, maxLat: Latitude, maxLon: Longitude }, { additionalProperties: false }),
     area: Type.Optional(Nullable(Label(200))),
     language: Type.Optional(Type.String({ pattern: '^[a-z]{2}-[A-Z]{2}$', default: 'en-GB' })),

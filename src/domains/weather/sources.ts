@@ -38,7 +38,9 @@ export function weatherSource(stationId: string, body: OpenMeteoSourceBody): Fee
 export function trafficSource(stationId: string, body: TomTomSourceBody): FeedSource {
   const { minLat, minLon, maxLat, maxLon } = body.bbox;
   if (minLat >= maxLat || minLon >= maxLon) {
-    throw new ValidationError('Invalid request body.', [{ path: 'bbox', code: 'invalid_range', message: 'bbox needs minLat < maxLat and minLon < maxLon' }]);
+    throw new ValidationError('Invalid request body.', [
+      { path: 'bbox', code: 'invalid_range', message: 'bbox needs minLat < maxLat and minLon < maxLon' },
+    ]);
   }
   const { provider: _provider, intervalSeconds, area, ...rest } = body;
   const settings: TomTomSettings = { language: 'en-GB', baseUrl: DEFAULT_BASE_URLS.tomtom, ...rest, area: area ?? null };
@@ -47,9 +49,21 @@ export function trafficSource(stationId: string, body: TomTomSourceBody): FeedSo
 
 /** Stores the source and (re)schedules its poll; the first poll runs at once. */
 export async function saveSource(db: Db, jobs: Jobs, source: FeedSource, now: Date): Promise<FeedSourceView> {
-  const row = { provider: source.provider, settings: JSON.stringify(source.settings), interval_seconds: source.intervalSeconds, last_error: null, updated_at: now };
-  await db('feed_sources').insert({ station_id: source.stationId, feed: source.feed, created_at: now, ...row }).onConflict(['station_id', 'feed']).merge(row);
-  await jobs.schedule(schedulerId(source.stationId, source.feed), source.intervalSeconds * 1000, 'feeds.poll', { stationId: source.stationId, feed: source.feed });
+  const row = {
+    provider: source.provider,
+    settings: JSON.stringify(source.settings),
+    interval_seconds: source.intervalSeconds,
+    last_error: null,
+    updated_at: now,
+  };
+  await db('feed_sources')
+    .insert({ station_id: source.stationId, feed: source.feed, created_at: now, ...row })
+    .onConflict(['station_id', 'feed'])
+    .merge(row);
+  await jobs.schedule(schedulerId(source.stationId, source.feed), source.intervalSeconds * 1000, 'feeds.poll', {
+    stationId: source.stationId,
+    feed: source.feed,
+  });
   return (await findSourceView(db, source.stationId, source.feed))!;
 }
 

@@ -21,7 +21,11 @@ export async function requireWebhook(svc: Pick<Services, 'db'>, stationId: strin
   return row;
 }
 
-export async function createWebhook(svc: Services, stationId: string, body: CreateWebhookBody): Promise<{ row: WebhookRow; secret: string }> {
+export async function createWebhook(
+  svc: Services,
+  stationId: string,
+  body: CreateWebhookBody,
+): Promise<{ row: WebhookRow; secret: string }> {
   checkUrl(svc, body.url);
   const secret = generateSigningSecret();
   const now = svc.clock.now();
@@ -30,7 +34,8 @@ export async function createWebhook(svc: Services, stationId: string, body: Crea
     const station = await trx('stations').where({ id: stationId }).forUpdate().first('id');
     if (!station) throw new NotFoundError('Station not found.');
     const [{ count }] = await trx('webhooks').where({ station_id: stationId }).count<Array<{ count: number }>>({ count: '*' });
-    if (Number(count) >= MAX_WEBHOOKS_PER_STATION) throw new ConflictError(`A station has at most ${MAX_WEBHOOKS_PER_STATION} webhooks; delete one first.`);
+    if (Number(count) >= MAX_WEBHOOKS_PER_STATION)
+      throw new ConflictError(`A station has at most ${MAX_WEBHOOKS_PER_STATION} webhooks; delete one first.`);
     const [inserted] = await trx<WebhookRow>('webhooks')
       .insert({
         id: newId(),
@@ -74,16 +79,23 @@ export async function deleteWebhook(svc: Services, stationId: string, webhookId:
 }
 
 /** A new signing secret; the current one keeps signing beside it for 24 h (a rotation during an overlap drops the oldest). */
-export async function rotateWebhookSecret(svc: Services, stationId: string, webhookId: string): Promise<{ secret: string; previousSecretExpiresAt: Date }> {
+export async function rotateWebhookSecret(
+  svc: Services,
+  stationId: string,
+  webhookId: string,
+): Promise<{ secret: string; previousSecretExpiresAt: Date }> {
   const hook = await requireWebhook(svc, stationId, webhookId);
   const secret = generateSigningSecret();
   const now = svc.clock.now();
   const previousSecretExpiresAt = new Date(now.getTime() + ROTATION_OVERLAP_MS);
-  await svc.db('webhooks').where({ id: hook.id }).update({
-    secret_enc: encryptSecret(svc.config.secret, secret),
-    previous_secret_enc: hook.secret_enc,
-    previous_secret_expires_at: previousSecretExpiresAt,
-    updated_at: now,
-  });
+  await svc
+    .db('webhooks')
+    .where({ id: hook.id })
+    .update({
+      secret_enc: encryptSecret(svc.config.secret, secret),
+      previous_secret_enc: hook.secret_enc,
+      previous_secret_expires_at: previousSecretExpiresAt,
+      updated_at: now,
+    });
   return { secret, previousSecretExpiresAt };
 }

@@ -54,11 +54,19 @@ export function secretsInForce(svc: Pick<Services, 'config'>, hook: WebhookRow, 
   return secrets;
 }
 
-export async function deliverWebhook(svc: Services, payload: DeliveryPayload, lane: 'fast' | 'slow' = 'fast'): Promise<{ status: DeliveryRow['status'] | 'skipped' | 'moved to the slow lane' }> {
+export async function deliverWebhook(
+  svc: Services,
+  payload: DeliveryPayload,
+  lane: 'fast' | 'slow' = 'fast',
+): Promise<{ status: DeliveryRow['status'] | 'skipped' | 'moved to the slow lane' }> {
   const hook = await svc.db<WebhookRow>('webhooks').where({ id: payload.webhookId }).first();
   // Deleted, or switched off meanwhile: nothing to deliver (a `ping` from /test still goes out).
   if (!hook || (!hook.active && payload.type !== 'ping')) return { status: 'skipped' };
-  if (lane === 'fast' && payload.type !== 'ping' && (hook.failing_since !== null || isSlow(hook.id) || (inFlight.get(hook.id)?.size ?? 0) >= MAX_IN_FLIGHT_PER_ENDPOINT.fast)) {
+  if (
+    lane === 'fast' &&
+    payload.type !== 'ping' &&
+    (hook.failing_since !== null || isSlow(hook.id) || (inFlight.get(hook.id)?.size ?? 0) >= MAX_IN_FLIGHT_PER_ENDPOINT.fast)
+  ) {
     // Queued before the endpoint was known to fail, or while it hangs or has its fill of attempts in
     // flight: not an attempt, just a move, so its backlog never holds the fast lane's slots.
     await svc.jobs.enqueue('webhooks.retry', payload, { jobId: deliveryJobId(payload.eventId, hook.id, payload.attempt) });
@@ -80,7 +88,8 @@ export async function deliverWebhook(svc: Services, payload: DeliveryPayload, la
       status = 'failed';
     }
   }
-  const inserted = await svc.db('webhook_deliveries')
+  const inserted = await svc
+    .db('webhook_deliveries')
     .insert({
       id: newId(),
       webhook_id: hook.id,
@@ -101,21 +110,41 @@ export async function deliverWebhook(svc: Services, payload: DeliveryPayload, la
   await recordHealth(svc, hook, result.ok, finishedAt);
   if (nextAttemptAt) {
     const next = { ...payload, attempt: payload.attempt + 1 };
-    await svc.jobs.enqueue('webhooks.retry', next, { jobId: deliveryJobId(payload.eventId, hook.id, next.attempt), delay: retryDelayMs(payload.attempt) });
+    await svc.jobs.enqueue('webhooks.retry', next, {
+      jobId: deliveryJobId(payload.eventId, hook.id, next.attempt),
+      delay: retryDelayMs(payload.attempt),
+    });
   }
   // The log keeps 7 days: trimmed now and then by the deliveries that write it (reads filter by age too).
   if (inserted.length && Math.random() < 0.02) {
-    await svc.db('webhook_deliveries').where('webhook_id', hook.id).andWhere('created_at', '<', new Date(finishedAt.getTime() - LOG_RETENTION_MS)).delete();
+    await svc
+      .db('webhook_deliveries')
+      .where('webhook_id', hook.id)
+      .andWhere('created_at', '<', new Date(finishedAt.getTime() - LOG_RETENTION_MS))
+      .delete();
   }
   return { status };
 }
 
-async function attempt(svc: Services, hook: WebhookRow, payload: DeliveryPayload, body: string, now: Date, lane: 'fast' | 'slow'): Promise<AttemptResult> {
+async function attempt(
+  svc: Services,
+  hook: WebhookRow,
+  payload: DeliveryPayload,
+  body: string,
+  now: Date,
+  lane: 'fast' | 'slow',
+): Promise<AttemptResult> {
   let started = inFlight.get(hook.id);
   const cap = lane === 'fast' ? Infinity : MAX_IN_FLIGHT_PER_ENDPOINT[hook.failing_since ? 'failing' : 'slow'];
   if (started && started.size >= cap) {
     // A slow or dead endpoint holds at most this many of the worker's slots; the rest wait for their retry.
-    return { ok: false, httpStatus: null, durationMs: 0, error: `endpoint busy: ${started.size} deliveries already in flight`, responseBody: null };
+    return {
+      ok: false,
+      httpStatus: null,
+      durationMs: 0,
+      error: `endpoint busy: ${started.size} deliveries already in flight`,
+      responseBody: null,
+    };
   }
   if (!started) inFlight.set(hook.id, (started = new Set()));
   let mark = performance.now();
@@ -141,11 +170,15 @@ async function recordHealth(svc: Services, hook: WebhookRow, ok: boolean, now: D
     }
     return;
   }
-  const [row] = await svc.db('webhooks')
+  const [row] = await svc
+    .db('webhooks')
     .where({ id: hook.id })
     .update({
       failing_since: svc.db.raw('COALESCE(failing_since, ?)', [now]),
-      active: svc.db.raw('CASE WHEN COALESCE(failing_since, ?) <= ? THEN false ELSE active END', [now, new Date(now.getTime() - DEACTIVATE_AFTER_MS)]),
+      active: svc.db.raw('CASE WHEN COALESCE(failing_since, ?) <= ? THEN false ELSE active END', [
+        now,
+        new Date(now.getTime() - DEACTIVATE_AFTER_MS),
+      ]),
     })
     .returning<Array<{ active: boolean }>>('active');
   if (row && hook.active && !row.active) {

@@ -32,7 +32,11 @@ export async function emitWebhookEvent(
     const timestamp = svc.clock.now().toISOString();
     await Promise.all(
       targets.map(({ id: webhookId, failing }) =>
-        svc.jobs.enqueue(failing ? 'webhooks.retry' : 'webhooks.deliver', { webhookId, stationId, eventId, type, timestamp, data, attempt: 1 }, { jobId: deliveryJobId(eventId, webhookId, 1) }),
+        svc.jobs.enqueue(
+          failing ? 'webhooks.retry' : 'webhooks.deliver',
+          { webhookId, stationId, eventId, type, timestamp, data, attempt: 1 },
+          { jobId: deliveryJobId(eventId, webhookId, 1) },
+        ),
       ),
     );
     return eventId;
@@ -43,6 +47,12 @@ export async function emitWebhookEvent(
 }
 
 /** Emits once the transaction has committed (nothing when it rolls back). */
-export function emitAfterCommit(tx: Tx, svc: EmitServices, stationId: string, type: WebhookEventType, data: unknown | (() => unknown)): void {
+export function emitAfterCommit(
+  tx: Tx,
+  svc: EmitServices,
+  stationId: string,
+  type: WebhookEventType,
+  data: unknown | (() => unknown),
+): void {
   tx.afterCommit(() => emitWebhookEvent(svc, stationId, type, typeof data === 'function' ? (data as () => unknown)() : data));
 }

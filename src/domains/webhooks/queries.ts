@@ -25,24 +25,41 @@ const presentDelivery = (row: DeliveryRow) => ({
   nextAttemptAt: row.next_attempt_at ? row.next_attempt_at.toISOString() : null,
 });
 
-export async function deliveriesPage(svc: Pick<Services, 'db' | 'config' | 'clock'>, webhookId: string, query: { limit?: number; cursor?: string }) {
+export async function deliveriesPage(
+  svc: Pick<Services, 'db' | 'config' | 'clock'>,
+  webhookId: string,
+  query: { limit?: number; cursor?: string },
+) {
   const limit = query.limit ?? 25;
   let after: CursorPayload | null = null;
   if (query.cursor) {
     after = verify<CursorPayload>(svc.config.secret, query.cursor);
     if (!after || after.w !== webhookId || !Number.isSafeInteger(after.a) || typeof after.i !== 'string' || !isUuid(after.i)) {
-      throw new ValidationError('Invalid cursor.', [{ path: 'cursor', code: 'invalid_cursor', message: 'cursor must be a nextCursor of this webhook’s deliveries, passed back unchanged' }]);
+      throw new ValidationError('Invalid cursor.', [
+        {
+          path: 'cursor',
+          code: 'invalid_cursor',
+          message: 'cursor must be a nextCursor of this webhook’s deliveries, passed back unchanged',
+        },
+      ]);
     }
   }
-  const q = svc.db<DeliveryRow>('webhook_deliveries')
+  const q = svc
+    .db<DeliveryRow>('webhook_deliveries')
     .where('webhook_id', webhookId)
     .andWhere('created_at', '>=', new Date(svc.clock.now().getTime() - LOG_RETENTION_MS))
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
     .limit(limit + 1);
   if (after) q.andWhereRaw('(created_at, id) < (?::timestamptz, ?::uuid)', [new Date(after.a), after.i]);
   const rows = await q;
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  const nextCursor = rows.length > limit && last ? sign(svc.config.secret, { w: webhookId, a: last.created_at.getTime(), i: last.id } satisfies CursorPayload) : null;
+  const nextCursor =
+    rows.length > limit && last
+      ? sign(svc.config.secret, { w: webhookId, a: last.created_at.getTime(), i: last.id } satisfies CursorPayload)
+      : null;
   return { deliveries: page.map(presentDelivery), nextCursor };
 }

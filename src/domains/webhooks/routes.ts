@@ -31,10 +31,15 @@ export const webhookRoutes = [
     path: '/admin/v1/stations/{stationId}/webhooks',
     operationId: 'adminCreateWebhook',
     summary: 'Register a webhook; its signing secret is returned only here',
-    description: 'At most 20 webhooks a station (409 CONFLICT beyond). `url` must be https:// and not a loopback, private, link-local or unique-local address (checked again at delivery, after DNS resolution).',
+    description:
+      'At most 20 webhooks a station (409 CONFLICT beyond). `url` must be https:// and not a loopback, private, link-local or unique-local address (checked again at delivery, after DNS resolution).',
     params: StationIdParams,
     body: CreateWebhookBody,
-    responses: { 201: { description: 'The webhook with its secret.', schema: WebhookWithSecret }, ...errors, 409: { description: 'The station has 20 webhooks.', schema: ErrorBody } },
+    responses: {
+      201: { description: 'The webhook with its secret.', schema: WebhookWithSecret },
+      ...errors,
+      409: { description: 'The station has 20 webhooks.', schema: ErrorBody },
+    },
     async handler({ ctx, svc, params, body }) {
       await svc.stations.require(params.stationId);
       const { row, secret } = await createWebhook(svc, params.stationId, body);
@@ -52,7 +57,10 @@ export const webhookRoutes = [
     responses: { 200: { description: 'Webhooks, oldest first.', schema: WebhookList }, ...errors },
     async handler({ svc, params }) {
       await svc.stations.require(params.stationId);
-      const rows = await svc.db<WebhookRow>('webhooks').where({ station_id: params.stationId }).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+      const rows = await svc
+        .db<WebhookRow>('webhooks')
+        .where({ station_id: params.stationId })
+        .orderBy([{ column: 'created_at' }, { column: 'id' }]);
       return { webhooks: rows.map(presentWebhook) };
     },
   }),
@@ -115,7 +123,11 @@ export const webhookRoutes = [
     operationId: 'adminTestWebhook',
     summary: 'Queue a `ping` event to this webhook',
     params: WebhookParams,
-    responses: { 202: { description: 'Queued; see the delivery log.', schema: TestQueued }, ...errors, 503: { description: 'The queue is unreachable.', schema: ErrorBody } },
+    responses: {
+      202: { description: 'Queued; see the delivery log.', schema: TestQueued },
+      ...errors,
+      503: { description: 'The queue is unreachable.', schema: ErrorBody },
+    },
     async handler({ ctx, svc, params }) {
       const hook = await requireWebhook(svc, params.stationId, params.webhookId);
       const eventId = await emitWebhookEvent(svc, hook.station_id, 'ping', { webhookId: hook.id }, hook.id);

@@ -16,7 +16,14 @@ export type ScheduleEventServices = Pick<Services, 'webhooks' | 'jobs' | 'clock'
  * Called with the on-air data before and after a change, inside the transaction (station locked).
  * Loads the broadcasts only when the station has a webhook for these events.
  */
-export async function onAirTransition(tx: Tx, svc: ScheduleEventServices, stationId: string, previous: OnAir, next: OnAir, at: Date): Promise<void> {
+export async function onAirTransition(
+  tx: Tx,
+  svc: ScheduleEventServices,
+  stationId: string,
+  previous: OnAir,
+  next: OnAir,
+  at: Date,
+): Promise<void> {
   const before = previous?.broadcast ?? null;
   const after = next?.broadcast ?? null;
   if (before?.id === after?.id) return;
@@ -32,12 +39,19 @@ export async function onAirTransition(tx: Tx, svc: ScheduleEventServices, statio
   }
   if (after) {
     const started = await broadcastOnAir(tx.trx, stationId, at);
-    if (started && started.row.id === after.id) emitAfterCommit(tx, svc, stationId, 'broadcast.started', presentBroadcast(started, station.timezone, now));
+    if (started && started.row.id === after.id)
+      emitAfterCommit(tx, svc, stationId, 'broadcast.started', presentBroadcast(started, station.timezone, now));
   }
 }
 
 /** `schedule.changed` with the local dates a broadcast occupied before and after a write. */
-export function scheduleChangedEvent(tx: Tx, svc: ScheduleEventServices, stationId: string, timezone: string, spans: Array<{ starts_at: Date; ends_at: Date } | null | undefined>): void {
+export function scheduleChangedEvent(
+  tx: Tx,
+  svc: ScheduleEventServices,
+  stationId: string,
+  timezone: string,
+  spans: Array<{ starts_at: Date; ends_at: Date } | null | undefined>,
+): void {
   const known = spans.filter((s): s is { starts_at: Date; ends_at: Date } => !!s);
   if (known.length === 0) return;
   const start = new Date(Math.min(...known.map((s) => s.starts_at.getTime())));

@@ -31,7 +31,12 @@ export const CreateWebhookBody = Type.Object(
 export type CreateWebhookBody = Static<typeof CreateWebhookBody>;
 
 export const PatchWebhookBody = Type.Object(
-  { url: Type.Optional(Url), events: Type.Optional(Events), description: Type.Optional(Nullable(Description)), active: Type.Optional(Type.Boolean()) },
+  {
+    url: Type.Optional(Url),
+    events: Type.Optional(Events),
+    description: Type.Optional(Nullable(Description)),
+    active: Type.Optional(Type.Boolean()),
+  },
   { additionalProperties: false, minProperties: 1 },
 );
 export type PatchWebhookBody = Static<typeof PatchWebhookBody>;

@@ -36,7 +36,9 @@ export class WebhookSubscriptions {
   async targets(stationId: string, type: string, db: Db = this.db): Promise<Target[]> {
     let subscribers = this.cache.get(stationId);
     if (subscribers === undefined) {
-      subscribers = await db('webhooks').where({ station_id: stationId, active: true }).select<Subscriber[]>('id', 'events', 'failing_since');
+      subscribers = await db('webhooks')
+        .where({ station_id: stationId, active: true })
+        .select<Subscriber[]>('id', 'events', 'failing_since');
       this.cache.set(stationId, subscribers);
     }
     const targets: Target[] = [];

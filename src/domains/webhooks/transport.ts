@@ -14,12 +14,30 @@ export const MAX_RESPONSE_BYTES = 1024;
 
 const blocked = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, prefix, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['100::', 64],
-] as const) blocked.addSubnet(net, prefix, 'ipv6');
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+  ['64:ff9b::', 96],
+  ['100::', 64],
+] as const)
+  blocked.addSubnet(net, prefix, 'ipv6');
 
 /** True for an address a webhook may never reach: loopback, private, link-local, unique-local, multicast, unspecified. */
 export function isForbiddenAddress(address: string): boolean {
@@ -96,7 +114,12 @@ export interface AttemptResult {
 }
 
 /** POSTs one signed delivery; never throws (every failure is described in the result). */
-export async function postDelivery(url: string, headers: Record<string, string>, body: string, allowInsecure: boolean): Promise<AttemptResult> {
+export async function postDelivery(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  allowInsecure: boolean,
+): Promise<AttemptResult> {
   const started = performance.now();
   const took = () => Math.round(performance.now() - started);
   const problem = urlProblem(url, allowInsecure);
@@ -114,7 +137,10 @@ export async function postDelivery(url: string, headers: Record<string, string>,
     let error: string | null = null;
     if (!ok) {
       const location = res.headers.location;
-      error = res.statusCode >= 300 && res.statusCode < 400 ? `redirect not followed (${res.statusCode}${location ? ` to ${String(location)}` : ''})` : `HTTP ${res.statusCode}`;
+      error =
+        res.statusCode >= 300 && res.statusCode < 400
+          ? `redirect not followed (${res.statusCode}${location ? ` to ${String(location)}` : ''})`
+          : `HTTP ${res.statusCode}`;
     }
     return { ok, httpStatus: res.statusCode, durationMs: took(), error, responseBody };
   } catch (err) {
@@ -138,9 +164,16 @@ async function readSome(body: AsyncIterable<Buffer> & { destroy(): unknown }): P
 
 function describe(err: unknown): string {
   const e = err as { name?: string; code?: string; message?: string; cause?: unknown };
-  if (e?.name === 'TimeoutError' || e?.name === 'AbortError' || e?.code === 'UND_ERR_HEADERS_TIMEOUT' || e?.code === 'UND_ERR_BODY_TIMEOUT' || e?.code === 'UND_ERR_CONNECT_TIMEOUT') {
+  if (
+    e?.name === 'TimeoutError' ||
+    e?.name === 'AbortError' ||
+    e?.code === 'UND_ERR_HEADERS_TIMEOUT' ||
+    e?.code === 'UND_ERR_BODY_TIMEOUT' ||
+    e?.code === 'UND_ERR_CONNECT_TIMEOUT'
+  ) {
     return `timeout: no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;
   }
-  if (err instanceof RefusedTargetError || e?.cause instanceof RefusedTargetError) return `refused: ${(e.cause instanceof RefusedTargetError ? e.cause : e).message}`;
+  if (err instanceof RefusedTargetError || e?.cause instanceof RefusedTargetError)
+    return `refused: ${(e.cause instanceof RefusedTargetError ? e.cause : e).message}`;
   return `${e?.code ?? e?.name ?? 'error'}: ${e?.message ?? String(err)}`.slice(0, 300);
 }

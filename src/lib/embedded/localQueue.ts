@@ -49,7 +49,11 @@ export class LocalQueue extends EventEmitter {
     return delayed.slice(start, end < 0 ? undefined : end + 1);
   }
 
-  async upsertJobScheduler(key: string, repeat: { every?: number; pattern?: string }, template: { name: string; data: unknown }): Promise<void> {
+  async upsertJobScheduler(
+    key: string,
+    repeat: { every?: number; pattern?: string },
+    template: { name: string; data: unknown },
+  ): Promise<void> {
     this.store.upsertScheduler(key, repeat, template.name, template.data);
   }
 

@@ -105,7 +105,9 @@ export class MemoryRedis extends EventEmitter {
   /** Delivered after the current turn, as a message from a server would be. */
   async publish(channel: string, message: string): Promise<number> {
     const receivers = [...(store.subscribers.get(channel) ?? [])];
-    const byPattern = [...store.patterns].filter(([, p]) => p.match.test(channel)).flatMap(([pattern, p]) => [...p.conns].map((conn) => ({ pattern, conn })));
+    const byPattern = [...store.patterns]
+      .filter(([, p]) => p.match.test(channel))
+      .flatMap(([pattern, p]) => [...p.conns].map((conn) => ({ pattern, conn })));
     if (receivers.length || byPattern.length) {
       queueMicrotask(() => {
         for (const conn of receivers) if (conn.channels.has(channel)) conn.emit('message', channel, message);
@@ -173,7 +175,8 @@ export class MemoryRedis extends EventEmitter {
 
 function globToRegExp(glob: string): RegExp {
   let source = '';
-  for (const ch of glob) source += ch === '*' ? '.*' : ch === '?' ? '.' : ch === '[' || ch === ']' ? ch : ch.replace(/[.+^${}()|\\/]/g, '\\$&');
+  for (const ch of glob)
+    source += ch === '*' ? '.*' : ch === '?' ? '.' : ch === '[' || ch === ']' ? ch : ch.replace(/[.+^${}()|\\/]/g, '\\$&');
   return new RegExp(`^${source}$`, 's');
 }
 

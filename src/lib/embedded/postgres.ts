@@ -23,7 +23,10 @@ const sessions = new Map<string, { parsed: Record<string, string>; submitted: Re
  * the session as it is, and the code's named statements run unchanged. A no-op for any other server.
  */
 export function shareEmbeddedSession(client: unknown): void {
-  const c = client as { host?: string; connection?: { parsedStatements: Record<string, string>; submittedNamedStatements: Record<string, string> } };
+  const c = client as {
+    host?: string;
+    connection?: { parsedStatements: Record<string, string>; submittedNamedStatements: Record<string, string> };
+  };
   if (!c.host || !c.connection || !socketDirs.has(c.host)) return;
   const session = sessions.get(c.host)!;
   c.connection.parsedStatements = session.parsed;

@@ -76,7 +76,16 @@ export class LocalJob {
   }
 
   toJSON() {
-    return { id: this.id, name: this.name, data: this.data, opts: this.opts, timestamp: this.timestamp, delay: this.delay, attemptsMade: this.attemptsMade, state: this.state };
+    return {
+      id: this.id,
+      name: this.name,
+      data: this.data,
+      opts: this.opts,
+      timestamp: this.timestamp,
+      delay: this.delay,
+      attemptsMade: this.attemptsMade,
+      state: this.state,
+    };
   }
 }
 
@@ -110,7 +119,10 @@ export class QueueStore {
     clearTimeout(job.timer);
     job.state = 'delayed';
     const wait = due - Date.now();
-    job.timer = setTimeout(() => (due - Date.now() > 0 ? this.arm(job, due) : this.promote(job)), Math.min(Math.max(0, wait), MAX_TIMER_MS));
+    job.timer = setTimeout(
+      () => (due - Date.now() > 0 ? this.arm(job, due) : this.promote(job)),
+      Math.min(Math.max(0, wait), MAX_TIMER_MS),
+    );
     job.timer.unref();
   }
 
@@ -164,7 +176,9 @@ export class QueueStore {
     const ageMs = typeof rule === 'object' && rule.age !== undefined ? rule.age * 1000 : undefined;
     const same = [...this.jobs.values()].filter((j) => j.state === job.state);
     const now = Date.now();
-    const expired = same.filter((j, i) => (ageMs !== undefined && now - (j.finishedOn ?? now) > ageMs) || (count !== undefined && i < same.length - count));
+    const expired = same.filter(
+      (j, i) => (ageMs !== undefined && now - (j.finishedOn ?? now) > ageMs) || (count !== undefined && i < same.length - count),
+    );
     for (const j of expired) this.drop(j);
   }
 
@@ -191,15 +205,18 @@ export class QueueStore {
   private armScheduler(scheduler: Scheduler): void {
     clearTimeout(scheduler.timer);
     const wait = scheduler.next - Date.now();
-    scheduler.timer = setTimeout(() => {
-      if (this.schedulers.get(scheduler.key) !== scheduler) return;
-      if (scheduler.next - Date.now() > 0) return this.armScheduler(scheduler);
-      this.add(scheduler.name, scheduler.data, { ...DEFAULTS, jobId: `repeat:${scheduler.key}:${scheduler.next}` });
-      scheduler.next = scheduler.every ? scheduler.next + scheduler.every : nextMatch(scheduler.pattern!, Date.now());
-      if (scheduler.next <= Date.now()) scheduler.next = Date.now() + (scheduler.every ?? 1000);
-      this.armScheduler(scheduler);
-      changed();
-    }, Math.min(Math.max(0, wait), MAX_TIMER_MS));
+    scheduler.timer = setTimeout(
+      () => {
+        if (this.schedulers.get(scheduler.key) !== scheduler) return;
+        if (scheduler.next - Date.now() > 0) return this.armScheduler(scheduler);
+        this.add(scheduler.name, scheduler.data, { ...DEFAULTS, jobId: `repeat:${scheduler.key}:${scheduler.next}` });
+        scheduler.next = scheduler.every ? scheduler.next + scheduler.every : nextMatch(scheduler.pattern!, Date.now());
+        if (scheduler.next <= Date.now()) scheduler.next = Date.now() + (scheduler.every ?? 1000);
+        this.armScheduler(scheduler);
+        changed();
+      },
+      Math.min(Math.max(0, wait), MAX_TIMER_MS),
+    );
     scheduler.timer.unref();
   }
 
@@ -215,14 +232,26 @@ export class QueueStore {
   snapshot() {
     return {
       jobs: [...this.jobs.values()].filter((j) => j.state !== 'completed' && j.state !== 'failed').map((j) => j.toJSON()),
-      schedulers: [...this.schedulers.values()].map(({ key, every, pattern, name, data, next }) => ({ key, every, pattern, name, data, next })),
+      schedulers: [...this.schedulers.values()].map(({ key, every, pattern, name, data, next }) => ({
+        key,
+        every,
+        pattern,
+        name,
+        data,
+        next,
+      })),
     };
   }
 
   restore(saved: ReturnType<QueueStore['snapshot']>): void {
     for (const j of saved.jobs) {
       // A job that was running when the process stopped runs again (at-least-once, like a stalled job).
-      const job = this.add(j.name, j.data, { ...j.opts, jobId: j.id, delay: j.state === 'delayed' ? Math.max(1, j.timestamp + j.delay - Date.now()) : 0 }, j.timestamp);
+      const job = this.add(
+        j.name,
+        j.data,
+        { ...j.opts, jobId: j.id, delay: j.state === 'delayed' ? Math.max(1, j.timestamp + j.delay - Date.now()) : 0 },
+        j.timestamp,
+      );
       job.delay = j.delay;
       job.attemptsMade = j.attemptsMade;
     }
@@ -234,7 +263,10 @@ export class QueueStore {
   }
 }
 
-const nextMatch = (pattern: string, after: number): number => CronExpressionParser.parse(pattern, { currentDate: new Date(after) }).next().getTime();
+const nextMatch = (pattern: string, after: number): number =>
+  CronExpressionParser.parse(pattern, { currentDate: new Date(after) })
+    .next()
+    .getTime();
 
 /** BullMQ's defaults for a job added by a scheduler are the queue's; ours are in lib/queue.ts. */
 let DEFAULTS: LocalJobOptions = {};
@@ -290,9 +322,9 @@ export function persistLocalQueues(path: string, defaults: LocalJobOptions): voi
   try {
     saved = JSON.parse(readFileSync(path, 'utf8')) as typeof saved;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`could not read the embedded job queue ${path}: ${(err as Error).message}`);
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new Error(`could not read the embedded job queue ${path}: ${(err as Error).message}`);
   }
   for (const [name, queue] of Object.entries(saved)) store(name).restore(queue);
   file = path;
 }
-

@@ -20,7 +20,6 @@ import { freshDatabase } from '../../support/database.ts';
 
 const IMPORT_DAY = '2026-03-10T08:15:00Z'; // a Tuesday; Berlin is UTC+1
 
-
 describe('the demo bundle (demo/bundle.json)', () => {
   it('is small (< 300 KB), valid against the bundle schema, and free of bundle-level issues', () => {
     expect(statSync(DEMO_BUNDLE).size).to.be.below(300 * 1024);
@@ -82,7 +81,11 @@ describe('waveline dev: the demo station in an empty database', function () {
     const block = demoCredentialsBlock(result, 'http://localhost:3000');
     expect(block).to.match(/^demo credentials/);
     const lines = block.split('\n');
-    for (const c of result.credentials) expect(lines.filter((l) => l.endsWith(c.token) && l.includes(c.scopes[0])), c.scopes[0]).to.have.length(1);
+    for (const c of result.credentials)
+      expect(
+        lines.filter((l) => l.endsWith(c.token) && l.includes(c.scopes[0])),
+        c.scopes[0],
+      ).to.have.length(1);
     expect(block).to.include('http://localhost:3000/api/v1/stations/demo');
   });
 
@@ -115,12 +118,30 @@ describe('waveline dev: the demo station in an empty database', function () {
     expect(schedule.broadcasts.length).to.be.greaterThan(0);
     const days = new Map<string, string[]>();
     for (const b of schedule.broadcasts) days.set(b.localDate, [...(days.get(b.localDate) ?? []), b.program.title]);
-    expect([...days.keys()].slice(1)).to.deep.equal(['2026-03-10', '2026-03-11', '2026-03-12', '2026-03-13', '2026-03-14', '2026-03-15', '2026-03-16']);
-    for (const date of [...days.keys()].slice(1)) expect(days.get(date), date).to.deep.equal(['Morning Drive', 'Afternoon Mix', 'Night Shift']);
+    expect([...days.keys()].slice(1)).to.deep.equal([
+      '2026-03-10',
+      '2026-03-11',
+      '2026-03-12',
+      '2026-03-13',
+      '2026-03-14',
+      '2026-03-15',
+      '2026-03-16',
+    ]);
+    for (const date of [...days.keys()].slice(1))
+      expect(days.get(date), date).to.deep.equal(['Morning Drive', 'Afternoon Mix', 'Night Shift']);
   });
 
   it('always has a current broadcast, from the import day’s first minute to the last day', async () => {
-    const instants = ['2026-03-09T23:00:00Z', '2026-03-10T04:59:59Z', '2026-03-10T05:00:00Z', '2026-03-10T13:30:00Z', '2026-03-10T19:00:00Z', '2026-03-10T22:59:59Z', '2026-03-14T02:00:00Z', '2026-03-17T22:30:00Z'];
+    const instants = [
+      '2026-03-09T23:00:00Z',
+      '2026-03-10T04:59:59Z',
+      '2026-03-10T05:00:00Z',
+      '2026-03-10T13:30:00Z',
+      '2026-03-10T19:00:00Z',
+      '2026-03-10T22:59:59Z',
+      '2026-03-14T02:00:00Z',
+      '2026-03-17T22:30:00Z',
+    ];
     for (const iso of instants) {
       const current = await at(iso, '/broadcast/current');
       expect(current.body.broadcast, iso).to.be.an('object');

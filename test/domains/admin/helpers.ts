@@ -35,7 +35,15 @@ const newsType = {
   fields: [
     { key: 'title', label: 'Title', kind: 'text', required: true, maxLength: 200 },
     { key: 'slug', label: 'Slug', kind: 'text', required: true },
-    { key: 'category', label: 'Category', kind: 'choices', choices: [{ key: 'local', label: 'Local' }, { key: 'music', label: 'Music' }] },
+    {
+      key: 'category',
+      label: 'Category',
+      kind: 'choices',
+      choices: [
+        { key: 'local', label: 'Local' },
+        { key: 'music', label: 'Music' },
+      ],
+    },
     { key: 'image', label: 'Image', kind: 'media' },
     { key: 'related', label: 'Related', kind: 'content', targetType: 'news', multiple: true },
     { key: 'internal_note', label: 'Internal note', kind: 'text', private: true },
@@ -47,7 +55,16 @@ const episodeType = {
   label: 'Episode',
   fields: [
     { key: 'title', label: 'Title', kind: 'text', required: true },
-    { key: 'gallery', label: 'Gallery', kind: 'group', multiple: true, fields: [{ key: 'photo', label: 'Photo', kind: 'media' }, { key: 'caption', label: 'Caption', kind: 'text' }] },
+    {
+      key: 'gallery',
+      label: 'Gallery',
+      kind: 'group',
+      multiple: true,
+      fields: [
+        { key: 'photo', label: 'Photo', kind: 'media' },
+        { key: 'caption', label: 'Caption', kind: 'text' },
+      ],
+    },
   ],
 };
 
@@ -73,24 +90,75 @@ export function sampleBundle(ids: BundleIds, image: Buffer) {
     types: structuredClone([newsType, episodeType]),
     media: [{ key: 'cover', mime: 'image/png', data: image.toString('base64'), alt: 'A blue picture', credits: 'Test', focalX: 0.25 }],
     records: [
-      { id: ids.news[0], type: 'news', values: { title: 'First', slug: 'first', category: 'local', image: 'cover', related: [ids.news[1]], internal_note: 'secret' }, published: true },
-      { id: ids.news[1], type: 'news', values: { title: 'Second', slug: 'second', category: 'music' }, media: [{ key: 'cover' }], published: true, related: { programIds: [ids.programs[0]] } },
+      {
+        id: ids.news[0],
+        type: 'news',
+        values: { title: 'First', slug: 'first', category: 'local', image: 'cover', related: [ids.news[1]], internal_note: 'secret' },
+        published: true,
+      },
+      {
+        id: ids.news[1],
+        type: 'news',
+        values: { title: 'Second', slug: 'second', category: 'music' },
+        media: [{ key: 'cover' }],
+        published: true,
+        related: { programIds: [ids.programs[0]] },
+      },
       { id: ids.news[2], type: 'news', values: { title: 'Draft only', slug: 'draft' } },
-      { id: ids.episode, type: 'episode', values: { title: 'Episode 1', gallery: [{ photo: 'cover', caption: 'Studio' }] }, published: true },
+      {
+        id: ids.episode,
+        type: 'episode',
+        values: { title: 'Episode 1', gallery: [{ photo: 'cover', caption: 'Studio' }] },
+        published: true,
+      },
     ],
     presenters: [
       { id: ids.presenters[0], title: 'Ana Host' },
       { id: ids.presenters[1], title: 'Ben Voice' },
     ],
     programs: [
-      { id: ids.programs[0], title: 'Morning Drive', description: 'Wake up', presenterIds: [ids.presenters[0]], slots: [{ weekday: 2, startTime: '06:00', durationMinutes: 360 }] },
-      { id: ids.programs[1], title: 'Afternoon Mix', presenterIds: [ids.presenters[1]], slots: [{ weekday: 2, startTime: '12:00', durationMinutes: 480 }] },
+      {
+        id: ids.programs[0],
+        title: 'Morning Drive',
+        description: 'Wake up',
+        presenterIds: [ids.presenters[0]],
+        slots: [{ weekday: 2, startTime: '06:00', durationMinutes: 360 }],
+      },
+      {
+        id: ids.programs[1],
+        title: 'Afternoon Mix',
+        presenterIds: [ids.presenters[1]],
+        slots: [{ weekday: 2, startTime: '12:00', durationMinutes: 480 }],
+      },
     ],
     broadcasts: [
-      { id: ids.broadcasts[3], programId: ids.programs[1], nature: 'repeat', repeatOfId: ids.broadcasts[1], relative: { dayOffset: 1, start: '12:00', durationMinutes: 480 } },
-      { id: ids.broadcasts[0], programId: ids.programs[0], nature: 'live', relative: { dayOffset: 0, start: '06:00', durationMinutes: 360 } },
-      { id: ids.broadcasts[1], programId: ids.programs[1], nature: 'live', relative: { dayOffset: 0, start: '12:00', durationMinutes: 480 } },
-      { id: ids.broadcasts[2], programId: ids.programs[0], title: 'Special', nature: 'prerecorded', startsAt: '2026-03-11T05:00:00Z', endsAt: '2026-03-11T11:00:00Z' },
+      {
+        id: ids.broadcasts[3],
+        programId: ids.programs[1],
+        nature: 'repeat',
+        repeatOfId: ids.broadcasts[1],
+        relative: { dayOffset: 1, start: '12:00', durationMinutes: 480 },
+      },
+      {
+        id: ids.broadcasts[0],
+        programId: ids.programs[0],
+        nature: 'live',
+        relative: { dayOffset: 0, start: '06:00', durationMinutes: 360 },
+      },
+      {
+        id: ids.broadcasts[1],
+        programId: ids.programs[1],
+        nature: 'live',
+        relative: { dayOffset: 0, start: '12:00', durationMinutes: 480 },
+      },
+      {
+        id: ids.broadcasts[2],
+        programId: ids.programs[0],
+        title: 'Special',
+        nature: 'prerecorded',
+        startsAt: '2026-03-11T05:00:00Z',
+        endsAt: '2026-03-11T11:00:00Z',
+      },
     ],
     rundowns: [
       {

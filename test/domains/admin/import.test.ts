@@ -32,9 +32,16 @@ describe('POST /admin/v1/import', function () {
     it('answers 201 with the created station, each credential’s secret (shown once), types, media, records and schedule', () => {
       const body = res.body;
       expect(body.station).to.include({ slug: ids.slug, name: 'Import FM', timezone: 'Europe/Berlin', active: true });
-      expect(body.credentials.map((c: { scopes: string[] }) => c.scopes)).to.deep.equal([['listener:read'], ['push:register'], ['ingest:write']]);
+      expect(body.credentials.map((c: { scopes: string[] }) => c.scopes)).to.deep.equal([
+        ['listener:read'],
+        ['push:register'],
+        ['ingest:write'],
+      ]);
       for (const c of body.credentials) expect(c.token).to.match(/^wvl_[0-9A-Za-z]{46}$/);
-      expect(body.types).to.deep.equal([{ key: 'news', version: 1 }, { key: 'episode', version: 1 }]);
+      expect(body.types).to.deep.equal([
+        { key: 'news', version: 1 },
+        { key: 'episode', version: 1 },
+      ]);
       expect(body.media[0]).to.include({ key: 'cover', kind: 'image', mime: 'image/png', width: 800, height: 400 });
       expect(body.records.map((r: { id: string; publishedAt: string | null }) => [r.id, r.publishedAt !== null])).to.deep.equal([
         [ids.news[0], true],
@@ -48,7 +55,9 @@ describe('POST /admin/v1/import', function () {
     });
 
     it('resolves relative broadcast times on the import day in the station time zone; absolute ones are kept', () => {
-      const times = Object.fromEntries(res.body.broadcasts.map((b: { id: string; startsAt: string; endsAt: string }) => [b.id, [b.startsAt, b.endsAt]]));
+      const times = Object.fromEntries(
+        res.body.broadcasts.map((b: { id: string; startsAt: string; endsAt: string }) => [b.id, [b.startsAt, b.endsAt]]),
+      );
       expect(times[ids.broadcasts[0]]).to.deep.equal(['2026-03-10T05:00:00.000Z', '2026-03-10T11:00:00.000Z']);
       expect(times[ids.broadcasts[1]]).to.deep.equal(['2026-03-10T11:00:00.000Z', '2026-03-10T19:00:00.000Z']);
       expect(times[ids.broadcasts[3]]).to.deep.equal(['2026-03-11T11:00:00.000Z', '2026-03-11T19:00:00.000Z']);
@@ -69,7 +78,13 @@ describe('POST /admin/v1/import', function () {
       expect(news.status).to.equal(200);
       const byId = Object.fromEntries(news.body.records.map((r: { id: string }) => [r.id, r]));
       expect(Object.keys(byId).sort()).to.deep.equal([ids.news[0], ids.news[1]].sort());
-      expect(byId[ids.news[0]].values).to.deep.equal({ title: 'First', slug: 'first', category: 'local', image: versionId, related: [ids.news[1]] });
+      expect(byId[ids.news[0]].values).to.deep.equal({
+        title: 'First',
+        slug: 'first',
+        category: 'local',
+        image: versionId,
+        related: [ids.news[1]],
+      });
       expect(byId[ids.news[0]].media.map((m: { versionId: string }) => m.versionId)).to.deep.equal([versionId]);
       expect(byId[ids.news[1]].media[0]).to.include({ versionId, alt: 'A blue picture', credits: 'Test' });
       expect(byId[ids.news[1]].related.programIds).to.deep.equal([ids.programs[0]]);
@@ -82,7 +97,12 @@ describe('POST /admin/v1/import', function () {
     it('lists the broadcasts in the schedule, the programs, and the current broadcast of the import day', async () => {
       const schedule = await get('/schedule');
       expect(schedule.status).to.equal(200);
-      expect(schedule.body.broadcasts.map((b: { id: string }) => b.id)).to.deep.equal([ids.broadcasts[0], ids.broadcasts[1], ids.broadcasts[2], ids.broadcasts[3]]);
+      expect(schedule.body.broadcasts.map((b: { id: string }) => b.id)).to.deep.equal([
+        ids.broadcasts[0],
+        ids.broadcasts[1],
+        ids.broadcasts[2],
+        ids.broadcasts[3],
+      ]);
       const repeat = schedule.body.broadcasts.find((b: { id: string }) => b.id === ids.broadcasts[3]);
       expect(repeat).to.include({ repeatOfId: ids.broadcasts[1], nature: 'repeat', title: 'Afternoon Mix' });
       expect(repeat.presenters).to.deep.equal([{ id: ids.presenters[1], title: 'Ben Voice' }]);
@@ -106,10 +126,13 @@ describe('POST /admin/v1/import', function () {
       expect(Buffer.from(await original.arrayBuffer()).equals(image)).to.equal(true);
       const workers = await startWorkers(server.svc);
       try {
-        const thumb = await eventually(async () => {
-          const r = await fetch(`${server.url}/api/media/public/${station}/${versionId}/thumb`);
-          return r.status === 200 ? r : null;
-        }, { timeoutMs: 15_000 });
+        const thumb = await eventually(
+          async () => {
+            const r = await fetch(`${server.url}/api/media/public/${station}/${versionId}/thumb`);
+            return r.status === 200 ? r : null;
+          },
+          { timeoutMs: 15_000 },
+        );
         expect(thumb!.headers.get('content-type')).to.equal('image/webp');
       } finally {
         await workers.close();
@@ -135,7 +158,7 @@ describe('POST /admin/v1/import', function () {
   it('imports records that reference each other in a cycle', async () => {
     const ids = bundleIds();
     const bundle = sampleBundle(ids, image);
-    bundle.records[1].values = { ...bundle.records[1].values, related: [ids.news[0]] } as typeof bundle.records[1]['values'];
+    bundle.records[1].values = { ...bundle.records[1].values, related: [ids.news[0]] } as (typeof bundle.records)[1]['values'];
     const res = await admin(server.url, 'POST', '/import', bundle);
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
     const list = await admin(server.url, 'GET', `/stations/${res.body.station.id}/credentials`);

@@ -25,7 +25,12 @@ describe('POST /admin/v1/import: errors and atomicity', function () {
   async function expectNothingStored(ids: BundleIds): Promise<void> {
     const db = server.svc.db;
     expect(await db('stations').where({ slug: ids.slug }).first(), 'station').to.equal(undefined);
-    expect(await db('records').whereIn('id', [...ids.news, ids.episode]).pluck('id'), 'records').to.deep.equal([]);
+    expect(
+      await db('records')
+        .whereIn('id', [...ids.news, ids.episode])
+        .pluck('id'),
+      'records',
+    ).to.deep.equal([]);
     expect(await db('presenters').whereIn('id', ids.presenters).pluck('id'), 'presenters').to.deep.equal([]);
     expect(await db('programs').whereIn('id', ids.programs).pluck('id'), 'programs').to.deep.equal([]);
     expect(await db('broadcasts').whereIn('id', ids.broadcasts).pluck('id'), 'broadcasts').to.deep.equal([]);
@@ -139,7 +144,10 @@ describe('POST /admin/v1/import: errors and atomicity', function () {
         await eventually(() => frames.some((f) => JSON.parse(f).kind === 'schedule'));
         const first = JSON.parse(frames[0]);
         expect(first.seq).to.equal(1);
-        const contentEntries = frames.map((f) => JSON.parse(f)).filter((f) => f.kind === 'content').map((f) => f.entry);
+        const contentEntries = frames
+          .map((f) => JSON.parse(f))
+          .filter((f) => f.kind === 'content')
+          .map((f) => f.entry);
         expect(contentEntries.every((entry: string) => [...ids.news, ids.episode].includes(entry))).to.equal(true);
         const variantJobs = await server.svc.jobs.queue('media').getJobs(['waiting', 'delayed', 'active', 'completed', 'failed']);
         expect(variantJobs.filter((j) => j.data.stationId === stationId).map((j) => j.id)).to.deep.equal([res.body.media[0].versionId]);

@@ -47,7 +47,10 @@ describe('GET …/content/{id} and …/content/{type}/by-slug/{slug}', () => {
     expect(former.body.values.slug).to.equal('launch-day');
     expect((await get('/content/news/by-slug/draft-only-slug')).status, 'only published slugs').to.equal(404);
     expect((await get('/content/news/by-slug/unknown')).status).to.equal(404);
-    await putType(server.url, station.id, 'show', [{ key: 'title', label: 'T', kind: 'text' }, { key: 'slug', label: 'S', kind: 'text' }]);
+    await putType(server.url, station.id, 'show', [
+      { key: 'title', label: 'T', kind: 'text' },
+      { key: 'slug', label: 'S', kind: 'text' },
+    ]);
     expect((await get('/content/show/by-slug/launch')).status, 'slugs are per type').to.equal(404);
     await admin(server.url, 'POST', `/stations/${station.id}/records/${id}/unpublish`);
     expect((await get('/content/news/by-slug/launch')).status).to.equal(404);
@@ -82,7 +85,10 @@ describe('GET …/content/{id} and …/content/{type}/by-slug/{slug}', () => {
       expect(cached.status).to.equal(304);
       expect(cached.text).to.equal('');
       expect((await get(path, { 'if-none-match': `"nope", ${etag}` })).status, 'a list of tags').to.equal(304);
-      expect((await request(server.url, 'GET', `/api/v1/stations/${station.slug}${path}`, { headers: { 'if-none-match': etag } })).status, 'auth before 304').to.equal(401);
+      expect(
+        (await request(server.url, 'GET', `/api/v1/stations/${station.slug}${path}`, { headers: { 'if-none-match': etag } })).status,
+        'auth before 304',
+      ).to.equal(401);
     }
     const etag = (await get(`/content/${id}`)).headers.get('etag') as string;
     clock.advance(1000);
@@ -124,7 +130,9 @@ describe('GET …/content/{id} and …/content/{type}/by-slug/{slug}', () => {
       '/admin/v1/stations/{stationId}/content-types/{key}',
       '/admin/v1/stations/{stationId}/records/{recordId}',
     ]);
-    const filter = res.body.paths['/api/v1/stations/{stationSlug}/content'].get.parameters.find((p: { name: string }) => p.name === 'filter');
+    const filter = res.body.paths['/api/v1/stations/{stationSlug}/content'].get.parameters.find(
+      (p: { name: string }) => p.name === 'filter',
+    );
     expect(filter).to.include({ in: 'query', style: 'form', explode: true });
   });
 });

@@ -11,8 +11,29 @@ export const NEWS_FIELDS = [
   { key: 'title', label: 'Title', kind: 'text', required: true, maxLength: 120 },
   { key: 'slug', label: 'Slug', kind: 'text' },
   { key: 'summary', label: 'Summary', kind: 'rich_text' },
-  { key: 'category', label: 'Category', kind: 'choices', choices: [{ key: 'music', label: 'Music' }, { key: 'local', label: 'Local' }, { key: 'sport', label: 'Sport' }] },
-  { key: 'tags', label: 'Tags', kind: 'choices', multiple: true, maxItems: 3, choices: [{ key: 'live', label: 'Live' }, { key: 'studio', label: 'Studio' }, { key: 'interview', label: 'Interview' }, { key: 'festival', label: 'Festival' }] },
+  {
+    key: 'category',
+    label: 'Category',
+    kind: 'choices',
+    choices: [
+      { key: 'music', label: 'Music' },
+      { key: 'local', label: 'Local' },
+      { key: 'sport', label: 'Sport' },
+    ],
+  },
+  {
+    key: 'tags',
+    label: 'Tags',
+    kind: 'choices',
+    multiple: true,
+    maxItems: 3,
+    choices: [
+      { key: 'live', label: 'Live' },
+      { key: 'studio', label: 'Studio' },
+      { key: 'interview', label: 'Interview' },
+      { key: 'festival', label: 'Festival' },
+    ],
+  },
   { key: 'rating', label: 'Rating', kind: 'number', min: 0, max: 5 },
   { key: 'featured', label: 'Featured', kind: 'boolean' },
   { key: 'event_at', label: 'Event', kind: 'datetime' },
@@ -20,7 +41,13 @@ export const NEWS_FIELDS = [
   { key: 'sync_id', label: 'Sync id', kind: 'text', system: true },
 ];
 
-export async function putType(url: string, stationId: string, key: string, fields: unknown[] = NEWS_FIELDS, extra: Record<string, unknown> = {}): Promise<Reply> {
+export async function putType(
+  url: string,
+  stationId: string,
+  key: string,
+  fields: unknown[] = NEWS_FIELDS,
+  extra: Record<string, unknown> = {},
+): Promise<Reply> {
   return admin(url, 'PUT', `/stations/${stationId}/content-types/${key}`, { label: key.toUpperCase(), fields, ...extra });
 }
 
@@ -33,7 +60,14 @@ export async function publish(url: string, stationId: string, id: string, revisi
 }
 
 /** Saves and publishes a record; returns its id. */
-export async function published(url: string, stationId: string, type: string, values: Record<string, unknown>, extra: Record<string, unknown> = {}, id = randomUUID()): Promise<string> {
+export async function published(
+  url: string,
+  stationId: string,
+  type: string,
+  values: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+  id = randomUUID(),
+): Promise<string> {
   const saved = await putRecord(url, stationId, id, { type, values, ...extra });
   expect(saved.status, JSON.stringify(saved.body)).to.equal(200);
   const pub = await publish(url, stationId, id);
@@ -60,7 +94,12 @@ export function listPath(params: Record<string, string | number | undefined>, fi
 }
 
 /** Every record id of a listing, following nextCursor to the end. */
-export async function walk(get: (path: string) => Promise<Reply>, params: Record<string, string | number | undefined>, filters: string[] = [], between?: (page: number) => Promise<void>): Promise<string[]> {
+export async function walk(
+  get: (path: string) => Promise<Reply>,
+  params: Record<string, string | number | undefined>,
+  filters: string[] = [],
+  between?: (page: number) => Promise<void>,
+): Promise<string[]> {
   const ids: string[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 1000; page++) {
@@ -77,7 +116,11 @@ export async function walk(get: (path: string) => Promise<Reply>, params: Record
 }
 
 /** A media version stored directly (the upload route belongs to the media issue); variants get rendition rows. */
-export async function insertMedia(server: TestServer, stationId: string, options: { kind?: 'image' | 'audio'; variants?: string[]; alt?: string } = {}): Promise<{ assetId: string; versionId: string }> {
+export async function insertMedia(
+  server: TestServer,
+  stationId: string,
+  options: { kind?: 'image' | 'audio'; variants?: string[]; alt?: string } = {},
+): Promise<{ assetId: string; versionId: string }> {
   const kind = options.kind ?? 'image';
   const assetId = randomUUID();
   const versionId = randomUUID();

@@ -18,7 +18,12 @@ describe('GET …/content: order, filters and cursors', () => {
   const { clock, server } = useClockedServer('2026-11-21T08:00:00.000Z');
 
   /** Publishes `count` records, advancing the clock before every `tieEvery`-th so some share a timestamp. */
-  async function publishMany(stationId: string, count: number, tieEvery = 3, values: (i: number) => Record<string, unknown> = (i) => ({ title: `Item ${i}` })): Promise<Published[]> {
+  async function publishMany(
+    stationId: string,
+    count: number,
+    tieEvery = 3,
+    values: (i: number) => Record<string, unknown> = (i) => ({ title: `Item ${i}` }),
+  ): Promise<Published[]> {
     const items: Published[] = [];
     for (let i = 0; i < count; i++) {
       if (i % tieEvery === 0) clock.advance(1000);
@@ -69,7 +74,13 @@ describe('GET …/content: order, filters and cursors', () => {
     expect(defaults.body.page).to.deep.equal({ limit: 25, nextCursor: null });
     const unknown = await get('/content?type=nothing_here');
     expect(unknown.status).to.equal(200);
-    expect(unknown.body).to.deep.equal({ contractVersion: 1, type: 'nothing_here', records: [], nextCursor: null, page: { limit: 25, nextCursor: null } });
+    expect(unknown.body).to.deep.equal({
+      contractVersion: 1,
+      type: 'nothing_here',
+      records: [],
+      nextCursor: null,
+      page: { limit: 25, nextCursor: null },
+    });
     const filtered = await get('/content?type=nothing_here&filter=title:x');
     expect(filtered.status).to.equal(404);
     expect(filtered.body.error.code).to.equal('NOT_FOUND');
@@ -128,7 +139,13 @@ describe('GET …/content: order, filters and cursors', () => {
     });
 
     it('only delivered text and choices fields: others are 400 with the closest filterable field as suggestion', async () => {
-      for (const [filter, suggestion] of [['rating:4', 'title'], ['internal_note:jazz', 'title'], ['summary.contains:x', 'slug'], ['categroy:music', 'category'], ['sync_id:x', 'slug']]) {
+      for (const [filter, suggestion] of [
+        ['rating:4', 'title'],
+        ['internal_note:jazz', 'title'],
+        ['summary.contains:x', 'slug'],
+        ['categroy:music', 'category'],
+        ['sync_id:x', 'slug'],
+      ]) {
         const res = await get(listPath({ type: 'news' }, [filter]));
         expect(res.status, filter).to.equal(400);
         expect(res.body.error.issues[0]).to.include({ path: 'filter' });
@@ -136,10 +153,12 @@ describe('GET …/content: order, filters and cursors', () => {
       }
       const priv = await get(listPath({ type: 'news' }, ['internal_note:jazz']));
       const unknown = await get(listPath({ type: 'news' }, ['internal_notes:jazz']));
-      expect(priv.body.error.issues[0].message.replace('internal_note', 'X')).to.equal(unknown.body.error.issues[0].message.replace('internal_notes', 'X'));
+      expect(priv.body.error.issues[0].message.replace('internal_note', 'X')).to.equal(
+        unknown.body.error.issues[0].message.replace('internal_notes', 'X'),
+      );
     });
 
-    it('a value that is not one of a choices field\'s keys matches nothing (200, empty page), not an error', async () => {
+    it("a value that is not one of a choices field's keys matches nothing (200, empty page), not an error", async () => {
       expect(await names(['category:musik'])).to.deep.equal([]);
       expect(await names(['tags:Live'])).to.deep.equal([]);
       expect(await names(['category.anyOf:local,sprot']), 'known keys of an anyOf still match').to.deep.equal(['council']);
@@ -149,12 +168,16 @@ describe('GET …/content: order, filters and cursors', () => {
     it('a record that keeps a retired choice key stays filterable by it after the schema drops the choice', async () => {
       const own = await contentFixture(server);
       const id = await published(server.url, own.station.id, 'news', { title: 'Old match', category: 'sport' });
-      const retired = NEWS_FIELDS.map((f) => (f.key === 'category' ? { ...f, choices: (f.choices ?? []).filter((c) => c.key !== 'sport') } : f));
+      const retired = NEWS_FIELDS.map((f) =>
+        f.key === 'category' ? { ...f, choices: (f.choices ?? []).filter((c) => c.key !== 'sport') } : f,
+      );
       expect((await putType(server.url, own.station.id, 'news', retired)).body.version).to.equal(2);
       const res = await own.get(listPath({ type: 'news' }, ['category:sport']));
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       expect(res.body.records.map((r: { id: string }) => r.id)).to.deep.equal([id]);
-      expect((await own.get(listPath({ type: 'news' }, ['category.anyOf:sport,music']))).body.records.map((r: { id: string }) => r.id)).to.deep.equal([id]);
+      expect(
+        (await own.get(listPath({ type: 'news' }, ['category.anyOf:sport,music']))).body.records.map((r: { id: string }) => r.id),
+      ).to.deep.equal([id]);
     });
   });
 
@@ -176,7 +199,12 @@ describe('GET …/content: order, filters and cursors', () => {
         }
       }
       const music = await walk(fixture.get, { type: 'news', limit: 9 }, ['category:music']);
-      expect(music).to.deep.equal(ordered(items.filter((_, i) => i % 2 === 1), 'desc'));
+      expect(music).to.deep.equal(
+        ordered(
+          items.filter((_, i) => i % 2 === 1),
+          'desc',
+        ),
+      );
     });
 
     it('a cursor is bound to type, filters, sort and direction (400 otherwise) but not to limit; a tampered one is 400', async () => {
@@ -196,7 +224,12 @@ describe('GET …/content: order, filters and cursors', () => {
       await expect400({ direction: 'asc' }, ['category:music', 'title.contains:item']);
       const reordered = await get(listPath({ type: 'news', limit: 3, cursor }, ['title.contains:item', 'category:music']));
       expect(reordered.status, 'filter order and limit do not matter').to.equal(200);
-      expect(reordered.body.records[0].id).to.equal(ordered(items.filter((_, i) => i % 2 === 1), 'desc')[5]);
+      expect(reordered.body.records[0].id).to.equal(
+        ordered(
+          items.filter((_, i) => i % 2 === 1),
+          'desc',
+        )[5],
+      );
       const [body, mac] = cursor.split('.');
       const payload = JSON.parse(Buffer.from(body, 'base64url').toString());
       const forged = `${Buffer.from(JSON.stringify({ ...payload, a: payload.a + 1 })).toString('base64url')}.${mac}`;

@@ -31,11 +31,23 @@ describe('records: PUT /admin/v1/stations/{id}/records/{uuid}, publish, unpublis
       expect(res.status).to.equal(400);
       expect(res.body.error.code).to.equal('VALIDATION_ERROR');
       const byPath = Object.fromEntries(res.body.error.issues.map((i: { path: string }) => [i.path, i]));
-      expect(Object.keys(byPath)).to.include.members(['values.title', 'values.summary', 'values.category', 'values.tags.1', 'values.rating', 'values.featured', 'values.event_at', 'values.titel']);
+      expect(Object.keys(byPath)).to.include.members([
+        'values.title',
+        'values.summary',
+        'values.category',
+        'values.tags.1',
+        'values.rating',
+        'values.featured',
+        'values.event_at',
+        'values.titel',
+      ]);
       expect(byPath['values.category'].suggestion).to.equal('music');
       expect(byPath['values.titel'].suggestion).to.equal('title');
       expect(byPath['values.rating'].suggestion).to.equal(5);
-      const many = await putRecord(server.url, station.id, randomUUID(), { type: 'news', values: { tags: ['live', 'studio', 'interview', 'festival'] } });
+      const many = await putRecord(server.url, station.id, randomUUID(), {
+        type: 'news',
+        values: { tags: ['live', 'studio', 'interview', 'festival'] },
+      });
       expect(issuePaths(many.body)).to.deep.equal(['values.tags']);
       const single = await putRecord(server.url, station.id, randomUUID(), { type: 'news', values: { tags: 'live' } });
       expect(issuePaths(single.body)).to.deep.equal(['values.tags']);
@@ -74,22 +86,48 @@ describe('records: PUT /admin/v1/stations/{id}/records/{uuid}, publish, unpublis
       });
       expect(res.status).to.equal(400);
       expect(issuePaths(res.body)).to.have.members(['values.host', 'values.guests.1', 'values.cover', 'media.0.versionId']);
-      const ok = await putRecord(server.url, station.id, randomUUID(), { type: 'episode', values: { host: presenter, guests: [presenter] } });
+      const ok = await putRecord(server.url, station.id, randomUUID(), {
+        type: 'episode',
+        values: { host: presenter, guests: [presenter] },
+      });
       expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
     });
 
     it('validates nested group values and the document shape', async () => {
       const { station } = await contentFixture(server);
       await putType(server.url, station.id, 'episode', [
-        { key: 'credits', label: 'Credits', kind: 'group', multiple: true, maxItems: 2, fields: [{ key: 'name', label: 'Name', kind: 'text', required: true }, { key: 'role', label: 'Role', kind: 'choices', choices: [{ key: 'host', label: 'Host' }] }] },
+        {
+          key: 'credits',
+          label: 'Credits',
+          kind: 'group',
+          multiple: true,
+          maxItems: 2,
+          fields: [
+            { key: 'name', label: 'Name', kind: 'text', required: true },
+            { key: 'role', label: 'Role', kind: 'choices', choices: [{ key: 'host', label: 'Host' }] },
+          ],
+        },
       ]);
       const res = await putRecord(server.url, station.id, randomUUID(), {
         type: 'episode',
         values: { credits: [{ name: 1, role: 'hots' }, { nmae: 'x' }] },
-        document: { version: 1, mode: 'rich', blocks: [{ id: 'a', type: 'paragraph', content: [{ text: 5, marks: [] }] }, { id: 'a', type: 'paragraph', content: [] }] },
+        document: {
+          version: 1,
+          mode: 'rich',
+          blocks: [
+            { id: 'a', type: 'paragraph', content: [{ text: 5, marks: [] }] },
+            { id: 'a', type: 'paragraph', content: [] },
+          ],
+        },
       });
       expect(res.status).to.equal(400);
-      expect(issuePaths(res.body)).to.include.members(['values.credits.0.name', 'values.credits.0.role', 'values.credits.1.nmae', 'document.blocks.0.content.0.text', 'document.blocks.1.id']);
+      expect(issuePaths(res.body)).to.include.members([
+        'values.credits.0.name',
+        'values.credits.0.role',
+        'values.credits.1.nmae',
+        'document.blocks.0.content.0.text',
+        'document.blocks.1.id',
+      ]);
       const badDoc = await putRecord(server.url, station.id, randomUUID(), { type: 'episode', values: {}, document: { blocks: 'no' } });
       expect(badDoc.status).to.equal(400);
     });
@@ -97,7 +135,10 @@ describe('records: PUT /admin/v1/stations/{id}/records/{uuid}, publish, unpublis
     it('saving the latest revision’s content again returns that revision (retries are harmless)', async () => {
       const { station } = await contentFixture(server);
       const id = randomUUID();
-      expect((await putRecord(server.url, station.id, id, { type: 'news', values: { title: 'A' } })).body).to.deep.equal({ id, revision: 1 });
+      expect((await putRecord(server.url, station.id, id, { type: 'news', values: { title: 'A' } })).body).to.deep.equal({
+        id,
+        revision: 1,
+      });
       expect((await putRecord(server.url, station.id, id, { type: 'news', values: { title: 'A' } })).body.revision).to.equal(1);
       expect((await putRecord(server.url, station.id, id, { type: 'news', values: { title: 'B' } })).body.revision).to.equal(2);
     });
@@ -124,7 +165,9 @@ describe('records: PUT /admin/v1/stations/{id}/records/{uuid}, publish, unpublis
       const res = await publish(server.url, station.id, id);
       expect(res.status).to.equal(400);
       expect(res.body.error.issues[0]).to.include({ path: 'values.title', code: 'required' });
-      await putType(server.url, station.id, 'episode', [{ key: 'credits', label: 'C', kind: 'group', fields: [{ key: 'name', label: 'N', kind: 'text', required: true }] }]);
+      await putType(server.url, station.id, 'episode', [
+        { key: 'credits', label: 'C', kind: 'group', fields: [{ key: 'name', label: 'N', kind: 'text', required: true }] },
+      ]);
       const ep = randomUUID();
       await putRecord(server.url, station.id, ep, { type: 'episode', values: { credits: { name: '' } } });
       expect(issuePaths((await publish(server.url, station.id, ep)).body)).to.deep.equal(['values.credits.name']);
@@ -138,8 +181,22 @@ describe('records: PUT /admin/v1/stations/{id}/records/{uuid}, publish, unpublis
       const id = randomUUID();
       await putRecord(server.url, station.id, id, {
         type: 'news',
-        values: { title: 'Hello', slug: 'hello', category: 'music', tags: ['live', 'studio'], rating: 4.5, featured: false, event_at: '2026-12-01T20:00:00+01:00', internal_note: 'secret', sync_id: 'sys-1' },
-        document: { version: 1, mode: 'rich', blocks: [{ id: 'b1', type: 'paragraph', content: [{ text: 'Hi', marks: ['bold'] }, { text: 'there' }] }] },
+        values: {
+          title: 'Hello',
+          slug: 'hello',
+          category: 'music',
+          tags: ['live', 'studio'],
+          rating: 4.5,
+          featured: false,
+          event_at: '2026-12-01T20:00:00+01:00',
+          internal_note: 'secret',
+          sync_id: 'sys-1',
+        },
+        document: {
+          version: 1,
+          mode: 'rich',
+          blocks: [{ id: 'b1', type: 'paragraph', content: [{ text: 'Hi', marks: ['bold'] }, { text: 'there' }] }],
+        },
         media: [{ versionId: image.versionId }, { versionId: audio.versionId }],
         related: { programIds: [programId] },
       });
@@ -148,21 +205,72 @@ describe('records: PUT /admin/v1/stations/{id}/records/{uuid}, publish, unpublis
       const res = await get(`/content/${id}`);
       expect(res.status).to.equal(200);
       const record = res.body;
-      expect(record).to.include({ contractVersion: 1, id, revision: 1, type: 'news', schemaVersion: 1, publishedAt: clock.now().toISOString(), firstPublishedAt: clock.now().toISOString() });
+      expect(record).to.include({
+        contractVersion: 1,
+        id,
+        revision: 1,
+        type: 'news',
+        schemaVersion: 1,
+        publishedAt: clock.now().toISOString(),
+        firstPublishedAt: clock.now().toISOString(),
+      });
       expect(record.publicationId).to.match(/^[0-9a-f-]{36}$/);
-      expect(record.values).to.deep.equal({ title: 'Hello', slug: 'hello', category: 'music', tags: ['live', 'studio'], rating: 4.5, featured: false, event_at: '2026-12-01T19:00:00.000Z' });
+      expect(record.values).to.deep.equal({
+        title: 'Hello',
+        slug: 'hello',
+        category: 'music',
+        tags: ['live', 'studio'],
+        rating: 4.5,
+        featured: false,
+        event_at: '2026-12-01T19:00:00.000Z',
+      });
       expect(res.text).not.to.match(/secret|sys-1|internal_note|sync_id/);
-      expect(record.document).to.deep.equal({ version: 1, mode: 'rich', blocks: [{ id: 'b1', type: 'paragraph', content: [{ text: 'Hi', marks: ['bold'] }, { text: 'there', marks: [] }] }] });
+      expect(record.document).to.deep.equal({
+        version: 1,
+        mode: 'rich',
+        blocks: [
+          {
+            id: 'b1',
+            type: 'paragraph',
+            content: [
+              { text: 'Hi', marks: ['bold'] },
+              { text: 'there', marks: [] },
+            ],
+          },
+        ],
+      });
       const base = `/api/media/public/${station.id}`;
       expect(record.media).to.deep.equal([
         {
-          assetId: image.assetId, versionId: image.versionId, kind: 'image', url: `${base}/${image.versionId}`, credits: 'Photo: Studio', mime: 'image/jpeg',
-          alt: 'A microphone', width: 1600, height: 900, duration: null,
-          variants: { thumb: `${base}/${image.versionId}/thumb`, display: `${base}/${image.versionId}/display`, card: `${base}/${image.versionId}/card`, square: `${base}/${image.versionId}/square` },
+          assetId: image.assetId,
+          versionId: image.versionId,
+          kind: 'image',
+          url: `${base}/${image.versionId}`,
+          credits: 'Photo: Studio',
+          mime: 'image/jpeg',
+          alt: 'A microphone',
+          width: 1600,
+          height: 900,
+          duration: null,
+          variants: {
+            thumb: `${base}/${image.versionId}/thumb`,
+            display: `${base}/${image.versionId}/display`,
+            card: `${base}/${image.versionId}/card`,
+            square: `${base}/${image.versionId}/square`,
+          },
         },
         {
-          assetId: audio.assetId, versionId: audio.versionId, kind: 'audio', url: `${base}/${audio.versionId}`, credits: 'Photo: Studio', mime: 'audio/mpeg',
-          alt: '', width: null, height: null, duration: 182.5, variants: { thumb: null, display: null, card: null, square: null },
+          assetId: audio.assetId,
+          versionId: audio.versionId,
+          kind: 'audio',
+          url: `${base}/${audio.versionId}`,
+          credits: 'Photo: Studio',
+          mime: 'audio/mpeg',
+          alt: '',
+          width: null,
+          height: null,
+          duration: 182.5,
+          variants: { thumb: null, display: null, card: null, square: null },
         },
       ]);
       expect(record.related).to.deep.equal({ programIds: [programId] });
@@ -195,7 +303,8 @@ describe('records: PUT /admin/v1/stations/{id}/records/{uuid}, publish, unpublis
       const { station, get } = await contentFixture(server);
       const id = await published(server.url, station.id, 'news', { title: 'Again' });
       const first = (await get(`/content/${id}`)).body;
-      const seq = async () => (await server.svc.db('feed_rows').where({ station_id: station.id, kind: 'content', entry: id }).first()).seq as number;
+      const seq = async () =>
+        (await server.svc.db('feed_rows').where({ station_id: station.id, kind: 'content', entry: id }).first()).seq as number;
       const seqBefore = await seq();
       clock.advance(30_000);
       const res = await request(server.url, 'POST', `/admin/v1/stations/${station.id}/records/${id}/publish`, { token: ADMIN_TOKEN });
@@ -236,7 +345,13 @@ describe('records: PUT /admin/v1/stations/{id}/records/{uuid}, publish, unpublis
       const { station, get } = await contentFixture(server);
       const image = await insertMedia(server, station.id);
       const row = (id: string) => server.svc.db('feed_rows').where({ station_id: station.id, kind: 'content', entry: id }).first();
-      const id = await published(server.url, station.id, 'news', { title: 'Feed me', internal_note: 'hidden' }, { media: [{ versionId: image.versionId }] });
+      const id = await published(
+        server.url,
+        station.id,
+        'news',
+        { title: 'Feed me', internal_note: 'hidden' },
+        { media: [{ versionId: image.versionId }] },
+      );
       let feed = await row(id);
       expect(feed.deleted).to.equal(false);
       expect(feed.data).to.deep.equal((await get(`/content/${id}`)).body);

@@ -15,7 +15,15 @@ describe('content types: PUT /admin/v1/stations/{id}/content-types/{key} and GET
       const station = await createStation(server.url);
       expect((await putType(server.url, station.id, 'news')).body).to.deep.equal({ key: 'news', version: 1 });
       expect((await putType(server.url, station.id, 'news')).body.version, 'same fields').to.equal(1);
-      expect((await admin(server.url, 'PUT', `/stations/${station.id}/content-types/news`, { label: 'Stories', fields: NEWS_FIELDS, archived: true })).body.version).to.equal(1);
+      expect(
+        (
+          await admin(server.url, 'PUT', `/stations/${station.id}/content-types/news`, {
+            label: 'Stories',
+            fields: NEWS_FIELDS,
+            archived: true,
+          })
+        ).body.version,
+      ).to.equal(1);
       const changed = NEWS_FIELDS.map((f) => (f.key === 'title' ? { ...f, maxLength: 200 } : f));
       expect((await putType(server.url, station.id, 'news', changed)).body.version).to.equal(2);
       const privateToo = changed.map((f) => (f.key === 'summary' ? { ...f, private: true } : f));
@@ -41,13 +49,35 @@ describe('content types: PUT /admin/v1/stations/{id}/content-types/{key} and GET
       const cases: Array<[unknown, string]> = [
         [{ key: 'c', label: 'C', kind: 'choices' }, 'fields.0.choices'],
         [{ key: 'c', label: 'C', kind: 'choices', choices: [{ key: 'Bad Key', label: 'x' }] }, 'fields.0.choices.0.key'],
-        [{ key: 'c', label: 'C', kind: 'choices', choices: [{ key: 'a', label: 'A' }, { key: 'a', label: 'A2' }] }, 'fields.0.choices.1.key'],
+        [
+          {
+            key: 'c',
+            label: 'C',
+            kind: 'choices',
+            choices: [
+              { key: 'a', label: 'A' },
+              { key: 'a', label: 'A2' },
+            ],
+          },
+          'fields.0.choices.1.key',
+        ],
         [{ key: 'r', label: 'R', kind: 'content' }, 'fields.0.targetType'],
         [{ key: 'r', label: 'R', kind: 'content', targetType: 'Not-A-Key' }, 'fields.0.targetType'],
         [{ key: 't', label: 'T', kind: 'text', targetType: 'news' }, 'fields.0.targetType'],
         [{ key: 'g', label: 'G', kind: 'group' }, 'fields.0.fields'],
         [{ key: 'g', label: 'G', kind: 'group', fields: [{ key: 'In-Valid', label: 'x', kind: 'text' }] }, 'fields.0.fields.0.key'],
-        [{ key: 'g', label: 'G', kind: 'group', fields: [{ key: 'a', label: 'x', kind: 'text' }, { key: 'a', label: 'y', kind: 'text' }] }, 'fields.0.fields.1.key'],
+        [
+          {
+            key: 'g',
+            label: 'G',
+            kind: 'group',
+            fields: [
+              { key: 'a', label: 'x', kind: 'text' },
+              { key: 'a', label: 'y', kind: 'text' },
+            ],
+          },
+          'fields.0.fields.1.key',
+        ],
         [{ key: 'n', label: 'N', kind: 'number', min: 5, max: 1 }, 'fields.0.min'],
         [{ key: 'n', label: 'N', kind: 'text', multiple: true }, 'fields.0.multiple'],
         [{ key: 'n', label: 'N', kind: 'choices', choices: [{ key: 'a', label: 'A' }], maxItems: 2 }, 'fields.0.maxItems'],
@@ -56,9 +86,15 @@ describe('content types: PUT /admin/v1/stations/{id}/content-types/{key} and GET
       for (const [field, path] of cases) {
         const res = await putType(server.url, station.id, 'bad', [field]);
         expect(res.status, JSON.stringify(field)).to.equal(400);
-        expect(res.body.error.issues.map((i: { path: string }) => i.path), JSON.stringify(res.body)).to.include(path);
+        expect(
+          res.body.error.issues.map((i: { path: string }) => i.path),
+          JSON.stringify(res.body),
+        ).to.include(path);
       }
-      const dup = await putType(server.url, station.id, 'bad', [{ key: 'a', label: 'A', kind: 'text' }, { key: 'a', label: 'B', kind: 'text' }]);
+      const dup = await putType(server.url, station.id, 'bad', [
+        { key: 'a', label: 'A', kind: 'text' },
+        { key: 'a', label: 'B', kind: 'text' },
+      ]);
       expect(dup.body.error.issues[0].path).to.equal('fields.1.key');
     });
 
@@ -74,7 +110,10 @@ describe('content types: PUT /admin/v1/stations/{id}/content-types/{key} and GET
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       const gallery = (await get('/schemas')).body.types.find((t: { key: string }) => t.key === 'gallery');
       for (const key of ['photos', 'links', 'credits', 'extra']) {
-        expect(gallery.fields.find((f: { key: string }) => f.key === key), key).to.include({ multiple: true });
+        expect(
+          gallery.fields.find((f: { key: string }) => f.key === key),
+          key,
+        ).to.include({ multiple: true });
       }
       const single = await putType(server.url, station.id, 'bad', [{ key: 'p', label: 'P', kind: 'media', multiple: false, maxItems: 2 }]);
       expect(single.status, 'multiple: false contradicts maxItems').to.equal(400);
@@ -87,7 +126,9 @@ describe('content types: PUT /admin/v1/stations/{id}/content-types/{key} and GET
       expect(bad.status).to.equal(400);
       expect(bad.body.error.issues[0]).to.include({ path: 'key', suggestion: 'news' });
       expect((await putType(server.url, 'st_unknown', 'news')).status).to.equal(404);
-      const anon = await request(server.url, 'PUT', `/admin/v1/stations/${station.id}/content-types/news`, { json: { label: 'x', fields: [] } });
+      const anon = await request(server.url, 'PUT', `/admin/v1/stations/${station.id}/content-types/news`, {
+        json: { label: 'x', fields: [] },
+      });
       expect(anon.status).to.equal(401);
     });
   });
@@ -95,12 +136,28 @@ describe('content types: PUT /admin/v1/stations/{id}/content-types/{key} and GET
   describe('GET …/schemas', () => {
     it('lists every current type ordered by key, with private and system fields (and flags) left out at every level', async () => {
       const { station, get } = await contentFixture(server);
-      await putType(server.url, station.id, 'episode', [
-        { key: 'title', label: 'Title', kind: 'text', required: true },
-        { key: 'credits', label: 'Credits', kind: 'group', multiple: true, maxItems: 5, fields: [{ key: 'name', label: 'Name', kind: 'text' }, { key: 'fee', label: 'Fee', kind: 'number', private: true }] },
-        { key: 'presenter', label: 'Presenter', kind: 'content', targetType: 'presenter' },
-        { key: 'audit', label: 'Audit', kind: 'datetime', system: true },
-      ], { archived: true });
+      await putType(
+        server.url,
+        station.id,
+        'episode',
+        [
+          { key: 'title', label: 'Title', kind: 'text', required: true },
+          {
+            key: 'credits',
+            label: 'Credits',
+            kind: 'group',
+            multiple: true,
+            maxItems: 5,
+            fields: [
+              { key: 'name', label: 'Name', kind: 'text' },
+              { key: 'fee', label: 'Fee', kind: 'number', private: true },
+            ],
+          },
+          { key: 'presenter', label: 'Presenter', kind: 'content', targetType: 'presenter' },
+          { key: 'audit', label: 'Audit', kind: 'datetime', system: true },
+        ],
+        { archived: true },
+      );
       const res = await get('/schemas');
       expect(res.status).to.equal(200);
       expect(res.body.contractVersion).to.equal(1);
@@ -113,12 +170,29 @@ describe('content types: PUT /admin/v1/stations/{id}/content-types/{key} and GET
         archived: true,
         fields: [
           { key: 'title', label: 'Title', kind: 'text', required: true },
-          { key: 'credits', label: 'Credits', kind: 'group', required: false, multiple: true, maxItems: 5, fields: [{ key: 'name', label: 'Name', kind: 'text', required: false }] },
+          {
+            key: 'credits',
+            label: 'Credits',
+            kind: 'group',
+            required: false,
+            multiple: true,
+            maxItems: 5,
+            fields: [{ key: 'name', label: 'Name', kind: 'text', required: false }],
+          },
           { key: 'presenter', label: 'Presenter', kind: 'content', required: false, multiple: false, targetType: 'presenter' },
         ],
       });
       expect(news.archived).to.equal(false);
-      expect(news.fields.map((f: { key: string }) => f.key)).to.deep.equal(['title', 'slug', 'summary', 'category', 'tags', 'rating', 'featured', 'event_at']);
+      expect(news.fields.map((f: { key: string }) => f.key)).to.deep.equal([
+        'title',
+        'slug',
+        'summary',
+        'category',
+        'tags',
+        'rating',
+        'featured',
+        'event_at',
+      ]);
       expect(JSON.stringify(res.body)).not.to.match(/internal_note|sync_id|"private"|"system"/);
       expect(news.fields.find((f: { key: string }) => f.key === 'tags')).to.deep.include({ kind: 'choices', multiple: true, maxItems: 3 });
       expect(news.fields.find((f: { key: string }) => f.key === 'rating')).to.deep.include({ min: 0, max: 5 });
@@ -153,7 +227,9 @@ describe('content types: PUT /admin/v1/stations/{id}/content-types/{key} and GET
       const v2 = await get('/schemas?type=news&version=2');
       expect(v2.status).to.equal(200);
       expect(v2.body.types[0].version).to.equal(2);
-      expect(v2.body.types[0].fields.map((f: { key: string }) => f.key)).to.include('subtitle').and.not.include('byline');
+      expect(v2.body.types[0].fields.map((f: { key: string }) => f.key))
+        .to.include('subtitle')
+        .and.not.include('byline');
       expect((await get('/schemas?type=news')).body.types[0].version).to.equal(3);
       expect((await get('/schemas?type=news&version=1')).status).to.equal(404);
     });

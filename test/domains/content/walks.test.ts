@@ -23,7 +23,12 @@ interface Delivered {
   values: { title: string };
 }
 
-const COMBINATIONS: Array<[Sort, Direction]> = [['publishedAt', 'desc'], ['publishedAt', 'asc'], ['updatedAt', 'desc'], ['updatedAt', 'asc']];
+const COMBINATIONS: Array<[Sort, Direction]> = [
+  ['publishedAt', 'desc'],
+  ['publishedAt', 'asc'],
+  ['updatedAt', 'desc'],
+  ['updatedAt', 'asc'],
+];
 
 /** Published ids in list order (sort value, then id, in the requested direction). */
 function ordered(state: Map<string, Tracked>, sort: Sort, direction: Direction): string[] {
@@ -85,7 +90,11 @@ describe('GET …/content: a walk is a snapshot of the positions at its first pa
   });
 
   /** Follows nextCursor to the end; every delivered body must be the record's current one. */
-  async function walkRecords(params: Record<string, string | number>, filters: string[], between: (page: number, seen: string[]) => Promise<void>): Promise<string[]> {
+  async function walkRecords(
+    params: Record<string, string | number>,
+    filters: string[],
+    between: (page: number, seen: string[]) => Promise<void>,
+  ): Promise<string[]> {
     const seen: string[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 200; page++) {
@@ -113,7 +122,8 @@ describe('GET …/content: a walk is a snapshot of the positions at its first pa
         if (page % 2 === 0) clock.advance(1000); // otherwise the moves land on the timestamp of others
         const unseen = expected.filter((id) => !sofar.includes(id) && isPublished(id));
         // The next record to come and the last one, the last record seen and the first one.
-        for (const id of new Set([unseen[0], unseen[unseen.length - 1], sofar[sofar.length - 1], sofar[0]])) if (isPublished(id)) await republish(id);
+        for (const id of new Set([unseen[0], unseen[unseen.length - 1], sofar[sofar.length - 1], sofar[0]]))
+          if (isPublished(id)) await republish(id);
         fresh.push(await publishRecord(undefined, 'music'));
         if (page === 1) {
           // One record goes for good, another is unpublished and published again (it keeps its place).
@@ -128,8 +138,13 @@ describe('GET …/content: a walk is a snapshot of the positions at its first pa
         }
       });
       expect(new Set(seen).size, 'no record twice').to.equal(seen.length);
-      expect(seen.filter((id) => fresh.includes(id)), 'records first published during the walk are left out').to.deep.equal([]);
-      expect(seen, 'every record published before the first page, in its place then, except the unpublished one').to.deep.equal(expected.filter((id) => id !== gone));
+      expect(
+        seen.filter((id) => fresh.includes(id)),
+        'records first published during the walk are left out',
+      ).to.deep.equal([]);
+      expect(seen, 'every record published before the first page, in its place then, except the unpublished one').to.deep.equal(
+        expected.filter((id) => id !== gone),
+      );
       expect(seen).to.include(returning);
       await republish(gone as string); // back for the next walks
     });
@@ -156,16 +171,25 @@ describe('GET …/content: a walk is a snapshot of the positions at its first pa
     const writer = (async () => {
       for (let i = 0; walking; i++) {
         // Two different records each round, so the test's own bookkeeping of titles stays exact.
-        await Promise.all([republish(old[(2 * i) % old.length]), republish(old[(2 * i + 1) % old.length]), publishRecord(undefined, 'local')]);
+        await Promise.all([
+          republish(old[(2 * i) % old.length]),
+          republish(old[(2 * i + 1) % old.length]),
+          publishRecord(undefined, 'local'),
+        ]);
         if (i % 4 === 0) clock.advance(1000);
       }
     })();
-    const walks = await Promise.all(COMBINATIONS.map(([sort, direction]) => walk(fixture.get, { type: 'news', sort, direction, limit: 9 })));
+    const walks = await Promise.all(
+      COMBINATIONS.map(([sort, direction]) => walk(fixture.get, { type: 'news', sort, direction, limit: 9 })),
+    );
     walking = false;
     await writer;
     for (const [i, seen] of walks.entries()) {
       expect(new Set(seen).size, `${COMBINATIONS[i].join(' ')}: no record twice`).to.equal(seen.length);
-      expect(seen.filter((id) => before.has(id)), `${COMBINATIONS[i].join(' ')}: every old record`).to.have.members(old);
+      expect(
+        seen.filter((id) => before.has(id)),
+        `${COMBINATIONS[i].join(' ')}: every old record`,
+      ).to.have.members(old);
     }
   });
 
@@ -183,7 +207,9 @@ describe('GET …/content: a walk is a snapshot of the positions at its first pa
     });
     expect(seen).not.to.include(goes);
     expect(seen).not.to.include(deleted);
-    expect(seen, 'the record with a new draft keeps its place and its published body').to.deep.equal(expected.filter((id) => id !== goes && id !== deleted));
+    expect(seen, 'the record with a new draft keeps its place and its published body').to.deep.equal(
+      expected.filter((id) => id !== goes && id !== deleted),
+    );
     expect((await fixture.get(`/content/${goes}`)).status).to.equal(404);
     await republish(goes);
     await republish(withDraft);
@@ -193,7 +219,10 @@ describe('GET …/content: a walk is a snapshot of the positions at its first pa
     const first = await fixture.get('/content?type=news&limit=3');
     const etag = first.headers.get('etag') as string;
     expect(first.body.nextCursor).to.be.a('string');
-    const other = await admin(server.url, 'PUT', `/stations/${fixture.station.id}/content-types/show`, { label: 'Show', fields: [{ key: 'title', label: 'T', kind: 'text' }] });
+    const other = await admin(server.url, 'PUT', `/stations/${fixture.station.id}/content-types/show`, {
+      label: 'Show',
+      fields: [{ key: 'title', label: 'T', kind: 'text' }],
+    });
     expect(other.status).to.equal(200);
     await published(server.url, fixture.station.id, 'show', { title: 'Elsewhere' });
     expect((await fixture.get('/content?type=news&limit=3', { 'if-none-match': etag })).status).to.equal(304);

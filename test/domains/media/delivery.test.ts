@@ -47,8 +47,15 @@ describe('published media GET /api/media/public/{stationId}/{versionId}[/{varian
     const p = mediaPath(own.id, media.versionId);
     expect((await fetchMedia(server.url, p)).status, 'uploaded, not referenced').to.equal(404);
     const draft = randomUUID();
-    await admin(server.url, 'PUT', `/stations/${own.id}/content-types/story`, { label: 'Story', fields: [{ key: 'title', label: 'Title', kind: 'text' }] });
-    await admin(server.url, 'PUT', `/stations/${own.id}/records/${draft}`, { type: 'story', values: { title: 'Draft' }, media: [{ versionId: media.versionId }] });
+    await admin(server.url, 'PUT', `/stations/${own.id}/content-types/story`, {
+      label: 'Story',
+      fields: [{ key: 'title', label: 'Title', kind: 'text' }],
+    });
+    await admin(server.url, 'PUT', `/stations/${own.id}/records/${draft}`, {
+      type: 'story',
+      values: { title: 'Draft' },
+      media: [{ versionId: media.versionId }],
+    });
     expect((await fetchMedia(server.url, p)).status, 'referenced by a draft only').to.equal(404);
     const first = await publishWithMedia(server.url, own.id, [media.versionId]);
     const second = await publishWithMedia(server.url, own.id, [media.versionId]);

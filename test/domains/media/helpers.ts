@@ -12,7 +12,14 @@ export function mediaQuery(query: Record<string, string | number> = {}): string 
 }
 
 /** POST /admin/v1/stations/{id}/media with raw bytes; `contentType` null sends none. */
-export function upload(url: string, stationId: string, bytes: Buffer, contentType: string | null, query: Record<string, string | number> = {}, headers: Record<string, string> = {}): Promise<Reply> {
+export function upload(
+  url: string,
+  stationId: string,
+  bytes: Buffer,
+  contentType: string | null,
+  query: Record<string, string | number> = {},
+  headers: Record<string, string> = {},
+): Promise<Reply> {
   return request(url, 'POST', `/admin/v1/stations/${stationId}/media${mediaQuery(query)}`, {
     token: ADMIN_TOKEN,
     headers: { ...(contentType === null ? {} : { 'content-type': contentType }), ...headers },
@@ -20,21 +27,44 @@ export function upload(url: string, stationId: string, bytes: Buffer, contentTyp
   });
 }
 
-export async function uploaded(url: string, stationId: string, bytes: Buffer, contentType: string, query: Record<string, string | number> = {}) {
+export async function uploaded(
+  url: string,
+  stationId: string,
+  bytes: Buffer,
+  contentType: string,
+  query: Record<string, string | number> = {},
+) {
   const res = await upload(url, stationId, bytes, contentType, query);
   expect(res.status, JSON.stringify(res.body)).to.equal(201);
-  return res.body as { assetId: string; versionId: string; kind: string; mime: string; width: number | null; height: number | null; duration: number | null };
+  return res.body as {
+    assetId: string;
+    versionId: string;
+    kind: string;
+    mime: string;
+    width: number | null;
+    height: number | null;
+    duration: number | null;
+  };
 }
 
-export const solid = (width: number, height: number, background = '#336699') => sharp({ create: { width, height, channels: 3, background } });
+export const solid = (width: number, height: number, background = '#336699') =>
+  sharp({ create: { width, height, channels: 3, background } });
 
-export const png = (width: number, height: number, background?: string): Promise<Buffer> => solid(width, height, background).png().toBuffer();
-export const jpeg = (width: number, height: number, background?: string): Promise<Buffer> => solid(width, height, background).jpeg().toBuffer();
+export const png = (width: number, height: number, background?: string): Promise<Buffer> =>
+  solid(width, height, background).png().toBuffer();
+export const jpeg = (width: number, height: number, background?: string): Promise<Buffer> =>
+  solid(width, height, background).jpeg().toBuffer();
 
 /** A white picture with one red square of `block` px centred on (cx, cy). */
 export function withRedBlock(width: number, height: number, cx: number, cy: number, block = 200): Promise<Buffer> {
   return solid(width, height, '#ffffff')
-    .composite([{ input: { create: { width: block, height: block, channels: 3, background: '#ff0000' } }, left: Math.round(cx - block / 2), top: Math.round(cy - block / 2) }])
+    .composite([
+      {
+        input: { create: { width: block, height: block, channels: 3, background: '#ff0000' } },
+        left: Math.round(cx - block / 2),
+        top: Math.round(cy - block / 2),
+      },
+    ])
     .png()
     .toBuffer();
 }
@@ -57,16 +87,24 @@ export async function pixels(bytes: Buffer) {
 
 /** A published record whose `media` list references the versions; returns the record id. */
 export async function publishWithMedia(url: string, stationId: string, versionIds: string[], id = randomUUID()): Promise<string> {
-  const type = await admin(url, 'PUT', `/stations/${stationId}/content-types/story`, { label: 'Story', fields: [{ key: 'title', label: 'Title', kind: 'text' }] });
+  const type = await admin(url, 'PUT', `/stations/${stationId}/content-types/story`, {
+    label: 'Story',
+    fields: [{ key: 'title', label: 'Title', kind: 'text' }],
+  });
   expect(type.status, JSON.stringify(type.body)).to.equal(200);
-  const saved = await admin(url, 'PUT', `/stations/${stationId}/records/${id}`, { type: 'story', values: { title: 'With media' }, media: versionIds.map((versionId) => ({ versionId })) });
+  const saved = await admin(url, 'PUT', `/stations/${stationId}/records/${id}`, {
+    type: 'story',
+    values: { title: 'With media' },
+    media: versionIds.map((versionId) => ({ versionId })),
+  });
   expect(saved.status, JSON.stringify(saved.body)).to.equal(200);
   const pub = await admin(url, 'POST', `/stations/${stationId}/records/${id}/publish`, {});
   expect(pub.status, JSON.stringify(pub.body)).to.equal(200);
   return id;
 }
 
-export const unpublish = (url: string, stationId: string, recordId: string) => admin(url, 'POST', `/stations/${stationId}/records/${recordId}/unpublish`);
+export const unpublish = (url: string, stationId: string, recordId: string) =>
+  admin(url, 'POST', `/stations/${stationId}/records/${recordId}/unpublish`);
 
 /** GET/HEAD of public media bytes: no credential, the body as raw bytes. */
 export async function fetchMedia(url: string, path: string, init: { method?: string; headers?: Record<string, string> } = {}) {
@@ -75,7 +113,8 @@ export async function fetchMedia(url: string, path: string, init: { method?: str
   return { status: res.status, headers: res.headers, bytes, json: () => JSON.parse(bytes.toString('utf8')) };
 }
 
-export const mediaPath = (stationId: string, versionId: string, variant?: string): string => `/api/media/public/${stationId}/${versionId}${variant ? `/${variant}` : ''}`;
+export const mediaPath = (stationId: string, versionId: string, variant?: string): string =>
+  `/api/media/public/${stationId}/${versionId}${variant ? `/${variant}` : ''}`;
 
 /** A PCM WAV of `seconds` of silence. */
 export function wav(seconds: number, sampleRate = 8000, channels = 1, bitsPerSample = 16): Buffer {

@@ -51,14 +51,30 @@ describe('admin media upload POST /admin/v1/stations/{stationId}/media', () => {
   it('stores an image as a new asset: 201 {assetId, versionId, kind, mime, width, height, duration}, the original with size and sha256 ETag', async () => {
     const station = await createStation(server.url);
     const bytes = await png(640, 480);
-    const res = await upload(server.url, station.id, bytes, 'image/png', { alt: 'A studio', credits: 'Photo: Ana', focalX: 0.25, focalY: 0.75 });
+    const res = await upload(server.url, station.id, bytes, 'image/png', {
+      alt: 'A studio',
+      credits: 'Photo: Ana',
+      focalX: 0.25,
+      focalY: 0.75,
+    });
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
     expect(res.body).to.have.keys('assetId', 'versionId', 'kind', 'mime', 'width', 'height', 'duration');
     expect(res.body).to.include({ kind: 'image', mime: 'image/png', width: 640, height: 480, duration: null });
-    expect(res.body.assetId).to.match(/^[0-9a-f-]{36}$/).and.not.equal(res.body.versionId);
+    expect(res.body.assetId)
+      .to.match(/^[0-9a-f-]{36}$/)
+      .and.not.equal(res.body.versionId);
     const sha = createHash('sha256').update(bytes).digest('hex');
     const version = await server.svc.db('media_versions').where({ id: res.body.versionId }).first();
-    expect(version).to.include({ asset_id: res.body.assetId, station_id: station.id, alt: 'A studio', credits: 'Photo: Ana', size: bytes.length, sha256: sha, focal_x: 0.25, focal_y: 0.75 });
+    expect(version).to.include({
+      asset_id: res.body.assetId,
+      station_id: station.id,
+      alt: 'A studio',
+      credits: 'Photo: Ana',
+      size: bytes.length,
+      sha256: sha,
+      focal_x: 0.25,
+      focal_y: 0.75,
+    });
     const original = await server.svc.db('media_files').where({ version_id: res.body.versionId, variant: 'original' }).first();
     expect(original).to.include({ mime: 'image/png', size: bytes.length, etag: `"${sha}"`, width: 640, height: 480 });
     expect(Buffer.compare(original.bytes, bytes)).to.equal(0);
@@ -73,7 +89,11 @@ describe('admin media upload POST /admin/v1/stations/{stationId}/media', () => {
     expect(second.assetId).to.equal(first.assetId);
     expect(second.versionId).not.to.equal(first.versionId);
     expect(second).to.include({ mime: 'image/jpeg', width: 60, height: 40 });
-    expect(await server.svc.db('media_versions').where({ id: second.versionId }).first()).to.include({ focal_x: 0.1, focal_y: 0.2, alt: '' });
+    expect(await server.svc.db('media_versions').where({ id: second.versionId }).first()).to.include({
+      focal_x: 0.1,
+      focal_y: 0.2,
+      alt: '',
+    });
     const third = await uploaded(server.url, station.id, await png(10, 10), 'image/png', { assetId: first.assetId, focalX: 0.9 });
     expect(await server.svc.db('media_versions').where({ id: third.versionId }).first()).to.include({ focal_x: 0.9, focal_y: 0.2 });
     expect(await server.svc.db('media_assets').where({ id: first.assetId }).first()).to.include({ focal_x: 0.9, focal_y: 0.2 });
@@ -83,19 +103,40 @@ describe('admin media upload POST /admin/v1/stations/{stationId}/media', () => {
     expect(unknown.status).to.equal(404);
     expect(unknown.body.error.code).to.equal('NOT_FOUND');
     const other = await createStation(server.url);
-    expect((await upload(server.url, other.id, await png(10, 10), 'image/png', { assetId: first.assetId })).status, 'another station’s asset').to.equal(404);
+    expect(
+      (await upload(server.url, other.id, await png(10, 10), 'image/png', { assetId: first.assetId })).status,
+      'another station’s asset',
+    ).to.equal(404);
   });
 
   it('takes the kind from the mime: audio (duration read by music-metadata), video and other files (no dimensions)', async () => {
     const station = await createStation(server.url);
-    expect(await uploaded(server.url, station.id, wav(2.5), 'audio/wav')).to.include({ kind: 'audio', mime: 'audio/wav', width: null, height: null, duration: 2.5 });
+    expect(await uploaded(server.url, station.id, wav(2.5), 'audio/wav')).to.include({
+      kind: 'audio',
+      mime: 'audio/wav',
+      width: null,
+      height: null,
+      duration: 2.5,
+    });
     // 100 constant-bitrate frames at 128 kbit/s after an ID3 tag, counted: 100 × 1152 / 44100
     expect(await uploaded(server.url, station.id, mp3(100, { id3: true }), 'audio/mpeg')).to.include({ kind: 'audio', duration: 2.612 });
     expect((await uploaded(server.url, station.id, flac(48000, 48000 * 61.5), 'audio/flac')).duration).to.equal(61.5);
-    expect((await uploaded(server.url, station.id, Buffer.alloc(2000, 0x41), 'audio/ogg')).duration, 'not readable cheaply: null').to.equal(null);
-    expect((await uploaded(server.url, station.id, wav(1).subarray(0, 30), 'audio/wav')).duration, 'a truncated header: null').to.equal(null);
-    expect(await uploaded(server.url, station.id, randomBytes(500), 'video/mp4')).to.include({ kind: 'video', width: null, height: null, duration: null });
-    expect(await uploaded(server.url, station.id, Buffer.from('%PDF-1.4 …'), 'application/pdf; charset=binary')).to.include({ kind: 'file', mime: 'application/pdf' });
+    expect((await uploaded(server.url, station.id, Buffer.alloc(2000, 0x41), 'audio/ogg')).duration, 'not readable cheaply: null').to.equal(
+      null,
+    );
+    expect((await uploaded(server.url, station.id, wav(1).subarray(0, 30), 'audio/wav')).duration, 'a truncated header: null').to.equal(
+      null,
+    );
+    expect(await uploaded(server.url, station.id, randomBytes(500), 'video/mp4')).to.include({
+      kind: 'video',
+      width: null,
+      height: null,
+      duration: null,
+    });
+    expect(await uploaded(server.url, station.id, Buffer.from('%PDF-1.4 …'), 'application/pdf; charset=binary')).to.include({
+      kind: 'file',
+      mime: 'application/pdf',
+    });
   });
 
   it('reads the duration of the formats stations upload: MP3 (CBR, and VBR with a Xing header), AAC (M4A and ADTS), Ogg Vorbis and Opus, FLAC, WAV', async () => {
@@ -124,7 +165,10 @@ describe('admin media upload POST /admin/v1/stations/{stationId}/media', () => {
 
   it('reports an EXIF-rotated photo upright, and stores image/jpg as image/jpeg', async () => {
     const station = await createStation(server.url);
-    const rotated = await sharp(await jpeg(300, 200)).withMetadata({ orientation: 6 }).jpeg().toBuffer();
+    const rotated = await sharp(await jpeg(300, 200))
+      .withMetadata({ orientation: 6 })
+      .jpeg()
+      .toBuffer();
     expect(await uploaded(server.url, station.id, rotated, 'image/jpg')).to.include({ mime: 'image/jpeg', width: 200, height: 300 });
   });
 
@@ -142,7 +186,10 @@ describe('admin media upload POST /admin/v1/stations/{stationId}/media', () => {
       expect(res.body.error.code).to.equal('VALIDATION_ERROR');
       expect(res.body.error.issues[0]).to.include({ path: 'body', code: 'invalid_image' });
     }
-    expect(await server.svc.db('media_versions').where({ station_id: station.id }).count('* as n').first(), 'nothing half-written').to.deep.equal({ n: 0 });
+    expect(
+      await server.svc.db('media_versions').where({ station_id: station.id }).count('* as n').first(),
+      'nothing half-written',
+    ).to.deep.equal({ n: 0 });
   });
 
   it('refuses bad input with a clear error: Content-Type missing or malformed (400), a form or unsupported image type (415), empty body (400), bad query (400 naming it)', async () => {
@@ -151,7 +198,10 @@ describe('admin media upload POST /admin/v1/stations/{stationId}/media', () => {
     const missing = await upload(server.url, station.id, bytes, null);
     expect(missing.status).to.equal(400);
     expect(missing.body.error.issues[0]).to.include({ path: 'headers.content-type', code: 'required' });
-    expect((await upload(server.url, station.id, bytes, 'png')).body.error.issues[0]).to.include({ path: 'headers.content-type', code: 'invalid_format' });
+    expect((await upload(server.url, station.id, bytes, 'png')).body.error.issues[0]).to.include({
+      path: 'headers.content-type',
+      code: 'invalid_format',
+    });
     expect((await upload(server.url, station.id, bytes, 'multipart/form-data; boundary=x')).status).to.equal(415);
     expect((await upload(server.url, station.id, bytes, 'image/bmp')).status).to.equal(415);
     expect((await upload(server.url, station.id, bytes, 'image/png', {}, { 'content-encoding': 'gzip' })).status).to.equal(415);
@@ -162,18 +212,29 @@ describe('admin media upload POST /admin/v1/stations/{stationId}/media', () => {
     const focal = await upload(server.url, station.id, bytes, 'image/png', { focalX: 1.5 });
     expect(focal.status).to.equal(400);
     expect(focal.body.error.issues[0]).to.include({ path: 'focalX', code: 'too_big', suggestion: 1 });
-    expect((await upload(server.url, station.id, bytes, 'image/png', { focalY: 'top' })).body.error.issues[0]).to.include({ path: 'focalY', code: 'invalid_type' });
+    expect((await upload(server.url, station.id, bytes, 'image/png', { focalY: 'top' })).body.error.issues[0]).to.include({
+      path: 'focalY',
+      code: 'invalid_type',
+    });
     const typo = await upload(server.url, station.id, bytes, 'image/png', { focalx: 0.5 });
     expect(typo.status).to.equal(400);
     expect(typo.body.error.issues[0]).to.include({ path: 'focalx', code: 'unknown_property', suggestion: 'focalX' });
-    expect((await upload(server.url, station.id, bytes, 'image/png', { assetId: 'not-a-uuid' })).body.error.issues[0]).to.include({ path: 'assetId' });
-    expect((await upload(server.url, station.id, bytes, 'image/png', { alt: 'x'.repeat(1001) })).body.error.issues[0]).to.include({ path: 'alt', code: 'too_big' });
+    expect((await upload(server.url, station.id, bytes, 'image/png', { assetId: 'not-a-uuid' })).body.error.issues[0]).to.include({
+      path: 'assetId',
+    });
+    expect((await upload(server.url, station.id, bytes, 'image/png', { alt: 'x'.repeat(1001) })).body.error.issues[0]).to.include({
+      path: 'alt',
+      code: 'too_big',
+    });
     expect(await server.svc.db('media_versions').where({ station_id: station.id }).count('* as n').first()).to.deep.equal({ n: 0 });
   });
 
   it('needs the operator token (401) and a known station (404)', async () => {
     const station = await createStation(server.url);
-    const noToken = await request(server.url, 'POST', `/admin/v1/stations/${station.id}/media`, { headers: { 'content-type': 'image/png' }, body: await png(5, 5) });
+    const noToken = await request(server.url, 'POST', `/admin/v1/stations/${station.id}/media`, {
+      headers: { 'content-type': 'image/png' },
+      body: await png(5, 5),
+    });
     expect(noToken.status).to.equal(401);
     const unknown = await upload(server.url, 'st_doesnotexist', await png(5, 5), 'image/png');
     expect(unknown.status).to.equal(404);
@@ -196,7 +257,9 @@ describe('admin media upload POST /admin/v1/stations/{stationId}/media', () => {
       expect(res.status).to.equal(413);
       expect(res.body.error.code).to.equal('PAYLOAD_TOO_LARGE');
       expect((await upload(server.url, station.id, await png(5, 5), 'image/png')).status).to.equal(201);
-      expect(await server.svc.db('media_versions').where({ station_id: station.id, kind: 'file' }).count('* as n').first()).to.deep.equal({ n: 0 });
+      expect(await server.svc.db('media_versions').where({ station_id: station.id, kind: 'file' }).count('* as n').first()).to.deep.equal({
+        n: 0,
+      });
     });
 
     it('is enforced while the body streams in: a chunked upload that never ends gets 413 once it passes 50 MiB', async () => {

@@ -13,10 +13,13 @@ import { fetchMedia, mediaPath, pixels, png, publishWithMedia, uploaded, wav, wi
 async function renderedVariants(url: string, stationId: string, versionId: string): Promise<Record<string, Buffer>> {
   const out: Record<string, Buffer> = {};
   for (const variant of ['thumb', 'display', 'card', 'square']) {
-    const res = (await eventually(async () => {
-      const r = await fetchMedia(url, mediaPath(stationId, versionId, variant));
-      return r.status === 200 ? r : null;
-    }, { timeoutMs: 15_000 }))!;
+    const res = (await eventually(
+      async () => {
+        const r = await fetchMedia(url, mediaPath(stationId, versionId, variant));
+        return r.status === 200 ? r : null;
+      },
+      { timeoutMs: 15_000 },
+    ))!;
     expect(res.headers.get('content-type')).to.equal('image/webp');
     out[variant] = res.bytes;
   }
@@ -96,7 +99,13 @@ describe('media variants (worker job media.variants)', function () {
     const job = await server.svc.jobs.queue('media').getJob(media.versionId);
     expect(job?.name).to.equal('media.variants');
     expect(job?.data).to.deep.equal({ stationId: station.id, versionId: media.versionId });
-    const rows = () => server.svc.db('media_files').where({ version_id: media.versionId }).whereNot({ variant: 'original' }).orderBy('variant').select('variant', 'etag', 'width', 'height', 'mime', 'size');
+    const rows = () =>
+      server.svc
+        .db('media_files')
+        .where({ version_id: media.versionId })
+        .whereNot({ variant: 'original' })
+        .orderBy('variant')
+        .select('variant', 'etag', 'width', 'height', 'mime', 'size');
     const first = (await eventually(async () => ((await rows()).length === 4 ? rows() : null), { timeoutMs: 15_000 }))!;
     const again = await mediaVariants({ stationId: station.id, versionId: media.versionId }, server.svc);
     expect(again.rendered).to.deep.equal(['thumb', 'display', 'card', 'square']);
@@ -115,7 +124,10 @@ describe('media variants (worker job media.variants)', function () {
     const recordId = await publishWithMedia(server.url, station.id, [audio.versionId, file.versionId]);
     const record = (await request(server.url, 'GET', `/api/v1/stations/${station.slug}/content/${recordId}`, { token })).body;
     for (const item of record.media) expect(item.variants).to.deep.equal({ thumb: null, display: null, card: null, square: null });
-    expect(await server.svc.db('media_files').whereIn('version_id', [audio.versionId, file.versionId]).pluck('variant')).to.deep.equal(['original', 'original']);
+    expect(await server.svc.db('media_files').whereIn('version_id', [audio.versionId, file.versionId]).pluck('variant')).to.deep.equal([
+      'original',
+      'original',
+    ]);
     expect((await fetchMedia(server.url, mediaPath(station.id, audio.versionId, 'thumb'))).status).to.equal(404);
   });
 });
@@ -134,19 +146,34 @@ describe('image variants are paths from the first delivery (decisions.md, Clarif
     const first = await read();
     const base = mediaPath(station.id, media.versionId);
     expect(first.media[0]).to.include({ versionId: media.versionId, kind: 'image', width: 1600, height: 900, alt: 'Studio', url: base });
-    expect(first.media[0].variants).to.deep.equal({ thumb: `${base}/thumb`, display: `${base}/display`, card: `${base}/card`, square: `${base}/square` });
+    expect(first.media[0].variants).to.deep.equal({
+      thumb: `${base}/thumb`,
+      display: `${base}/display`,
+      card: `${base}/card`,
+      square: `${base}/square`,
+    });
     const feedRow = await server.svc.db('feed_rows').where({ station_id: station.id, kind: 'content', entry: recordId }).first();
     expect(feedRow.data.media[0].variants.square).to.equal(`${base}/square`);
     expect(await server.svc.db('media_files').where({ version_id: media.versionId }).pluck('variant')).to.deep.equal(['original']);
 
     // Two requests at once share one rendering; HEAD answers like GET.
-    const [card, head] = await Promise.all([fetchMedia(server.url, `${base}/card`), fetchMedia(server.url, `${base}/card`, { method: 'HEAD' })]);
+    const [card, head] = await Promise.all([
+      fetchMedia(server.url, `${base}/card`),
+      fetchMedia(server.url, `${base}/card`, { method: 'HEAD' }),
+    ]);
     expect(card.status).to.equal(200);
     expect(card.headers.get('content-type')).to.equal('image/webp');
     expect(await dimensions(card.bytes)).to.deep.equal({ format: 'webp', width: 1280, height: 720 });
     expect(head.status).to.equal(200);
-    for (const variant of ['thumb', 'display', 'square']) expect((await fetchMedia(server.url, `${base}/${variant}`)).status, variant).to.equal(200);
-    expect((await server.svc.db('media_files').where({ version_id: media.versionId }).pluck('variant')).sort()).to.deep.equal(['card', 'display', 'original', 'square', 'thumb']);
+    for (const variant of ['thumb', 'display', 'square'])
+      expect((await fetchMedia(server.url, `${base}/${variant}`)).status, variant).to.equal(200);
+    expect((await server.svc.db('media_files').where({ version_id: media.versionId }).pluck('variant')).sort()).to.deep.equal([
+      'card',
+      'display',
+      'original',
+      'square',
+      'thumb',
+    ]);
     expect((await read()).publicationId, 'the record is not re-presented').to.equal(first.publicationId);
   });
 
@@ -174,7 +201,9 @@ describe('media.refresh (the second look after rendering)', () => {
     const read = async () => (await request(server.url, 'GET', `/api/v1/stations/${station.slug}/content/${recordId}`, { token })).body;
     const before = await read();
     expect(before.media[0].variants.thumb).to.equal(`${mediaPath(station.id, media.versionId)}/thumb`);
-    expect(await mediaRefresh({ stationId: station.id, versionId: media.versionId }, server.svc), 'nothing to change').to.deep.equal({ refreshedRecords: 0 });
+    expect(await mediaRefresh({ stationId: station.id, versionId: media.versionId }, server.svc), 'nothing to change').to.deep.equal({
+      refreshedRecords: 0,
+    });
     expect(await read()).to.deep.equal(before);
 
     await mediaVariants({ stationId: station.id, versionId: media.versionId }, server.svc);

@@ -27,7 +27,12 @@ describe('artwork lookup', () => {
     await fake.start();
     server = await startTestServer({
       clock,
-      env: { ARTWORK_ITUNES_BASE_URL: fake.url, ARTWORK_MUSICBRAINZ_BASE_URL: fake.url, ARTWORK_COVERART_BASE_URL: fake.url, ARTWORK_TIMEOUT_MS: '300' },
+      env: {
+        ARTWORK_ITUNES_BASE_URL: fake.url,
+        ARTWORK_MUSICBRAINZ_BASE_URL: fake.url,
+        ARTWORK_COVERART_BASE_URL: fake.url,
+        ARTWORK_TIMEOUT_MS: '300',
+      },
     });
     workers = await startWorkers(server.svc);
     subscriber = createBlockingRedis(server.svc.config.redisUrl);
@@ -45,12 +50,19 @@ describe('artwork lookup', () => {
   /** A catalogue track with a unique title (the cache is keyed by artist and title). */
   function catalogueTrack(withCover = true) {
     const cover = randomUUID();
-    const track = { artist: 'Daft Punk', title: `One More Time ${randomUUID().slice(0, 8)}`, album: 'Discovery', releaseIds: [randomUUID(), cover], coverReleaseId: withCover ? cover : undefined };
+    const track = {
+      artist: 'Daft Punk',
+      title: `One More Time ${randomUUID().slice(0, 8)}`,
+      album: 'Discovery',
+      releaseIds: [randomUUID(), cover],
+      coverReleaseId: withCover ? cover : undefined,
+    };
     fake.tracks.push(track);
     return track;
   }
   const station = () => ingestFixture(server.url, { artworkLookup: true, rundownFollowing: false });
-  const storedArtwork = async (stationId: string) => (await server.svc.db('observations').where({ station_id: stationId }).first())?.artwork_url ?? null;
+  const storedArtwork = async (stationId: string) =>
+    (await server.svc.db('observations').where({ station_id: stationId }).first())?.artwork_url ?? null;
   const artworkJob = async (stationId: string) => {
     const row = await server.svc.db('observations').where({ station_id: stationId }).orderBy('receipt_seq', 'desc').first();
     return server.svc.jobs.queue('default').getJob(`artwork-${row.id}`);
@@ -158,7 +170,11 @@ describe('artwork lookup', () => {
     const off = await ingestFixture(server.url, { rundownFollowing: false });
     await ingest(server.url, off.station, off.ingestToken, { artist: track.artist, title: track.title });
     const sent = await station();
-    await ingest(server.url, sent.station, sent.ingestToken, { artist: track.artist, title: track.title, artworkUrl: 'https://cdn.example/own.jpg' });
+    await ingest(server.url, sent.station, sent.ingestToken, {
+      artist: track.artist,
+      title: track.title,
+      artworkUrl: 'https://cdn.example/own.jpg',
+    });
     expect(await artworkJob(off.station.id)).to.equal(undefined);
     expect(await artworkJob(sent.station.id)).to.equal(undefined);
     expect(await storedArtwork(sent.station.id)).to.equal('https://cdn.example/own.jpg');
@@ -169,8 +185,12 @@ describe('artwork lookup', () => {
     fake.delayMs = 100;
     const tracks = Array.from({ length: 8 }, () => catalogueTrack());
     const stations = await Promise.all(tracks.map(() => station()));
-    await Promise.all(tracks.map((t, i) => ingest(server.url, stations[i].station, stations[i].ingestToken, { artist: t.artist, title: t.title })));
-    await eventually(async () => (await Promise.all(stations.map((s) => storedArtwork(s.station.id)))).every(Boolean), { timeoutMs: 10_000 });
+    await Promise.all(
+      tracks.map((t, i) => ingest(server.url, stations[i].station, stations[i].ingestToken, { artist: t.artist, title: t.title })),
+    );
+    await eventually(async () => (await Promise.all(stations.map((s) => storedArtwork(s.station.id)))).every(Boolean), {
+      timeoutMs: 10_000,
+    });
     expect(fake.requests.itunes).to.have.length(8);
     expect(fake.maxInFlight.itunes).to.be.at.most(4).and.at.least(2);
   });

@@ -34,7 +34,12 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
   /** A station with a live broadcast from T0 − 10 min to T0 + 50 min and the rundown above. */
   async function liveStation(overrides: Record<string, unknown> = {}, items: Array<Record<string, unknown>> = RUNDOWN) {
     const fixture = await ingestFixture(server.url, overrides);
-    const rows = await insertBroadcast(server.svc.db, { stationId: fixture.station.id, startsAt: new Date(at(-minutes(10))), endsAt: new Date(at(minutes(50))), items: items as never });
+    const rows = await insertBroadcast(server.svc.db, {
+      stationId: fixture.station.id,
+      startsAt: new Date(at(-minutes(10))),
+      endsAt: new Date(at(minutes(50))),
+      items: items as never,
+    });
     return { ...fixture, ...rows };
   }
   const stored = (stationId: string) => server.svc.db('observations').where({ station_id: stationId }).orderBy('receipt_seq');
@@ -51,14 +56,28 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
   it('rule 9: with the worker stopped the observation is stored first and answered `recorded` within about 2 s; the worker later updates the stored outcome', async () => {
     const { station, ingestToken, itemIds } = await liveStation();
     const started = Date.now();
-    const res = await ingest(server.url, station, ingestToken, { eventId: 'down-1', observedAt: at(0), artist: 'Queen', title: 'Bohemian Rhapsody' });
+    const res = await ingest(server.url, station, ingestToken, {
+      eventId: 'down-1',
+      observedAt: at(0),
+      artist: 'Queen',
+      title: 'Bohemian Rhapsody',
+    });
     const waited = Date.now() - started;
     expect(res.body).to.deep.equal({ accepted: true, outcome: 'recorded' });
     expect(waited).to.be.within(1900, 3500);
     const [row] = await stored(station.id);
     expect(row).to.include({ outcome: 'recorded', accepted: true, followed_at: null });
     // A retry while following is still pending answers the same.
-    expect((await ingest(server.url, station, ingestToken, { eventId: 'down-1', observedAt: at(0), artist: 'Queen', title: 'Bohemian Rhapsody' })).body).to.deep.equal({ accepted: true, outcome: 'recorded' });
+    expect(
+      (
+        await ingest(server.url, station, ingestToken, {
+          eventId: 'down-1',
+          observedAt: at(0),
+          artist: 'Queen',
+          title: 'Bohemian Rhapsody',
+        })
+      ).body,
+    ).to.deep.equal({ accepted: true, outcome: 'recorded' });
 
     workers = await startWorkers(server.svc);
     const followed = await eventually(async () => {
@@ -67,17 +86,37 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
     });
     expect(followed).to.include({ outcome: 'matched', accepted: true, rundown_item_id: itemIds[1] });
     // Once followed, a retry of the same observation answers the stored outcome.
-    expect((await ingest(server.url, station, ingestToken, { eventId: 'down-1', observedAt: at(0), artist: 'Queen', title: 'Bohemian Rhapsody' })).body).to.deep.equal({ accepted: true, outcome: 'matched' });
+    expect(
+      (
+        await ingest(server.url, station, ingestToken, {
+          eventId: 'down-1',
+          observedAt: at(0),
+          artist: 'Queen',
+          title: 'Bohemian Rhapsody',
+        })
+      ).body,
+    ).to.deep.equal({ accepted: true, outcome: 'matched' });
   });
 
   it('rule 8: `matched` (score ≥ 0.9) ignoring case, accents, punctuation, feat. parts and bracketed suffixes; the item and broadcast are stored', async () => {
     const { station, ingestToken, itemIds, broadcastId } = await liveStation();
     clock.set(at(minutes(10)));
-    const a = await ingest(server.url, station, ingestToken, { observedAt: at(minutes(4)), artist: 'QUEEN', title: 'Bohemian Rhapsody (Remastered 2011)' });
+    const a = await ingest(server.url, station, ingestToken, {
+      observedAt: at(minutes(4)),
+      artist: 'QUEEN',
+      title: 'Bohemian Rhapsody (Remastered 2011)',
+    });
     expect(a.body).to.deep.equal({ accepted: true, outcome: 'matched' });
-    const b = await ingest(server.url, station, ingestToken, { observedAt: at(minutes(8)), artist: 'Beyoncé feat. Jay-Z', title: 'Crazy in Love' });
+    const b = await ingest(server.url, station, ingestToken, {
+      observedAt: at(minutes(8)),
+      artist: 'Beyoncé feat. Jay-Z',
+      title: 'Crazy in Love',
+    });
     expect(b.body).to.deep.equal({ accepted: true, outcome: 'matched' });
-    const c = await ingest(server.url, station, ingestToken, { observedAt: at(minutes(1)), streamTitle: 'Daft Punk - One More Time [Radio Edit]' });
+    const c = await ingest(server.url, station, ingestToken, {
+      observedAt: at(minutes(1)),
+      streamTitle: 'Daft Punk - One More Time [Radio Edit]',
+    });
     expect(c.body).to.deep.equal({ accepted: true, outcome: 'matched' });
     const rows = await stored(station.id);
     expect(rows.map((r) => r.rundown_item_id)).to.deep.equal([itemIds[1], itemIds[2], itemIds[0]]);
@@ -95,12 +134,18 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
 
   it('rule 8: `ignored` below 0.6 — recorded but not matched, accepted true', async () => {
     const { station, ingestToken, listenerToken } = await liveStation();
-    const res = await ingest(server.url, station, ingestToken, { observedAt: at(0), artist: 'Nobody Planned', title: 'Something Else Entirely' });
+    const res = await ingest(server.url, station, ingestToken, {
+      observedAt: at(0),
+      artist: 'Nobody Planned',
+      title: 'Something Else Entirely',
+    });
     expect(res.body).to.deep.equal({ accepted: true, outcome: 'ignored' });
     const [row] = await stored(station.id);
     expect(row.rundown_item_id).to.equal(null);
     expect(row.score).to.be.below(0.6);
-    const history = (await (await fetch(`${server.url}/api/v1/stations/${station.slug}/track-history`, { headers: { authorization: `Bearer ${listenerToken}` } })).json()) as { items: Array<{ title: string }> };
+    const history = (await (
+      await fetch(`${server.url}/api/v1/stations/${station.slug}/track-history`, { headers: { authorization: `Bearer ${listenerToken}` } })
+    ).json()) as { items: Array<{ title: string }> };
     expect(history.items.map((i) => i.title)).to.deep.equal(['Something Else Entirely']);
   });
 
@@ -132,27 +177,68 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
   it('rule 6: no published, non-cancelled broadcast covering observedAt → `no-live-broadcast`, accepted false, still stored', async () => {
     const { station, ingestToken } = await liveStation();
     clock.set(at(minutes(55)));
-    const outside = await ingest(server.url, station, ingestToken, { observedAt: at(minutes(51)), artist: 'Queen', title: 'Bohemian Rhapsody' });
+    const outside = await ingest(server.url, station, ingestToken, {
+      observedAt: at(minutes(51)),
+      artist: 'Queen',
+      title: 'Bohemian Rhapsody',
+    });
     expect(outside.body).to.deep.equal({ accepted: false, outcome: 'no-live-broadcast' });
     // The broadcast window is [startsAt, endsAt): its end is no longer live.
-    const atEnd = await ingest(server.url, station, ingestToken, { eventId: 'at-end', observedAt: at(minutes(50)), artist: 'Queen', title: 'Bohemian Rhapsody' });
+    const atEnd = await ingest(server.url, station, ingestToken, {
+      eventId: 'at-end',
+      observedAt: at(minutes(50)),
+      artist: 'Queen',
+      title: 'Bohemian Rhapsody',
+    });
     expect(atEnd.body.outcome).to.equal('no-live-broadcast');
 
     const unpublished = await ingestFixture(server.url);
-    await insertBroadcast(server.svc.db, { stationId: unpublished.station.id, startsAt: new Date(at(-minutes(10))), endsAt: new Date(at(minutes(50))), published: false, items: RUNDOWN });
-    expect((await ingest(server.url, unpublished.station, unpublished.ingestToken, { observedAt: at(0), artist: 'Queen', title: 'Bohemian Rhapsody' })).body.outcome).to.equal('no-live-broadcast');
+    await insertBroadcast(server.svc.db, {
+      stationId: unpublished.station.id,
+      startsAt: new Date(at(-minutes(10))),
+      endsAt: new Date(at(minutes(50))),
+      published: false,
+      items: RUNDOWN,
+    });
+    expect(
+      (
+        await ingest(server.url, unpublished.station, unpublished.ingestToken, {
+          observedAt: at(0),
+          artist: 'Queen',
+          title: 'Bohemian Rhapsody',
+        })
+      ).body.outcome,
+    ).to.equal('no-live-broadcast');
 
     const cancelled = await ingestFixture(server.url);
-    await insertBroadcast(server.svc.db, { stationId: cancelled.station.id, startsAt: new Date(at(-minutes(10))), endsAt: new Date(at(minutes(50))), cancellationReason: 'Football', items: RUNDOWN });
-    expect((await ingest(server.url, cancelled.station, cancelled.ingestToken, { observedAt: at(0), artist: 'Queen', title: 'Bohemian Rhapsody' })).body.outcome).to.equal('no-live-broadcast');
+    await insertBroadcast(server.svc.db, {
+      stationId: cancelled.station.id,
+      startsAt: new Date(at(-minutes(10))),
+      endsAt: new Date(at(minutes(50))),
+      cancellationReason: 'Football',
+      items: RUNDOWN,
+    });
+    expect(
+      (
+        await ingest(server.url, cancelled.station, cancelled.ingestToken, {
+          observedAt: at(0),
+          artist: 'Queen',
+          title: 'Bohemian Rhapsody',
+        })
+      ).body.outcome,
+    ).to.equal('no-live-broadcast');
     expect(await stored(station.id)).to.have.length(2);
   });
 
   it('rule 6: without observedAt the receipt time decides which broadcast is live', async () => {
     const { station, ingestToken } = await liveStation();
-    expect((await ingest(server.url, station, ingestToken, { artist: 'Queen', title: 'Bohemian Rhapsody' })).body.outcome).to.equal('matched');
+    expect((await ingest(server.url, station, ingestToken, { artist: 'Queen', title: 'Bohemian Rhapsody' })).body.outcome).to.equal(
+      'matched',
+    );
     clock.set(at(minutes(55)));
-    expect((await ingest(server.url, station, ingestToken, { artist: 'Daft Punk', title: 'One More Time' })).body.outcome).to.equal('no-live-broadcast');
+    expect((await ingest(server.url, station, ingestToken, { artist: 'Daft Punk', title: 'One More Time' })).body.outcome).to.equal(
+      'no-live-broadcast',
+    );
   });
 
   it('rule 5: station rundownFollowing off → `recorded`, accepted true, stored as final', async () => {
@@ -165,10 +251,17 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
 
   it('rule 4: isPlaying false → `not-playing`, accepted true, before any rundown check', async () => {
     const { station, ingestToken } = await liveStation();
-    const res = await ingest(server.url, station, ingestToken, { observedAt: at(0), artist: 'Queen', title: 'Bohemian Rhapsody', isPlaying: false });
+    const res = await ingest(server.url, station, ingestToken, {
+      observedAt: at(0),
+      artist: 'Queen',
+      title: 'Bohemian Rhapsody',
+      isPlaying: false,
+    });
     expect(res.body).to.deep.equal({ accepted: true, outcome: 'not-playing' });
     clock.set(at(minutes(90)));
-    expect((await ingest(server.url, station, ingestToken, { observedAt: at(minutes(90)), isPlaying: false })).body.outcome).to.equal('not-playing');
+    expect((await ingest(server.url, station, ingestToken, { observedAt: at(minutes(90)), isPlaying: false })).body.outcome).to.equal(
+      'not-playing',
+    );
   });
 
   it('rule 2: observedAt more than 300 s ahead of the server clock → `rejected`, accepted false, nothing stored', async () => {
@@ -176,7 +269,11 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
     const ahead = await ingest(server.url, station, ingestToken, { observedAt: at(300_001), artist: 'Queen', title: 'Bohemian Rhapsody' });
     expect(ahead.body).to.deep.equal({ accepted: false, outcome: 'rejected' });
     expect(await stored(station.id)).to.have.length(0);
-    const justInside = await ingest(server.url, station, ingestToken, { observedAt: at(300_000), artist: 'Queen', title: 'Bohemian Rhapsody' });
+    const justInside = await ingest(server.url, station, ingestToken, {
+      observedAt: at(300_000),
+      artist: 'Queen',
+      title: 'Bohemian Rhapsody',
+    });
     expect(justInside.body.accepted).to.equal(true);
     expect(await stored(station.id)).to.have.length(1);
   });
@@ -204,7 +301,9 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
     const body = { eventId: 'burst-1', observedAt: at(0), artist: 'Queen', title: 'Bohemian Rhapsody' };
     const replies = await Promise.all(Array.from({ length: 50 }, () => ingest(server.url, station, ingestToken, body)));
     expect(replies.map((r) => r.status)).to.deep.equal(Array(50).fill(200));
-    expect(new Set(replies.map((r) => JSON.stringify(r.body)))).to.deep.equal(new Set([JSON.stringify({ accepted: true, outcome: 'matched' })]));
+    expect(new Set(replies.map((r) => JSON.stringify(r.body)))).to.deep.equal(
+      new Set([JSON.stringify({ accepted: true, outcome: 'matched' })]),
+    );
     expect(await stored(station.id)).to.have.length(1);
   });
 
@@ -239,7 +338,9 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
       const { station, ingestToken } = await liveStation();
       const replies = await Promise.all(Array.from({ length: 20 }, () => ingest(server.url, station, ingestToken, track)));
       expect(replies.map((r) => r.status)).to.deep.equal(Array(20).fill(200));
-      expect(new Set(replies.map((r) => JSON.stringify(r.body)))).to.deep.equal(new Set([JSON.stringify({ accepted: true, outcome: 'matched' })]));
+      expect(new Set(replies.map((r) => JSON.stringify(r.body)))).to.deep.equal(
+        new Set([JSON.stringify({ accepted: true, outcome: 'matched' })]),
+      );
       expect(await stored(station.id)).to.have.length(1);
     });
 
@@ -287,20 +388,30 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
       }
       const data = await onAirRow(station.id);
       expect(data.position.itemId).to.equal(itemIds[1]);
-      expect(data.followed).to.deep.equal({ itemId: itemIds[2], outcome: 'uncertain', at: new Date(at(minutes(1) + 30_000)).toISOString() });
+      expect(data.followed).to.deep.equal({
+        itemId: itemIds[2],
+        outcome: 'uncertain',
+        at: new Date(at(minutes(1) + 30_000)).toISOString(),
+      });
     });
 
     it('keeps the newest followed observation when many unplanned ones came after it and an older match is followed late', async () => {
       workers ??= await startWorkers(server.svc);
       const { station, ingestToken, itemIds } = await liveStation();
       clock.set(at(minutes(2)));
-      expect((await ingest(server.url, station, ingestToken, { observedAt: at(minutes(1)), artist: 'Queen', title: 'Bohemian Rhapsody' })).body.outcome).to.equal('matched');
+      expect(
+        (await ingest(server.url, station, ingestToken, { observedAt: at(minutes(1)), artist: 'Queen', title: 'Bohemian Rhapsody' })).body
+          .outcome,
+      ).to.equal('matched');
       // More unplanned observations than following looks at first (it then reads further back).
       for (let i = 0; i < 12; i++) {
         const body = { observedAt: at(minutes(1) + (i + 1) * 4_000), artist: 'Nobody Planned', title: `Something Else ${i}` };
         expect((await ingest(server.url, station, ingestToken, body)).body.outcome).to.equal('ignored');
       }
-      expect((await ingest(server.url, station, ingestToken, { observedAt: at(minutes(0)), artist: 'Daft Punk', title: 'One More Time' })).body.outcome).to.equal('matched');
+      expect(
+        (await ingest(server.url, station, ingestToken, { observedAt: at(minutes(0)), artist: 'Daft Punk', title: 'One More Time' })).body
+          .outcome,
+      ).to.equal('matched');
       const data = await onAirRow(station.id);
       expect(data.followed).to.deep.equal({ itemId: itemIds[1], outcome: 'matched', at: new Date(at(minutes(1))).toISOString() });
       expect(data).to.deep.equal(JSON.parse(JSON.stringify(await computeOnAir(server.svc.db, station.id, clock.now()))));
@@ -309,7 +420,12 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
     it('judges what is live after the station lock was granted: a boundary rebuild that held the lock is not overwritten with the older broadcast', async function () {
       requiresPostgresServer(this, 'two sessions, one waiting for the lock the other holds (PGlite is one session)');
       const { station } = await liveStation();
-      const next = await insertBroadcast(server.svc.db, { stationId: station.id, startsAt: new Date(at(minutes(50))), endsAt: new Date(at(minutes(110))), items: RUNDOWN as never });
+      const next = await insertBroadcast(server.svc.db, {
+        stationId: station.id,
+        startsAt: new Date(at(minutes(50))),
+        endsAt: new Date(at(minutes(110))),
+        items: RUNDOWN as never,
+      });
       const db = server.svc.db;
       // The first show's on-air row, a millisecond before the next show starts.
       clock.set(at(minutes(50) - 1));
@@ -320,8 +436,17 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
       // An observation of the first show, stored and not yet followed.
       const observationId = randomUUID();
       await db('observations').insert({
-        id: observationId, station_id: station.id, fingerprint: 'fp', artist: 'Queen', title: 'Bohemian Rhapsody', is_playing: true,
-        observed_at: new Date(at(minutes(49))), received_at: clock.now(), sort_at: new Date(at(minutes(49))), outcome: 'recorded', accepted: true,
+        id: observationId,
+        station_id: station.id,
+        fingerprint: 'fp',
+        artist: 'Queen',
+        title: 'Bohemian Rhapsody',
+        is_playing: true,
+        observed_at: new Date(at(minutes(49))),
+        received_at: clock.now(),
+        sort_at: new Date(at(minutes(49))),
+        outcome: 'recorded',
+        accepted: true,
       });
       let following: Promise<unknown> | null = null;
       await inTransaction(db, async (tx) => {
@@ -329,7 +454,9 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
         await lockStation(tx, station.id);
         following = followObservation(server.svc, observationId, station.id);
         await eventually(async () => {
-          const waiting = await db.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()");
+          const waiting = await db.raw(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()",
+          );
           return waiting.rows[0].n > 0;
         });
         clock.set(at(minutes(50) + 1000));
@@ -345,13 +472,26 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
       workers ??= await startWorkers(server.svc);
       const { station, ingestToken, itemIds, broadcastId } = await liveStation();
       clock.set(at(minutes(2)));
-      expect((await ingest(server.url, station, ingestToken, { observedAt: at(0), artist: 'Daft Punk', title: 'One More Time' })).body.outcome).to.equal('matched');
-      expect((await ingest(server.url, station, ingestToken, { observedAt: at(minutes(1)), artist: 'Queen', title: 'Bohemian Rhapsody' })).body.outcome).to.equal('matched');
+      expect(
+        (await ingest(server.url, station, ingestToken, { observedAt: at(0), artist: 'Daft Punk', title: 'One More Time' })).body.outcome,
+      ).to.equal('matched');
+      expect(
+        (await ingest(server.url, station, ingestToken, { observedAt: at(minutes(1)), artist: 'Queen', title: 'Bohemian Rhapsody' })).body
+          .outcome,
+      ).to.equal('matched');
       expect((await onAirRow(station.id)).followed.itemId).to.equal(itemIds[1]);
 
       // The operator drops Queen's item; the others keep their ids.
-      const kept = [0, 2, 3].map((i) => ({ id: itemIds[i], kind: RUNDOWN[i].kind ?? 'track', artist: RUNDOWN[i].artist, title: RUNDOWN[i].title, durationSeconds: 240 }));
-      expect((await admin(server.url, 'PUT', `/stations/${station.id}/broadcasts/${broadcastId}/rundown`, { items: kept })).status).to.equal(200);
+      const kept = [0, 2, 3].map((i) => ({
+        id: itemIds[i],
+        kind: RUNDOWN[i].kind ?? 'track',
+        artist: RUNDOWN[i].artist,
+        title: RUNDOWN[i].title,
+        durationSeconds: 240,
+      }));
+      expect(
+        (await admin(server.url, 'PUT', `/stations/${station.id}/broadcasts/${broadcastId}/rundown`, { items: kept })).status,
+      ).to.equal(200);
       const rebuilt = await onAirRow(station.id);
       expect(rebuilt.followed).to.deep.equal({ itemId: itemIds[0], outcome: 'matched', at: new Date(at(0)).toISOString() });
       expect(rebuilt).to.deep.equal(JSON.parse(JSON.stringify(await computeOnAir(server.svc.db, station.id, clock.now()))));
@@ -359,7 +499,10 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
       expect(queen).to.include({ outcome: 'matched', rundown_item_id: itemIds[1] });
 
       // Following an older observation afterwards does not bring the dropped item back.
-      expect((await ingest(server.url, station, ingestToken, { observedAt: at(30_000), artist: 'Tribute Band', title: 'Crazy In Love' })).body.outcome).to.equal('uncertain');
+      expect(
+        (await ingest(server.url, station, ingestToken, { observedAt: at(30_000), artist: 'Tribute Band', title: 'Crazy In Love' })).body
+          .outcome,
+      ).to.equal('uncertain');
       const data = await onAirRow(station.id);
       expect(data.followed).to.deep.equal({ itemId: itemIds[2], outcome: 'uncertain', at: new Date(at(30_000)).toISOString() });
       expect(data).to.deep.equal(JSON.parse(JSON.stringify(await computeOnAir(server.svc.db, station.id, clock.now()))));
@@ -369,10 +512,19 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
       workers ??= await startWorkers(server.svc);
       const { station, ingestToken } = await liveStation();
       // The next show starts at T0 + 50 min, right after the first one.
-      const next = await insertBroadcast(server.svc.db, { stationId: station.id, startsAt: new Date(at(minutes(50))), endsAt: new Date(at(minutes(110))), items: RUNDOWN as never });
+      const next = await insertBroadcast(server.svc.db, {
+        stationId: station.id,
+        startsAt: new Date(at(minutes(50))),
+        endsAt: new Date(at(minutes(110))),
+        items: RUNDOWN as never,
+      });
       clock.set(at(minutes(50) + 5_000));
       // Observed in the last second of the first show, reported five seconds into the next one.
-      const res = await ingest(server.url, station, ingestToken, { observedAt: at(minutes(50) - 1_000), artist: 'Queen', title: 'Bohemian Rhapsody' });
+      const res = await ingest(server.url, station, ingestToken, {
+        observedAt: at(minutes(50) - 1_000),
+        artist: 'Queen',
+        title: 'Bohemian Rhapsody',
+      });
       expect(res.body).to.deep.equal({ accepted: true, outcome: 'matched' });
       const data = await onAirRow(station.id);
       expect(data.broadcast.id).to.equal(next.broadcastId);

@@ -48,7 +48,9 @@ describe('now-playing ingest: request surface', () => {
     const other = await request(server.url, 'POST', '/api/v1/integrations/nothing-here', { token: ingestToken, json: {} });
     expect(other.status).to.equal(404);
     expect(other.body).to.deep.equal({ error: 'No such route.' });
-    expect((await request(server.url, 'GET', '/api/v1/nothing-here')).body.error.code, 'elsewhere the listener shape').to.equal('NOT_FOUND');
+    expect((await request(server.url, 'GET', '/api/v1/nothing-here')).body.error.code, 'elsewhere the listener shape').to.equal(
+      'NOT_FOUND',
+    );
     expect(await countRows(server, station.id)).to.equal(0);
   });
 
@@ -103,15 +105,31 @@ describe('now-playing ingest: request surface', () => {
   it('415 for a non-JSON content type, 400 for a body that is not a JSON object', async () => {
     const { station, ingestToken } = await ingestFixture(server.url);
     const path = `${INGEST_PATH}?stationSlug=${station.slug}`;
-    const form = await request(server.url, 'POST', path, { token: ingestToken, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'artist=A&title=B' });
+    const form = await request(server.url, 'POST', path, {
+      token: ingestToken,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'artist=A&title=B',
+    });
     expect(form.status).to.equal(415);
     expect(form.body.error).to.match(/application\/json/);
-    const text = await request(server.url, 'POST', path, { token: ingestToken, headers: { 'content-type': 'text/plain' }, body: '{"artist":"A","title":"B"}' });
+    const text = await request(server.url, 'POST', path, {
+      token: ingestToken,
+      headers: { 'content-type': 'text/plain' },
+      body: '{"artist":"A","title":"B"}',
+    });
     expect(text.status).to.equal(415);
-    const gzipped = await request(server.url, 'POST', path, { token: ingestToken, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync('{"artist":"A","title":"B"}') });
+    const gzipped = await request(server.url, 'POST', path, {
+      token: ingestToken,
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync('{"artist":"A","title":"B"}'),
+    });
     expect(gzipped.status).to.equal(415);
     for (const body of ['{"artist": "A",', '[]', '"x"', 'null', '']) {
-      const res = await request(server.url, 'POST', path, { token: ingestToken, headers: { 'content-type': 'application/json; charset=utf-8' }, body });
+      const res = await request(server.url, 'POST', path, {
+        token: ingestToken,
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+        body,
+      });
       expect(res.status, body).to.equal(400);
       expect(res.body.error).to.match(/body/);
     }
@@ -122,9 +140,17 @@ describe('now-playing ingest: request surface', () => {
     const { station, ingestToken } = await ingestFixture(server.url, { rundownFollowing: false });
     const json = JSON.stringify({ artist: 'A', title: 'B' });
     const path = `${INGEST_PATH}?stationSlug=${station.slug}`;
-    const exact = await request(server.url, 'POST', path, { token: ingestToken, headers: { 'content-type': 'application/json' }, body: json + ' '.repeat(8192 - json.length) });
+    const exact = await request(server.url, 'POST', path, {
+      token: ingestToken,
+      headers: { 'content-type': 'application/json' },
+      body: json + ' '.repeat(8192 - json.length),
+    });
     expect(exact.status, exact.text).to.equal(200);
-    const over = await request(server.url, 'POST', path, { token: ingestToken, headers: { 'content-type': 'application/json' }, body: json + ' '.repeat(8193 - json.length) });
+    const over = await request(server.url, 'POST', path, {
+      token: ingestToken,
+      headers: { 'content-type': 'application/json' },
+      body: json + ' '.repeat(8193 - json.length),
+    });
     expect(over.status).to.equal(413);
     expect(over.body.error).to.be.a('string');
     expect(await countRows(server, station.id)).to.equal(1);
@@ -134,10 +160,14 @@ describe('now-playing ingest: request surface', () => {
     const { station, ingestToken } = await ingestFixture(server.url);
     const url = new URL(`${server.url}${INGEST_PATH}?stationSlug=${station.slug}`);
     const status = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest(url, { method: 'POST', headers: { authorization: `Bearer ${ingestToken}`, 'content-type': 'application/json' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = httpRequest(
+        url,
+        { method: 'POST', headers: { authorization: `Bearer ${ingestToken}`, 'content-type': 'application/json' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       // 12 KiB sent, the request never ended: only a limit enforced while reading can answer.
       req.write(`{"title":"${'x'.repeat(12 * 1024)}`);
@@ -197,7 +227,15 @@ describe('now-playing ingest: request surface', () => {
     });
     expect(res.status, res.text).to.equal(200);
     const row = await server.svc.db('observations').where({ station_id: station.id }).first();
-    expect(row).to.include({ event_id: 'ev-bind-1', artist: 'Daft Punk', title: 'One More Time', album: 'Discovery', source_track_id: 'src-42', is_playing: true, duration_seconds: 320 });
+    expect(row).to.include({
+      event_id: 'ev-bind-1',
+      artist: 'Daft Punk',
+      title: 'One More Time',
+      album: 'Discovery',
+      source_track_id: 'src-42',
+      is_playing: true,
+      duration_seconds: 320,
+    });
     expect(row.observed_at.getTime()).to.equal(observedAt);
     const np = await request(server.url, 'GET', `/api/v1/stations/${station.slug}/now-playing`, { token: listenerToken });
     expect(np.body.track).to.deep.equal({
@@ -233,13 +271,16 @@ describe('now-playing ingest: request surface', () => {
     try {
       const { station, ingestToken } = await ingestFixture(limited.url, { rundownFollowing: false });
       const statuses: number[] = [];
-      for (let i = 0; i < 3; i++) statuses.push((await ingest(limited.url, station, ingestToken, { eventId: `rl-${i}`, artist: 'A', title: 'B' })).status);
+      for (let i = 0; i < 3; i++)
+        statuses.push((await ingest(limited.url, station, ingestToken, { eventId: `rl-${i}`, artist: 'A', title: 'B' })).status);
       expect(statuses).to.deep.equal([200, 200, 429]);
       const res = await ingest(limited.url, station, ingestToken, { artist: 'A', title: 'B' });
       expect(res.body.error).to.be.a('string');
       expect(res.headers.get('retry-after')).to.match(/^\d+$/);
       // A bucket of 2 a minute has a token back within 30 s.
-      expect(Number(res.headers.get('retry-after'))).to.be.greaterThan(0).and.at.most(30);
+      expect(Number(res.headers.get('retry-after')))
+        .to.be.greaterThan(0)
+        .and.at.most(30);
     } finally {
       await limited.close();
     }

@@ -33,7 +33,9 @@ describe('rundown matching', () => {
     expect(score({ artist: 'QUEEN', title: 'Bohemian Rhapsody (Live Aid)' }, planned)).to.equal(1);
     expect(outcomeFor(score({ artist: 'Panic! At The Disco', title: 'Bohemian Rhapsody' }, planned))).to.equal('uncertain');
     expect(outcomeFor(score({ artist: 'Queen', title: 'Radio Ga Ga' }, planned))).to.equal('ignored');
-    expect(outcomeFor(score({ artist: null, title: 'Queen Bohemian Rhapsody' }, planned)), 'a stream title without separator').to.equal('matched');
+    expect(outcomeFor(score({ artist: null, title: 'Queen Bohemian Rhapsody' }, planned)), 'a stream title without separator').to.equal(
+      'matched',
+    );
   });
 
   it('breaks equal scores by the nearness of the planned slot', () => {

@@ -17,7 +17,11 @@ import { requiresRedis } from '../../support/mode.ts';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 function startWorker(env: Record<string, string>): { child: ChildProcess; ready: Promise<void>; exited: Promise<unknown> } {
-  const child = spawn(process.execPath, ['src/main.ts', 'worker'], { cwd: root, env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['src/main.ts', 'worker'], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   const ready = new Promise<void>((ok) => child.stdout!.on('data', (d) => (out += d) && out.includes('workers ready') && ok()));
   child.stderr!.resume();
@@ -32,7 +36,12 @@ describe('artwork: catalogue policies across every worker process', function () 
   before(async function () {
     requiresRedis(this, 'two worker processes share one Redis limiter');
     await fake.start();
-    const env = { ARTWORK_ITUNES_BASE_URL: fake.url, ARTWORK_MUSICBRAINZ_BASE_URL: fake.url, ARTWORK_COVERART_BASE_URL: fake.url, ARTWORK_CONTACT: 'ops@radio.example' };
+    const env = {
+      ARTWORK_ITUNES_BASE_URL: fake.url,
+      ARTWORK_MUSICBRAINZ_BASE_URL: fake.url,
+      ARTWORK_COVERART_BASE_URL: fake.url,
+      ARTWORK_CONTACT: 'ops@radio.example',
+    };
     server = await startTestServer({ env });
     workers = [startWorker(env), startWorker(env)];
     await Promise.all(workers.map((w) => w.ready));
@@ -45,18 +54,34 @@ describe('artwork: catalogue policies across every worker process', function () 
     await fake.stop();
   });
 
-  it('two workers send MusicBrainz at most one request per second between them, each with the operator\'s contact in the User-Agent', async () => {
+  it("two workers send MusicBrainz at most one request per second between them, each with the operator's contact in the User-Agent", async () => {
     fake.modes.itunes = 'miss'; // every lookup goes on to MusicBrainz
     const tracks = Array.from({ length: 5 }, () => {
       const cover = randomUUID();
-      const track = { artist: 'Air', title: `La Femme d'Argent ${randomUUID().slice(0, 8)}`, album: 'Moon Safari', releaseIds: [cover], coverReleaseId: cover };
+      const track = {
+        artist: 'Air',
+        title: `La Femme d'Argent ${randomUUID().slice(0, 8)}`,
+        album: 'Moon Safari',
+        releaseIds: [cover],
+        coverReleaseId: cover,
+      };
       fake.tracks.push(track);
       return track;
     });
     const stations = await Promise.all(tracks.map(() => ingestFixture(server.url, { artworkLookup: true, rundownFollowing: false })));
-    await Promise.all(tracks.map((t, i) => ingest(server.url, stations[i].station, stations[i].ingestToken, { artist: t.artist, title: t.title })));
-    const artwork = (stationId: string) => server.svc.db('observations').where({ station_id: stationId }).first().then((row) => row?.artwork_url ?? null);
-    await eventually(async () => (await Promise.all(stations.map((s) => artwork(s.station.id)))).every(Boolean), { timeoutMs: 30_000, intervalMs: 100 });
+    await Promise.all(
+      tracks.map((t, i) => ingest(server.url, stations[i].station, stations[i].ingestToken, { artist: t.artist, title: t.title })),
+    );
+    const artwork = (stationId: string) =>
+      server.svc
+        .db('observations')
+        .where({ station_id: stationId })
+        .first()
+        .then((row) => row?.artwork_url ?? null);
+    await eventually(async () => (await Promise.all(stations.map((s) => artwork(s.station.id)))).every(Boolean), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
 
     const times = fake.arrivals.musicbrainz.map((a) => a.at).sort((a, b) => a - b);
     expect(times.length).to.be.at.least(5);

@@ -26,10 +26,31 @@ describe('play log', () => {
       const res = await ingest(server.url, station, token, body);
       expect(res.status, res.text).to.equal(200);
     };
-    await report({ eventId: 'e1', observedAt: Date.parse('2026-03-28T23:00:00Z'), artist: 'Before', title: 'Range start', isPlaying: true });
-    await report({ eventId: 'e2', observedAt: Date.parse('2026-03-29T00:30:00Z'), artist: 'Nina, "Simone"', title: 'Feeling Good,\r\nagain', album: 'I Put a "Spell"', durationSeconds: 171, sourceTrackId: 'USRC17607839', isPlaying: true });
+    await report({
+      eventId: 'e1',
+      observedAt: Date.parse('2026-03-28T23:00:00Z'),
+      artist: 'Before',
+      title: 'Range start',
+      isPlaying: true,
+    });
+    await report({
+      eventId: 'e2',
+      observedAt: Date.parse('2026-03-29T00:30:00Z'),
+      artist: 'Nina, "Simone"',
+      title: 'Feeling Good,\r\nagain',
+      album: 'I Put a "Spell"',
+      durationSeconds: 171,
+      sourceTrackId: 'USRC17607839',
+      isPlaying: true,
+    });
     await report({ eventId: 'e3', observedAt: Date.parse('2026-03-29T01:30:00Z'), artist: 'After', title: 'Summer time', isPlaying: true });
-    await report({ eventId: 'e4', observedAt: Date.parse('2026-03-29T22:00:00Z'), artist: 'Next', title: 'Day (excluded)', isPlaying: true });
+    await report({
+      eventId: 'e4',
+      observedAt: Date.parse('2026-03-29T22:00:00Z'),
+      artist: 'Next',
+      title: 'Day (excluded)',
+      isPlaying: true,
+    });
     // No track at all: not a play.
     await report({ eventId: 'e5', observedAt: Date.parse('2026-03-29T12:00:00Z'), isPlaying: false });
     return station;
@@ -41,7 +62,12 @@ describe('play log', () => {
     const res = await plays(server.url, station.id, DAY);
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.match(/^application\/json/);
-    expect(res.body).to.include({ stationId: station.id, timezone: 'Europe/Berlin', from: '2026-03-28T23:00:00.000Z', to: '2026-03-29T22:00:00.000Z' });
+    expect(res.body).to.include({
+      stationId: station.id,
+      timezone: 'Europe/Berlin',
+      from: '2026-03-28T23:00:00.000Z',
+      to: '2026-03-29T22:00:00.000Z',
+    });
     expect(res.body.plays.map((p: { title: string }) => p.title)).to.deep.equal(['Range start', 'Feeling Good,\r\nagain', 'Summer time']);
     const [first, second, third] = res.body.plays;
     expect(first.localTime).to.equal('2026-03-29T00:00:00+01:00');
@@ -71,9 +97,13 @@ describe('play log', () => {
     const res = await request(server.url, 'GET', `/admin/v1/stations/${station.id}/plays?${DAY}&format=csv`, { token: ADMIN_TOKEN });
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.equal('text/csv; charset=utf-8');
-    expect(res.headers.get('content-disposition')).to.equal(`attachment; filename="${station.slug}-plays-20260328T230000Z-20260329T220000Z.csv"`);
+    expect(res.headers.get('content-disposition')).to.equal(
+      `attachment; filename="${station.slug}-plays-20260328T230000Z-20260329T220000Z.csv"`,
+    );
     const lines = res.text.split('\r\n');
-    expect(lines[0]).to.equal('playedAt,localTime,artist,title,album,durationSeconds,sourceTrackId,outcome,broadcastId,programTitle,rundownItemId,credentialLabel');
+    expect(lines[0]).to.equal(
+      'playedAt,localTime,artist,title,album,durationSeconds,sourceTrackId,outcome,broadcastId,programTitle,rundownItemId,credentialLabel',
+    );
     expect(res.text).to.include(
       '\r\n2026-03-29T00:30:00.000Z,2026-03-29T01:30:00+01:00,"Nina, ""Simone""","Feeling Good,\r\nagain","I Put a ""Spell""",171,USRC17607839,recorded,,,,Studio A encoder\r\n',
     );
@@ -82,7 +112,15 @@ describe('play log', () => {
 
   it('refuses a missing or bad from/to, to <= from, and a range over 31 days (400); 31 days exactly is fine', async () => {
     const { station } = await ingestFixture(server.url);
-    for (const query of ['', 'from=2026-01-01T00:00:00Z', 'from=yesterday&to=2026-01-02T00:00:00Z', 'from=2026-01-01T00:00:00&to=2026-01-02T00:00:00', 'from=2026-01-02T00:00:00Z&to=2026-01-02T00:00:00Z', 'from=2026-01-01T00:00:00Z&to=2026-02-01T00:00:00.001Z', 'from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z&format=xml']) {
+    for (const query of [
+      '',
+      'from=2026-01-01T00:00:00Z',
+      'from=yesterday&to=2026-01-02T00:00:00Z',
+      'from=2026-01-01T00:00:00&to=2026-01-02T00:00:00',
+      'from=2026-01-02T00:00:00Z&to=2026-01-02T00:00:00Z',
+      'from=2026-01-01T00:00:00Z&to=2026-02-01T00:00:00.001Z',
+      'from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z&format=xml',
+    ]) {
       const res = await plays(server.url, station.id, query);
       expect(res.status, query).to.equal(400);
       expect(res.body.error.code, query).to.equal('VALIDATION_ERROR');
@@ -100,7 +138,10 @@ describe('play log', () => {
        FROM generate_series(1, 100000) AS g, LATERAL (SELECT timestamptz '2026-10-01T00:00:00Z' + (g * interval '26 seconds') AS t) AS ts`,
       [station.id],
     );
-    const res = await fetch(`${server.url}/admin/v1/stations/${station.id}/plays?from=2026-10-01T00:00:00Z&to=2026-11-01T00:00:00Z&format=csv`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const res = await fetch(
+      `${server.url}/admin/v1/stations/${station.id}/plays?from=2026-10-01T00:00:00Z&to=2026-11-01T00:00:00Z&format=csv`,
+      { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } },
+    );
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-length')).to.equal(null);
     // Live heap only: a full collection before each sample (the server runs in this process).
@@ -150,12 +191,25 @@ describe('track history filters', () => {
     // Whole seconds, as the history reports them back.
     const t = (minutesAgo: number) => new Date(Math.floor(now / 1000) * 1000 - minutesAgo * 60_000).toISOString();
     // Before the broadcast (no live broadcast: not followed), then three during it.
-    await ingest(server.url, station, ingestToken, { eventId: 'h1', observedAt: Date.parse(t(90)), artist: 'Old', title: 'Before', isPlaying: true });
+    await ingest(server.url, station, ingestToken, {
+      eventId: 'h1',
+      observedAt: Date.parse(t(90)),
+      artist: 'Old',
+      title: 'Before',
+      isPlaying: true,
+    });
     for (const [i, minutesAgo] of [30, 20, 10].entries()) {
-      const res = await ingest(server.url, station, ingestToken, { eventId: `h${i + 2}`, observedAt: Date.parse(t(minutesAgo)), artist: 'Queen', title: 'Bohemian Rhapsody', isPlaying: true });
+      const res = await ingest(server.url, station, ingestToken, {
+        eventId: `h${i + 2}`,
+        observedAt: Date.parse(t(minutesAgo)),
+        artist: 'Queen',
+        title: 'Bohemian Rhapsody',
+        isPlaying: true,
+      });
       expect(res.body.outcome, res.text).to.equal('matched');
     }
-    const history = (query: string) => request(server.url, 'GET', `/api/v1/stations/${station.slug}/track-history?${query}`, { token: listenerToken });
+    const history = (query: string) =>
+      request(server.url, 'GET', `/api/v1/stations/${station.slug}/track-history?${query}`, { token: listenerToken });
     const titles = (res: { body: { items: Array<{ observedAt: string }> } }) => res.body.items.map((i) => i.observedAt);
 
     expect(titles(await history(`from=${t(30)}&to=${t(10)}`))).to.deep.equal([t(20), t(30)]);
@@ -166,13 +220,17 @@ describe('track history filters', () => {
     const page2 = await history(`broadcastId=${broadcastId}&limit=2&cursor=${page1.body.nextCursor}`);
     expect(titles(page2)).to.deep.equal([t(30)]);
     // A cursor used with other filters, or without them, is refused.
-    for (const query of [`limit=2&cursor=${page1.body.nextCursor}`, `broadcastId=${broadcastId}&from=${t(60)}&limit=2&cursor=${page1.body.nextCursor}`]) {
+    for (const query of [
+      `limit=2&cursor=${page1.body.nextCursor}`,
+      `broadcastId=${broadcastId}&from=${t(60)}&limit=2&cursor=${page1.body.nextCursor}`,
+    ]) {
       const res = await history(query);
       expect(res.status, query).to.equal(400);
       expect(res.body.error.issues[0].path).to.equal('cursor');
     }
     // Bad values are 400.
-    for (const query of ['from=yesterday', 'broadcastId=nope', `from=${t(10)}&to=${t(20)}`]) expect((await history(query)).status, query).to.equal(400);
+    for (const query of ['from=yesterday', 'broadcastId=nope', `from=${t(10)}&to=${t(20)}`])
+      expect((await history(query)).status, query).to.equal(400);
     // GraphQL takes the same filters.
     const gql = await request(server.url, 'POST', `/api/v1/stations/${station.slug}/graphql`, {
       token: listenerToken,
@@ -183,7 +241,9 @@ describe('track history filters', () => {
     // Filtered and unfiltered history in one document are separate cached reads.
     const both = await request(server.url, 'POST', `/api/v1/stations/${station.slug}/graphql`, {
       token: listenerToken,
-      json: { query: `{ all: trackHistory { items { observedAt } } during: trackHistory(broadcastId: "${broadcastId}") { items { observedAt } } }` },
+      json: {
+        query: `{ all: trackHistory { items { observedAt } } during: trackHistory(broadcastId: "${broadcastId}") { items { observedAt } } }`,
+      },
     });
     expect(both.body.data.all.items, both.text).to.have.length(4);
     expect(both.body.data.during.items, both.text).to.have.length(3);

@@ -17,7 +17,8 @@ describe('now-playing and track-history reads', () => {
   // Rundown following is off for these stations: outcomes are not what is read here.
   const fixture = () => ingestFixture(server.url, { rundownFollowing: false });
   const nowPlaying = (slug: string, token: string) => request(server.url, 'GET', `/api/v1/stations/${slug}/now-playing`, { token });
-  const history = (slug: string, token: string, query = '') => request(server.url, 'GET', `/api/v1/stations/${slug}/track-history${query}`, { token });
+  const history = (slug: string, token: string, query = '') =>
+    request(server.url, 'GET', `/api/v1/stations/${slug}/track-history${query}`, { token });
 
   describe('GET …/now-playing', () => {
     it('is `empty` with track null when nothing was ever reported (the other freshness values null); ETag and no-store', async () => {
@@ -35,7 +36,10 @@ describe('now-playing and track-history reads', () => {
       });
       expect(res.headers.get('cache-control')).to.equal('no-store');
       expect(res.headers.get('etag')).to.match(/^"[0-9a-f]{64}"$/);
-      const again = await request(server.url, 'GET', `/api/v1/stations/${station.slug}/now-playing`, { token: listenerToken, headers: { 'if-none-match': res.headers.get('etag') as string } });
+      const again = await request(server.url, 'GET', `/api/v1/stations/${station.slug}/now-playing`, {
+        token: listenerToken,
+        headers: { 'if-none-match': res.headers.get('etag') as string },
+      });
       expect(again.status).to.equal(304);
     });
 
@@ -46,7 +50,13 @@ describe('now-playing and track-history reads', () => {
       let res = await nowPlaying(station.slug, listenerToken);
       expect(res.body.elapsedSeconds).to.equal(10);
       expect(res.body.endsAt).to.equal(new Date(T0.getTime() + 200_000).toISOString());
-      expect(res.body.freshness).to.deep.equal({ status: 'fresh', thresholdSeconds: 600, ageSeconds: 10, observedAt: T0.toISOString(), receivedAt: T0.toISOString() });
+      expect(res.body.freshness).to.deep.equal({
+        status: 'fresh',
+        thresholdSeconds: 600,
+        ageSeconds: 10,
+        observedAt: T0.toISOString(),
+        receivedAt: T0.toISOString(),
+      });
       clock.set(T0.getTime() + 250_000);
       res = await nowPlaying(station.slug, listenerToken);
       expect(res.body.elapsedSeconds, 'never beyond the duration').to.equal(200);
@@ -64,7 +74,14 @@ describe('now-playing and track-history reads', () => {
       let res = await nowPlaying(station.slug, listenerToken);
       expect(res.body).to.include({ elapsedSeconds: null, endsAt: null });
       expect(res.body.track.durationSeconds).to.equal(null);
-      await ingest(server.url, station, ingestToken, { eventId: 'b', observedAt: T0.getTime() + 1, artist: 'A', title: 'Paused', durationSeconds: 100, isPlaying: false });
+      await ingest(server.url, station, ingestToken, {
+        eventId: 'b',
+        observedAt: T0.getTime() + 1,
+        artist: 'A',
+        title: 'Paused',
+        durationSeconds: 100,
+        isPlaying: false,
+      });
       res = await nowPlaying(station.slug, listenerToken);
       expect(res.body).to.include({ elapsedSeconds: null, endsAt: null });
       expect(res.body.track).to.include({ title: 'Paused', isPlaying: false });
@@ -93,7 +110,12 @@ describe('now-playing and track-history reads', () => {
 
     it('shows only HTTPS artwork and never the sourceTrackId', async () => {
       const { station, ingestToken, listenerToken } = await fixture();
-      await ingest(server.url, station, ingestToken, { artist: 'A', title: 'B', artworkUrl: 'http://insecure.example/a.jpg', sourceTrackId: 'secret-source-id' });
+      await ingest(server.url, station, ingestToken, {
+        artist: 'A',
+        title: 'B',
+        artworkUrl: 'http://insecure.example/a.jpg',
+        sourceTrackId: 'secret-source-id',
+      });
       const res = await nowPlaying(station.slug, listenerToken);
       expect(res.body.track).not.to.have.property('artworkUrl');
       expect(res.text).not.to.include('secret-source-id');
@@ -115,7 +137,13 @@ describe('now-playing and track-history reads', () => {
     async function played(count: number) {
       const f = await fixture();
       for (let i = 0; i < count; i++) {
-        const res = await ingest(server.url, f.station, f.ingestToken, { eventId: `play-${i}`, observedAt: T0.getTime() - (count - i) * 180_000, artist: 'Band', title: 'Hit', durationSeconds: 180 });
+        const res = await ingest(server.url, f.station, f.ingestToken, {
+          eventId: `play-${i}`,
+          observedAt: T0.getTime() - (count - i) * 180_000,
+          artist: 'Band',
+          title: 'Hit',
+          durationSeconds: 180,
+        });
         expect(res.status, res.text).to.equal(200);
       }
       return f;
@@ -129,8 +157,19 @@ describe('now-playing and track-history reads', () => {
       expect(res.body.contractVersion).to.equal(1);
       expect(res.body.nextCursor).to.equal(null);
       expect(res.body.items).to.have.length(3);
-      expect(res.body.items.map((i: { observedAt: string }) => i.observedAt)).to.deep.equal([1, 2, 3].map((n) => new Date(T0.getTime() - n * 180_000).toISOString()));
-      expect(res.body.items[0]).to.have.all.keys('id', 'artist', 'title', 'album', 'durationSeconds', 'isPlaying', 'observedAt', 'receivedAt');
+      expect(res.body.items.map((i: { observedAt: string }) => i.observedAt)).to.deep.equal(
+        [1, 2, 3].map((n) => new Date(T0.getTime() - n * 180_000).toISOString()),
+      );
+      expect(res.body.items[0]).to.have.all.keys(
+        'id',
+        'artist',
+        'title',
+        'album',
+        'durationSeconds',
+        'isPlaying',
+        'observedAt',
+        'receivedAt',
+      );
       expect(new Set(res.body.items.map((i: { id: string }) => i.id)).size).to.equal(3);
     });
 
@@ -189,7 +228,12 @@ describe('now-playing and track-history reads', () => {
     it('every stored observation publishes the row after commit, in the now-playing response’s shape; rejected and collapsed ones publish nothing', async () => {
       const { station, ingestToken, listenerToken } = await fixture();
       const mine = () => messages.filter((m) => m.stationId === station.id);
-      await ingest(server.url, station, ingestToken, { observedAt: T0.getTime() - 5000, artist: 'A', title: 'First', durationSeconds: 100 });
+      await ingest(server.url, station, ingestToken, {
+        observedAt: T0.getTime() - 5000,
+        artist: 'A',
+        title: 'First',
+        durationSeconds: 100,
+      });
       const [first] = (await eventually(() => (mine().length === 1 ? mine() : null))) as FeedMessage[];
       expect(first).to.include({ kind: 'now-playing', entry: 'current', deleted: false });
       expect(first.data).to.deep.equal((await nowPlaying(station.slug, listenerToken)).body);
@@ -210,7 +254,12 @@ describe('now-playing and track-history reads', () => {
       const mine = () => messages.filter((m) => m.stationId === station.id);
       await ingest(server.url, station, ingestToken, { eventId: 'now', observedAt: T0.getTime() - 5000, artist: 'A', title: 'Current' });
       const [first] = (await eventually(() => (mine().length === 1 ? mine() : null))) as FeedMessage[];
-      const late = await ingest(server.url, station, ingestToken, { eventId: 'late', observedAt: T0.getTime() - 60_000, artist: 'A', title: 'Earlier' });
+      const late = await ingest(server.url, station, ingestToken, {
+        eventId: 'late',
+        observedAt: T0.getTime() - 60_000,
+        artist: 'A',
+        title: 'Earlier',
+      });
       expect(late.body).to.include({ accepted: true });
       const [row] = await server.svc.db('feed_rows').where({ station_id: station.id, kind: 'now-playing' });
       expect(Number(row.seq)).to.equal(first.seq);

@@ -16,9 +16,14 @@ describe('push devices …/push/devices', () => {
     const station = await createStation(server.url, { push: { provider: 'fcm' }, ...overrides });
     const { token } = await createToken(server.url, station.id, ['push:register']);
     const path = `/api/v1/stations/${station.slug}/push/devices`;
-    const call = (method: string, json?: unknown, credential: string | null = token) => request(server.url, method, path, { token: credential ?? undefined, json });
+    const call = (method: string, json?: unknown, credential: string | null = token) =>
+      request(server.url, method, path, { token: credential ?? undefined, json });
     const count = async () => (await admin(server.url, 'GET', `/stations/${station.id}/push/devices/count`)).body;
-    const row = (device: string) => server.svc.db('push_devices').where({ station_id: station.id, token_hash: createHash('sha256').update(device).digest('hex') }).first();
+    const row = (device: string) =>
+      server.svc
+        .db('push_devices')
+        .where({ station_id: station.id, token_hash: createHash('sha256').update(device).digest('hex') })
+        .first();
     return { station, token, path, call, count, row };
   }
 
@@ -33,7 +38,13 @@ describe('push devices …/push/devices', () => {
       expect(res.headers.get('access-control-allow-origin')).to.equal('*');
       expect(await count()).to.deep.equal({ total: 1, platforms: { ios: 0, android: 1 }, topics: { alerts: 1, content: 1 } });
       const stored = await row(device);
-      expect(stored, 'keyed by the SHA-256 of the token').to.include({ token: device, platform: 'android', provider: 'fcm', topic_alerts: true, topic_content: true });
+      expect(stored, 'keyed by the SHA-256 of the token').to.include({
+        token: device,
+        platform: 'android',
+        provider: 'fcm',
+        topic_alerts: true,
+        topic_content: true,
+      });
     });
 
     it('an existing token is refreshed (platform, provider, updatedAt), not duplicated, and keeps its topics', async () => {
@@ -92,7 +103,9 @@ describe('push devices …/push/devices', () => {
       expect((await apns.call('POST', { token: fcmToken('g'), platform: 'ios', provider: 'apns' })).status).to.equal(200);
       await admin(server.url, 'PATCH', `/stations/${apns.station.id}`, { push: { provider: 'expo' } });
       expect((await apns.call('POST', { token: fcmToken('h'), platform: 'ios', provider: 'apns' })).status).to.equal(409);
-      expect((await apns.call('POST', { token: 'ExponentPushToken[xxxxxxxxxxxxxxxxxxxxxx]', platform: 'android', provider: 'expo' })).status).to.equal(200);
+      expect(
+        (await apns.call('POST', { token: 'ExponentPushToken[xxxxxxxxxxxxxxxxxxxxxx]', platform: 'android', provider: 'expo' })).status,
+      ).to.equal(200);
     });
 
     it('400 VALIDATION_ERROR with issues naming each field, and suggestions for close values', async () => {
@@ -107,7 +120,12 @@ describe('push devices …/push/devices', () => {
       expect(byPath.provider).to.include({ code: 'invalid_value', suggestion: 'fcm' });
       expect(byPath.platform).to.include({ code: 'invalid_value', suggestion: 'ios' });
       const unknown = await call('POST', { token: fcmToken('j'), plattform: 'ios', provider: 'fcm' });
-      expect(unknown.body.error.issues).to.deep.include({ path: 'plattform', code: 'unknown_property', message: 'plattform is not a known property', suggestion: 'platform' });
+      expect(unknown.body.error.issues).to.deep.include({
+        path: 'plattform',
+        code: 'unknown_property',
+        message: 'plattform is not a known property',
+        suggestion: 'platform',
+      });
       const wrongType = await call('POST', { token: 42, platform: 'ios', provider: 'fcm' });
       expect(wrongType.body.error.issues[0]).to.include({ path: 'token', code: 'invalid_type' });
       expect((await call('POST', [])).status).to.equal(400);
@@ -193,7 +211,9 @@ describe('push devices …/push/devices', () => {
       for (const [body, path, code] of cases) {
         const res = await call('PATCH', body);
         expect(res.status, JSON.stringify(body)).to.equal(400);
-        expect(res.body.error.issues, JSON.stringify(body)).to.satisfy((issues: Array<{ path: string; code: string }>) => issues.some((i) => i.path === path && i.code === code));
+        expect(res.body.error.issues, JSON.stringify(body)).to.satisfy((issues: Array<{ path: string; code: string }>) =>
+          issues.some((i) => i.path === path && i.code === code),
+        );
       }
       const typo = await call('PATCH', { token: device, topics: { alert: false } });
       expect(typo.body.error.issues[0].suggestion).to.equal('alerts');
@@ -263,7 +283,9 @@ describe('push devices …/push/devices', () => {
 
     it('answers CORS preflight without a credential', async () => {
       const { path } = await pushFixture();
-      const res = await request(server.url, 'OPTIONS', path, { headers: { origin: 'https://app.example', 'access-control-request-method': 'PATCH' } });
+      const res = await request(server.url, 'OPTIONS', path, {
+        headers: { origin: 'https://app.example', 'access-control-request-method': 'PATCH' },
+      });
       expect(res.status).to.equal(204);
       expect(res.headers.get('access-control-allow-methods')).to.include('PATCH').and.include('DELETE');
     });

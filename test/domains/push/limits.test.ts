@@ -49,8 +49,14 @@ describe('push device tokens in logs', function () {
     // Embedded, the web role runs inside `waveline dev` on a data directory of its own (web alone needs Redis).
     const embedded = testMode() === 'embedded';
     const dataDir = embedded ? mkdtempSync(join(tmpdir(), 'waveline-push-log-')) : '';
-    const own = embedded ? { DATABASE_URL: '', REDIS_URL: '', WAVELINE_DATA_DIR: dataDir, WAVELINE_DEMO: '0', GATEWAY_PORT: String(await freePort()) } : {};
-    const child = spawn(process.execPath, ['src/main.ts', embedded ? 'dev' : 'web'], { cwd: root, env: { ...process.env, PORT: String(port), LOG_LEVEL: 'trace', ...own }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const own = embedded
+      ? { DATABASE_URL: '', REDIS_URL: '', WAVELINE_DATA_DIR: dataDir, WAVELINE_DEMO: '0', GATEWAY_PORT: String(await freePort()) }
+      : {};
+    const child = spawn(process.execPath, ['src/main.ts', embedded ? 'dev' : 'web'], {
+      cwd: root,
+      env: { ...process.env, PORT: String(port), LOG_LEVEL: 'trace', ...own },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout!.on('data', (d) => (output += d));
     child.stderr!.on('data', (d) => (output += d));
@@ -72,7 +78,10 @@ describe('push device tokens in logs', function () {
         ['DELETE', { token: device }],
       ];
       for (const [method, json] of calls) expect((await request(base, method, path, { token, json })).status).to.be.below(500);
-      expect((await request(base, 'POST', path, { token, body: `{"token":"${device}"`, headers: { 'content-type': 'application/json' } })).status).to.equal(400);
+      expect(
+        (await request(base, 'POST', path, { token, body: `{"token":"${device}"`, headers: { 'content-type': 'application/json' } }))
+          .status,
+      ).to.equal(400);
     } finally {
       child.kill('SIGTERM');
       await exited;

@@ -21,11 +21,24 @@ describe('schedule admin API /admin/v1/stations/{id}/…', () => {
       expect(res.body).to.include({ id: presenterId, title: 'Cleo' });
     }
     const programId = randomUUID();
-    const body = { title: 'Jazz Night', description: 'Late', profileId: 'jazz', presenterIds: [presenterId, fx.presenterId], slots: [{ weekday: 5, startTime: '22:00', durationMinutes: 120 }] };
+    const body = {
+      title: 'Jazz Night',
+      description: 'Late',
+      profileId: 'jazz',
+      presenterIds: [presenterId, fx.presenterId],
+      slots: [{ weekday: 5, startTime: '22:00', durationMinutes: 120 }],
+    };
     const first = await admin(server.url, 'PUT', `/stations/${fx.station.id}/programs/${programId}`, body);
     const second = await admin(server.url, 'PUT', `/stations/${fx.station.id}/programs/${programId}`, body);
     expect(first.status).to.equal(200);
-    expect(second.body).to.deep.include({ id: programId, title: 'Jazz Night', description: 'Late', profileId: 'jazz', presenterIds: [presenterId, fx.presenterId], slots: body.slots });
+    expect(second.body).to.deep.include({
+      id: programId,
+      title: 'Jazz Night',
+      description: 'Late',
+      profileId: 'jazz',
+      presenterIds: [presenterId, fx.presenterId],
+      slots: body.slots,
+    });
     expect(await server.svc.db('programs').where({ id: programId }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
     const replaced = await admin(server.url, 'PUT', `/stations/${fx.station.id}/programs/${programId}`, { title: 'Jazz' });
     expect(replaced.body).to.deep.include({ description: null, profileId: null, presenterIds: [], slots: [] });
@@ -36,12 +49,23 @@ describe('schedule admin API /admin/v1/stations/{id}/…', () => {
     const programId = randomUUID();
     const badSlots = await admin(server.url, 'PUT', `/stations/${fx.station.id}/programs/${programId}`, {
       title: 'X',
-      slots: [{ weekday: 8, startTime: '24:00', durationMinutes: 0 }, { weekday: 1, startTime: '7:00', durationMinutes: 30 }],
+      slots: [
+        { weekday: 8, startTime: '24:00', durationMinutes: 0 },
+        { weekday: 1, startTime: '7:00', durationMinutes: 30 },
+      ],
     });
     expect(badSlots.status).to.equal(400);
-    expect(issuePaths(badSlots.body)).to.include.members(['slots.0.weekday', 'slots.0.startTime', 'slots.0.durationMinutes', 'slots.1.startTime']);
+    expect(issuePaths(badSlots.body)).to.include.members([
+      'slots.0.weekday',
+      'slots.0.startTime',
+      'slots.0.durationMinutes',
+      'slots.1.startTime',
+    ]);
     const missing = randomUUID();
-    const badPresenter = await admin(server.url, 'PUT', `/stations/${fx.station.id}/programs/${programId}`, { title: 'X', presenterIds: [fx.presenterId, missing] });
+    const badPresenter = await admin(server.url, 'PUT', `/stations/${fx.station.id}/programs/${programId}`, {
+      title: 'X',
+      presenterIds: [fx.presenterId, missing],
+    });
     expect(badPresenter.status).to.equal(400);
     expect(badPresenter.body.error.code).to.equal('VALIDATION_ERROR');
     expect(issuePaths(badPresenter.body)).to.deep.equal(['presenterIds.1']);
@@ -51,16 +75,32 @@ describe('schedule admin API /admin/v1/stations/{id}/…', () => {
   it('PUT broadcasts: stored object, defaults, cancellation by flag or reason, idempotent', async () => {
     const fx = await scheduleFixture(server.url);
     const id = randomUUID();
-    const body = { programId: fx.programId, startsAt: '2026-06-11T06:00:00+02:00', endsAt: '2026-06-11T09:00:00+02:00', nature: 'prerecorded' };
+    const body = {
+      programId: fx.programId,
+      startsAt: '2026-06-11T06:00:00+02:00',
+      endsAt: '2026-06-11T09:00:00+02:00',
+      nature: 'prerecorded',
+    };
     const res = await putBroadcastRaw(server.url, fx.station.id, body, id);
     expect(res.status).to.equal(200);
     expect(res.body).to.deep.include({
-      id, programId: fx.programId, title: null, startsAt: '2026-06-11T04:00:00.000Z', endsAt: '2026-06-11T07:00:00.000Z', nature: 'prerecorded',
-      published: true, cancelled: false, cancellationReason: '', repeatOfId: null, presenterIds: null,
+      id,
+      programId: fx.programId,
+      title: null,
+      startsAt: '2026-06-11T04:00:00.000Z',
+      endsAt: '2026-06-11T07:00:00.000Z',
+      nature: 'prerecorded',
+      published: true,
+      cancelled: false,
+      cancellationReason: '',
+      repeatOfId: null,
+      presenterIds: null,
     });
     const again = await putBroadcastRaw(server.url, fx.station.id, body, id);
     expect(again.body.id).to.equal(id);
-    expect(await server.svc.db('broadcasts').where({ station_id: fx.station.id }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
+    expect(await server.svc.db('broadcasts').where({ station_id: fx.station.id }).count<{ count: number }[]>('* as count')).to.deep.equal([
+      { count: 1 },
+    ]);
     const byReason = await putBroadcastRaw(server.url, fx.station.id, { ...body, cancellationReason: 'Strike' }, id);
     expect(byReason.body).to.include({ cancelled: true, cancellationReason: 'Strike' });
     const byFlag = await putBroadcastRaw(server.url, fx.station.id, { ...body, cancelled: true }, id);
@@ -95,7 +135,11 @@ describe('schedule admin API /admin/v1/stations/{id}/…', () => {
     const self = randomUUID();
     const selfRepeat = await putBroadcastRaw(server.url, fx.station.id, { ...base, repeatOfId: self }, self);
     expect(issuePaths(selfRepeat.body)).to.include('repeatOfId');
-    const missingField = await putBroadcastRaw(server.url, fx.station.id, { programId: fx.programId, startsAt: base.startsAt, nature: 'live' });
+    const missingField = await putBroadcastRaw(server.url, fx.station.id, {
+      programId: fx.programId,
+      startsAt: base.startsAt,
+      nature: 'live',
+    });
     expect(issuePaths(missingField.body)).to.include('endsAt');
     expect(await server.svc.db('broadcasts').where({ station_id: fx.station.id }).first()).to.equal(undefined);
   });
@@ -107,7 +151,9 @@ describe('schedule admin API /admin/v1/stations/{id}/…', () => {
     expect(unknown.status).to.equal(404);
     const taken = await admin(server.url, 'PUT', `/stations/${b.station.id}/programs/${a.programId}`, { title: 'Stolen' });
     expect(taken.status).to.equal(409);
-    const anonymous = await request(server.url, 'PUT', `/admin/v1/stations/${a.station.id}/presenters/${randomUUID()}`, { json: { title: 'X' } });
+    const anonymous = await request(server.url, 'PUT', `/admin/v1/stations/${a.station.id}/presenters/${randomUUID()}`, {
+      json: { title: 'X' },
+    });
     expect(anonymous.status).to.equal(401);
     const unknownBroadcast = await putRundown(server.url, a.station.id, randomUUID(), []);
     expect(unknownBroadcast.status).to.equal(404);
@@ -152,11 +198,20 @@ describe('schedule admin API /admin/v1/stations/{id}/…', () => {
     it('keeps the stored rundown plan that rundown following reads equal to the items, through every change', async () => {
       const fx = await scheduleFixture(server.url);
       const id = await putBroadcast(server.url, fx, '2026-06-11T06:00:00Z', '2026-06-11T07:00:00Z');
-      const plan = async () => ((await server.svc.db('rundown_plans').where({ broadcast_id: id }).first())?.items ?? null) as Array<Record<string, unknown>> | null;
+      const plan = async () =>
+        ((await server.svc.db('rundown_plans').where({ broadcast_id: id }).first())?.items ?? null) as Array<
+          Record<string, unknown>
+        > | null;
       const expected = async () =>
         (await server.svc.db('rundown_items').where({ broadcast_id: id }).orderBy('position')).map((i) => ({
-          id: i.id, position: i.position, kind: i.kind, artist: i.artist, title: i.title, duration_seconds: i.duration_seconds,
-          starts_ms: i.planned_starts_at.getTime(), ends_ms: i.planned_ends_at ? i.planned_ends_at.getTime() : null,
+          id: i.id,
+          position: i.position,
+          kind: i.kind,
+          artist: i.artist,
+          title: i.title,
+          duration_seconds: i.duration_seconds,
+          starts_ms: i.planned_starts_at.getTime(),
+          ends_ms: i.planned_ends_at ? i.planned_ends_at.getTime() : null,
         }));
       const [a, b] = [randomUUID(), randomUUID()];
       await putRundown(server.url, fx.station.id, id, [
@@ -183,14 +238,20 @@ describe('schedule admin API /admin/v1/stations/{id}/…', () => {
     it('needs a planned start after an item without a duration, and a known kind', async () => {
       const fx = await scheduleFixture(server.url);
       const id = await putBroadcast(server.url, fx, '2026-06-11T06:00:00Z', '2026-06-11T07:00:00Z');
-      const gap = await putRundown(server.url, fx.station.id, id, [{ kind: 'talk', title: 'Open end' }, { kind: 'track', title: 'Next' }]);
+      const gap = await putRundown(server.url, fx.station.id, id, [
+        { kind: 'talk', title: 'Open end' },
+        { kind: 'track', title: 'Next' },
+      ]);
       expect(gap.status).to.equal(400);
       expect(issuePaths(gap.body)).to.deep.equal(['items.1.plannedStartsAt']);
       const kind = await putRundown(server.url, fx.station.id, id, [{ kind: 'song', title: 'X' }]);
       expect(kind.status).to.equal(400);
       expect(kind.body.error.issues[0]).to.include({ path: 'items.0.kind' });
       const dup = randomUUID();
-      const twice = await putRundown(server.url, fx.station.id, id, [{ id: dup, kind: 'talk', title: 'A', durationSeconds: 1 }, { id: dup, kind: 'talk', title: 'B' }]);
+      const twice = await putRundown(server.url, fx.station.id, id, [
+        { id: dup, kind: 'talk', title: 'A', durationSeconds: 1 },
+        { id: dup, kind: 'talk', title: 'B' },
+      ]);
       expect(issuePaths(twice.body)).to.deep.equal(['items.1.id']);
     });
 
@@ -207,7 +268,10 @@ describe('schedule admin API /admin/v1/stations/{id}/…', () => {
         { id: c, kind: 'track', title: 'C', durationSeconds: 60 },
         { id: a, kind: 'track', title: 'A2', durationSeconds: 60 },
       ]);
-      expect(reordered.body.items.map((i: { id: string; index: number; title: string }) => [i.id, i.index, i.title])).to.deep.equal([[c, 0, 'C'], [a, 1, 'A2']]);
+      expect(reordered.body.items.map((i: { id: string; index: number; title: string }) => [i.id, i.index, i.title])).to.deep.equal([
+        [c, 0, 'C'],
+        [a, 1, 'A2'],
+      ]);
       expect(await server.svc.db('rundown_items').where({ id: b }).first()).to.equal(undefined);
       const other = await putBroadcast(server.url, fx, '2026-06-11T08:00:00Z', '2026-06-11T09:00:00Z');
       const stolen = await putRundown(server.url, fx.station.id, other, [{ id: a, kind: 'track', title: 'A' }]);
@@ -218,10 +282,16 @@ describe('schedule admin API /admin/v1/stations/{id}/…', () => {
     it('moves the rundown along when the broadcast moves', async () => {
       const fx = await scheduleFixture(server.url);
       const id = await putBroadcast(server.url, fx, '2026-06-11T06:00:00Z', '2026-06-11T07:00:00Z');
-      await putRundown(server.url, fx.station.id, id, [{ kind: 'talk', title: 'Intro', durationSeconds: 120 }, { kind: 'track', title: 'Song', durationSeconds: 180 }]);
+      await putRundown(server.url, fx.station.id, id, [
+        { kind: 'talk', title: 'Intro', durationSeconds: 120 },
+        { kind: 'track', title: 'Song', durationSeconds: 180 },
+      ]);
       await putBroadcast(server.url, fx, '2026-06-11T08:00:00Z', '2026-06-11T09:30:00Z', {}, id);
       const rows = await server.svc.db('rundown_items').where({ broadcast_id: id }).orderBy('position');
-      expect(rows.map((r: { planned_starts_at: Date }) => r.planned_starts_at.toISOString())).to.deep.equal(['2026-06-11T08:00:00.000Z', '2026-06-11T08:02:00.000Z']);
+      expect(rows.map((r: { planned_starts_at: Date }) => r.planned_starts_at.toISOString())).to.deep.equal([
+        '2026-06-11T08:00:00.000Z',
+        '2026-06-11T08:02:00.000Z',
+      ]);
       expect(rows[1].planned_ends_at.toISOString()).to.equal('2026-06-11T08:05:00.000Z');
     });
   });

@@ -8,7 +8,10 @@ import { useClockedServer } from '../../support/server.ts';
 import { eventually } from '../../support/factories.ts';
 import { getSchedule, putBroadcast, putProgram, putRundown, scheduleFixture } from './helpers.ts';
 
-interface Row { data: any; seq: number }
+interface Row {
+  data: any;
+  seq: number;
+}
 
 describe('feed rows schedule and on-air', () => {
   const { clock, server } = useClockedServer('2026-06-10T10:00:00Z', { reset: true }); // 12:00 in Berlin
@@ -85,7 +88,15 @@ describe('feed rows schedule and on-air', () => {
           nature: 'live',
           program: { id: fx.programId, title: 'Morning Show', profileId: null },
         },
-        position: { itemId: items[0].id, index: 0, kind: 'talk', artist: null, title: 'Welcome', plannedStartsAt: '2026-06-10T09:55:00.000Z', plannedEndsAt: '2026-06-10T10:00:00.000Z' },
+        position: {
+          itemId: items[0].id,
+          index: 0,
+          kind: 'talk',
+          artist: null,
+          title: 'Welcome',
+          plannedStartsAt: '2026-06-10T09:55:00.000Z',
+          plannedEndsAt: '2026-06-10T10:00:00.000Z',
+        },
         followed: null,
       });
       const at = async (iso: string) => {
@@ -94,7 +105,11 @@ describe('feed rows schedule and on-air', () => {
         return ((await row(fx.station.id, 'on-air')) as Row).data;
       };
       expect((await at('2026-06-10T10:00:00Z')).position).to.include({ itemId: items[1].id, index: 1, artist: 'Björk' });
-      expect((await at('2026-06-10T10:05:00Z')).position).to.include({ itemId: items[2].id, index: 2, plannedEndsAt: '2026-06-10T10:12:00.000Z' });
+      expect((await at('2026-06-10T10:05:00Z')).position).to.include({
+        itemId: items[2].id,
+        index: 2,
+        plannedEndsAt: '2026-06-10T10:12:00.000Z',
+      });
       expect((await at('2026-06-10T10:12:00Z')).position, 'after the last item: no position').to.equal(null);
       expect(await at('2026-06-10T11:00:00Z'), 'nothing on air').to.equal(null);
     });
@@ -113,8 +128,19 @@ describe('feed rows schedule and on-air', () => {
       const { fx, broadcastId, items } = await liveShow();
       const observe = async (itemId: string, outcome: string, observedAt: string) => {
         await server.svc.db('observations').insert({
-          id: randomUUID(), station_id: fx.station.id, fingerprint: randomUUID(), artist: 'x', title: 'y', is_playing: true,
-          observed_at: observedAt, received_at: observedAt, sort_at: observedAt, outcome, accepted: true, broadcast_id: broadcastId, rundown_item_id: itemId,
+          id: randomUUID(),
+          station_id: fx.station.id,
+          fingerprint: randomUUID(),
+          artist: 'x',
+          title: 'y',
+          is_playing: true,
+          observed_at: observedAt,
+          received_at: observedAt,
+          sort_at: observedAt,
+          outcome,
+          accepted: true,
+          broadcast_id: broadcastId,
+          rundown_item_id: itemId,
         });
         clock.set(observedAt);
         await refreshOnAir(server.svc, fx.station.id);

@@ -18,7 +18,12 @@ export async function putPresenter(baseUrl: string, stationId: string, title: st
   return id;
 }
 
-export async function putProgram(baseUrl: string, stationId: string, body: Record<string, unknown>, id: string = randomUUID()): Promise<string> {
+export async function putProgram(
+  baseUrl: string,
+  stationId: string,
+  body: Record<string, unknown>,
+  id: string = randomUUID(),
+): Promise<string> {
   const res = await admin(baseUrl, 'PUT', `/stations/${stationId}/programs/${id}`, { presenterIds: [], slots: [], ...body });
   expect(res.status, JSON.stringify(res.body)).to.equal(200);
   return id;
@@ -37,12 +42,24 @@ export async function scheduleFixture(baseUrl: string, overrides: Record<string,
   return { station, token, presenterId, programId };
 }
 
-export function putBroadcastRaw(baseUrl: string, stationId: string, body: Record<string, unknown>, id: string = randomUUID()): Promise<Reply> {
+export function putBroadcastRaw(
+  baseUrl: string,
+  stationId: string,
+  body: Record<string, unknown>,
+  id: string = randomUUID(),
+): Promise<Reply> {
   return admin(baseUrl, 'PUT', `/stations/${stationId}/broadcasts/${id}`, body);
 }
 
 /** PUTs a live, published broadcast of the fixture's program; returns its id. */
-export async function putBroadcast(baseUrl: string, fx: ScheduleFixture, startsAt: string, endsAt: string, extra: Record<string, unknown> = {}, id: string = randomUUID()): Promise<string> {
+export async function putBroadcast(
+  baseUrl: string,
+  fx: ScheduleFixture,
+  startsAt: string,
+  endsAt: string,
+  extra: Record<string, unknown> = {},
+  id: string = randomUUID(),
+): Promise<string> {
   const res = await putBroadcastRaw(baseUrl, fx.station.id, { programId: fx.programId, startsAt, endsAt, nature: 'live', ...extra }, id);
   expect(res.status, JSON.stringify(res.body)).to.equal(200);
   return id;

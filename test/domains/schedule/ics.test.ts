@@ -4,7 +4,8 @@ import { useClockedServer } from '../../support/server.ts';
 import { admin, request } from '../../support/http.ts';
 import { putBroadcast, putPresenter, scheduleFixture, type ScheduleFixture } from './helpers.ts';
 
-const vevents = (text: string): ical.VEvent[] => Object.values(ical.sync.parseICS(text)).filter((c): c is ical.VEvent => c?.type === 'VEVENT');
+const vevents = (text: string): ical.VEvent[] =>
+  Object.values(ical.sync.parseICS(text)).filter((c): c is ical.VEvent => c?.type === 'VEVENT');
 
 describe('calendar GET …/schedule.ics', () => {
   const { server } = useClockedServer('2026-06-10T10:00:00Z');
@@ -15,8 +16,12 @@ describe('calendar GET …/schedule.ics', () => {
   it('is RFC 5545 text that node-ical parses: one VEVENT per broadcast, stable UIDs, UTC times, cancelled ones STATUS:CANCELLED', async () => {
     const fx = await scheduleFixture(server.url, { name: 'Radio; Wave, Line' });
     const guest = await putPresenter(server.url, fx.station.id, 'Zoë Ünal');
-    const tricky = 'News; weather, traffic \\ and more\nsecond line — with a long title that must be folded because it goes on and on and on ✓✓✓✓✓✓✓✓✓✓';
-    const a = await putBroadcast(server.url, fx, '2026-06-11T06:00:00Z', '2026-06-11T07:00:00Z', { title: tricky, presenterIds: [fx.presenterId, guest] });
+    const tricky =
+      'News; weather, traffic \\ and more\nsecond line — with a long title that must be folded because it goes on and on and on ✓✓✓✓✓✓✓✓✓✓';
+    const a = await putBroadcast(server.url, fx, '2026-06-11T06:00:00Z', '2026-06-11T07:00:00Z', {
+      title: tricky,
+      presenterIds: [fx.presenterId, guest],
+    });
     const b = await putBroadcast(server.url, fx, '2026-06-12T21:30:00Z', '2026-06-12T23:30:00Z', { cancellationReason: 'Match overran' });
     await putBroadcast(server.url, fx, '2026-06-12T08:00:00Z', '2026-06-12T09:00:00Z', { published: false });
 
@@ -67,10 +72,15 @@ describe('calendar GET …/schedule.ics', () => {
     const notModified = await getIcs(fx, '?fromDate=2026-07-01&throughDate=2026-07-01', { 'if-none-match': etag });
     expect(notModified.status).to.equal(304);
     expect(notModified.text).to.equal('');
-    const anonymous = await request(server.url, 'GET', `/api/v1/stations/${fx.station.slug}/schedule.ics`, { headers: { 'if-none-match': etag } });
+    const anonymous = await request(server.url, 'GET', `/api/v1/stations/${fx.station.slug}/schedule.ics`, {
+      headers: { 'if-none-match': etag },
+    });
     expect(anonymous.status).to.equal(401);
     await putBroadcast(server.url, fx, '2026-07-01T06:00:00Z', '2026-07-01T07:30:00Z', {}, inJuly);
-    expect((await getIcs(fx, '?fromDate=2026-07-01&throughDate=2026-07-01', { 'if-none-match': etag })).status, 'a change gives a new ETag').to.equal(200);
+    expect(
+      (await getIcs(fx, '?fromDate=2026-07-01&throughDate=2026-07-01', { 'if-none-match': etag })).status,
+      'a change gives a new ETag',
+    ).to.equal(200);
   });
 
   it('uses the calendar module switch', async () => {

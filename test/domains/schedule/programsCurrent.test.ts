@@ -6,24 +6,35 @@ import { putBroadcast, putPresenter, putProgram, scheduleFixture, type ScheduleF
 describe('programs GET …/programs', () => {
   const { server } = useClockedServer('2026-06-10T10:00:00Z');
 
-  const getPrograms = (fx: ScheduleFixture, query = '') => request(server.url, 'GET', `/api/v1/stations/${fx.station.slug}/programs${query}`, { token: fx.token });
+  const getPrograms = (fx: ScheduleFixture, query = '') =>
+    request(server.url, 'GET', `/api/v1/stations/${fx.station.slug}/programs${query}`, { token: fx.token });
 
   it('echoes the window and lists programs with a published, non-cancelled broadcast in it, with presenters and weekly slots', async () => {
     const fx = await scheduleFixture(server.url);
     const second = await putPresenter(server.url, fx.station.id, 'Bo Cohost');
-    await putProgram(server.url, fx.station.id, {
-      title: 'Morning Show',
-      description: 'Wake up',
-      profileId: 'profile-1',
-      presenterIds: [second, fx.presenterId],
-      slots: [{ weekday: 1, startTime: '06:00', durationMinutes: 180 }, { weekday: 7, startTime: '23:30', durationMinutes: 60 }],
-    }, fx.programId);
+    await putProgram(
+      server.url,
+      fx.station.id,
+      {
+        title: 'Morning Show',
+        description: 'Wake up',
+        profileId: 'profile-1',
+        presenterIds: [second, fx.presenterId],
+        slots: [
+          { weekday: 1, startTime: '06:00', durationMinutes: 180 },
+          { weekday: 7, startTime: '23:30', durationMinutes: 60 },
+        ],
+      },
+      fx.programId,
+    );
     const cancelledOnly = await putProgram(server.url, fx.station.id, { title: 'Cancelled Show' });
     const draftOnly = await putProgram(server.url, fx.station.id, { title: 'Draft Show' });
     const outside = await putProgram(server.url, fx.station.id, { title: 'Later Show' });
     const alsoOn = await putProgram(server.url, fx.station.id, { title: 'Afternoon' });
     await putBroadcast(server.url, fx, '2026-06-11T04:00:00Z', '2026-06-11T07:00:00Z');
-    await putBroadcast(server.url, { ...fx, programId: cancelledOnly }, '2026-06-11T08:00:00Z', '2026-06-11T09:00:00Z', { cancelled: true });
+    await putBroadcast(server.url, { ...fx, programId: cancelledOnly }, '2026-06-11T08:00:00Z', '2026-06-11T09:00:00Z', {
+      cancelled: true,
+    });
     await putBroadcast(server.url, { ...fx, programId: draftOnly }, '2026-06-11T08:00:00Z', '2026-06-11T09:00:00Z', { published: false });
     await putBroadcast(server.url, { ...fx, programId: outside }, '2026-06-20T08:00:00Z', '2026-06-20T09:00:00Z');
     await putBroadcast(server.url, { ...fx, programId: alsoOn }, '2026-06-12T12:00:00Z', '2026-06-12T13:00:00Z');
@@ -37,8 +48,14 @@ describe('programs GET …/programs', () => {
       title: 'Morning Show',
       description: 'Wake up',
       profileId: 'profile-1',
-      presenters: [{ id: second, title: 'Bo Cohost' }, { id: fx.presenterId, title: 'Ana Host' }],
-      slots: [{ weekday: 1, startTime: '06:00', durationMinutes: 180 }, { weekday: 7, startTime: '23:30', durationMinutes: 60 }],
+      presenters: [
+        { id: second, title: 'Bo Cohost' },
+        { id: fx.presenterId, title: 'Ana Host' },
+      ],
+      slots: [
+        { weekday: 1, startTime: '06:00', durationMinutes: 180 },
+        { weekday: 7, startTime: '23:30', durationMinutes: 60 },
+      ],
     });
     expect(res.body.programs[0]).to.deep.include({ description: null, profileId: null, presenters: [], slots: [] });
 
@@ -59,7 +76,8 @@ describe('programs GET …/programs', () => {
 describe('current broadcast GET …/broadcast/current', () => {
   const { clock, server } = useClockedServer('2026-06-10T10:00:00Z', { reset: true });
 
-  const getCurrent = (fx: ScheduleFixture) => request(server.url, 'GET', `/api/v1/stations/${fx.station.slug}/broadcast/current`, { token: fx.token });
+  const getCurrent = (fx: ScheduleFixture) =>
+    request(server.url, 'GET', `/api/v1/stations/${fx.station.slug}/broadcast/current`, { token: fx.token });
 
   it('is the broadcast on air now with asOf, or null (not an error) when nothing is', async () => {
     const fx = await scheduleFixture(server.url);

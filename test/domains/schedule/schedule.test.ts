@@ -85,11 +85,19 @@ describe('schedule GET …/schedule', () => {
     const ended = await putBroadcast(server.url, fx, '2026-06-10T08:00:00Z', '2026-06-10T09:00:00Z');
     const live = await putBroadcast(server.url, fx, '2026-06-10T09:00:00Z', '2026-06-10T11:00:00Z');
     const scheduled = await putBroadcast(server.url, fx, '2026-06-10T11:00:00Z', '2026-06-10T12:00:00Z');
-    const cancelled = await putBroadcast(server.url, fx, '2026-06-10T09:30:00Z', '2026-06-10T10:30:00Z', { cancellationReason: 'Football, sorry' });
+    const cancelled = await putBroadcast(server.url, fx, '2026-06-10T09:30:00Z', '2026-06-10T10:30:00Z', {
+      cancellationReason: 'Football, sorry',
+    });
     const flagged = await putBroadcast(server.url, fx, '2026-06-10T12:00:00Z', '2026-06-10T13:00:00Z', { cancelled: true });
     const byId = new Map((await getSchedule(server.url, fx)).body.broadcasts.map((b: { id: string }) => [b.id, b]));
     const status = (id: string) => (byId.get(id) as { status: string }).status;
-    expect([status(ended), status(live), status(scheduled), status(cancelled), status(flagged)]).to.deep.equal(['ended', 'live', 'scheduled', 'cancelled', 'cancelled']);
+    expect([status(ended), status(live), status(scheduled), status(cancelled), status(flagged)]).to.deep.equal([
+      'ended',
+      'live',
+      'scheduled',
+      'cancelled',
+      'cancelled',
+    ]);
     expect((byId.get(cancelled) as { cancellationReason: string }).cancellationReason).to.equal('Football, sorry');
     expect((byId.get(flagged) as { cancellationReason: string }).cancellationReason).to.equal('');
     expect((byId.get(live) as { cancellationReason: string }).cancellationReason).to.equal('');
@@ -101,9 +109,20 @@ describe('schedule GET …/schedule', () => {
   it('presents each broadcast with its program, presenters (program default or override), nature, repeat link and exact resolution, sorted by startsAt', async () => {
     const fx = await scheduleFixture(server.url);
     const guest = await putPresenter(server.url, fx.station.id, 'Guest, "the" Host');
-    const second = await putBroadcast(server.url, fx, '2026-06-11T08:00:00Z', '2026-06-11T09:00:00Z', { title: 'Special', nature: 'repeat', presenterIds: [guest] });
+    const second = await putBroadcast(server.url, fx, '2026-06-11T08:00:00Z', '2026-06-11T09:00:00Z', {
+      title: 'Special',
+      nature: 'repeat',
+      presenterIds: [guest],
+    });
     const first = await putBroadcast(server.url, fx, '2026-06-11T06:00:00Z', '2026-06-11T07:00:00Z');
-    await putBroadcast(server.url, fx, '2026-06-11T08:00:00Z', '2026-06-11T09:00:00Z', { title: 'Special', nature: 'repeat', presenterIds: [guest], repeatOfId: first }, second);
+    await putBroadcast(
+      server.url,
+      fx,
+      '2026-06-11T08:00:00Z',
+      '2026-06-11T09:00:00Z',
+      { title: 'Special', nature: 'repeat', presenterIds: [guest], repeatOfId: first },
+      second,
+    );
     const res = await getSchedule(server.url, fx);
     expect(ids(res)).to.deep.equal([first, second]);
     expect(res.body.broadcasts[0]).to.deep.equal({
@@ -124,7 +143,12 @@ describe('schedule GET …/schedule', () => {
     expect(res.body.broadcasts[1]).to.include({ title: 'Special', nature: 'repeat', repeatOfId: first });
     expect(res.body.broadcasts[1].presenters).to.deep.equal([{ id: guest, title: 'Guest, "the" Host' }]);
     // A program rename shows on the next read where the broadcast has no own title.
-    await putProgram(server.url, fx.station.id, { title: 'Breakfast', presenterIds: [fx.presenterId], profileId: 'morning-profile' }, fx.programId);
+    await putProgram(
+      server.url,
+      fx.station.id,
+      { title: 'Breakfast', presenterIds: [fx.presenterId], profileId: 'morning-profile' },
+      fx.programId,
+    );
     const renamed = await getSchedule(server.url, fx);
     expect(renamed.body.broadcasts[0].title).to.equal('Breakfast');
     expect(renamed.body.broadcasts[0].program).to.deep.equal({ id: fx.programId, title: 'Breakfast', profileId: 'morning-profile' });
@@ -207,9 +231,14 @@ describe('schedule GET …/schedule', () => {
     const etag = first.headers.get('etag') as string;
     expect(etag).to.match(/^"[0-9a-f]{64}"$/);
     expect(first.headers.get('cache-control')).to.equal('no-store');
-    const again = await request(server.url, 'GET', `/api/v1/stations/${fx.station.slug}/schedule`, { token: fx.token, headers: { 'if-none-match': etag } });
+    const again = await request(server.url, 'GET', `/api/v1/stations/${fx.station.slug}/schedule`, {
+      token: fx.token,
+      headers: { 'if-none-match': etag },
+    });
     expect(again.status).to.equal(304);
-    expect((await request(server.url, 'GET', `/api/v1/stations/${fx.station.slug}/schedule`, { headers: { 'if-none-match': etag } })).status).to.equal(401);
+    expect(
+      (await request(server.url, 'GET', `/api/v1/stations/${fx.station.slug}/schedule`, { headers: { 'if-none-match': etag } })).status,
+    ).to.equal(401);
     await admin(server.url, 'PATCH', `/stations/${fx.station.id}`, { modules: { schedule: false } });
     const off = await getSchedule(server.url, fx);
     expect(off.status).to.equal(404);
@@ -222,7 +251,12 @@ describe('schedule GET …/schedule', () => {
     const own = await putBroadcast(server.url, a, '2026-06-11T06:00:00Z', '2026-06-11T07:00:00Z');
     await putBroadcast(server.url, b, '2026-06-11T06:00:00Z', '2026-06-11T07:00:00Z');
     expect(ids(await getSchedule(server.url, a))).to.deep.equal([own]);
-    const foreign = await putBroadcastRaw(server.url, b.station.id, { programId: a.programId, startsAt: '2026-06-11T06:00:00Z', endsAt: '2026-06-11T07:00:00Z', nature: 'live' });
+    const foreign = await putBroadcastRaw(server.url, b.station.id, {
+      programId: a.programId,
+      startsAt: '2026-06-11T06:00:00Z',
+      endsAt: '2026-06-11T07:00:00Z',
+      nature: 'live',
+    });
     expect(foreign.status).to.equal(400);
   });
 });

@@ -28,7 +28,10 @@ describe('schedule timing jobs (BullMQ delayed jobs)', () => {
   it('plans the next local midnight and every broadcast and rundown boundary through the end of tomorrow, each at its instant', async () => {
     const fx = await scheduleFixture(server.url);
     const id = await putBroadcast(server.url, fx, '2026-06-10T11:00:00Z', '2026-06-10T12:00:00Z');
-    await putRundown(server.url, fx.station.id, id, [{ kind: 'talk', title: 'A', durationSeconds: 600 }, { kind: 'track', title: 'B', durationSeconds: 600 }]);
+    await putRundown(server.url, fx.station.id, id, [
+      { kind: 'talk', title: 'A', durationSeconds: 600 },
+      { kind: 'track', title: 'B', durationSeconds: 600 },
+    ]);
     await putBroadcast(server.url, fx, '2026-06-11T05:00:00Z', '2026-06-11T06:00:00Z');
     await putBroadcast(server.url, fx, '2026-06-12T05:00:00Z', '2026-06-12T06:00:00Z'); // after tomorrow: planned later
     await putBroadcast(server.url, fx, '2026-06-10T15:00:00Z', '2026-06-10T16:00:00Z', { cancelled: true }); // never on air
@@ -66,7 +69,9 @@ describe('schedule timing jobs (BullMQ delayed jobs)', () => {
     clock.set('2026-03-07T12:00:00Z');
     const fx = await scheduleFixture(server.url, { timezone: 'America/New_York' });
     await putBroadcast(server.url, fx, '2026-03-09T04:30:00Z', '2026-03-09T05:30:00Z'); // 9 Mar 00:30 local (EDT): after tomorrow
-    expect((await delayedTimers(fx.station.id)).map(([name, at]) => `${name}@${at}`)).to.deep.equal(['schedule.midnight@2026-03-08T05:00:00.000Z']);
+    expect((await delayedTimers(fx.station.id)).map(([name, at]) => `${name}@${at}`)).to.deep.equal([
+      'schedule.midnight@2026-03-08T05:00:00.000Z',
+    ]);
     clock.set('2026-03-08T05:00:00Z');
     await runScheduleTick(server.svc, fx.station.id, clock.now());
     expect((await delayedTimers(fx.station.id)).map(([name, at, delay]) => `${name}@${at}+${delay}`)).to.deep.equal([
@@ -95,7 +100,8 @@ describe('schedule timing jobs (BullMQ delayed jobs)', () => {
     });
     after(() => workers.close());
 
-    const onAir = async (stationId: string) => (await server.svc.db('feed_rows').where({ station_id: stationId, kind: 'on-air', entry: 'current' }).first('data'))?.data;
+    const onAir = async (stationId: string) =>
+      (await server.svc.db('feed_rows').where({ station_id: stationId, kind: 'on-air', entry: 'current' }).first('data'))?.data;
 
     it('updates on-air at the broadcast start, at rundown item boundaries and at the end, as the jobs fall due', async () => {
       const start = Date.now() + 1000;
@@ -104,16 +110,22 @@ describe('schedule timing jobs (BullMQ delayed jobs)', () => {
       const iso = (ms: number) => new Date(ms).toISOString();
       // Unpublished while the rundown is written, so every timer is planned by the one publishing PUT.
       const id = await putBroadcast(server.url, fx, iso(start), iso(start + 1500), { published: false });
-      const { body } = await putRundown(server.url, fx.station.id, id, [{ kind: 'talk', title: 'A', durationSeconds: 0.5 }, { kind: 'track', title: 'B', durationSeconds: 0.5 }]);
+      const { body } = await putRundown(server.url, fx.station.id, id, [
+        { kind: 'talk', title: 'A', durationSeconds: 0.5 },
+        { kind: 'track', title: 'B', durationSeconds: 0.5 },
+      ]);
       await putBroadcast(server.url, fx, iso(start), iso(start + 1500), { published: true }, id);
       expect(await onAir(fx.station.id)).to.equal(null);
       const seen: string[] = [];
-      await eventually(async () => {
-        const data = await onAir(fx.station.id);
-        const state = data === null ? 'off' : data.position ? data.position.itemId : 'gap';
-        if (seen[seen.length - 1] !== state) seen.push(state);
-        return seen.length >= 2 && state === 'off';
-      }, { timeoutMs: 10_000, intervalMs: 10 });
+      await eventually(
+        async () => {
+          const data = await onAir(fx.station.id);
+          const state = data === null ? 'off' : data.position ? data.position.itemId : 'gap';
+          if (seen[seen.length - 1] !== state) seen.push(state);
+          return seen.length >= 2 && state === 'off';
+        },
+        { timeoutMs: 10_000, intervalMs: 10 },
+      );
       expect(seen[0]).to.equal('off');
       expect(seen).to.include.members([body.items[0].id, body.items[1].id]);
       expect(seen.indexOf(body.items[0].id)).to.be.lessThan(seen.indexOf(body.items[1].id));
@@ -124,7 +136,8 @@ describe('schedule timing jobs (BullMQ delayed jobs)', () => {
       clock.set(new Date('2026-06-10T22:00:00Z').getTime() - 400); // 400 ms before 11 Jun 00:00 in Berlin
       const fx = await scheduleFixture(server.url);
       const dayEight = await putBroadcast(server.url, fx, '2026-06-18T06:00:00Z', '2026-06-18T07:00:00Z');
-      const schedule = async () => (await server.svc.db('feed_rows').where({ station_id: fx.station.id, kind: 'schedule', entry: 'current' }).first('data')).data;
+      const schedule = async () =>
+        (await server.svc.db('feed_rows').where({ station_id: fx.station.id, kind: 'schedule', entry: 'current' }).first('data')).data;
       expect((await schedule()).broadcasts).to.deep.equal([]);
       await eventually(async () => (await schedule()).broadcasts.length === 1, { timeoutMs: 10_000 });
       expect((await schedule()).broadcasts[0].id).to.equal(dayEight);

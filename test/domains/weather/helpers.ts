@@ -13,7 +13,8 @@ export const delivered = (feed: Feed) => ({ modules: { [feed]: true }, entitleme
 export async function feedFixture(server: TestServer, feed: Feed, overrides: Record<string, unknown> = delivered(feed)) {
   const { station, token } = await listenerFixture(server.url, { timezone: 'Europe/Vienna', ...overrides });
   const path = `/api/v1/stations/${station.slug}/${feed}`;
-  const get = (headers: Record<string, string> = {}, credential: string | null = token) => request(server.url, 'GET', path, { token: credential ?? undefined, headers });
+  const get = (headers: Record<string, string> = {}, credential: string | null = token) =>
+    request(server.url, 'GET', path, { token: credential ?? undefined, headers });
   const put = (body: unknown) => admin(server.url, 'PUT', `/stations/${station.id}/${feed}`, body);
   const putOk = async (body: unknown) => {
     const res = await put(body);
@@ -26,7 +27,10 @@ export async function feedFixture(server: TestServer, feed: Feed, overrides: Rec
 }
 
 /** Issues of a 400 answer as "path code" strings, with suggestions where given. */
-export function issuesOf(res: { status: number; body: { error: { code: string; issues?: Array<{ path: string; code?: string; suggestion?: unknown }> } } }): string[] {
+export function issuesOf(res: {
+  status: number;
+  body: { error: { code: string; issues?: Array<{ path: string; code?: string; suggestion?: unknown }> } };
+}): string[] {
   expect(res.status, JSON.stringify(res.body)).to.equal(400);
   expect(res.body.error.code).to.equal('VALIDATION_ERROR');
   return (res.body.error.issues ?? []).map((i) => `${i.path} ${i.code}${i.suggestion === undefined ? '' : ` → ${String(i.suggestion)}`}`);

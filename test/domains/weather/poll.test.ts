@@ -16,21 +16,48 @@ const unix = (iso: string) => Date.parse(iso) / 1000;
 /** An Open-Meteo `/v1/forecast` answer with `timeformat=unixtime` for Europe/Berlin. */
 function openMeteoForecast() {
   return {
-    latitude: 52.52, longitude: 13.419998, generationtime_ms: 0.1, utc_offset_seconds: 3600, timezone: 'Europe/Berlin', timezone_abbreviation: 'GMT+1', elevation: 38,
+    latitude: 52.52,
+    longitude: 13.419998,
+    generationtime_ms: 0.1,
+    utc_offset_seconds: 3600,
+    timezone: 'Europe/Berlin',
+    timezone_abbreviation: 'GMT+1',
+    elevation: 38,
     current_units: { time: 'unixtime', interval: 'seconds', temperature_2m: '°C' },
     current: {
-      time: unix('2026-11-21T12:00:00Z'), interval: 900, weather_code: 2, temperature_2m: 6.4, apparent_temperature: 3.1, relative_humidity_2m: 84,
-      precipitation: 0, wind_speed_10m: 13.7, wind_direction_10m: 243, uv_index: 0.9,
+      time: unix('2026-11-21T12:00:00Z'),
+      interval: 900,
+      weather_code: 2,
+      temperature_2m: 6.4,
+      apparent_temperature: 3.1,
+      relative_humidity_2m: 84,
+      precipitation: 0,
+      wind_speed_10m: 13.7,
+      wind_direction_10m: 243,
+      uv_index: 0.9,
     },
     hourly: {
       time: [unix('2026-11-21T12:00:00Z'), unix('2026-11-21T13:00:00Z'), unix('2026-11-21T14:00:00Z')],
-      weather_code: [61, 42, 3], temperature_2m: [6.4, 6.1, 5.8], apparent_temperature: [3.1, 2.9, 2.5], precipitation_probability: [70, null, 30],
-      precipitation: [0.4, 0.1, 0], relative_humidity_2m: [84, 86, 88], wind_speed_10m: [13.7, 12.2, 10.1], wind_direction_10m: [243, 240, 238], uv_index: [0.9, 0.5, 0.1],
+      weather_code: [61, 42, 3],
+      temperature_2m: [6.4, 6.1, 5.8],
+      apparent_temperature: [3.1, 2.9, 2.5],
+      precipitation_probability: [70, null, 30],
+      precipitation: [0.4, 0.1, 0],
+      relative_humidity_2m: [84, 86, 88],
+      wind_speed_10m: [13.7, 12.2, 10.1],
+      wind_direction_10m: [243, 240, 238],
+      uv_index: [0.9, 0.5, 0.1],
     },
     daily: {
       time: [unix('2026-11-20T23:00:00Z'), unix('2026-11-21T23:00:00Z')],
-      weather_code: [95, 73], temperature_2m_max: [8.1, 3.2], temperature_2m_min: [2.3, -1.5], precipitation_sum: [4.2, 6], precipitation_probability_max: [80, 90],
-      wind_speed_10m_max: [24.1, 30.5], wind_direction_10m_dominant: [240, 300], uv_index_max: [1.2, 0.8],
+      weather_code: [95, 73],
+      temperature_2m_max: [8.1, 3.2],
+      temperature_2m_min: [2.3, -1.5],
+      precipitation_sum: [4.2, 6],
+      precipitation_probability_max: [80, 90],
+      wind_speed_10m_max: [24.1, 30.5],
+      wind_direction_10m_dominant: [240, 300],
+      uv_index_max: [1.2, 0.8],
     },
   };
 }
@@ -41,16 +68,46 @@ function tomTomIncidents() {
     incidents: [
       {
         type: 'Feature',
-        geometry: { type: 'LineString', coordinates: [[13.2841, 52.5012], [13.2902, 52.5044]] },
+        geometry: {
+          type: 'LineString',
+          coordinates: [
+            [13.2841, 52.5012],
+            [13.2902, 52.5044],
+          ],
+        },
         properties: {
-          id: '4c3d2f1e0', iconCategory: 1, magnitudeOfDelay: 3, events: [{ description: 'Accident', code: 401 }, { description: 'Two lanes closed', code: 736 }],
-          startTime: '2026-11-21T10:40:00Z', endTime: '2026-11-21T14:00:00Z', from: 'Dreieck Funkturm', to: 'Kurfürstendamm', length: 2480.5, delay: 900, roadNumbers: ['A100'],
+          id: '4c3d2f1e0',
+          iconCategory: 1,
+          magnitudeOfDelay: 3,
+          events: [
+            { description: 'Accident', code: 401 },
+            { description: 'Two lanes closed', code: 736 },
+          ],
+          startTime: '2026-11-21T10:40:00Z',
+          endTime: '2026-11-21T14:00:00Z',
+          from: 'Dreieck Funkturm',
+          to: 'Kurfürstendamm',
+          length: 2480.5,
+          delay: 900,
+          roadNumbers: ['A100'],
         },
       },
       {
         type: 'Feature',
         geometry: { type: 'Point', coordinates: [13.4, 52.52] },
-        properties: { id: 'rw-7', iconCategory: 9, magnitudeOfDelay: 4, events: [{ description: 'Roadworks' }], startTime: null, endTime: null, from: null, to: null, length: null, delay: null, roadNumbers: [] },
+        properties: {
+          id: 'rw-7',
+          iconCategory: 9,
+          magnitudeOfDelay: 4,
+          events: [{ description: 'Roadworks' }],
+          startTime: null,
+          endTime: null,
+          from: null,
+          to: null,
+          length: null,
+          delay: null,
+          roadNumbers: [],
+        },
       },
     ],
   };
@@ -95,9 +152,21 @@ describe('weather and traffic provider polling (worker)', function () {
   });
 
   it('Open-Meteo: the first poll runs at once and stores normalised snapshots; deleting the source removes the schedule', async () => {
-    const f = await feedFixture(server, 'weather', { timezone: 'Europe/Berlin', modules: { weather: true }, entitlements: { weather: true }, redistribution: { weather: true } });
+    const f = await feedFixture(server, 'weather', {
+      timezone: 'Europe/Berlin',
+      modules: { weather: true },
+      entitlements: { weather: true },
+      redistribution: { weather: true },
+    });
     const saved = await admin(server.url, 'PUT', `/stations/${f.station.id}/weather/source`, {
-      provider: 'open-meteo', latitude: 52.52, longitude: 13.41, locationId: 'berlin', locationName: 'Berlin', hourlyHours: 3, dailyDays: 2, baseUrl: openMeteo.url,
+      provider: 'open-meteo',
+      latitude: 52.52,
+      longitude: 13.41,
+      locationId: 'berlin',
+      locationName: 'Berlin',
+      hourlyHours: 3,
+      dailyDays: 2,
+      baseUrl: openMeteo.url,
     });
     expect(saved.status, JSON.stringify(saved.body)).to.equal(200);
     expect(saved.body).to.include({ feed: 'weather', provider: 'open-meteo', intervalSeconds: 900 });
@@ -107,20 +176,58 @@ describe('weather and traffic provider polling (worker)', function () {
     });
     const asked = openMeteo.requests.find((u) => u.searchParams.get('latitude') === '52.52')!;
     expect(asked.pathname).to.equal('/v1/forecast');
-    expect(Object.fromEntries(asked.searchParams)).to.include({ longitude: '13.41', timeformat: 'unixtime', timezone: 'Europe/Berlin', wind_speed_unit: 'kmh', forecast_hours: '3', forecast_days: '2' });
+    expect(Object.fromEntries(asked.searchParams)).to.include({
+      longitude: '13.41',
+      timeformat: 'unixtime',
+      timezone: 'Europe/Berlin',
+      wind_speed_unit: 'kmh',
+      forecast_hours: '3',
+      forecast_days: '2',
+    });
     expect(asked.searchParams.get('current')!.split(',')).to.include('weather_code');
-    expect(weather.freshness).to.include({ status: 'fresh', ageSeconds: 600, observedAt: '2026-11-21T12:00:00.000Z', receivedAt: NOW.toISOString() });
+    expect(weather.freshness).to.include({
+      status: 'fresh',
+      ageSeconds: 600,
+      observedAt: '2026-11-21T12:00:00.000Z',
+      receivedAt: NOW.toISOString(),
+    });
     const byKind = (kind: string) => weather.snapshots.filter((s: { kind: string }) => s.kind === kind);
-    expect(byKind('current')).to.deep.equal([{
-      locationId: 'berlin', locationName: 'Berlin', kind: 'current', validFrom: '2026-11-21T12:00:00.000Z', validUntil: '2026-11-21T12:15:00.000Z', conditionCode: 'PartlyCloudy',
-      temperatureC: 6.4, feelsLikeC: 3.1, temperatureMinC: null, temperatureMaxC: null, precipitationProbability: null, precipitationMm: 0,
-      windSpeedKph: 13.7, windDirectionDeg: 243, humidity: 84, uvIndex: 0.9,
-    }]);
-    expect(byKind('hourly').map((s: { conditionCode: string; validFrom: string }) => [s.validFrom, s.conditionCode]), 'WMO 42 is no WMO weather code: left out').to.deep.equal([
+    expect(byKind('current')).to.deep.equal([
+      {
+        locationId: 'berlin',
+        locationName: 'Berlin',
+        kind: 'current',
+        validFrom: '2026-11-21T12:00:00.000Z',
+        validUntil: '2026-11-21T12:15:00.000Z',
+        conditionCode: 'PartlyCloudy',
+        temperatureC: 6.4,
+        feelsLikeC: 3.1,
+        temperatureMinC: null,
+        temperatureMaxC: null,
+        precipitationProbability: null,
+        precipitationMm: 0,
+        windSpeedKph: 13.7,
+        windDirectionDeg: 243,
+        humidity: 84,
+        uvIndex: 0.9,
+      },
+    ]);
+    expect(
+      byKind('hourly').map((s: { conditionCode: string; validFrom: string }) => [s.validFrom, s.conditionCode]),
+      'WMO 42 is no WMO weather code: left out',
+    ).to.deep.equal([
       ['2026-11-21T12:00:00.000Z', 'Rain'],
       ['2026-11-21T14:00:00.000Z', 'Cloudy'],
     ]);
-    expect(byKind('daily').map((s: Record<string, unknown>) => [s.validFrom, s.validUntil, s.conditionCode, s.temperatureMinC, s.temperatureMaxC])).to.deep.equal([
+    expect(
+      byKind('daily').map((s: Record<string, unknown>) => [
+        s.validFrom,
+        s.validUntil,
+        s.conditionCode,
+        s.temperatureMinC,
+        s.temperatureMaxC,
+      ]),
+    ).to.deep.equal([
       ['2026-11-20T23:00:00.000Z', '2026-11-21T23:00:00.000Z', 'Thunderstorm', 2.3, 8.1],
       ['2026-11-21T23:00:00.000Z', '2026-11-22T23:00:00.000Z', 'Snow', -1.5, 3.2],
     ]);
@@ -138,7 +245,11 @@ describe('weather and traffic provider polling (worker)', function () {
     const f = await feedFixture(server, 'traffic');
     const apiKey = 'tomtomSecretKey123';
     const saved = await admin(server.url, 'PUT', `/stations/${f.station.id}/traffic/source`, {
-      provider: 'tomtom', apiKey, bbox: { minLat: 52.3, minLon: 13.0, maxLat: 52.7, maxLon: 13.8 }, area: 'Berlin', baseUrl: tomtom.url,
+      provider: 'tomtom',
+      apiKey,
+      bbox: { minLat: 52.3, minLon: 13.0, maxLat: 52.7, maxLon: 13.8 },
+      area: 'Berlin',
+      baseUrl: tomtom.url,
     });
     expect(saved.status, JSON.stringify(saved.body)).to.equal(200);
     expect(saved.text).not.to.include(apiKey);
@@ -156,17 +267,43 @@ describe('weather and traffic provider polling (worker)', function () {
       area: 'Berlin',
       incidents: [
         {
-          id: '4c3d2f1e0', type: 'accident', severity: 'major', road: 'A100', direction: null, description: 'Accident; Two lanes closed', from: 'Dreieck Funkturm', to: 'Kurfürstendamm',
-          delaySeconds: 900, lengthMeters: 2480.5, startsAt: '2026-11-21T10:40:00.000Z', endsAt: '2026-11-21T14:00:00.000Z', location: { lat: 52.5012, lon: 13.2841 },
+          id: '4c3d2f1e0',
+          type: 'accident',
+          severity: 'major',
+          road: 'A100',
+          direction: null,
+          description: 'Accident; Two lanes closed',
+          from: 'Dreieck Funkturm',
+          to: 'Kurfürstendamm',
+          delaySeconds: 900,
+          lengthMeters: 2480.5,
+          startsAt: '2026-11-21T10:40:00.000Z',
+          endsAt: '2026-11-21T14:00:00.000Z',
+          location: { lat: 52.5012, lon: 13.2841 },
         },
         {
-          id: 'rw-7', type: 'roadworks', severity: 'unknown', road: null, direction: null, description: 'Roadworks', from: null, to: null,
-          delaySeconds: null, lengthMeters: null, startsAt: null, endsAt: null, location: { lat: 52.52, lon: 13.4 },
+          id: 'rw-7',
+          type: 'roadworks',
+          severity: 'unknown',
+          road: null,
+          direction: null,
+          description: 'Roadworks',
+          from: null,
+          to: null,
+          delaySeconds: null,
+          lengthMeters: null,
+          startsAt: null,
+          endsAt: null,
+          location: { lat: 52.52, lon: 13.4 },
         },
       ],
     });
     const source = await admin(server.url, 'GET', `/stations/${f.station.id}/traffic/source`);
-    expect(source.body.settings).to.deep.include({ area: 'Berlin', language: 'en-GB', bbox: { minLat: 52.3, minLon: 13.0, maxLat: 52.7, maxLon: 13.8 } });
+    expect(source.body.settings).to.deep.include({
+      area: 'Berlin',
+      language: 'en-GB',
+      bbox: { minLat: 52.3, minLon: 13.0, maxLat: 52.7, maxLon: 13.8 },
+    });
     expect(source.text).not.to.include(apiKey);
     await admin(server.url, 'DELETE', `/stations/${f.station.id}/traffic/source`);
   });
@@ -177,7 +314,12 @@ describe('weather and traffic provider polling (worker)', function () {
     const before = (await f.get()).text;
     tomtom.status = 503;
     const apiKey = 'anotherSecretKey456';
-    await admin(server.url, 'PUT', `/stations/${f.station.id}/traffic/source`, { provider: 'tomtom', apiKey, bbox: { minLat: 1, minLon: 1, maxLat: 2, maxLon: 2 }, baseUrl: tomtom.url });
+    await admin(server.url, 'PUT', `/stations/${f.station.id}/traffic/source`, {
+      provider: 'tomtom',
+      apiKey,
+      bbox: { minLat: 1, minLon: 1, maxLat: 2, maxLon: 2 },
+      baseUrl: tomtom.url,
+    });
     const source = await eventually(async () => {
       const res = await admin(server.url, 'GET', `/stations/${f.station.id}/traffic/source`);
       return res.body.lastError && res;
@@ -189,15 +331,35 @@ describe('weather and traffic provider polling (worker)', function () {
   });
 
   it('an answer in another format is refused before anything is stored', async () => {
-    const f = await feedFixture(server, 'weather', { modules: { weather: true }, entitlements: { weather: true }, redistribution: { weather: true } });
+    const f = await feedFixture(server, 'weather', {
+      modules: { weather: true },
+      entitlements: { weather: true },
+      redistribution: { weather: true },
+    });
     const broken = await fakeProvider(() => ({ current: { time: 'noon' } }));
     try {
-      await server.svc.db('feed_sources').insert({ station_id: f.station.id, feed: 'weather', provider: 'open-meteo', interval_seconds: 900, settings: JSON.stringify({ latitude: 1, longitude: 1, locationId: 'x', locationName: 'X', hourlyHours: 0, dailyDays: 0, baseUrl: broken.url }) });
+      await server.svc.db('feed_sources').insert({
+        station_id: f.station.id,
+        feed: 'weather',
+        provider: 'open-meteo',
+        interval_seconds: 900,
+        settings: JSON.stringify({
+          latitude: 1,
+          longitude: 1,
+          locationId: 'x',
+          locationName: 'X',
+          hourlyHours: 0,
+          dailyDays: 0,
+          baseUrl: broken.url,
+        }),
+      });
       let error: unknown;
       await pollFeed(server.svc, f.station.id, 'weather').catch((err) => (error = err));
       expect((error as { code?: string }).code).to.equal('PROVIDER_UNAVAILABLE');
       expect((await f.get()).body.freshness.status).to.equal('empty');
-      expect((await admin(server.url, 'GET', `/stations/${f.station.id}/weather/source`)).body.lastError).to.match(/^Open-Meteo answered in an unexpected format/);
+      expect((await admin(server.url, 'GET', `/stations/${f.station.id}/weather/source`)).body.lastError).to.match(
+        /^Open-Meteo answered in an unexpected format/,
+      );
     } finally {
       await broken.close();
     }
@@ -205,7 +367,21 @@ describe('weather and traffic provider polling (worker)', function () {
 
   it('no provider call for a station whose feed is switched off or not entitled', async () => {
     const f = await feedFixture(server, 'weather', { modules: { weather: false }, entitlements: { weather: true } });
-    await server.svc.db('feed_sources').insert({ station_id: f.station.id, feed: 'weather', provider: 'open-meteo', interval_seconds: 900, settings: JSON.stringify({ latitude: 7, longitude: 7, locationId: 'x', locationName: 'X', hourlyHours: 0, dailyDays: 0, baseUrl: openMeteo.url }) });
+    await server.svc.db('feed_sources').insert({
+      station_id: f.station.id,
+      feed: 'weather',
+      provider: 'open-meteo',
+      interval_seconds: 900,
+      settings: JSON.stringify({
+        latitude: 7,
+        longitude: 7,
+        locationId: 'x',
+        locationName: 'X',
+        hourlyHours: 0,
+        dailyDays: 0,
+        baseUrl: openMeteo.url,
+      }),
+    });
     expect(await pollFeed(server.svc, f.station.id, 'weather')).to.deep.equal({ skipped: 'not delivered' });
     expect(openMeteo.requests.some((u) => u.searchParams.get('latitude') === '7')).to.equal(false);
   });
@@ -214,11 +390,33 @@ describe('weather and traffic provider polling (worker)', function () {
     const f = await feedFixture(server, 'weather');
     const weather = (body: unknown) => admin(server.url, 'PUT', `/stations/${f.station.id}/weather/source`, body);
     const traffic = (body: unknown) => admin(server.url, 'PUT', `/stations/${f.station.id}/traffic/source`, body);
-    expect(issuesOf(await weather({ provider: 'openmeteo', latitude: 1, longitude: 1, locationId: 'x', locationName: 'X' }))).to.include('provider invalid_value → open-meteo');
-    expect(issuesOf(await weather({ provider: 'open-meteo', latitude: 91, longitude: 1, locationId: 'x', locationName: 'X' }))).to.include('latitude too_big → 90');
-    expect(issuesOf(await weather({ provider: 'open-meteo', latitude: 1, longitude: 1, locationId: 'x', locationName: 'X', intervalSeconds: 10 }))).to.include('intervalSeconds too_small → 60');
-    expect(issuesOf(await traffic({ provider: 'tomtom', bbox: { minLat: 1, minLon: 1, maxLat: 2, maxLon: 2 } }))).to.include('apiKey required');
-    expect(issuesOf(await traffic({ provider: 'tomtom', apiKey: 'k', bbox: { minLat: 2, minLon: 1, maxLat: 1, maxLon: 2 } }))).to.include('bbox invalid_range');
-    expect((await admin(server.url, 'PUT', '/stations/st_nope/weather/source', { provider: 'open-meteo', latitude: 1, longitude: 1, locationId: 'x', locationName: 'X' })).status).to.equal(404);
+    expect(issuesOf(await weather({ provider: 'openmeteo', latitude: 1, longitude: 1, locationId: 'x', locationName: 'X' }))).to.include(
+      'provider invalid_value → open-meteo',
+    );
+    expect(issuesOf(await weather({ provider: 'open-meteo', latitude: 91, longitude: 1, locationId: 'x', locationName: 'X' }))).to.include(
+      'latitude too_big → 90',
+    );
+    expect(
+      issuesOf(
+        await weather({ provider: 'open-meteo', latitude: 1, longitude: 1, locationId: 'x', locationName: 'X', intervalSeconds: 10 }),
+      ),
+    ).to.include('intervalSeconds too_small → 60');
+    expect(issuesOf(await traffic({ provider: 'tomtom', bbox: { minLat: 1, minLon: 1, maxLat: 2, maxLon: 2 } }))).to.include(
+      'apiKey required',
+    );
+    expect(issuesOf(await traffic({ provider: 'tomtom', apiKey: 'k', bbox: { minLat: 2, minLon: 1, maxLat: 1, maxLon: 2 } }))).to.include(
+      'bbox invalid_range',
+    );
+    expect(
+      (
+        await admin(server.url, 'PUT', '/stations/st_nope/weather/source', {
+          provider: 'open-meteo',
+          latitude: 1,
+          longitude: 1,
+          locationId: 'x',
+          locationName: 'X',
+        })
+      ).status,
+    ).to.equal(404);
   });
 });

@@ -20,15 +20,32 @@ describe('traffic …/traffic', () => {
     expect(res.body).to.deep.equal({
       contractVersion: 1,
       timezone: 'Europe/Vienna',
-      freshness: { status: 'fresh', thresholdSeconds: 900, ageSeconds: 120, observedAt: '2026-11-21T12:08:00.000Z', receivedAt: '2026-11-21T12:10:00.000Z' },
+      freshness: {
+        status: 'fresh',
+        thresholdSeconds: 900,
+        ageSeconds: 120,
+        observedAt: '2026-11-21T12:08:00.000Z',
+        receivedAt: '2026-11-21T12:10:00.000Z',
+      },
       snapshot: {
         observedAt: '2026-11-21T12:08:00.000Z',
         area: 'Berlin',
         incidents: [
           { ...accident, startsAt: '2026-11-21T10:40:00.000Z', endsAt: '2026-11-21T13:00:00.000Z' },
           {
-            id: 'inc-2', type: 'roadworks', severity: 'unknown', road: null, direction: null, description: null, from: null, to: null,
-            delaySeconds: null, lengthMeters: null, startsAt: null, endsAt: null, location: null,
+            id: 'inc-2',
+            type: 'roadworks',
+            severity: 'unknown',
+            road: null,
+            direction: null,
+            description: null,
+            from: null,
+            to: null,
+            delaySeconds: null,
+            lengthMeters: null,
+            startsAt: null,
+            endsAt: null,
+            location: null,
           },
         ],
       },
@@ -60,7 +77,9 @@ describe('traffic …/traffic', () => {
   it('snapshot.observedAt may repeat observedAt (same instant in any zone); a different instant is 400', async () => {
     const { put, putOk } = await feedFixture(server, 'traffic');
     await putOk({ observedAt: '2026-11-21T12:00:00Z', snapshot: { observedAt: '2026-11-21T13:00:00+01:00', area: 'Wien', incidents: [] } });
-    expect(issuesOf(await put({ observedAt: '2026-11-21T12:00:00Z', snapshot: { observedAt: '2026-11-21T12:01:00Z', incidents: [] } }))).to.include('snapshot.observedAt mismatch');
+    expect(
+      issuesOf(await put({ observedAt: '2026-11-21T12:00:00Z', snapshot: { observedAt: '2026-11-21T12:01:00Z', incidents: [] } })),
+    ).to.include('snapshot.observedAt mismatch');
   });
 
   it('304 for a matching If-None-Match while nothing changed; 200 with a new ETag when time moves on', async () => {
@@ -74,7 +93,11 @@ describe('traffic …/traffic', () => {
   });
 
   it('404 MODULE_DISABLED when the traffic module is off; NOT_FOUND when not entitled or without redistribution permission', async () => {
-    const { get, settings } = await feedFixture(server, 'traffic', { modules: { weather: true }, entitlements: { weather: true, traffic: true }, redistribution: { weather: true, traffic: true } });
+    const { get, settings } = await feedFixture(server, 'traffic', {
+      modules: { weather: true },
+      entitlements: { weather: true, traffic: true },
+      redistribution: { weather: true, traffic: true },
+    });
     const off = await get();
     expect(off.status).to.equal(404);
     expect(off.body.error.code).to.equal('MODULE_DISABLED');
@@ -109,19 +132,27 @@ describe('traffic …/traffic', () => {
         await putOk({ observedAt: '2026-11-21T12:00:00Z', snapshot: { area: 'Berlin', incidents: [] } });
         const before = (await get()).text;
         const incident = JSON.parse(JSON.stringify({ ...accident, ...change }));
-        expect(issuesOf(await put({ observedAt: '2026-11-21T12:05:00Z', snapshot: { area: 'Berlin', incidents: [incident] } }))).to.include(issue);
+        expect(issuesOf(await put({ observedAt: '2026-11-21T12:05:00Z', snapshot: { area: 'Berlin', incidents: [incident] } }))).to.include(
+          issue,
+        );
         expect((await get()).text).to.equal(before);
       });
     }
 
     it('400 for duplicate incident ids, a missing snapshot or incidents, a future observedAt, or Unix milliseconds', async () => {
       const { put } = await feedFixture(server, 'traffic');
-      expect(issuesOf(await put({ observedAt: '2026-11-21T12:00:00Z', snapshot: { incidents: [accident, accident] } }))).to.include('snapshot.incidents.1.id duplicate');
+      expect(issuesOf(await put({ observedAt: '2026-11-21T12:00:00Z', snapshot: { incidents: [accident, accident] } }))).to.include(
+        'snapshot.incidents.1.id duplicate',
+      );
       expect(issuesOf(await put({ observedAt: '2026-11-21T12:00:00Z' }))).to.include('snapshot required');
-      expect(issuesOf(await put({ observedAt: '2026-11-21T12:00:00Z', snapshot: { area: 'Berlin' } }))).to.include('snapshot.incidents required');
+      expect(issuesOf(await put({ observedAt: '2026-11-21T12:00:00Z', snapshot: { area: 'Berlin' } }))).to.include(
+        'snapshot.incidents required',
+      );
       expect(issuesOf(await put({ observedAt: '2026-11-21T13:00:00Z', snapshot: { incidents: [] } }))).to.include('observedAt in_future');
       expect(issuesOf(await put({ observedAt: 1763726400000, snapshot: { incidents: [] } }))).to.include('observedAt invalid_type');
-      expect(issuesOf(await put({ observedAt: '2026-11-21T12:00:00Z', snapshots: { incidents: [] } }))).to.include('snapshots unknown_property → snapshot');
+      expect(issuesOf(await put({ observedAt: '2026-11-21T12:00:00Z', snapshots: { incidents: [] } }))).to.include(
+        'snapshots unknown_property → snapshot',
+      );
     });
   });
 });

@@ -21,19 +21,49 @@ describe('weather …/weather', () => {
     expect(res.body).to.deep.equal({
       contractVersion: 1,
       timezone: 'Europe/Vienna',
-      freshness: { status: 'fresh', thresholdSeconds: 3600, ageSeconds: 300, observedAt: '2026-11-21T12:05:00.000Z', receivedAt: '2026-11-21T12:10:00.000Z' },
+      freshness: {
+        status: 'fresh',
+        thresholdSeconds: 3600,
+        ageSeconds: 300,
+        observedAt: '2026-11-21T12:05:00.000Z',
+        receivedAt: '2026-11-21T12:10:00.000Z',
+      },
       snapshots: [
         {
-          locationId: 'berlin-mitte', locationName: 'Berlin Mitte', kind: 'current',
-          validFrom: '2026-11-21T11:00:00.000Z', validUntil: '2026-11-21T12:00:00.000Z', conditionCode: 'PartlyCloudy',
-          temperatureC: 7.5, feelsLikeC: 5, temperatureMinC: null, temperatureMaxC: null, precipitationProbability: 20,
-          precipitationMm: 0, windSpeedKph: 14.4, windDirectionDeg: 250, humidity: 81, uvIndex: 1,
+          locationId: 'berlin-mitte',
+          locationName: 'Berlin Mitte',
+          kind: 'current',
+          validFrom: '2026-11-21T11:00:00.000Z',
+          validUntil: '2026-11-21T12:00:00.000Z',
+          conditionCode: 'PartlyCloudy',
+          temperatureC: 7.5,
+          feelsLikeC: 5,
+          temperatureMinC: null,
+          temperatureMaxC: null,
+          precipitationProbability: 20,
+          precipitationMm: 0,
+          windSpeedKph: 14.4,
+          windDirectionDeg: 250,
+          humidity: 81,
+          uvIndex: 1,
         },
         {
-          locationId: 'berlin-mitte', locationName: 'Berlin Mitte', kind: 'daily',
-          validFrom: '2026-11-21T23:00:00.000Z', validUntil: '2026-11-22T23:00:00.000Z', conditionCode: 'Rain',
-          temperatureC: null, feelsLikeC: null, temperatureMinC: 2, temperatureMaxC: 9, precipitationProbability: 80,
-          precipitationMm: 6.2, windSpeedKph: null, windDirectionDeg: null, humidity: null, uvIndex: null,
+          locationId: 'berlin-mitte',
+          locationName: 'Berlin Mitte',
+          kind: 'daily',
+          validFrom: '2026-11-21T23:00:00.000Z',
+          validUntil: '2026-11-22T23:00:00.000Z',
+          conditionCode: 'Rain',
+          temperatureC: null,
+          feelsLikeC: null,
+          temperatureMinC: 2,
+          temperatureMaxC: 9,
+          precipitationProbability: 80,
+          precipitationMm: 6.2,
+          windSpeedKph: null,
+          windDirectionDeg: null,
+          humidity: null,
+          uvIndex: null,
         },
       ],
     });
@@ -56,10 +86,20 @@ describe('weather …/weather', () => {
     await putOk({ observedAt: '2026-11-21T12:10:00.000Z', snapshots: [currentBerlin] });
     expect((await get()).body.freshness).to.include({ status: 'fresh', ageSeconds: 0 });
     clock.advance(3600_000 + 999);
-    expect((await get()).body.freshness, 'fractions of a second are cut').to.include({ status: 'fresh', ageSeconds: 3600, thresholdSeconds: 3600 });
+    expect((await get()).body.freshness, 'fractions of a second are cut').to.include({
+      status: 'fresh',
+      ageSeconds: 3600,
+      thresholdSeconds: 3600,
+    });
     clock.advance(1);
     const stale = (await get()).body;
-    expect(stale.freshness).to.deep.equal({ status: 'stale', thresholdSeconds: 3600, ageSeconds: 3601, observedAt: '2026-11-21T12:10:00.000Z', receivedAt: '2026-11-21T12:10:00.000Z' });
+    expect(stale.freshness).to.deep.equal({
+      status: 'stale',
+      thresholdSeconds: 3600,
+      ageSeconds: 3601,
+      observedAt: '2026-11-21T12:10:00.000Z',
+      receivedAt: '2026-11-21T12:10:00.000Z',
+    });
     expect(stale.snapshots, 'stale data is still delivered').to.have.length(1);
     await putOk({ observedAt: clock.now().toISOString(), snapshots: [] });
     const refreshed = (await get()).body;
@@ -72,7 +112,13 @@ describe('weather …/weather', () => {
     await putOk({ observedAt: '2026-11-21T12:09:00Z', snapshots: [currentBerlin] });
     await putOk({ observedAt: '2026-11-21T10:00:00Z', snapshots: [dailyBerlin] });
     const res = (await get()).body;
-    expect(res.freshness).to.deep.equal({ status: 'stale', thresholdSeconds: 3600, ageSeconds: 7800, observedAt: '2026-11-21T10:00:00.000Z', receivedAt: '2026-11-21T12:10:00.000Z' });
+    expect(res.freshness).to.deep.equal({
+      status: 'stale',
+      thresholdSeconds: 3600,
+      ageSeconds: 7800,
+      observedAt: '2026-11-21T10:00:00.000Z',
+      receivedAt: '2026-11-21T12:10:00.000Z',
+    });
     expect(res.snapshots.map((s: { kind: string }) => s.kind)).to.deep.equal(['daily']);
   });
 
@@ -95,7 +141,10 @@ describe('weather …/weather', () => {
   });
 
   it('404 MODULE_DISABLED when the module is off; 404 NOT_FOUND without entitlement or redistribution permission; switches apply on the next read', async () => {
-    const { get, putOk, settings } = await feedFixture(server, 'weather', { entitlements: { weather: true }, redistribution: { weather: true } });
+    const { get, putOk, settings } = await feedFixture(server, 'weather', {
+      entitlements: { weather: true },
+      redistribution: { weather: true },
+    });
     await putOk({ observedAt: '2026-11-21T12:00:00Z', snapshots: [currentBerlin] });
     const off = await get();
     expect(off.status, 'weather is off by default').to.equal(404);
@@ -128,20 +177,36 @@ describe('weather …/weather', () => {
 
   describe('PUT /admin/v1/stations/{stationId}/weather validates every field', () => {
     const cases: Array<[string, (s: Record<string, unknown>) => Record<string, unknown>, string]> = [
-      ['a conditionCode outside the contract list, with the closest code', (s) => ({ ...s, conditionCode: 'Partly Cloudy' }), 'snapshots.0.conditionCode invalid_value → PartlyCloudy'],
+      [
+        'a conditionCode outside the contract list, with the closest code',
+        (s) => ({ ...s, conditionCode: 'Partly Cloudy' }),
+        'snapshots.0.conditionCode invalid_value → PartlyCloudy',
+      ],
       ['a conditionCode in the wrong case', (s) => ({ ...s, conditionCode: 'rain' }), 'snapshots.0.conditionCode invalid_value → Rain'],
       ['a missing conditionCode', ({ conditionCode: _, ...s }) => s, 'snapshots.0.conditionCode required'],
       ['an unknown kind', (s) => ({ ...s, kind: 'hour' }), 'snapshots.0.kind invalid_value → hourly'],
       ['a number sent as a string', (s) => ({ ...s, temperatureC: '7.5' }), 'snapshots.0.temperatureC invalid_type'],
       ['humidity above 100', (s) => ({ ...s, humidity: 120 }), 'snapshots.0.humidity too_big → 100'],
       ['a negative wind speed', (s) => ({ ...s, windSpeedKph: -1 }), 'snapshots.0.windSpeedKph too_small → 0'],
-      ['a precipitation probability above 100', (s) => ({ ...s, precipitationProbability: 101 }), 'snapshots.0.precipitationProbability too_big → 100'],
+      [
+        'a precipitation probability above 100',
+        (s) => ({ ...s, precipitationProbability: 101 }),
+        'snapshots.0.precipitationProbability too_big → 100',
+      ],
       ['a wind direction above 360', (s) => ({ ...s, windDirectionDeg: 361 }), 'snapshots.0.windDirectionDeg too_big → 360'],
       ['a timestamp without a zone', (s) => ({ ...s, validFrom: '2026-11-21T12:00:00' }), 'snapshots.0.validFrom invalid_format'],
       ['a timestamp that is no date', (s) => ({ ...s, validUntil: '2026-02-30T12:00:00Z' }), 'snapshots.0.validUntil invalid_format'],
       ['validUntil before validFrom', (s) => ({ ...s, validUntil: '2026-11-21T10:00:00Z' }), 'snapshots.0.validUntil invalid_range'],
-      ['temperatureMinC above temperatureMaxC', (s) => ({ ...s, temperatureMinC: 10, temperatureMaxC: 3 }), 'snapshots.0.temperatureMinC invalid_range'],
-      ['an unknown field, with the closest field', (s) => ({ ...s, temperature: 7 }), 'snapshots.0.temperature unknown_property → temperatureC'],
+      [
+        'temperatureMinC above temperatureMaxC',
+        (s) => ({ ...s, temperatureMinC: 10, temperatureMaxC: 3 }),
+        'snapshots.0.temperatureMinC invalid_range',
+      ],
+      [
+        'an unknown field, with the closest field',
+        (s) => ({ ...s, temperature: 7 }),
+        'snapshots.0.temperature unknown_property → temperatureC',
+      ],
       ['an empty location name', (s) => ({ ...s, locationName: '' }), 'snapshots.0.locationName too_small'],
     ];
     for (const [what, change, issue] of cases) {
@@ -162,12 +227,22 @@ describe('weather …/weather', () => {
       expect(issuesOf(await put({ observedAt: 1763726400000, snapshots: [] }))).to.include('observedAt invalid_type');
       expect(issuesOf(await put({ observedAt: '2026-11-21T12:00:00Z' }))).to.include('snapshots required');
       expect(issuesOf(await put({ observedAt: '2026-11-21T12:00:00Z', snapshots: {} }))).to.include('snapshots invalid_type');
-      expect(issuesOf(await put({ observedAt: '2026-11-21T12:00:00Z', snapshots: [], snapshot: {} }))).to.include('snapshot unknown_property → snapshots');
+      expect(issuesOf(await put({ observedAt: '2026-11-21T12:00:00Z', snapshots: [], snapshot: {} }))).to.include(
+        'snapshot unknown_property → snapshots',
+      );
     });
 
     it('404 for an unknown station, 401 without the operator token', async () => {
-      expect((await admin(server.url, 'PUT', '/stations/st_nope/weather', { observedAt: '2026-11-21T12:00:00Z', snapshots: [] })).status).to.equal(404);
-      expect((await request(server.url, 'PUT', '/admin/v1/stations/st_nope/weather', { json: { observedAt: '2026-11-21T12:00:00Z', snapshots: [] } })).status).to.equal(401);
+      expect(
+        (await admin(server.url, 'PUT', '/stations/st_nope/weather', { observedAt: '2026-11-21T12:00:00Z', snapshots: [] })).status,
+      ).to.equal(404);
+      expect(
+        (
+          await request(server.url, 'PUT', '/admin/v1/stations/st_nope/weather', {
+            json: { observedAt: '2026-11-21T12:00:00Z', snapshots: [] },
+          })
+        ).status,
+      ).to.equal(401);
     });
   });
 });

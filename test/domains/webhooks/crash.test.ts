@@ -15,7 +15,11 @@ import { requiresRedis } from '../../support/mode.ts';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
 function startWorkerProcess(): { child: ChildProcess; exited: Promise<unknown>; output: () => string } {
-  const child = spawn(process.execPath, ['src/main.ts', 'worker'], { cwd: root, env: { ...process.env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['src/main.ts', 'worker'], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));

@@ -33,7 +33,10 @@ describe('webhooks: delivery', () => {
       // About 5 s between the attempts (decisions.md backoff).
       expect(second.at - first.at).to.be.within(4000, 12_000);
       const log = await arrived(() => deliveries(server.url, station.id, hook.id), 2);
-      expect(log.map((d) => [d.attempt, d.status, d.httpStatus])).to.deep.equal([[2, 'succeeded', 200], [1, 'retrying', 500]]);
+      expect(log.map((d) => [d.attempt, d.status, d.httpStatus])).to.deep.equal([
+        [2, 'succeeded', 200],
+        [1, 'retrying', 500],
+      ]);
       expect(log[1].nextAttemptAt).to.be.a('string');
       expect(log[1]).to.include({ eventId, type: 'ping', error: 'HTTP 500' });
       expect(log[0].durationMs).to.be.a('number');
@@ -56,7 +59,11 @@ describe('webhooks: delivery', () => {
       await ping(station.id, quick.id);
       await eventually(() => fast.received.length === 1, { timeoutMs: 3000 });
       expect(fast.received[0].at - sentAt).to.be.below(1000);
-      const log = await arrived(async () => (await deliveries(server.url, station.id, slow.id, '?limit=100')).filter((d) => d.error?.startsWith('timeout')), 1, 12_000);
+      const log = await arrived(
+        async () => (await deliveries(server.url, station.id, slow.id, '?limit=100')).filter((d) => d.error?.startsWith('timeout')),
+        1,
+        12_000,
+      );
       const timedOut = log.find((d) => d.error?.startsWith('timeout'));
       expect(timedOut).to.include({ status: 'retrying', attempt: 1 });
       expect(timedOut.durationMs).to.be.within(4900, 6000);
@@ -73,7 +80,10 @@ describe('webhooks: delivery', () => {
       const station = await createStation(server.url);
       const hook = await createHook(server.url, station.id, receiver.url);
       const lanes = async () => {
-        const jobs = [...(await server.svc.jobs.queue('webhooks').getJobs(['completed', 'waiting', 'active', 'delayed'])), ...(await server.svc.jobs.queue('webhooks-retry').getJobs(['completed', 'waiting', 'active', 'delayed']))];
+        const jobs = [
+          ...(await server.svc.jobs.queue('webhooks').getJobs(['completed', 'waiting', 'active', 'delayed'])),
+          ...(await server.svc.jobs.queue('webhooks-retry').getJobs(['completed', 'waiting', 'active', 'delayed'])),
+        ];
         return jobs.filter((j) => j.data.webhookId === hook.id && j.data.attempt === 1).map((j) => `${j.data.eventId}:${j.name}`);
       };
       const first = await ping(station.id, hook.id);
@@ -115,7 +125,11 @@ describe('webhooks: delivery', () => {
   it('admin routes: list without secrets, get, patch, delete, 20 a station, validation', async () => {
     const station = await createStation(server.url);
     const base = `/stations/${station.id}/webhooks`;
-    const created = await admin(server.url, 'POST', base, { url: 'https://example.org/hook', events: ['content.published'], description: 'site' });
+    const created = await admin(server.url, 'POST', base, {
+      url: 'https://example.org/hook',
+      events: ['content.published'],
+      description: 'site',
+    });
     expect(created.status).to.equal(201);
     expect(created.body).to.include({ url: 'https://example.org/hook', description: 'site', active: true });
     expect(created.body.secret).to.match(/^whsec_[A-Za-z0-9+/]{43}=$/);
@@ -126,7 +140,10 @@ describe('webhooks: delivery', () => {
     expect(list.body.webhooks[0]).not.to.have.property('secret');
     const one = await admin(server.url, 'GET', `${base}/${created.body.id}`);
     expect(one.body).to.deep.equal(list.body.webhooks[0]);
-    const patched = await admin(server.url, 'PATCH', `${base}/${created.body.id}`, { events: ['schedule.changed', 'broadcast.started'], description: null });
+    const patched = await admin(server.url, 'PATCH', `${base}/${created.body.id}`, {
+      events: ['schedule.changed', 'broadcast.started'],
+      description: null,
+    });
     expect(patched.body).to.include({ description: null });
     expect(patched.body.events).to.deep.equal(['schedule.changed', 'broadcast.started']);
     // The secret is stored encrypted, never as given.
@@ -138,7 +155,10 @@ describe('webhooks: delivery', () => {
     expect(unknown.status).to.equal(400);
     expect(JSON.stringify(unknown.body)).to.include('content.published');
     expect((await admin(server.url, 'POST', base, { url: 'not a url', events: ['ping'] })).status).to.equal(400);
-    for (let i = 1; i < 20; i++) expect((await admin(server.url, 'POST', base, { url: `https://example.org/${i}`, events: ['content.published'] })).status).to.equal(201);
+    for (let i = 1; i < 20; i++)
+      expect((await admin(server.url, 'POST', base, { url: `https://example.org/${i}`, events: ['content.published'] })).status).to.equal(
+        201,
+      );
     const over = await admin(server.url, 'POST', base, { url: 'https://example.org/21', events: ['content.published'] });
     expect(over.status).to.equal(409);
     expect(over.body.error.code).to.equal('CONFLICT');
@@ -157,13 +177,21 @@ describe('webhooks: delivery', () => {
       await eventually(async () => (await deliveries(server.url, station.id, hook.id)).length === 3);
       const first = await admin(server.url, 'GET', `/stations/${station.id}/webhooks/${hook.id}/deliveries?limit=2`);
       expect(first.body.deliveries).to.have.length(2);
-      const second = await admin(server.url, 'GET', `/stations/${station.id}/webhooks/${hook.id}/deliveries?limit=2&cursor=${first.body.nextCursor}`);
+      const second = await admin(
+        server.url,
+        'GET',
+        `/stations/${station.id}/webhooks/${hook.id}/deliveries?limit=2&cursor=${first.body.nextCursor}`,
+      );
       expect(second.body.deliveries).to.have.length(1);
       expect(second.body.nextCursor).to.equal(null);
       const all = [...first.body.deliveries, ...second.body.deliveries];
       expect(new Set(all.map((d) => d.eventId)).size).to.equal(3);
       expect(all.map((d) => d.createdAt)).to.deep.equal([...all.map((d) => d.createdAt)].sort().reverse());
-      const misuse = await admin(server.url, 'GET', `/stations/${station.id}/webhooks/${other.id}/deliveries?cursor=${first.body.nextCursor}`);
+      const misuse = await admin(
+        server.url,
+        'GET',
+        `/stations/${station.id}/webhooks/${other.id}/deliveries?cursor=${first.body.nextCursor}`,
+      );
       expect(misuse.status).to.equal(400);
     } finally {
       await receiver.close();
@@ -181,7 +209,9 @@ describe('webhooks: rotation and deactivation (injected clock)', () => {
       const hook = await createHook(server.url, station.id, receiver.url);
       const rotated = await admin(server.url, 'POST', `/stations/${station.id}/webhooks/${hook.id}/rotate-secret`);
       expect(rotated.status).to.equal(200);
-      expect(rotated.body.secret).to.match(/^whsec_/).and.not.equal(hook.secret);
+      expect(rotated.body.secret)
+        .to.match(/^whsec_/)
+        .and.not.equal(hook.secret);
       expect(rotated.body.previousSecretExpiresAt).to.equal('2026-11-21T10:00:00.000Z');
       await admin(server.url, 'POST', `/stations/${station.id}/webhooks/${hook.id}/test`);
       await eventually(() => receiver.received.length === 1);
@@ -224,7 +254,8 @@ describe('webhooks: rotation and deactivation (injected clock)', () => {
       const station = await createStation(server.url);
       const hook = await createHook(server.url, station.id, receiver.url);
       const base = `/stations/${station.id}/webhooks/${hook.id}`;
-      const attempts = async (n: number) => eventually(async () => (await deliveries(server.url, station.id, hook.id, '?limit=100')).length >= n);
+      const attempts = async (n: number) =>
+        eventually(async () => (await deliveries(server.url, station.id, hook.id, '?limit=100')).length >= n);
       await admin(server.url, 'POST', `${base}/test`);
       await attempts(1);
       clock.advance(2 * 24 * 3600_000);
@@ -253,7 +284,17 @@ describe('webhooks: rotation and deactivation (injected clock)', () => {
 describe('webhooks: safety rules without WEBHOOKS_ALLOW_INSECURE', () => {
   it('refuses http://, loopback, private and IPv6 unique-local targets, and a hostname resolving to 127.0.0.1 after DNS', async () => {
     expect(urlProblem('http://example.org/hook', false)).to.match(/https/);
-    for (const url of ['https://127.0.0.1/hook', 'https://[::1]/hook', 'https://10.1.2.3/hook', 'https://192.168.0.10/', 'https://172.20.1.1/', 'https://169.254.169.254/latest', 'https://[fd12:3456::1]/', 'https://[fe80::1]/', 'https://[::ffff:127.0.0.1]/']) {
+    for (const url of [
+      'https://127.0.0.1/hook',
+      'https://[::1]/hook',
+      'https://10.1.2.3/hook',
+      'https://192.168.0.10/',
+      'https://172.20.1.1/',
+      'https://169.254.169.254/latest',
+      'https://[fd12:3456::1]/',
+      'https://[fe80::1]/',
+      'https://[::ffff:127.0.0.1]/',
+    ]) {
       expect(urlProblem(url, false), url).to.match(/loopback, private/);
     }
     expect(urlProblem('https://example.org/hook', false)).to.equal(null);

@@ -28,7 +28,9 @@ describe('docs/webhooks.md signature snippet', () => {
     try {
       const file = join(dir, 'verify.mjs');
       writeFileSync(file, snippet as string);
-      const { verifyWaveline } = (await import(pathToFileURL(file).href)) as { verifyWaveline: (s: string, h: Record<string, unknown>, b: string) => boolean };
+      const { verifyWaveline } = (await import(pathToFileURL(file).href)) as {
+        verifyWaveline: (s: string, h: Record<string, unknown>, b: string) => boolean;
+      };
       const station = await createStation(server.url);
       const hook = await createHook(server.url, station.id, receiver.url);
       expect((await admin(server.url, 'POST', `/stations/${station.id}/webhooks/${hook.id}/test`)).status).to.equal(202);
@@ -38,7 +40,13 @@ describe('docs/webhooks.md signature snippet', () => {
       expect(verifyWaveline(hook.secret, delivery.headers, delivery.body.replace('ping', 'pong'))).to.equal(false);
       const other = await createHook(server.url, station.id, 'https://example.org/other');
       expect(verifyWaveline(other.secret, delivery.headers, delivery.body)).to.equal(false);
-      expect(verifyWaveline(hook.secret, { ...delivery.headers, 'webhook-timestamp': String(Number(delivery.headers['webhook-timestamp']) - 600) }, delivery.body)).to.equal(false);
+      expect(
+        verifyWaveline(
+          hook.secret,
+          { ...delivery.headers, 'webhook-timestamp': String(Number(delivery.headers['webhook-timestamp']) - 600) },
+          delivery.body,
+        ),
+      ).to.equal(false);
     } finally {
       await receiver.close();
       await workers.close();

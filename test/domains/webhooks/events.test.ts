@@ -32,7 +32,9 @@ describe('webhooks: events from their writes', () => {
     expect(verifyingSignatures(hook.secret, delivery)).to.equal(1);
     expect(delivery.json.stationId).to.equal(station.id);
     expect(Date.parse(delivery.json.timestamp)).to.be.above(0);
-    const np: any = await (await fetch(`${server.url}/api/v1/stations/${station.slug}/now-playing`, { headers: { authorization: `Bearer ${listenerToken}` } })).json();
+    const np: any = await (
+      await fetch(`${server.url}/api/v1/stations/${station.slug}/now-playing`, { headers: { authorization: `Bearer ${listenerToken}` } })
+    ).json();
     expect(delivery.json.data.track).to.deep.equal(np.track);
     // The same track again within the collapse window changes nothing: no second event. A new track makes one.
     await ingest(server.url, station, ingestToken, { artist: 'Nina, "Simone"', title: 'Feeling Good', isPlaying: true });
@@ -79,14 +81,33 @@ describe('webhooks: events from their writes', () => {
     expect(started.json.data.program.id).to.equal(fx.programId);
     expect(started.json.data.presenters).to.have.length(1);
     // Cut short: it ended.
-    const cut = await putBroadcastRaw(server.url, fx.station.id, { programId: fx.programId, startsAt: new Date(now - 60_000).toISOString(), endsAt: new Date(now - 1000).toISOString(), nature: 'live' }, live);
+    const cut = await putBroadcastRaw(
+      server.url,
+      fx.station.id,
+      {
+        programId: fx.programId,
+        startsAt: new Date(now - 60_000).toISOString(),
+        endsAt: new Date(now - 1000).toISOString(),
+        nature: 'live',
+      },
+      live,
+    );
     expect(cut.status).to.equal(200);
     const [ended] = await arrived(() => forStation(fx.station.id, 'broadcast.ended'));
     expect(ended.json.data).to.include({ id: live, status: 'ended' });
     // A refused write (unknown program) sends no schedule.changed.
     // Three schedule writes so far, each one schedule.changed.
     await eventually(() => forStation(fx.station.id, 'schedule.changed').length === 3);
-    expect((await putBroadcastRaw(server.url, fx.station.id, { programId: randomUUID(), startsAt: '2031-02-01T10:00:00Z', endsAt: '2031-02-01T11:00:00Z', nature: 'live' })).status).to.be.oneOf([400, 404]);
+    expect(
+      (
+        await putBroadcastRaw(server.url, fx.station.id, {
+          programId: randomUUID(),
+          startsAt: '2031-02-01T10:00:00Z',
+          endsAt: '2031-02-01T11:00:00Z',
+          nature: 'live',
+        })
+      ).status,
+    ).to.be.oneOf([400, 404]);
     await putBroadcast(server.url, fx, '2031-03-01T10:00:00Z', '2031-03-01T11:00:00Z');
     await eventually(() => forStation(fx.station.id, 'schedule.changed').some((r) => r.json.data.fromDate === '2031-03-01'));
     expect(forStation(fx.station.id, 'schedule.changed')).to.have.length(4);
@@ -101,7 +122,8 @@ describe('webhooks: events from their writes', () => {
       await ingest(server.url, station, ingestToken, { artist: 'A', title: 'First', isPlaying: true });
       await eventually(() => queries.some((sql) => sql.includes('"webhooks"')));
       queries.length = 0;
-      for (const title of ['Second', 'Third']) expect((await ingest(server.url, station, ingestToken, { artist: 'A', title, isPlaying: true })).status).to.equal(200);
+      for (const title of ['Second', 'Third'])
+        expect((await ingest(server.url, station, ingestToken, { artist: 'A', title, isPlaying: true })).status).to.equal(200);
       expect(queries.filter((sql) => sql.includes('webhooks'))).to.deep.equal([]);
     } finally {
       server.svc.db.removeListener('query', listener);
@@ -114,7 +136,9 @@ describe('webhooks: events from their writes', () => {
     try {
       await createHook(server.url, station.id, other.url, ['content.published']);
       const off = await createHook(server.url, station.id, other.url, ['now-playing.changed']);
-      expect((await admin(server.url, 'PATCH', `/stations/${station.id}/webhooks/${off.id}`, { active: false })).body.active).to.equal(false);
+      expect((await admin(server.url, 'PATCH', `/stations/${station.id}/webhooks/${off.id}`, { active: false })).body.active).to.equal(
+        false,
+      );
       const sentinel = await createHook(server.url, station.id, receiver.url, ['now-playing.changed']);
       await ingest(server.url, station, ingestToken, { artist: 'A', title: 'B', isPlaying: true });
       await eventually(() => forStation(station.id, 'now-playing.changed').length === 1);

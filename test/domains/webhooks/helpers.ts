@@ -4,9 +4,21 @@ import { expect } from 'chai';
 import { admin } from '../../support/http.ts';
 import type { Received } from '../../support/receiver.ts';
 
-export const ALL_EVENTS = ['now-playing.changed', 'broadcast.started', 'broadcast.ended', 'schedule.changed', 'content.published', 'content.unpublished'];
+export const ALL_EVENTS = [
+  'now-playing.changed',
+  'broadcast.started',
+  'broadcast.ended',
+  'schedule.changed',
+  'content.published',
+  'content.unpublished',
+];
 
-export async function createHook(baseUrl: string, stationId: string, url: string, events: string[] = ALL_EVENTS): Promise<{ id: string; secret: string }> {
+export async function createHook(
+  baseUrl: string,
+  stationId: string,
+  url: string,
+  events: string[] = ALL_EVENTS,
+): Promise<{ id: string; secret: string }> {
   const res = await admin(baseUrl, 'POST', `/stations/${stationId}/webhooks`, { url, events });
   expect(res.status, JSON.stringify(res.body)).to.equal(201);
   return res.body;
@@ -16,8 +28,12 @@ export async function createHook(baseUrl: string, stationId: string, url: string
 export function verifyingSignatures(secret: string, delivery: Received): number {
   const id = String(delivery.headers['webhook-id']);
   const timestamp = String(delivery.headers['webhook-timestamp']);
-  const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${id}.${timestamp}.${delivery.body}`).digest('base64');
-  return String(delivery.headers['webhook-signature']).split(' ').filter((s) => s === `v1,${expected}`).length;
+  const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+    .update(`${id}.${timestamp}.${delivery.body}`)
+    .digest('base64');
+  return String(delivery.headers['webhook-signature'])
+    .split(' ')
+    .filter((s) => s === `v1,${expected}`).length;
 }
 
 export async function deliveries(baseUrl: string, stationId: string, webhookId: string, query = ''): Promise<any[]> {

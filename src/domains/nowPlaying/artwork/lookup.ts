@@ -29,7 +29,11 @@ export type ArtworkResult =
   | { status: 'miss'; source: 'cache' | 'lookup' };
 
 export const cacheKey = (track: Track): string =>
-  keys.artwork(createHash('sha256').update(`${track.artist ? normalise(track.artist) : ''}\n${normalise(track.title)}`).digest('hex'));
+  keys.artwork(
+    createHash('sha256')
+      .update(`${track.artist ? normalise(track.artist) : ''}\n${normalise(track.title)}`)
+      .digest('hex'),
+  );
 
 async function readCache(svc: Services, key: string): Promise<CacheEntry | null> {
   const raw = await svc.redis.get(key);
@@ -72,7 +76,11 @@ async function fill(svc: Services, observation: ObservationRow, url: string): Pr
   });
 }
 
-export async function lookUpArtwork(svc: Services, observationId: string, providers: ArtworkProvider[] = PROVIDERS): Promise<ArtworkResult> {
+export async function lookUpArtwork(
+  svc: Services,
+  observationId: string,
+  providers: ArtworkProvider[] = PROVIDERS,
+): Promise<ArtworkResult> {
   const observation = await observationById(svc.db, observationId);
   if (!observation) return { status: 'skipped', reason: 'observation gone' };
   if (observation.artwork_url) return { status: 'skipped', reason: 'artwork already known' };

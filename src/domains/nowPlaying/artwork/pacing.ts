@@ -30,7 +30,8 @@ export function pacing(redis: Redis, deadlineMs = PACING_DEADLINE_MS): Pace {
     for (;;) {
       const take = await shared.take(catalogue, CATALOGUE_RATES[catalogue], 1);
       if (take.allowed) return;
-      if (Date.now() + take.retryAfterMs > giveUpAt) throw new ProviderError(`${catalogue}: no request slot within ${deadlineMs} ms (its rate limit is shared by every worker)`);
+      if (Date.now() + take.retryAfterMs > giveUpAt)
+        throw new ProviderError(`${catalogue}: no request slot within ${deadlineMs} ms (its rate limit is shared by every worker)`);
       await new Promise((resolve) => setTimeout(resolve, Math.ceil(take.retryAfterMs)));
     }
   };

@@ -58,7 +58,9 @@ export const itunes: ArtworkProvider = {
   async find(track, { config }) {
     const term = [track.artist, track.title].filter(Boolean).join(' ');
     const url = `${config.itunesBaseUrl}/search?term=${encodeURIComponent(term)}&media=music&entity=song&limit=10`;
-    const body = (await limits.itunes.run(() => getJson(url, config.timeoutMs, userAgent(config.contact)))) as { results?: ItunesResult[] } | null;
+    const body = (await limits.itunes.run(() => getJson(url, config.timeoutMs, userAgent(config.contact)))) as {
+      results?: ItunesResult[];
+    } | null;
     let best: { result: ItunesResult; score: number } | null = null;
     for (const result of body?.results ?? []) {
       if (!result.trackName) continue;
@@ -88,7 +90,10 @@ interface CaaImage {
 const lucene = (value: string): string => `"${value.replace(/[\\"]/g, '\\$&')}"`;
 
 const creditName = (recording: MbRecording): string | null =>
-  recording['artist-credit']?.map((c) => `${c.name ?? c.artist?.name ?? ''}${c.joinphrase ?? ''}`).join('').trim() || null;
+  recording['artist-credit']
+    ?.map((c) => `${c.name ?? c.artist?.name ?? ''}${c.joinphrase ?? ''}`)
+    .join('')
+    .trim() || null;
 
 /**
  * The Archive's JSON lists its own image URLs with `http:`; its hosts serve the same paths over TLS,
@@ -107,7 +112,9 @@ function coverArtHttps(url: string | undefined): string | null {
 
 async function frontCover(releaseId: string, config: ProviderConfig): Promise<string | null> {
   const url = `${config.coverArtBaseUrl}/release/${encodeURIComponent(releaseId)}`;
-  const body = (await limits.coverart.run(() => getJson(url, config.timeoutMs, userAgent(config.contact)))) as { images?: CaaImage[] } | null;
+  const body = (await limits.coverart.run(() => getJson(url, config.timeoutMs, userAgent(config.contact)))) as {
+    images?: CaaImage[];
+  } | null;
   const images = body?.images ?? [];
   const front = images.find((i) => i.front) ?? images.find((i) => i.types?.includes('Front'));
   if (!front) return null;

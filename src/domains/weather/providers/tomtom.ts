@@ -7,12 +7,24 @@ import type { TomTomSettings } from '../sources.ts';
 // `GET /traffic/services/5/incidentDetails?key&bbox=minLon,minLat,maxLon,maxLat&fields=…` answers
 // `{incidents: [GeoJSON Feature]}` whose `properties` carry iconCategory, magnitudeOfDelay, events…
 
-const FIELDS = '{incidents{type,geometry{type,coordinates},properties{id,iconCategory,magnitudeOfDelay,events{description,code},startTime,endTime,from,to,length,delay,roadNumbers}}}';
+const FIELDS =
+  '{incidents{type,geometry{type,coordinates},properties{id,iconCategory,magnitudeOfDelay,events{description,code},startTime,endTime,from,to,length,delay,roadNumbers}}}';
 
 /** iconCategory → incident type. */
 const TYPES: Record<number, IncidentInput['type']> = {
-  0: 'other', 1: 'accident', 2: 'weather', 3: 'hazard', 4: 'weather', 5: 'weather', 6: 'congestion', 7: 'closure',
-  8: 'closure', 9: 'roadworks', 10: 'weather', 11: 'weather', 14: 'hazard',
+  0: 'other',
+  1: 'accident',
+  2: 'weather',
+  3: 'hazard',
+  4: 'weather',
+  5: 'weather',
+  6: 'congestion',
+  7: 'closure',
+  8: 'closure',
+  9: 'roadworks',
+  10: 'weather',
+  11: 'weather',
+  14: 'hazard',
 };
 /** magnitudeOfDelay → severity (4 is TomTom's "undefined", used for closures). */
 const SEVERITIES: Record<number, IncidentInput['severity']> = { 0: 'unknown', 1: 'minor', 2: 'moderate', 3: 'major', 4: 'unknown' };
@@ -65,7 +77,8 @@ const timestamp = (value: string | null | undefined): string | null => {
   return Number.isNaN(ms) ? null : new Date(ms).toISOString();
 };
 
-const positive = (value: number | null | undefined, max: number): number | null => (value == null || value < 0 || value > max ? null : value);
+const positive = (value: number | null | undefined, max: number): number | null =>
+  value == null || value < 0 || value > max ? null : value;
 
 /** The first point of a Point or LineString geometry ([lon, lat] in GeoJSON). */
 function location(geometry: Feature['geometry']): IncidentInput['location'] {
@@ -78,7 +91,10 @@ function location(geometry: Feature['geometry']): IncidentInput['location'] {
 
 function incident(feature: Feature): IncidentInput {
   const p = feature.properties;
-  const description = (p.events ?? []).map((e) => e.description).filter(Boolean).join('; ');
+  const description = (p.events ?? [])
+    .map((e) => e.description)
+    .filter(Boolean)
+    .join('; ');
   const startsAt = timestamp(p.startTime);
   let endsAt = timestamp(p.endTime);
   if (startsAt && endsAt && endsAt < startsAt) endsAt = null;
