@@ -1,6 +1,8 @@
 import Koa, { type Middleware } from 'koa';
 import { Router } from '@koa/router';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { cachedReads } from './cachedReads.ts';
 import type { RouteServices as Services } from './subjects.ts';
 import { answerClientError, envelope, type ErrorShape, type Unrouted } from './envelope.ts';
 import { mountRoute, routeMiddleware, type RouteSpec } from './route.ts';
@@ -17,6 +19,8 @@ const LISTENER_PREFIX = '/api/v1/stations/';
 /** The web role's Koa app (without `listen`: tests bind it to an ephemeral port) and its answer to unreadable requests. */
 export interface WebApp {
   koa: Koa;
+  /** The server's request listener: listener reads already in the read cache (cachedReads.ts), else Koa. */
+  handle(req: IncomingMessage, res: ServerResponse): void;
   /** For the server's `clientError`: a request Node's parser refused, answered in its path's error shape. */
   onClientError(err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex): void;
 }
@@ -40,7 +44,8 @@ export function buildApp(svc: Services, routes: readonly RouteSpec[]): WebApp {
   const otherRoutes = other.routes() as unknown as Middleware;
   const queues = queueDashboard(svc);
   const unrouted = unroutedAnswers(routes);
-  app.use(envelope(svc.logger, requestObserver(svc.config, svc.logger, svc.config.observability.metrics), unrouted));
+  const observe = requestObserver(svc.config, svc.logger, svc.config.observability.metrics);
+  app.use(envelope(svc.logger, observe, unrouted));
   app.use((ctx, next) => {
     const path = ctx.path;
     if (path.startsWith(LISTENER_PREFIX)) return listenerRoutes(ctx, next);
@@ -48,7 +53,15 @@ export function buildApp(svc: Services, routes: readonly RouteSpec[]): WebApp {
     if (path.startsWith('/admin/')) return adminRoutes(ctx, next);
     return otherRoutes(ctx, next);
   });
-  return { koa: app, onClientError: (err, socket) => answerClientError(err, socket, unrouted) };
+  const koa = app.callback();
+  const cached = cachedReads(svc, routes, observe);
+  return {
+    koa: app,
+    handle: (req, res) => {
+      if (!cached(req, res)) void koa(req, res);
+    },
+    onClientError: (err, socket) => answerClientError(err, socket, unrouted),
+  };
 }
 
 const METHOD_ORDER = ['get', 'post', 'put', 'patch', 'delete'];

@@ -12,14 +12,14 @@ import type { Context, Middleware, Next } from 'koa';
  * parameters are percent-decoded (left as sent when the escape is malformed), and a request that
  * matches nothing goes on to the next middleware (which answers 404).
  */
-export class RouteTable {
+export class RouteTable<H = Middleware> {
   /** method → segment count → routes */
-  private readonly buckets = new Map<string, Map<number, CompiledRoute[]>>();
+  private readonly buckets = new Map<string, Map<number, CompiledRoute<H>[]>>();
 
   /** `path` in OpenAPI form (`/api/v1/stations/{stationSlug}/content/{id}`). */
-  add(method: string, path: string, handler: Middleware): void {
+  add(method: string, path: string, handler: H): void {
     const segments = path.split('/').slice(1);
-    const compiled: CompiledRoute = {
+    const compiled: CompiledRoute<H> = {
       literals: segments.map((segment) => (segment.startsWith('{') ? null : segment)),
       names: segments.map((segment) => (segment.startsWith('{') ? segment.slice(1, -1) : null)),
       handler,
@@ -35,38 +35,42 @@ export class RouteTable {
     }
   }
 
-  middleware(): Middleware {
+  /** The route `method` and `path` (without the query string) reach, with its decoded parameters. */
+  match(method: string, path: string): { handler: H; params: Record<string, string> } | null {
+    const bySize = this.buckets.get(method);
+    if (!bySize) return null;
+    if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
+    const segments = path.split('/');
+    const candidates = bySize.get(segments.length - 1);
+    if (!candidates) return null;
+    for (const route of candidates) {
+      const params = matchSegments(route, segments);
+      if (params) return { handler: route.handler, params };
+    }
+    return null;
+  }
+
+  middleware(this: RouteTable<Middleware>): Middleware {
     return (ctx: Context, next: Next) => {
-      const bySize = this.buckets.get(ctx.method);
-      if (!bySize) return next();
-      let path = ctx.path;
-      if (path.length > 1 && path.endsWith('/')) path = path.slice(0, -1);
-      const segments = path.split('/');
-      const candidates = bySize.get(segments.length - 1);
-      if (!candidates) return next();
-      for (const route of candidates) {
-        const params = matchSegments(route, segments);
-        if (params) {
-          (ctx as { params?: Record<string, string> }).params = params;
-          return route.handler(ctx, next);
-        }
-      }
-      return next();
+      const found = this.match(ctx.method, ctx.path);
+      if (!found) return next();
+      (ctx as { params?: Record<string, string> }).params = found.params;
+      return found.handler(ctx, next);
     };
   }
 }
 
-interface CompiledRoute {
+interface CompiledRoute<H> {
   literals: Array<string | null>;
   names: Array<string | null>;
-  handler: Middleware;
+  handler: H;
 }
 
-function countLiterals(route: CompiledRoute): number {
+function countLiterals(route: CompiledRoute<unknown>): number {
   return route.literals.filter((literal) => literal !== null).length;
 }
 
-function matchSegments(route: CompiledRoute, segments: string[]): Record<string, string> | null {
+function matchSegments(route: CompiledRoute<unknown>, segments: string[]): Record<string, string> | null {
   const { literals, names } = route;
   const params: Record<string, string> = {};
   for (let i = 0; i < literals.length; i++) {

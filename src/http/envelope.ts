@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Context, Next } from 'koa';
 import {
@@ -18,6 +18,12 @@ import type { Logger } from '../lib/logger.ts';
 import type { RequestObserver } from './observe.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The client's `X-Request-Id` when it is a sane token, else a new UUID. */
+export function requestIdOf(req: IncomingMessage): string {
+  const incoming = req.headers['x-request-id'];
+  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
 
 export const CORS_ALLOW_HEADERS = [
   'Authorization',
@@ -63,8 +69,7 @@ const NOTHING_ROUTED: Unrouted = { shape: () => 'listener', allow: () => null };
 export function envelope(logger: Logger, observe: RequestObserver | null = null, unrouted: Unrouted = NOTHING_ROUTED) {
   return async function envelopeMiddleware(ctx: Context, next: Next): Promise<void> {
     const startedAt = observe ? performance.now() : 0;
-    const incoming = ctx.req.headers['x-request-id'];
-    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const requestId = requestIdOf(ctx.req);
     ctx.state.requestId = requestId;
 
     if (ctx.method === 'OPTIONS') {
@@ -157,11 +162,18 @@ function normalise(raw: unknown): unknown {
   return raw;
 }
 
-export function writeError(ctx: Context, err: unknown, requestId: string): void {
+function describe(err: unknown): { known: WavelineError | null; status: number; code: string; message: string } {
   const known = err instanceof WavelineError ? err : null;
-  const status = known?.status ?? 500;
-  const code = known?.code ?? 'INTERNAL_ERROR';
-  const message = known?.message ?? 'Internal server error.';
+  return {
+    known,
+    status: known?.status ?? 500,
+    code: known?.code ?? 'INTERNAL_ERROR',
+    message: known?.message ?? 'Internal server error.',
+  };
+}
+
+export function writeError(ctx: Context, err: unknown, requestId: string): void {
+  const { known, status, code, message } = describe(err);
   ctx.status = status;
   ctx.set('Cache-Control', 'no-store');
   ctx.remove('ETag');
@@ -201,4 +213,21 @@ export function answerClientError(
     `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Request-Id: ${requestId}\r\nAccess-Control-Allow-Origin: *\r\nAccess-Control-Expose-Headers: ${CORS_EXPOSE_HEADERS}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
   );
+}
+
+/**
+ * `writeError` for a listener read answered without Koa (cachedReads.ts, a refused rate limit): the same
+ * status, headers and body as the envelope writes for it.
+ */
+export function writeErrorResponse(res: ServerResponse, err: unknown, requestId: string): void {
+  const { known, status, code, message } = describe(err);
+  const body = JSON.stringify({ error: { code, message, requestId, ...(known?.issues ? { issues: known.issues } : {}) } });
+  res.statusCode = status;
+  res.removeHeader('ETag');
+  res.setHeader('Cache-Control', 'no-store');
+  if (known && 'retryAfterSeconds' in known) res.setHeader('Retry-After', String(known.retryAfterSeconds));
+  envelopeHeaders(res, requestId);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import { CORS_EXPOSE_HEADERS } from './envelope.ts';
 
@@ -24,10 +25,21 @@ export function matchesIfNoneMatch(header: string, etag: string): boolean {
  * the response header by header. Headers a gate set earlier (rate limit) are merged by Node.
  */
 export function sendCacheable(ctx: Context, bytes: Buffer | string, contentType: string, etag = strongEtag(bytes)): void {
-  const res = ctx.res;
   ctx.respond = false;
-  const requestId = ctx.state.requestId as string;
-  if (matchesIfNoneMatch(ctx.req.headers['if-none-match'] ?? '', etag)) {
+  const length = writeCacheable(ctx.req, ctx.res, ctx.state.requestId as string, bytes, contentType, etag);
+  if (length > 0) ctx.state.responseBytes = length; // for the request log (observe.ts)
+}
+
+/** `sendCacheable` on the bare request and response (reads.ts answers cache hits without Koa); the body's length, 0 for a 304. */
+export function writeCacheable(
+  req: IncomingMessage,
+  res: ServerResponse,
+  requestId: string,
+  bytes: Buffer | string,
+  contentType: string,
+  etag: string,
+): number {
+  if (matchesIfNoneMatch(req.headers['if-none-match'] ?? '', etag)) {
     res.writeHead(304, {
       'X-Request-Id': requestId,
       'Access-Control-Allow-Origin': '*',
@@ -36,10 +48,9 @@ export function sendCacheable(ctx: Context, bytes: Buffer | string, contentType:
       ETag: etag,
     });
     res.end();
-    return;
+    return 0;
   }
   const length = typeof bytes === 'string' ? Buffer.byteLength(bytes) : bytes.length;
-  ctx.state.responseBytes = length; // for the request log (observe.ts)
   res.writeHead(200, {
     'X-Request-Id': requestId,
     'Access-Control-Allow-Origin': '*',
@@ -50,6 +61,7 @@ export function sendCacheable(ctx: Context, bytes: Buffer | string, contentType:
     'Content-Length': length,
   });
   res.end(bytes);
+  return length;
 }
 
 export function sendJson(ctx: Context, body: unknown): void {

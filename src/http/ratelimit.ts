@@ -1,4 +1,3 @@
-import type { Context } from 'koa';
 import type { Config } from '../config.ts';
 import { keys } from '../lib/keys.ts';
 import { metricsEnabled, rateLimitRefusals } from '../lib/metrics.ts';
@@ -10,6 +9,11 @@ import { TokenBuckets } from '../lib/tokenBucket.ts';
 // (src/lib/tokenBucket.ts); in memory while Redis is unreachable, so a Redis outage never fails a read.
 
 export type LimitName = keyof Config['rateLimits'];
+
+/** Where the RateLimit headers go: a Koa context, or a bare response wrapped by reads.ts. */
+export interface HeaderTarget {
+  set(field: string, value: string): void;
+}
 
 export class RateLimits {
   private readonly buckets: TokenBuckets;
@@ -28,7 +32,7 @@ export class RateLimits {
    * tokens left, `t` the seconds until the bucket is full again — on a refusal, until the next token);
    * throws RATE_LIMITED with Retry-After when the bucket is empty.
    */
-  async take(ctx: Context, name: LimitName, key: string): Promise<void> {
+  async take(ctx: HeaderTarget, name: LimitName, key: string): Promise<void> {
     const limit = this.perMinute[name];
     if (limit <= 0) return;
     const take = await this.buckets.take(`${name}:${key}`, limit);

@@ -5,9 +5,10 @@ import { cacheLookup } from './metrics.ts';
 /**
  * What a listener read shows, by the data it is computed from. A write invalidates the areas it
  * changes (`svc.invalidation.invalidate('reads', readsTopic(stationId, area))`); a change of the
- * station itself (the `station` topic) drops every area of that station.
+ * station itself (the `station` topic) drops every area of that station — `station`, the station
+ * document, has no other invalidation.
  */
-export const READ_AREAS = ['content', 'schedule', 'nowPlaying', 'weather', 'traffic'] as const;
+export const READ_AREAS = ['station', 'content', 'schedule', 'nowPlaying', 'weather', 'traffic'] as const;
 export type ReadArea = (typeof READ_AREAS)[number];
 
 /**

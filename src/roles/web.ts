@@ -12,7 +12,7 @@ import { buildApp } from '../http/app.ts';
 export async function startWeb(svc: WebServices, port: number, logger: Logger): Promise<{ server: Server; close(): Promise<void> }> {
   startProcessMetrics(svc.config.observability);
   const app = buildApp(svc, allRoutes);
-  const server = createServer(app.koa.callback());
+  const server = createServer(app.handle);
   server.keepAliveTimeout = 65_000; // longer than typical load-balancer idle timeouts
   server.on('clientError', app.onClientError);
   // Connections by socket, so a stop can drop the ones with no request in flight (below).

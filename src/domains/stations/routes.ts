@@ -1,7 +1,6 @@
 import { listenerErrorResponses, adminErrorResponses, listenerRead } from '../../http/responses.ts';
-import type { Station } from './model.ts';
 import { defineRoute } from '../../http/route.ts';
-import { sendCacheable, strongEtag } from '../../http/etag.ts';
+import { Representation } from '../../lib/readCache.ts';
 import { ErrorBody } from '../../http/schema.ts';
 import { createStation, updateStation } from './commands.ts';
 import { presentAdminStation, presentStationDocument } from './presenter.ts';
@@ -10,9 +9,6 @@ import { AdminStation, CreateStationBody, PatchStationBody, StationDocument, Sta
 const listenerErrors = listenerErrorResponses('Station unknown, inactive or offline.');
 
 const adminErrors = adminErrorResponses('Station not found.');
-
-// Cached station objects are replaced on every change, so the serialised document can be memoised per object.
-const documents = new WeakMap<Station, { bytes: Buffer; etag: string }>();
 
 export const stationRoutes = [
   defineRoute({
@@ -23,14 +19,10 @@ export const stationRoutes = [
     ...listenerRead,
     params: StationSlugParams,
     responses: { 200: { description: 'The station document.', schema: StationDocument }, ...listenerErrors },
-    handler({ ctx, svc, station }) {
-      let doc = documents.get(station);
-      if (!doc) {
-        const bytes = Buffer.from(JSON.stringify(presentStationDocument(station, svc.config)));
-        doc = { bytes, etag: strongEtag(bytes) };
-        documents.set(station, doc);
-      }
-      sendCacheable(ctx, doc.bytes, 'application/json; charset=utf-8', doc.etag);
+    // Kept as bytes in the read cache like every listener read; only a change of the station drops it.
+    cache: 'station',
+    handler({ svc, station }) {
+      return Representation.json(presentStationDocument(station, svc.config));
     },
   }),
   defineRoute({

@@ -1,0 +1,123 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Context } from 'koa';
+import { WavelineError } from '../lib/errors.ts';
+import { cacheLookup } from '../lib/metrics.ts';
+import { readKey, type ReadArea } from '../lib/readCache.ts';
+import { hashToken, TOKEN_LENGTH } from '../lib/tokens.ts';
+import { RouteTable } from './dispatch.ts';
+import { requestIdOf, writeErrorResponse } from './envelope.ts';
+import { writeCacheable } from './etag.ts';
+import { headerIssue, targetIssue } from './hostile.ts';
+import type { RequestObserver } from './observe.ts';
+import type { LimitName } from './ratelimit.ts';
+import type { RouteSpec } from './route.ts';
+import { isPublic, type FrameworkServices, type RouteCredential, type RouteScope, type RouteStation } from './subjects.ts';
+
+// Listener reads whose answer is already in the read cache, answered before Koa: apps poll these
+// reads, and on the 2-core machine building Koa's context, request and response objects for each of
+// them cost a third of the throughput (docs/architecture.md, "Listener reads from cached bytes").
+//
+// Only a request that would certainly get the stored answer is taken: a GET or HEAD of a cached listener
+// route, no hostile byte, the station and the credential already in memory and admitted, the module
+// on, and the answer stored and still exact. Anything else — a gate that would refuse or must ask the
+// database, a miss — goes to Koa untouched, which then runs the whole route as before; so every refusal
+// keeps its one writer (the envelope) and the gate order of decisions.md. The one answer this path
+// writes besides the stored bytes is a refused rate limit (the token is taken here, so the request is
+// ours from then on), in the envelope's body and headers.
+
+const LISTENER_PREFIX = '/api/v1/stations/';
+
+interface CachedRead {
+  /** The route template: the metrics and request-log label. */
+  path: string;
+  operationId: string;
+  area: ReadArea;
+  scope: RouteScope;
+  module?: string;
+  rateLimit?: LimitName;
+  /** Whether the key holds the path (a route with parameters besides the station). */
+  pathInKey: boolean;
+}
+
+/** Answers the request and returns true, or returns false and leaves it to Koa. */
+export type CachedReads = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+const BEARER = /^Bearer ([^\s]+)$/;
+
+export function cachedReads(svc: FrameworkServices, routes: readonly RouteSpec[], observe: RequestObserver | null): CachedReads {
+  const table = new RouteTable<CachedRead>();
+  for (const route of routes) {
+    if (route.surface !== 'listener' || route.method !== 'get' || !route.cache || route.station !== 'slug' || !route.scope || route.page)
+      continue;
+    table.add('get', route.path, {
+      path: route.path,
+      operationId: route.operationId,
+      area: route.cache,
+      scope: route.scope,
+      module: route.module,
+      rateLimit: route.rateLimit,
+      pathInKey: /\{(?!stationSlug\})/.test(route.path),
+    });
+  }
+
+  /** The credential the credential gate would admit from memory, or null (Koa then decides). */
+  const admitted = (req: IncomingMessage, stationId: string, scope: RouteScope, now: Date): RouteCredential | null => {
+    const header = req.headers.authorization;
+    const match = header === undefined ? null : BEARER.exec(header);
+    if (!match || match[1].length !== TOKEN_LENGTH) return null;
+    const credential = svc.credentials.peek(hashToken(match[1]));
+    if (!credential) return null;
+    if (credential.stationId !== stationId || credential.revokedAt !== null || credential.expiresAt.getTime() <= now.getTime()) return null;
+    return credential.scopes.includes(scope) ? credential : null;
+  };
+
+  return (req, res) => {
+    const method = req.method;
+    if (method !== 'GET' && method !== 'HEAD') return false;
+    const url = req.url ?? '';
+    if (!url.startsWith(LISTENER_PREFIX) || targetIssue(url) !== null || headerIssue(req.rawHeaders) !== null) return false;
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    const found = table.match(method, path);
+    if (!found) return false;
+    const read = found.handler;
+    const slug = found.params.stationSlug;
+    if (slug === undefined || slug.length < 3 || slug.length > 63) return false;
+    const station = svc.stations.peekBySlug(slug);
+    if (!station || !isPublic(station)) return false;
+    const now = svc.clock.now();
+    const credential = admitted(req, station.id, read.scope, now);
+    if (!credential) return false;
+    if (read.module !== undefined && !(station.modules as Readonly<Record<string, boolean>>)[read.module]) return false;
+    const rep = svc.reads.peek(
+      readKey(read.operationId, station.id, read.pathInKey ? path : '', q < 0 ? '' : url.slice(q + 1)),
+      now.getTime(),
+    );
+    if (rep === undefined) return false;
+
+    // From here the request is answered here.
+    const startedAt = observe ? performance.now() : 0;
+    const requestId = requestIdOf(req);
+    svc.credentials.touch(credential, now);
+    cacheLookup(read.area, true);
+    const report = (bytes: number) => observe?.(observed(req, res, read.path, station, bytes), requestId, startedAt);
+    const send = () => report(writeCacheable(req, res, requestId, rep.bytes, rep.contentType, rep.etag));
+    if (read.rateLimit === undefined || !svc.rateLimits.enabled(read.rateLimit)) {
+      send();
+      return true;
+    }
+    svc.rateLimits
+      .take({ set: (field, value) => res.setHeader(field, value) }, read.rateLimit, credential.id)
+      .then(send, (err: unknown) => {
+        if (!(err instanceof WavelineError)) svc.logger.error({ err, requestId, method, path: read.path }, 'unhandled error');
+        writeErrorResponse(res, err, requestId);
+        report(0);
+      });
+    return true;
+  };
+}
+
+/** What the request observer reads of a Koa context, for a request answered here. */
+function observed(req: IncomingMessage, res: ServerResponse, route: string, station: RouteStation, bytes: number): Context {
+  return { res, method: req.method, state: { route, station, responseBytes: bytes > 0 ? bytes : undefined } } as unknown as Context;
+}
