@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Worker } from 'bullmq';
 import { metricsAnswer, startProcessMetrics } from '../src/lib/metrics.ts';
+import { dependenciesAnswer } from '../src/lib/readiness.ts';
 import type { Services } from '../src/services.ts';
 
 /**
@@ -83,18 +84,7 @@ export async function startWorkerHttp(
 }
 
 async function ready(svc: Services, workers: Worker[]): Promise<{ ok: boolean; postgres: boolean; redis: boolean; workers: boolean }> {
-  const timeout = <T>(p: Promise<T>) =>
-    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref())]);
-  const [postgres, redis] = await Promise.all([
-    timeout(svc.db.raw('select 1')).then(
-      () => true,
-      () => false,
-    ),
-    timeout(svc.redis.ping()).then(
-      () => true,
-      () => false,
-    ),
-  ]);
+  const { postgres, redis } = await dependenciesAnswer(svc);
   const running = workers.every((w) => w.isRunning());
   return { ok: postgres && redis && running, postgres, redis, workers: running };
 }

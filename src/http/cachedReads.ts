@@ -10,8 +10,9 @@ import { writeCacheable } from './etag.ts';
 import { headerIssue, targetIssue } from './hostile.ts';
 import type { RequestObserver } from './observe.ts';
 import type { LimitName } from './ratelimit.ts';
-import type { RouteSpec } from './route.ts';
-import { isPublic, type FrameworkServices, type RouteCredential, type RouteScope, type RouteStation } from './subjects.ts';
+import { keyHoldsPath, type RouteSpec } from './route.ts';
+import { admits, bearerOf, slugShaped } from './gates.ts';
+import { isPublic, type FrameworkServices, type RouteScope, type RouteStation } from './subjects.ts';
 
 // Listener reads whose answer is already in the read cache, answered before Koa: apps poll these
 // reads, and on the 2-core machine building Koa's context, request and response objects for each of
@@ -42,8 +43,6 @@ interface CachedRead {
 /** Answers the request and returns true, or returns false and leaves it to Koa. */
 export type CachedReads = (req: IncomingMessage, res: ServerResponse) => boolean;
 
-const BEARER = /^Bearer ([^\s]+)$/;
-
 export function cachedReads(svc: FrameworkServices, routes: readonly RouteSpec[], observe: RequestObserver | null): CachedReads {
   const table = new RouteTable<CachedRead>();
   for (const route of routes) {
@@ -56,20 +55,9 @@ export function cachedReads(svc: FrameworkServices, routes: readonly RouteSpec[]
       scope: route.scope,
       module: route.module,
       rateLimit: route.rateLimit,
-      pathInKey: /\{(?!stationSlug\})/.test(route.path),
+      pathInKey: keyHoldsPath(route.path),
     });
   }
-
-  /** The credential the credential gate would admit from memory, or null (Koa then decides). */
-  const admitted = (req: IncomingMessage, stationId: string, scope: RouteScope, now: Date): RouteCredential | null => {
-    const header = req.headers.authorization;
-    const match = header === undefined ? null : BEARER.exec(header);
-    if (!match || match[1].length !== TOKEN_LENGTH) return null;
-    const credential = svc.credentials.peek(hashToken(match[1]));
-    if (!credential) return null;
-    if (credential.stationId !== stationId || credential.revokedAt !== null || credential.expiresAt.getTime() <= now.getTime()) return null;
-    return credential.scopes.includes(scope) ? credential : null;
-  };
 
   return (req, res) => {
     const method = req.method;
@@ -82,12 +70,15 @@ export function cachedReads(svc: FrameworkServices, routes: readonly RouteSpec[]
     if (!found) return false;
     const read = found.handler;
     const slug = found.params.stationSlug;
-    if (slug === undefined || slug.length < 3 || slug.length > 63) return false;
+    if (!slugShaped(slug)) return false;
     const station = svc.stations.peekBySlug(slug);
     if (!station || !isPublic(station)) return false;
     const now = svc.clock.now();
-    const credential = admitted(req, station.id, read.scope, now);
-    if (!credential) return false;
+    // The credential gate's checks, on the cached credential only (an uncached token goes to Koa).
+    const token = bearerOf(req.headers.authorization);
+    if (token === null || token.length !== TOKEN_LENGTH) return false;
+    const credential = svc.credentials.peek(hashToken(token));
+    if (!admits(credential, read.scope, station.id, now)) return false;
     if (read.module !== undefined && !(station.modules as Readonly<Record<string, boolean>>)[read.module]) return false;
     const rep = svc.reads.peek(
       readKey(read.operationId, station.id, read.pathInKey ? path : '', q < 0 ? '' : url.slice(q + 1)),

@@ -162,28 +162,33 @@ function normalise(raw: unknown): unknown {
   return raw;
 }
 
-function describe(err: unknown): { known: WavelineError | null; status: number; code: string; message: string } {
+/** The contract's error body, `{error: {code, message, requestId, issues?}}` (a 500 for anything not ours). */
+function listenerErrorBody(
+  err: unknown,
+  requestId: string,
+): { status: number; known: WavelineError | null; body: { error: Record<string, unknown> } } {
   const known = err instanceof WavelineError ? err : null;
+  const code = known?.code ?? 'INTERNAL_ERROR';
+  const message = known?.message ?? 'Internal server error.';
   return {
-    known,
     status: known?.status ?? 500,
-    code: known?.code ?? 'INTERNAL_ERROR',
-    message: known?.message ?? 'Internal server error.',
+    known,
+    body: { error: { code, message, requestId, ...(known?.issues ? { issues: known.issues } : {}) } },
   };
 }
 
 export function writeError(ctx: Context, err: unknown, requestId: string): void {
-  const { known, status, code, message } = describe(err);
+  const { known, status, body } = listenerErrorBody(err, requestId);
   ctx.status = status;
   ctx.set('Cache-Control', 'no-store');
   ctx.remove('ETag');
   if (known && 'retryAfterSeconds' in known) ctx.set('Retry-After', String(known.retryAfterSeconds));
   if (known instanceof MethodNotAllowedError) ctx.set('Allow', known.allow);
   if ((ctx.state.errorShape as ErrorShape | undefined) === 'legacy') {
-    ctx.body = { error: known?.issues?.[0]?.message ?? message };
+    ctx.body = { error: known?.issues?.[0]?.message ?? body.error.message };
     return;
   }
-  ctx.body = { error: { code, message, requestId, ...(known?.issues ? { issues: known.issues } : {}) } };
+  ctx.body = body;
 }
 
 /**
@@ -220,8 +225,8 @@ export function answerClientError(
  * status, headers and body as the envelope writes for it.
  */
 export function writeErrorResponse(res: ServerResponse, err: unknown, requestId: string): void {
-  const { known, status, code, message } = describe(err);
-  const body = JSON.stringify({ error: { code, message, requestId, ...(known?.issues ? { issues: known.issues } : {}) } });
+  const { known, status, body: error } = listenerErrorBody(err, requestId);
+  const body = JSON.stringify(error);
   res.statusCode = status;
   res.removeHeader('ETag');
   res.setHeader('Cache-Control', 'no-store');

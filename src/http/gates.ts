@@ -52,7 +52,7 @@ function admitStation(ctx: Context, found: Station | null): void {
 export function stationGate(svc: Services): Gate {
   return function station(ctx: Context): Promise<void> | void {
     const slug = ctx.params.stationSlug as string | undefined;
-    if (slug === undefined || slug.length < 3 || slug.length > 63) throw new NotFoundError('Station not found.');
+    if (!slugShaped(slug)) throw new NotFoundError('Station not found.');
     const hit = svc.stations.peekBySlug(slug);
     if (hit !== undefined) return admitStation(ctx, hit);
     return svc.stations.bySlugOrNull(slug).then((found) => admitStation(ctx, found));
@@ -115,23 +115,33 @@ const BEARER = /^Bearer ([^\s]+)$/;
 
 /** The raw token from `Authorization: Bearer <token>`; anything else (including the raw token alone) is null. */
 export function bearerToken(ctx: Context): string | null {
-  const header = ctx.req.headers.authorization;
+  return bearerOf(ctx.req.headers.authorization);
+}
+
+/** The raw token of an `Authorization` header value, as `bearerToken` reads it. */
+export function bearerOf(header: string | undefined): string | null {
   if (header === undefined) return null;
   const match = BEARER.exec(header);
   return match ? match[1] : null;
 }
 
+/** Whether the credential gate admits `credential` for `scope` on the station at `now` (cachedReads.ts asks too). */
+export function admits(credential: Credential | null | undefined, scope: Scope, stationId: string, now: Date): credential is Credential {
+  return (
+    !!credential &&
+    credential.stationId === stationId &&
+    credential.revokedAt === null &&
+    credential.expiresAt.getTime() > now.getTime() &&
+    credential.scopes.includes(scope)
+  );
+}
+
+/** Whether a `{stationSlug}` can name a station at all (3 to 63 characters); any other answers 404. */
+export const slugShaped = (slug: string | undefined): slug is string => slug !== undefined && slug.length >= 3 && slug.length <= 63;
+
 function admitCredential(svc: Services, credential: Credential | null, scope: Scope, stationId: string): Credential {
   const now = svc.clock.now();
-  if (
-    !credential ||
-    credential.stationId !== stationId ||
-    credential.revokedAt !== null ||
-    credential.expiresAt.getTime() <= now.getTime() ||
-    !credential.scopes.includes(scope)
-  ) {
-    throw new UnauthenticatedError();
-  }
+  if (!admits(credential, scope, stationId, now)) throw new UnauthenticatedError();
   svc.credentials.touch(credential, now);
   return credential;
 }

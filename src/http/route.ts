@@ -111,6 +111,9 @@ export function defineRoute<
   return spec as unknown as RouteSpec;
 }
 
+/** Whether a cached read's key holds the request path: the route has parameters besides the station. */
+export const keyHoldsPath = (openapiPath: string): boolean => /\{(?!stationSlug\})/.test(openapiPath);
+
 export const koaPath = (openapiPath: string): string => openapiPath.replace(/\{([^}]+)\}/g, ':$1');
 
 function gatesFor(route: RouteSpec, svc: Services): Gate[] {
@@ -186,7 +189,7 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
   // answer while it is exact; otherwise one computation per key and data generation (lib/readCache.ts).
   // The key is the raw path and query string: a hit skips validation, as only valid requests are stored.
   const area = route.surface === 'listener' && route.method === 'get' ? route.cache : undefined;
-  const pathInKey = /\{(?!stationSlug\})/.test(route.path);
+  const pathInKey = keyHoldsPath(route.path);
   const toRepresentation = (result: unknown): Representation => (result instanceof Representation ? result : Representation.json(result));
   const handleCached = (ctx: Context): Promise<void> | void => {
     const stationId = (ctx.state.station as Station).id;

@@ -29,6 +29,20 @@ async function countingApp(server: TestServer): Promise<{ url: string; koaReques
   };
 }
 
+/** A test server and a counting app on its services for the suite: call where the suite's before() would go. */
+function useCountingApp(env: Record<string, string> = {}): { server: TestServer; app: Awaited<ReturnType<typeof countingApp>> } {
+  const suite = {} as { server: TestServer; app: Awaited<ReturnType<typeof countingApp>> };
+  before(async () => {
+    suite.server = await startTestServer({ env });
+    suite.app = await countingApp(suite.server);
+  });
+  after(async () => {
+    await suite.app.close();
+    await suite.server.close();
+  });
+  return suite;
+}
+
 const ENVELOPE = [
   'access-control-allow-origin',
   'access-control-expose-headers',
@@ -39,107 +53,89 @@ const ENVELOPE = [
 ];
 
 describe('listener reads from the read cache, before Koa', () => {
-  let server: TestServer;
-  let app: Awaited<ReturnType<typeof countingApp>>;
-  before(async () => {
-    server = await startTestServer();
-    app = await countingApp(server);
-  });
-  after(async () => {
-    await app.close();
-    await server.close();
-  });
+  const suite = useCountingApp();
 
   it('a repeated read is answered without Koa, with the same bytes and headers; a 304 too, and HEAD', async () => {
-    const { station, token } = await listenerFixture(server.url);
+    const { station, token } = await listenerFixture(suite.server.url);
     for (const path of [`/api/v1/stations/${station.slug}`, `/api/v1/stations/${station.slug}/schedule`]) {
-      const first = await request(app.url, 'GET', path, { token, headers: { 'x-request-id': 'first-1' } });
+      const first = await request(suite.app.url, 'GET', path, { token, headers: { 'x-request-id': 'first-1' } });
       expect(first.status, path).to.equal(200);
-      const before = app.koaRequests();
-      const again = await request(app.url, 'GET', path, { token, headers: { 'x-request-id': 'again-2' } });
-      expect(app.koaRequests(), `${path}: Koa saw the repeated read`).to.equal(before);
+      const before = suite.app.koaRequests();
+      const again = await request(suite.app.url, 'GET', path, { token, headers: { 'x-request-id': 'again-2' } });
+      expect(suite.app.koaRequests(), `${path}: Koa saw the repeated read`).to.equal(before);
       expect(again.status).to.equal(200);
       expect(again.text).to.equal(first.text);
       for (const name of ENVELOPE) expect(again.headers.get(name), `${path} ${name}`).to.equal(first.headers.get(name));
       expect(again.headers.get('x-request-id')).to.equal('again-2');
-      const fresh = await request(app.url, 'GET', path, { token });
+      const fresh = await request(suite.app.url, 'GET', path, { token });
       expect(fresh.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
-      const notModified = await request(app.url, 'GET', path, { token, headers: { 'if-none-match': first.headers.get('etag')! } });
+      const notModified = await request(suite.app.url, 'GET', path, { token, headers: { 'if-none-match': first.headers.get('etag')! } });
       expect(notModified.status).to.equal(304);
       expect(notModified.text).to.equal('');
       expect(notModified.headers.get('etag')).to.equal(first.headers.get('etag'));
-      const head = await request(app.url, 'HEAD', path, { token });
+      const head = await request(suite.app.url, 'HEAD', path, { token });
       expect(head.status).to.equal(200);
       expect(head.text).to.equal('');
       expect(head.headers.get('content-length')).to.equal(first.headers.get('content-length'));
-      expect(app.koaRequests(), path).to.equal(before);
+      expect(suite.app.koaRequests(), path).to.equal(before);
     }
   });
 
   it('whatever a gate would refuse goes to Koa, with its answer: no 304 before the credential', async () => {
-    const { station, token } = await listenerFixture(server.url);
-    const other = await listenerFixture(server.url);
+    const { station, token } = await listenerFixture(suite.server.url);
+    const other = await listenerFixture(suite.server.url);
     const path = `/api/v1/stations/${station.slug}/schedule`;
-    const first = await request(app.url, 'GET', path, { token });
+    const first = await request(suite.app.url, 'GET', path, { token });
     const etag = first.headers.get('etag')!;
-    const pushToken = (await createToken(server.url, station.id, ['push:register'])).token;
+    const pushToken = (await createToken(suite.server.url, station.id, ['push:register'])).token;
     for (const [what, options] of [
       ['no credential', { headers: { 'if-none-match': etag } }],
       ['another station’s credential', { token: other.token, headers: { 'if-none-match': etag } }],
       ['another scope', { token: pushToken, headers: { 'if-none-match': etag } }],
       ['the raw token without Bearer', { headers: { authorization: token, 'if-none-match': etag } }],
     ] as const) {
-      const before = app.koaRequests();
-      const refused = await request(app.url, 'GET', path, options);
+      const before = suite.app.koaRequests();
+      const refused = await request(suite.app.url, 'GET', path, options);
       expect(refused.status, what).to.equal(401);
       expect(refused.body.error.code, what).to.equal('UNAUTHENTICATED');
-      expect(app.koaRequests(), what).to.equal(before + 1);
+      expect(suite.app.koaRequests(), what).to.equal(before + 1);
     }
-    await admin(server.url, 'PATCH', `/stations/${station.id}`, { modules: { schedule: false } });
-    const disabled = await request(app.url, 'GET', path, { token });
+    await admin(suite.server.url, 'PATCH', `/stations/${station.id}`, { modules: { schedule: false } });
+    const disabled = await request(suite.app.url, 'GET', path, { token });
     expect(disabled.status).to.equal(404);
     expect(disabled.body.error.code).to.equal('MODULE_DISABLED');
-    const unknownQuery = await request(app.url, 'GET', `/api/v1/stations/${station.slug}?nope=1`, { token });
+    const unknownQuery = await request(suite.app.url, 'GET', `/api/v1/stations/${station.slug}?nope=1`, { token });
     expect(unknownQuery.status).to.equal(400);
   });
 
   it('a revoked credential is refused on the next read, though the answer is cached', async () => {
-    const { station } = await listenerFixture(server.url);
-    const { token, id } = await createToken(server.url, station.id, ['listener:read']);
+    const { station } = await listenerFixture(suite.server.url);
+    const { token, id } = await createToken(suite.server.url, station.id, ['listener:read']);
     const path = `/api/v1/stations/${station.slug}`;
-    expect((await request(app.url, 'GET', path, { token })).status).to.equal(200);
-    expect((await request(app.url, 'GET', path, { token })).status).to.equal(200);
-    expect((await admin(server.url, 'DELETE', `/stations/${station.id}/credentials/${id}`)).status).to.be.oneOf([200, 204]);
-    expect((await request(app.url, 'GET', path, { token })).status).to.equal(401);
+    expect((await request(suite.app.url, 'GET', path, { token })).status).to.equal(200);
+    expect((await request(suite.app.url, 'GET', path, { token })).status).to.equal(200);
+    expect((await admin(suite.server.url, 'DELETE', `/stations/${station.id}/credentials/${id}`)).status).to.be.oneOf([200, 204]);
+    expect((await request(suite.app.url, 'GET', path, { token })).status).to.equal(401);
   });
 });
 
 describe('listener reads from the read cache: the rate limit still counts', () => {
-  let server: TestServer;
-  let app: Awaited<ReturnType<typeof countingApp>>;
-  before(async () => {
-    server = await startTestServer({ env: { RATE_LIMIT_LISTENER_PER_MINUTE: '3' } });
-    app = await countingApp(server);
-  });
-  after(async () => {
-    await app.close();
-    await server.close();
-  });
+  const suite = useCountingApp({ RATE_LIMIT_LISTENER_PER_MINUTE: '3' });
 
   it('takes a token per cached read, and answers 429 in the contract body with Retry-After and RateLimit headers', async () => {
-    const { station, token } = await listenerFixture(server.url);
+    const { station, token } = await listenerFixture(suite.server.url);
     const path = `/api/v1/stations/${station.slug}`;
-    const first = await request(app.url, 'GET', path, { token });
+    const first = await request(suite.app.url, 'GET', path, { token });
     expect(first.status).to.equal(200);
     expect(first.headers.get('ratelimit')).to.match(/^"listener";r=2;t=\d+$/);
-    const before = app.koaRequests();
-    const second = await request(app.url, 'GET', path, { token });
+    const before = suite.app.koaRequests();
+    const second = await request(suite.app.url, 'GET', path, { token });
     expect(second.status).to.equal(200);
     expect(second.headers.get('ratelimit')).to.match(/^"listener";r=1;t=\d+$/);
     expect(second.headers.get('ratelimit-policy')).to.equal('"listener";q=3;w=60');
-    expect((await request(app.url, 'GET', path, { token })).status).to.equal(200);
-    const refused = await request(app.url, 'GET', path, { token, headers: { 'x-request-id': 'limited-1' } });
-    expect(app.koaRequests(), 'the cached reads and the refusal did not reach Koa').to.equal(before);
+    expect((await request(suite.app.url, 'GET', path, { token })).status).to.equal(200);
+    const refused = await request(suite.app.url, 'GET', path, { token, headers: { 'x-request-id': 'limited-1' } });
+    expect(suite.app.koaRequests(), 'the cached reads and the refusal did not reach Koa').to.equal(before);
     expect(refused.status).to.equal(429);
     expect(refused.body).to.deep.equal({ error: { code: 'RATE_LIMITED', message: refused.body.error.message, requestId: 'limited-1' } });
     expect(refused.headers.get('retry-after')).to.match(/^\d+$/);
@@ -148,7 +144,7 @@ describe('listener reads from the read cache: the rate limit still counts', () =
     expect(refused.headers.get('etag')).to.equal(null);
     expect(refused.headers.get('access-control-allow-origin')).to.equal('*');
     // Koa's answer to the same refusal is the same.
-    const viaKoa = await request(server.url, 'GET', `/api/v1/stations/${station.slug}/schedule`, {
+    const viaKoa = await request(suite.server.url, 'GET', `/api/v1/stations/${station.slug}/schedule`, {
       token,
       headers: { 'x-request-id': 'limited-2' },
     });

@@ -4,6 +4,7 @@ import { Type } from '../../http/schema.ts';
 import { buildOpenApi } from '../../http/openapi.ts';
 import { referenceRoutes } from './reference.ts';
 import { NotFoundError, ProviderUnavailableError, UnauthenticatedError } from '../../lib/errors.ts';
+import { dependenciesAnswer } from '../../lib/readiness.ts';
 import { metricsAnswer } from '../../lib/metrics.ts';
 
 /** The API version in /openapi.json is the package's. */
@@ -36,18 +37,7 @@ export function systemRoutes(routes: () => RouteSpec[]): RouteSpec[] {
         503: { description: 'A dependency does not answer.' },
       },
       async handler({ svc }) {
-        const timeout = <T>(p: Promise<T>) =>
-          Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref())]);
-        const [postgres, redis] = await Promise.all([
-          timeout(svc.db.raw('select 1')).then(
-            () => true,
-            () => false,
-          ),
-          timeout(svc.redis.ping()).then(
-            () => true,
-            () => false,
-          ),
-        ]);
+        const { postgres, redis } = await dependenciesAnswer(svc);
         if (!postgres || !redis)
           throw new ProviderUnavailableError(`Not ready: ${!postgres ? 'postgres ' : ''}${!redis ? 'redis' : ''}`.trim());
         return { ok: true, postgres, redis };
