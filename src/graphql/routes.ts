@@ -23,7 +23,7 @@ import type { Credential } from '../domains/auth/model.ts';
 import { statusFor } from './errors.ts';
 import { rootValue } from './resolvers.ts';
 import type { GraphQLContext } from './context.ts';
-import { readKey, Representation } from '../lib/readCache.ts';
+import { graphqlKey, Representation } from '../lib/readCache.ts';
 import { cacheLookup } from '../lib/metrics.ts';
 import { typeDefs } from './sdl.ts';
 import { graphiqlAssetRoutes, graphiqlPage } from './graphiql.ts';
@@ -185,10 +185,11 @@ async function serve(
   if (ctx.method === 'POST') operation = await readOperation(ctx);
   else checkQueryParameters(query ?? {});
   // Only valid requests get here, so a hit is an answer this very operation had before.
-  const key = readKey(
-    `graphql${ctx.method}`,
+  const key = graphqlKey(
+    ctx.method,
     station.id,
-    `${ctx.get('accept')}\n${ctx.get('content-type')}`,
+    ctx.get('accept'),
+    ctx.get('content-type'),
     operation ? JSON.stringify(operation) : ctx.querystring,
   );
   const nowMs = svc.clock.now().getTime();

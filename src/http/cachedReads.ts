@@ -2,11 +2,11 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import { WavelineError } from '../lib/errors.ts';
 import { cacheLookup } from '../lib/metrics.ts';
-import { readKey, type ReadArea } from '../lib/readCache.ts';
+import { graphqlKey, readKey, type ReadArea } from '../lib/readCache.ts';
 import { hashToken, TOKEN_LENGTH } from '../lib/tokens.ts';
 import { RouteTable } from './dispatch.ts';
 import { requestIdOf, writeErrorResponse } from './envelope.ts';
-import { writeCacheable } from './etag.ts';
+import { writeBytes, writeCacheable } from './etag.ts';
 import { headerIssue, targetIssue } from './hostile.ts';
 import type { RequestObserver } from './observe.ts';
 import type { LimitName } from './ratelimit.ts';
@@ -17,6 +17,9 @@ import { isPublic, type FrameworkServices, type RouteScope, type RouteStation } 
 // Listener reads whose answer is already in the read cache, answered before Koa: apps poll these
 // reads, and on the 2-core machine building Koa's context, request and response objects for each of
 // them cost a third of the throughput (docs/architecture.md, "Listener reads from cached bytes").
+//
+// GraphQL queries over GET are taken the same way when graphql/routes.ts kept their whole response
+// (`graphqlKey`: the Accept and Content-Type it was negotiated with and the raw query string).
 //
 // Only a request that would certainly get the stored answer is taken: a GET or HEAD of a cached listener
 // route, no hostile byte, the station and the credential already in memory and admitted, the module
@@ -32,7 +35,10 @@ interface CachedRead {
   /** The route template: the metrics and request-log label. */
   path: string;
   operationId: string;
-  area: ReadArea;
+  /** The metrics label of the look-up: the read's area, or `graphql`. */
+  area: ReadArea | 'graphql';
+  /** A GraphQL query over GET: its whole response, kept by graphql/routes.ts under `graphqlKey`. */
+  graphql: boolean;
   scope: RouteScope;
   module?: string;
   rateLimit?: LimitName;
@@ -46,12 +52,15 @@ export type CachedReads = (req: IncomingMessage, res: ServerResponse) => boolean
 export function cachedReads(svc: FrameworkServices, routes: readonly RouteSpec[], observe: RequestObserver | null): CachedReads {
   const table = new RouteTable<CachedRead>();
   for (const route of routes) {
-    if (route.surface !== 'listener' || route.method !== 'get' || !route.cache || route.station !== 'slug' || !route.scope || route.page)
-      continue;
+    if (route.method !== 'get' || route.station !== 'slug' || !route.scope) continue;
+    const rest = route.surface === 'listener' && route.cache !== undefined && !route.page;
+    const graphql = route.surface === 'graphql';
+    if (!rest && !graphql) continue;
     table.add('get', route.path, {
       path: route.path,
       operationId: route.operationId,
-      area: route.cache,
+      area: route.cache ?? 'graphql',
+      graphql,
       scope: route.scope,
       module: route.module,
       rateLimit: route.rateLimit,
@@ -80,10 +89,15 @@ export function cachedReads(svc: FrameworkServices, routes: readonly RouteSpec[]
     const credential = svc.credentials.peek(hashToken(token));
     if (!admits(credential, read.scope, station.id, now)) return false;
     if (read.module !== undefined && !(station.modules as Readonly<Record<string, boolean>>)[read.module]) return false;
-    const rep = svc.reads.peek(
-      readKey(read.operationId, station.id, read.pathInKey ? path : '', q < 0 ? '' : url.slice(q + 1)),
-      now.getTime(),
-    );
+    const query = q < 0 ? '' : url.slice(q + 1);
+    let key: string;
+    if (read.graphql) {
+      // GraphiQL (a browser asking for HTML) and HEAD are Koa's; a stored answer was negotiated with this very Accept.
+      const accept = req.headers.accept ?? '';
+      if (method !== 'GET' || accept.includes('text/html')) return false;
+      key = graphqlKey('GET', station.id, accept, req.headers['content-type'] ?? '', query);
+    } else key = readKey(read.operationId, station.id, read.pathInKey ? path : '', query);
+    const rep = svc.reads.peek(key, now.getTime());
     if (rep === undefined) return false;
 
     // From here the request is answered here.
@@ -92,7 +106,9 @@ export function cachedReads(svc: FrameworkServices, routes: readonly RouteSpec[]
     svc.credentials.touch(credential, now);
     cacheLookup(read.area, true);
     const report = (bytes: number) => observe?.(observed(req, res, read.path, station, bytes), requestId, startedAt);
-    const send = () => report(writeCacheable(req, res, requestId, rep.bytes, rep.contentType, rep.etag));
+    const send = read.graphql
+      ? () => report(writeBytes(res, requestId, rep.bytes, rep.contentType))
+      : () => report(writeCacheable(req, res, requestId, rep.bytes, rep.contentType, rep.etag));
     if (read.rateLimit === undefined || !svc.rateLimits.enabled(read.rateLimit)) {
       send();
       return true;

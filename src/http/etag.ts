@@ -64,6 +64,20 @@ export function writeCacheable(
   return length;
 }
 
+/** A 200 with bytes and no ETag (a GraphQL answer: POST-shaped results are not revalidated), as Koa writes it. */
+export function writeBytes(res: ServerResponse, requestId: string, bytes: Buffer, contentType: string): number {
+  res.writeHead(200, {
+    'X-Request-Id': requestId,
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Expose-Headers': CORS_EXPOSE_HEADERS,
+    'Cache-Control': 'no-store',
+    'Content-Type': contentType,
+    'Content-Length': bytes.length,
+  });
+  res.end(bytes);
+  return bytes.length;
+}
+
 export function sendJson(ctx: Context, body: unknown): void {
   sendCacheable(ctx, Buffer.from(JSON.stringify(body)), 'application/json; charset=utf-8');
 }

@@ -19,6 +19,14 @@ export type ReadArea = (typeof READ_AREAS)[number];
 export const readKey = (operationId: string, stationId: string, path = '', query = ''): string =>
   `${operationId}\n${stationId}\n${path}\n${query}`;
 
+/**
+ * The key of a whole GraphQL response (graphql/routes.ts): the method, the Accept and Content-Type
+ * headers the answer was negotiated with, and the raw query string (GET) or body (POST). Web's cached
+ * reads (http/cachedReads.ts) find a GET's answer by the same key before Koa.
+ */
+export const graphqlKey = (method: string, stationId: string, accept: string, contentType: string, payload: string): string =>
+  readKey(`graphql${method}`, stationId, `${accept}\n${contentType}`, payload);
+
 /** The id of a `reads` invalidation: `<stationId>:<area>`. */
 export const readsTopic = (stationId: string, area: ReadArea): string => `${stationId}:${area}`;
 

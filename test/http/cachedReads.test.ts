@@ -153,3 +153,50 @@ describe('listener reads from the read cache: the rate limit still counts', () =
     expect(viaKoa.body.error.message).to.equal(refused.body.error.message);
   });
 });
+
+describe('GraphQL queries over GET from the read cache, before Koa', () => {
+  const suite = useCountingApp();
+  const HEADERS = ['access-control-allow-origin', 'access-control-expose-headers', 'cache-control', 'content-type', 'content-length'];
+
+  it('a repeated query is answered without Koa with the same bytes and headers; what would differ goes to Koa', async () => {
+    const { station, token } = await listenerFixture(suite.server.url);
+    const path = `/api/v1/stations/${station.slug}/graphql?query=${encodeURIComponent('{ station { name } currentBroadcast { asOf } }')}`;
+    const first = await request(suite.app.url, 'GET', path, { token, headers: { 'x-request-id': 'gql-1' } });
+    expect(first.status).to.equal(200);
+    expect(first.body.data.station.name).to.equal(station.name);
+    const before = suite.app.koaRequests();
+    const again = await request(suite.app.url, 'GET', path, { token, headers: { 'x-request-id': 'gql-2' } });
+    expect(suite.app.koaRequests(), 'Koa saw the repeated query').to.equal(before);
+    expect(again.status).to.equal(200);
+    expect(again.text).to.equal(first.text);
+    for (const name of HEADERS) expect(again.headers.get(name), name).to.equal(first.headers.get(name));
+    expect(again.headers.get('etag')).to.equal(null);
+    expect(again.headers.get('x-request-id')).to.equal('gql-2');
+
+    // Another Accept was not negotiated yet; a browser gets GraphiQL; HEAD and a missing credential are Koa's.
+    for (const [what, options, status] of [
+      ['another Accept', { token, headers: { accept: 'application/json' } }, 200],
+      ['a browser', { token, headers: { accept: 'text/html' } }, 200],
+      ['no credential', {}, 401],
+      ['another station’s credential', { token: (await listenerFixture(suite.server.url)).token }, 401],
+    ] as const) {
+      const count = suite.app.koaRequests();
+      const reply = await request(suite.app.url, 'GET', path, options);
+      expect(reply.status, what).to.equal(status);
+      expect(suite.app.koaRequests(), what).to.equal(count + 1);
+      if (what === 'a browser') expect(reply.headers.get('content-type'), what).to.match(/^text\/html/);
+    }
+    const head = suite.app.koaRequests();
+    await request(suite.app.url, 'HEAD', path, { token });
+    expect(suite.app.koaRequests(), 'HEAD').to.equal(head + 1);
+
+    // A write shows on the next query.
+    expect((await admin(suite.server.url, 'PATCH', `/stations/${station.id}`, { name: 'Renamed FM' })).status).to.equal(200);
+    const renamed = await request(suite.app.url, 'GET', path, { token });
+    expect(renamed.body.data.station.name).to.equal('Renamed FM');
+    await admin(suite.server.url, 'PATCH', `/stations/${station.id}`, { modules: { graphql: false } });
+    const disabled = await request(suite.app.url, 'GET', path, { token });
+    expect(disabled.status).to.equal(404);
+    expect(disabled.body.error.code).to.equal('MODULE_DISABLED');
+  });
+});
