@@ -200,3 +200,25 @@ describe('GraphQL queries over GET from the read cache, before Koa', () => {
     expect(disabled.body.error.code).to.equal('MODULE_DISABLED');
   });
 });
+
+describe('GraphQL queries from the read cache: the GraphQL rate limit still counts', () => {
+  const suite = useCountingApp({ RATE_LIMIT_GRAPHQL_PER_MINUTE: '2' });
+
+  it('takes a GraphQL token per cached query and answers 429 without Koa', async () => {
+    const { station, token } = await listenerFixture(suite.server.url);
+    const path = `/api/v1/stations/${station.slug}/graphql?query=${encodeURIComponent('{ station { slug } }')}`;
+    const first = await request(suite.app.url, 'GET', path, { token });
+    expect(first.status).to.equal(200);
+    const before = suite.app.koaRequests();
+    const second = await request(suite.app.url, 'GET', path, { token });
+    expect(second.status).to.equal(200);
+    expect(second.headers.get('ratelimit')).to.match(/^"graphql";r=0;t=\d+$/);
+    const refused = await request(suite.app.url, 'GET', path, { token });
+    expect(suite.app.koaRequests(), 'the cached query and the refusal did not reach Koa').to.equal(before);
+    expect(refused.status).to.equal(429);
+    expect(refused.body.error.code).to.equal('RATE_LIMITED');
+    expect(refused.headers.get('retry-after')).to.match(/^\d+$/);
+    // The listener limit is another bucket: a REST read still passes.
+    expect((await request(suite.app.url, 'GET', `/api/v1/stations/${station.slug}`, { token })).status).to.equal(200);
+  });
+});
