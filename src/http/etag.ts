@@ -64,7 +64,7 @@ export function writeCacheable(
   return length;
 }
 
-/** A 200 with bytes and no ETag (a GraphQL answer: POST-shaped results are not revalidated), as Koa writes it. */
+/** A 200 with bytes and no ETag: a cached GraphQL answer (GraphQL answers carry no ETag), with the headers Koa's path gives it. */
 export function writeBytes(res: ServerResponse, requestId: string, bytes: Buffer, contentType: string): number {
   res.writeHead(200, {
     'X-Request-Id': requestId,
