@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
-import { BENCH_ENV, cpuMs, freePort, recreateDatabase, startBare, startRole, stopRole, waitUntilReady } from './support.ts';
+import { BENCH_ENV, cpuSplitMs, freePort, recreateDatabase, startBare, startRole, stopRole, waitUntilReady } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -129,7 +129,9 @@ async function seed(base: string) {
 interface Figures {
   rps: number;
   p99: number;
+  /** CPU µs per request, user + system, and the user-space part of it. */
   cpu: number;
+  user: number;
   non2xx3xx: number;
 }
 
@@ -146,7 +148,7 @@ async function measure(url: string, headers: Record<string, string>, pid: number
         },
       ]
     : undefined;
-  const before = cpuMs(pid);
+  const before = cpuSplitMs(pid);
   const result = await autocannon({
     url,
     headers,
@@ -155,9 +157,16 @@ async function measure(url: string, headers: Record<string, string>, pid: number
     pipelining: 1,
     ...(requests ? { requests } : {}),
   } as autocannon.Options);
-  const cpu = cpuMs(pid) - before;
+  const after = cpuSplitMs(pid);
   const bad = result.non2xx - (result['3xx'] ?? 0);
-  return { rps: result.requests.average, p99: result.latency.p99, cpu: (cpu * 1000) / Math.max(1, result.requests.total), non2xx3xx: bad };
+  const perRequest = (ms: number) => (ms * 1000) / Math.max(1, result.requests.total);
+  return {
+    rps: result.requests.average,
+    p99: result.latency.p99,
+    cpu: perRequest(after.user + after.system - before.user - before.system),
+    user: perRequest(after.user - before.user),
+    non2xx3xx: bad,
+  };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -222,8 +231,14 @@ async function main() {
             ours.push(await measure(url, auth, web.pid!, revalidate));
             theirs.push(await measure(bareUrl, {}, bare.pid!, revalidate));
           }
-          const w = { rps: median(ours.map((r) => r.rps)), p99: median(ours.map((r) => r.p99)), cpu: median(ours.map((r) => r.cpu)) };
-          const b = { rps: median(theirs.map((r) => r.rps)), p99: median(theirs.map((r) => r.p99)), cpu: median(theirs.map((r) => r.cpu)) };
+          const medians = (runs: Figures[]) => ({
+            rps: median(runs.map((r) => r.rps)),
+            p99: median(runs.map((r) => r.p99)),
+            cpu: median(runs.map((r) => r.cpu)),
+            user: median(runs.map((r) => r.user)),
+          });
+          const w = medians(ours);
+          const b = medians(theirs);
           const errors = ours.reduce((n, r) => n + r.non2xx3xx, 0);
           rows.push({
             read: name,
@@ -235,6 +250,8 @@ async function main() {
             'bare p99 ms': b.p99,
             'CPU µs/req (waveline / bare)': `${w.cpu.toFixed(0)} / ${b.cpu.toFixed(0)}`,
             'CPU vs bare': `${(w.cpu / b.cpu).toFixed(2)}×`,
+            // The kernel's part (mostly the socket write) is about the same for both; the difference is user space.
+            'user-space µs/req (waveline / bare)': `${w.user.toFixed(1)} / ${b.user.toFixed(1)}`,
             ...(errors ? { 'non-2xx/3xx': errors } : {}),
           });
           console.log(JSON.stringify(rows[rows.length - 1]));

@@ -111,10 +111,16 @@ export async function load(url: string, headers: Record<string, string>, seconds
 
 /** CPU time (user + system, ms) a process has used so far, from /proc (Linux). */
 export function cpuMs(pid: number): number {
+  const { user, system } = cpuSplitMs(pid);
+  return user + system;
+}
+
+/** CPU time (ms) a process has used so far in user space and in the kernel, from /proc (Linux). */
+export function cpuSplitMs(pid: number): { user: number; system: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const ticks = Number(fields[11]) + Number(fields[12]); // utime, stime
-  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+  // utime, stime in ticks; USER_HZ is 100 on Linux
+  return { user: (Number(fields[11]) * 1000) / 100, system: (Number(fields[12]) * 1000) / 100 };
 }
 
 /** CPU time (ms) used so far by every process whose command name is `comm` (e.g. all of Postgres' backends). */
