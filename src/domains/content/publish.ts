@@ -138,12 +138,13 @@ export async function publishRecord(
       })
       .onConflict('record_id')
       .merge();
-    // Every slug a published record used stays resolvable; the newest use of a slug wins a clash.
+    // Every slug a published record used stays resolvable (one row per slug and record); the newest
+    // use among published records wins a clash (queries.ts, findPublishedRecordBySlug).
     if (slug !== null) {
       await trx('record_slugs')
         .insert({ station_id: stationId, type: record.type, slug, record_id: record.id, used_at: now })
-        .onConflict(['station_id', 'type', 'slug'])
-        .merge(['record_id', 'used_at']);
+        .onConflict(['station_id', 'type', 'slug', 'record_id'])
+        .merge(['used_at']);
     }
     await replacePublishedMedia(trx, stationId, record.id, mediaIds);
     await trx('content_type_versions')

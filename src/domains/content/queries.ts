@@ -146,12 +146,19 @@ export async function findPublishedRecord(db: Db, stationId: string, id: string)
   return (row?.body as string | undefined) ?? null;
 }
 
-/** The published record of a type that uses or once used the slug (the newest use wins a clash). */
+/**
+ * The published record of a type that uses or once used the slug: of several, the one that published
+ * with it last, so a slug falls back to an earlier user when the later one is unpublished or deleted.
+ */
 export async function findPublishedRecordBySlug(db: Db, stationId: string, type: string, slug: string): Promise<string | null> {
   const row = await db('record_slugs as s')
     .join('published_records as p', 'p.record_id', 's.record_id')
     .select(db.raw('p.body::text AS body'))
     .where({ 's.station_id': stationId, 's.type': type, 's.slug': slug, 'p.station_id': stationId, 'p.type': type })
+    .orderBy([
+      { column: 's.used_at', order: 'desc' },
+      { column: 's.record_id', order: 'desc' },
+    ])
     .first();
   return (row?.body as string | undefined) ?? null;
 }

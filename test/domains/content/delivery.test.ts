@@ -68,6 +68,30 @@ describe('GET …/content/{id} and …/content/{type}/by-slug/{slug}', () => {
     expect((await get('/content/news/by-slug/weekly-2025')).body.id).to.equal(older);
   });
 
+  it('by slug: a slug resolves while any published record of the type ever used it (the taker unpublished or deleted)', async () => {
+    // Contract: "a slug the record used before also resolves"; GraphQL contentBySlug is NOT_FOUND only
+    // "when no published record of that type ever used the slug".
+    const { station, get } = await contentFixture(server);
+    const older = await published(server.url, station.id, 'news', { title: 'Old', slug: 'weekly' });
+    await putRecord(server.url, station.id, older, { type: 'news', values: { title: 'Old', slug: 'weekly-2025' } });
+    await publish(server.url, station.id, older);
+    clock.advance(1000);
+    const newer = await published(server.url, station.id, 'news', { title: 'New', slug: 'weekly' });
+    expect((await get('/content/news/by-slug/weekly')).body.id).to.equal(newer);
+    await admin(server.url, 'POST', `/stations/${station.id}/records/${newer}/unpublish`);
+    const fallback = await get('/content/news/by-slug/weekly');
+    expect(fallback.status, 'the older record used the slug and is published').to.equal(200);
+    expect(fallback.body.id).to.equal(older);
+    expect(fallback.body.values.slug).to.equal('weekly-2025');
+    clock.advance(1000);
+    await publish(server.url, station.id, newer);
+    expect((await get('/content/news/by-slug/weekly')).body.id, 'the newest use wins again').to.equal(newer);
+    await admin(server.url, 'DELETE', `/stations/${station.id}/records/${newer}`);
+    expect((await get('/content/news/by-slug/weekly')).body.id).to.equal(older);
+    await admin(server.url, 'POST', `/stations/${station.id}/records/${older}/unpublish`);
+    expect((await get('/content/news/by-slug/weekly')).status, 'no published record used it').to.equal(404);
+  });
+
   it('slugs with spaces and unicode resolve through percent-encoding', async () => {
     const { station, get } = await contentFixture(server);
     const id = await published(server.url, station.id, 'news', { title: 'Café', slug: 'café au lait' });
