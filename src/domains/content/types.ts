@@ -100,11 +100,15 @@ export async function listCurrentTypes(db: Db, stationId: string): Promise<TypeV
     .limit(MAX_TYPES_PER_RESPONSE);
 }
 
+/** Versions are stored as Postgres `integer`; a larger one asked for cannot exist. */
+const MAX_STORED_VERSION = 2_147_483_647;
+
 /**
  * One type at the requested version (the current one when omitted). A historical version is only
  * delivered once a record was published with it; otherwise null, like an unknown type.
  */
 export async function findTypeVersion(db: Db, stationId: string, key: string, version?: number): Promise<TypeVersion | null> {
+  if (version !== undefined && version > MAX_STORED_VERSION) return null;
   const query = joinVersions(db).select(versionColumns).where({ 't.station_id': stationId, 't.key': key });
   if (version === undefined) query.andWhereRaw('v.version = t.current_version');
   else query.andWhere('v.version', version).andWhere((q) => q.whereRaw('v.version = t.current_version').orWhereNotNull('v.published_at'));

@@ -214,6 +214,15 @@ describe('content types: PUT /admin/v1/stations/{id}/content-types/{key} and GET
       expect((await get('/schemas?type=News')).status).to.equal(400);
     });
 
+    it('a version beyond any stored one is an integer > 0 like the rest: 404 NOT_FOUND, not a storage error', async () => {
+      const { get } = await contentFixture(server);
+      for (const version of ['2147483648', '9007199254740993', '99999999999999999999']) {
+        const res = await get(`/schemas?type=news&version=${version}`);
+        expect(res.status, `version=${version}: ${res.text}`).to.equal(404);
+        expect(res.body.error.code).to.equal('NOT_FOUND');
+      }
+    });
+
     it('a historical version is delivered only once a record was published with it', async () => {
       const { station, get } = await contentFixture(server);
       const v2Fields = [...NEWS_FIELDS, { key: 'subtitle', label: 'Subtitle', kind: 'text' }];
