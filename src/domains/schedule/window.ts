@@ -15,6 +15,8 @@ export interface ScheduleWindow {
 }
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+/** The last date YYYY-MM-DD can write: a defaulted throughDate stops there. */
+const LAST_DATE = DateTime.fromISO('9999-12-31', { zone: 'UTC' });
 
 /** The local calendar date of an instant in a zone. */
 export function localDate(at: Date, timezone: string): string {
@@ -57,7 +59,8 @@ export function windowFor(fromDate: string, throughDate: string, timezone: strin
 
 /**
  * Resolves the `fromDate`/`throughDate` query: `fromDate` defaults to today in the station's zone,
- * `throughDate` to `fromDate` + 6 days; at most 31 inclusive days; `throughDate` not before `fromDate`.
+ * `throughDate` to `fromDate` + 6 days (at most 9999-12-31); at most 31 inclusive days; `throughDate`
+ * not before `fromDate`.
  */
 export function resolveWindow(query: { fromDate?: string; throughDate?: string }, timezone: string, now: Date): ScheduleWindow {
   const issues: Issue[] = [];
@@ -65,7 +68,10 @@ export function resolveWindow(query: { fromDate?: string; throughDate?: string }
     query.fromDate === undefined
       ? DateTime.fromISO(localDate(now, timezone), { zone: 'UTC' })
       : parseDate(query.fromDate, 'fromDate', issues);
-  const through = query.throughDate === undefined ? (from?.plus({ days: 6 }) ?? null) : parseDate(query.throughDate, 'throughDate', issues);
+  const through =
+    query.throughDate === undefined
+      ? from && DateTime.min(from.plus({ days: 6 }), LAST_DATE)
+      : parseDate(query.throughDate, 'throughDate', issues);
   if (from && through) {
     const days = through.diff(from, 'days').days + 1;
     if (days < 1) {

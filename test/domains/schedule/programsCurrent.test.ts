@@ -64,6 +64,22 @@ describe('programs GET …/programs', () => {
     expect(later.body.programs.map((p: { id: string }) => p.id)).to.deep.equal([outside]);
   });
 
+  it('echoes throughDate as a YYYY-MM-DD date even when fromDate + 6 days would pass 9999-12-31', async () => {
+    // Contract: calendar dates are local YYYY-MM-DD strings; the default window stops at the last one.
+    const fx = await scheduleFixture(server.url);
+    for (const fromDate of ['9999-12-31', '9999-12-26']) {
+      const res = await getPrograms(fx, `?fromDate=${fromDate}`);
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body).to.include({ fromDate, throughDate: '9999-12-31' });
+    }
+    expect((await getPrograms(fx, '?fromDate=9999-12-25')).body.throughDate, 'no clamp needed').to.equal('9999-12-31');
+    expect((await getPrograms(fx, '?fromDate=9999-12-24')).body.throughDate).to.equal('9999-12-30');
+    const schedule = await request(server.url, 'GET', `/api/v1/stations/${fx.station.slug}/schedule?fromDate=9999-12-31`, {
+      token: fx.token,
+    });
+    expect(schedule.status).to.equal(200);
+  });
+
   it('uses the programs module switch', async () => {
     const fx = await scheduleFixture(server.url);
     await admin(server.url, 'PATCH', `/stations/${fx.station.id}`, { modules: { programs: false } });
