@@ -75,17 +75,27 @@ export function parseFilters(raw: readonly string[]): ContentFilter[] {
 /**
  * 400 for a filter on anything but a delivered text or choices field, suggesting the closest one.
  * Private and system fields get the same answer as unknown ones, so their existence does not leak.
- * A value on a choices field that is not one of its current keys is no error: it matches nothing, so
- * records that keep a retired key stay filterable and a renamed choice never breaks a client
- * (decisions.md, Clarifications).
+ *
+ * Returns the filters as they match: a `field:value` or `field.anyOf:…` value on a choices field that
+ * is not one of its current keys is no error but matches nothing (decisions.md, Clarifications), even
+ * on records that still hold it as a retired key — so it is dropped here, and a filter left with no
+ * value matches no record (`applyFilters`). A renamed choice never breaks a client with a 400.
  */
-export function checkFilterFields(filters: ContentFilter[], fields: FieldDefinition[], type: string): void {
+export function checkFilterFields(filters: ContentFilter[], fields: FieldDefinition[], type: string): ContentFilter[] {
   const filterable = filterableFields(fields);
   const allowed = filterable.map((f) => f.key);
   const issues: Issue[] = [];
+  const matching: ContentFilter[] = [];
   for (const filter of filters) {
     const field = filterable.find((f) => f.key === filter.field);
-    if (field) continue;
+    if (field) {
+      if (field.kind !== 'choices' || filter.op === 'contains') matching.push(filter);
+      else {
+        const keys = new Set((field.choices ?? []).map((c) => c.key));
+        matching.push({ ...filter, values: filter.values.filter((v) => keys.has(v)) });
+      }
+      continue;
+    }
     const issue: Issue = {
       path: 'filter',
       code: 'not_filterable',
@@ -95,6 +105,7 @@ export function checkFilterFields(filters: ContentFilter[], fields: FieldDefinit
     issues.push(issue);
   }
   if (issues.length > 0) throw new ValidationError('Invalid filter.', issues);
+  return matching;
 }
 
 /** Order-independent form of a filter set, for binding cursors to it. */
@@ -115,6 +126,10 @@ export function applyFilters(query: Knex.QueryBuilder, filters: ContentFilter[])
         `(CASE jsonb_typeof(delivered_values -> ?) WHEN 'array' THEN EXISTS (SELECT 1 FROM jsonb_array_elements_text(delivered_values -> ?) AS chosen(key) WHERE chosen.key ILIKE ?) ELSE delivered_values ->> ? ILIKE ? END)`,
         [field, field, pattern, field, pattern],
       );
+      continue;
+    }
+    if (values.length === 0) {
+      query.whereRaw('FALSE'); // only values no choice has any more (checkFilterFields)
       continue;
     }
     const alternatives = values.flatMap((v) => [JSON.stringify({ [field]: v }), JSON.stringify({ [field]: [v] })]);

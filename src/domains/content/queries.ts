@@ -36,6 +36,9 @@ interface PageRow {
   as_of?: number | string | null;
 }
 
+/** A listing as the page query reads it: `matching` are its filters as they match (checkFilterFields), when they differ from those it is bound to. */
+type PageListing = Listing & { matching?: ContentFilter[] };
+
 const keyset = (listing: Listing) => (listing.direction === 'desc' ? '<' : '>');
 const order = (listing: Listing, column: string, id: string) => [
   { column, order: listing.direction },
@@ -43,13 +46,13 @@ const order = (listing: Listing, column: string, id: string) => [
 ];
 
 /** Records at their current positions; with `after`, only those that already held them at its asOf. */
-function currentPositions(db: Db, listing: Listing, limit: number, after: CursorKey | null): Knex.QueryBuilder {
+function currentPositions(db: Db, listing: PageListing, limit: number, after: CursorKey | null): Knex.QueryBuilder {
   const column = SORT_COLUMNS[listing.sort];
   const query = db('published_records')
     // A later page turns only its final rows into text (the outer query of pageQuery).
     .select(after ? 'body' : db.raw('body::text AS body'), `${column} AS sort_at`, 'record_id')
     .where({ station_id: listing.stationId, type: listing.type });
-  applyFilters(query, listing.filters);
+  applyFilters(query, listing.matching ?? listing.filters);
   if (after) {
     query.where('position_from', '<=', after.asOf);
     // A row comparison the (station_id, type, sort column, record_id) index can seek to.
@@ -64,7 +67,7 @@ function currentPositions(db: Db, listing: Listing, limit: number, after: Cursor
  * moves since the first page), whatever the depth. They are sorted before the join so the merge with
  * the other branch looks up only the published rows it takes.
  */
-function formerPositions(db: Db, listing: Listing, limit: number, after: CursorKey): Knex.QueryBuilder {
+function formerPositions(db: Db, listing: PageListing, limit: number, after: CursorKey): Knex.QueryBuilder {
   const column = SORT_COLUMNS[listing.sort];
   const positions = db('record_position_history')
     .select('record_id', `${column} AS sort_at`)
@@ -78,7 +81,7 @@ function formerPositions(db: Db, listing: Listing, limit: number, after: CursorK
     .join('published_records as p', 'p.record_id', 'h.record_id')
     .select('p.body', 'h.sort_at', 'h.record_id')
     .where('p.position_from', '>', after.asOf); // implied by the history row; keeps the branches disjoint
-  applyFilters(query, listing.filters); // on p.delivered_values: filters see current values
+  applyFilters(query, listing.matching ?? listing.filters); // on p.delivered_values: filters see current values
   return query.orderBy(order(listing, 'h.sort_at', 'h.record_id')).limit(limit);
 }
 
@@ -87,7 +90,7 @@ function formerPositions(db: Db, listing: Listing, limit: number, after: CursorK
  * the current projection and, in the same statement (same snapshot), the type's position clock as the
  * walk's asOf. A later page merges records still at their asOf position with those that moved since.
  */
-export function pageQuery(db: Db, listing: Listing, limit: number, after: CursorKey | null): Knex.QueryBuilder {
+export function pageQuery(db: Db, listing: PageListing, limit: number, after: CursorKey | null): Knex.QueryBuilder {
   if (!after) {
     return currentPositions(db, listing, limit, null).select(
       db.raw('(SELECT position_seq FROM content_types WHERE station_id = ? AND key = ?) AS as_of', [listing.stationId, listing.type]),
@@ -110,15 +113,18 @@ export function pageQuery(db: Db, listing: Listing, limit: number, after: Cursor
  * current version.
  */
 export async function listPublishedRecords(db: Db, secret: string, input: ListInput): Promise<RecordPage> {
+  let matching: ContentFilter[] | undefined;
   if (input.filters.length > 0) {
     const type = await findTypeVersion(db, input.stationId, input.type);
     if (!type) throw new NotFoundError(`Content type "${input.type}" does not exist.`);
-    checkFilterFields(input.filters, type.fields, input.type);
+    matching = checkFilterFields(input.filters, type.fields, input.type);
   }
-  const listing: Listing = {
+  // Cursors are bound to the filters as sent; the query runs them as they match.
+  const listing: PageListing = {
     stationId: input.stationId,
     type: input.type,
     filters: input.filters,
+    matching,
     sort: input.sort,
     direction: input.direction,
   };
