@@ -90,13 +90,16 @@ function joinVersions(db: Db) {
   });
 }
 
-/** Every current type of a station, ordered by key (at most 100). */
+/**
+ * Every current type of a station, ordered by key (at most 100). By code point (`COLLATE "C"`), not the
+ * database's collation, so every deployment lists — and cuts at 100 — the same types in the same order.
+ */
 export async function listCurrentTypes(db: Db, stationId: string): Promise<TypeVersion[]> {
   return joinVersions(db)
     .select(versionColumns)
     .where('t.station_id', stationId)
     .andWhereRaw('v.version = t.current_version')
-    .orderBy('t.key')
+    .orderByRaw('t.key COLLATE "C"')
     .limit(MAX_TYPES_PER_RESPONSE);
 }
 
@@ -116,5 +119,5 @@ export async function findTypeVersion(db: Db, stationId: string, key: string, ve
 }
 
 export async function typeKeys(db: Db, stationId: string): Promise<string[]> {
-  return (await db('content_types').where({ station_id: stationId }).orderBy('key').pluck('key')) as string[];
+  return (await db('content_types').where({ station_id: stationId }).orderByRaw('key COLLATE "C"').pluck('key')) as string[];
 }
