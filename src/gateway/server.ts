@@ -79,12 +79,13 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   let draining = false;
 
   function refuse(ws: uWS.WebSocket<Connection>, rejection: Rejection): void {
-    ws.cork(() => {
-      const frame = errorFrame(rejection.code, rejection.message);
-      ws.send(frame);
-      sent(frame);
-      ws.end(rejection.closeCode, rejection.code);
-    });
+    const frame = errorFrame(rejection.code, rejection.message);
+    ws.cork(() => ws.send(frame));
+    sent(frame);
+    // Outside the cork: a socket ended inside `cork` from a later turn (an awaited admission, an admin
+    // change) gets its TCP connection closed only by uWS's timeout sweep, 13-16 s later, and clients that
+    // report the close once the server ends TCP (Node's WebSocket, browsers) saw the 1008 that late.
+    ws.end(rejection.closeCode, rejection.code);
   }
 
   /** Stations with connections still being decided (their sockets already list the station). */

@@ -243,6 +243,41 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
       expect(await refused(realtimePath(good.id, offline.id))).to.equal('NOT_FOUND'); // one bad channel refuses the connection
     });
 
+    it('the close follows the error at once for a client that waits for the server to end TCP (Node and browser WebSocket)', async () => {
+      // The `ws` client of FeedClient ends TCP itself after the close handshake; the WHATWG WebSocket
+      // reports the close only once the server has ended the connection (RFC 6455, 7.1.1).
+      const closeAfterError = (url: string) =>
+        new Promise<{ code: number; reason: string; errorCode: string; msAfterError: number }>((resolve, reject) => {
+          const socket = new WebSocket(url);
+          let errorAt = 0;
+          let errorCode = '';
+          socket.onmessage = (message) => {
+            const frame = JSON.parse(String(message.data));
+            if (frame.type !== 'error') return;
+            errorAt = Date.now();
+            errorCode = frame.data.code;
+          };
+          socket.onclose = (event) => resolve({ code: event.code, reason: event.reason, errorCode, msAfterError: Date.now() - errorAt });
+          setTimeout(() => reject(new Error('no close within 10 s')), 10_000).unref();
+        });
+
+      // Decided after an await: the station's gate is not cached yet.
+      const unknown = await closeAfterError(gateway.url + realtimePath(`st_unknown${randomUUID().slice(0, 8)}`));
+      expect(unknown).to.include({ code: 1008, reason: 'NOT_FOUND', errorCode: 'NOT_FOUND' });
+      expect(unknown.msAfterError).to.be.below(2000);
+
+      // An open connection refused after an admin change.
+      const station = await createStation(server.url);
+      await writeRow(server.svc, station.id, 'now-playing', 'current', { track: null });
+      await FeedClient.ready(gateway.url, realtimePath(station.id), 1); // the gateway now serves the station
+      const open = closeAfterError(gateway.url + realtimePath(station.id));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { publicOnline: false })).status).to.equal(200);
+      const offline = await open;
+      expect(offline).to.include({ code: 1008, reason: 'NOT_FOUND', errorCode: 'NOT_FOUND' });
+      expect(offline.msAfterError).to.be.below(2000);
+    });
+
     it('an admin change applies on the next connection, and open connections of that station are closed', async () => {
       const station = await createStation(server.url);
       // One row, so an accepted connection shows itself with an event (a refused one gets an error).
