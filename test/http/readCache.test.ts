@@ -10,6 +10,7 @@ import { putBroadcast, putProgram, scheduleFixture } from '../domains/schedule/h
 import { accident, currentBerlin, delivered } from '../domains/weather/helpers.ts';
 import { gql } from '../graphql/helpers.ts';
 import { FakeCatalogues } from '../support/fakeCatalogues.ts';
+import { insertBroadcast } from '../support/scheduleRows.ts';
 import { startWorkers } from '../../workers/index.ts';
 
 // Listener reads answer from cached bytes + ETag (lib/readCache.ts). Each rule of the cache has a test
@@ -176,6 +177,34 @@ describe('listener reads from cached bytes', () => {
       await ingest(a.url, station, ingestToken, { artist: 'C', title: 'Three' });
       expect((await get(a, token, `${base}/now-playing`)).body.track.title).to.equal('Three');
       await eventually(async () => (await get(b, token, `${base}/now-playing`)).body.track?.title === 'Three');
+    });
+
+    it('rundown following: the track history filtered by broadcast lists an observation once a worker tied it to the broadcast', async () => {
+      const { station, token } = await listenerFixture(a.url, { rundownFollowing: true });
+      const { token: ingestToken } = await createToken(a.url, station.id, ['ingest:write']);
+      const now = Date.now();
+      const { broadcastId } = await insertBroadcast(a.svc.db, {
+        stationId: station.id,
+        startsAt: new Date(now - 600_000),
+        endsAt: new Date(now + 3_000_000),
+        items: [{ artist: 'Queen', title: 'Bohemian Rhapsody' }],
+      });
+      const path = `/api/v1/stations/${station.slug}/track-history?broadcastId=${broadcastId}`;
+      // No worker runs: the ingest is answered `recorded` after its 2 s wait, the following job waits in the queue.
+      const res = await ingest(a.url, station, ingestToken, { artist: 'Queen', title: 'Bohemian Rhapsody' });
+      expect(res.body).to.deep.equal({ accepted: true, outcome: 'recorded' });
+      for (const server of [a, b]) {
+        expect((await get(server, token, path)).body.items).to.deep.equal([]);
+        expect(await queriesDuring(server, () => get(server, token, path)), 'kept in memory').to.equal(0);
+      }
+      const workers = await startWorkers(a.svc);
+      try {
+        // Well before the cache's 10 s safety age: the follow invalidates the reads of every process.
+        for (const server of [a, b])
+          await eventually(async () => (await get(server, token, path)).body.items.length === 1, { timeoutMs: 3000 });
+      } finally {
+        await workers.close();
+      }
     });
 
     it('admin station changes: the freshness threshold, the time zone, a module switched off', async () => {

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Services } from '../../services.ts';
 import { inTransaction } from '../../lib/db.ts';
+import { invalidateReads } from '../../lib/readCache.ts';
 import { feedMessage, feedRowUpsertStatement } from '../../feed/rows.ts';
 import { numbered, pipelinedTransaction, type Statement } from '../../lib/pipeline.ts';
 import { buildOnAir, FOLLOWED_LOOKBACK_MS, refreshOnAirIn, type FollowedObservation, type LiveBroadcast } from '../schedule/onair.ts';
@@ -245,6 +246,8 @@ export async function followObservation(svc: Services, observationId: string, kn
     if (row.followed_at !== null) return { result: { accepted: row.accepted, outcome: row.outcome } as IngestResult };
     const decision = decide(row);
     const result = { accepted: decision.accepted, outcome: decision.outcome } as IngestResult;
+    // Tied to a broadcast: `track-history?broadcastId=` lists it from now on.
+    const tied = decision.broadcast_id !== null;
     const store = storeOutcomeStatement(observationId, decision, now);
     // Only matched and uncertain observations move the on-air row (its position and `followed`).
     const moves = decision.broadcast_id !== null && (decision.outcome === 'matched' || decision.outcome === 'uncertain');
@@ -253,13 +256,16 @@ export async function followObservation(svc: Services, observationId: string, kn
       await tx.commit([store]);
       // No `next` for a moving observation: the broadcast live now is another one, and the on-air row
       // is computed afresh below.
-      return { result, refresh: moves && !next };
+      return { result, tied, refresh: moves && !next };
     }
     const onAir = { stationId, kind: 'on-air' as const, entry: CURRENT_ENTRY, data: next.data };
     const [, upserted] = await tx.commit([store, feedRowUpsertStatement(onAir, now)]);
     if (upserted.length === 0) throw new Error(`station ${stationId} does not exist`);
-    return { result, message: feedMessage(onAir, Number(upserted[0].seq), now) };
+    return { result, tied, message: feedMessage(onAir, Number(upserted[0].seq), now) };
   });
+  // The ingest's own invalidation came before this broadcast was stored on the observation, so a
+  // track history filtered by broadcast that was read in between is dropped again, in every web process.
+  const invalidated = followed.tied ? invalidateReads(svc, stationId, 'nowPlaying') : Promise.resolve();
   if (followed.message) {
     // Not awaited: the job's result (the answer a request waits for) goes out right behind it on the same
     // Redis connection instead of a round trip later. A lost row is caught up by seq (docs/realtime.md).
@@ -272,6 +278,7 @@ export async function followObservation(svc: Services, observationId: string, kn
       await refreshOnAirIn(tx, svc.bus, stationId, at, at);
     });
   }
+  await invalidated;
   return followed.result;
 }
 
