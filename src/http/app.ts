@@ -69,7 +69,8 @@ const METHOD_ORDER = ['get', 'post', 'put', 'patch', 'delete'];
 /**
  * What a request no route took is answered with, from what the routes declare: under the parent path of
  * a route with the legacy error shape (ingest's `/api/v1/integrations/`), errors keep that shape; a path
- * whose routes set `methodNotAllowed` answers another method with 405 and `Allow` naming theirs.
+ * whose routes set `methodNotAllowed` answers another method with 405 and `Allow` naming theirs; under
+ * the path of a route with its own `cacheControl` (up to its first parameter), errors carry that.
  */
 export function unroutedAnswers(routes: readonly RouteSpec[]): Unrouted {
   const legacyFamilies = [
@@ -88,8 +89,12 @@ export function unroutedAnswers(routes: readonly RouteSpec[]): Unrouted {
       .map((m) => m.toUpperCase())
       .join(', '),
   }));
+  const cacheControls = routes
+    .filter((r) => r.cacheControl !== undefined)
+    .map((r) => ({ family: r.path.slice(0, r.path.indexOf('{') < 0 ? r.path.length : r.path.indexOf('{')), value: r.cacheControl! }));
   return {
     shape: (path): ErrorShape => (legacyFamilies.some((family) => path.startsWith(family)) ? 'legacy' : 'listener'),
     allow: (path) => allows.find((entry) => entry.pattern.test(path))?.allow ?? null,
+    cacheControl: (path) => cacheControls.find((entry) => path.startsWith(entry.family))?.value ?? 'no-store',
   };
 }

@@ -57,9 +57,11 @@ export interface Unrouted {
   shape(path: string): ErrorShape;
   /** The path's methods for a 405, or null for a 404. */
   allow(path: string): string | null;
+  /** `Cache-Control` of the path's errors: `no-store`, or what its routes declare (`RouteSpec.cacheControl`). */
+  cacheControl(path: string): string;
 }
 
-const NOTHING_ROUTED: Unrouted = { shape: () => 'listener', allow: () => null };
+const NOTHING_ROUTED: Unrouted = { shape: () => 'listener', allow: () => null, cacheControl: () => 'no-store' };
 
 /**
  * The outermost middleware of every route: request id, CORS (preflight answered here, before any
@@ -83,6 +85,8 @@ export function envelope(logger: Logger, observe: RequestObserver | null = null,
       return;
     }
 
+    const cacheControl = unrouted.cacheControl(ctx.path);
+    if (cacheControl !== 'no-store') ctx.state.cacheControl = cacheControl;
     try {
       const badTarget = targetIssue(ctx.req.url ?? '');
       const badHeader = badTarget ? null : headerIssue(ctx.req.rawHeaders);
@@ -180,7 +184,7 @@ function listenerErrorBody(
 export function writeError(ctx: Context, err: unknown, requestId: string): void {
   const { known, status, body } = listenerErrorBody(err, requestId);
   ctx.status = status;
-  ctx.set('Cache-Control', 'no-store');
+  ctx.set('Cache-Control', (ctx.state.cacheControl as string | undefined) ?? 'no-store');
   ctx.remove('ETag');
   if (known && 'retryAfterSeconds' in known) ctx.set('Retry-After', String(known.retryAfterSeconds));
   if (known instanceof MethodNotAllowedError) ctx.set('Allow', known.allow);

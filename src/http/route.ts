@@ -82,6 +82,12 @@ export interface RouteSpec<
   /** How errors are written: the contract's `{error: {code, …}}` (default) or ingest's `{error: string}`. */
   errorShape?: ErrorShape;
   /**
+   * `Cache-Control` of every answer under this route's path up to its first parameter — errors and paths
+   * no route took included (published media: `private, no-store`); default `no-store`. A handler
+   * writing bytes sets it on its own answers too.
+   */
+  cacheControl?: string;
+  /**
    * Another method on this path answers 405 METHOD_NOT_ALLOWED with `Allow` naming the path's methods
    * (ingest, GraphQL); without it, 404 like any unknown route.
    */

@@ -36,6 +36,8 @@ const publicMedia = {
   module: 'media' as const,
   rateLimit: 'anonymous' as const,
   station: 'id' as const,
+  // "The response is `private, no-store`": its errors too.
+  cacheControl: 'private, no-store',
   description:
     'No credential. Only media of currently published records is served. `Cache-Control: private, no-store`; `Accept-Ranges`, `ETag` and `Content-Length` on every byte response. One `bytes=` range (`a-b`, `a-`, `-n`) gives 206; several give the whole file; `If-Range` (an ETag) and `If-None-Match` are honoured. HEAD answers like GET without the body.',
   responses: bytesResponses,

@@ -41,6 +41,22 @@ describe('published media GET /api/media/public/{stationId}/{versionId}[/{varian
     expect((await fetchMedia(server.url, path.replace(imageId, imageId.toUpperCase()))).status).to.equal(200);
   });
 
+  it('every answer of the media path is private, no-store: its errors (400, 404, 416, unknown paths) too', async () => {
+    const answers = {
+      'unknown version (404)': await fetchMedia(server.url, mediaPath(station.id, randomUUID())),
+      'malformed version id (400)': await fetchMedia(server.url, mediaPath(station.id, 'not-a-uuid')),
+      'unknown variant': await fetchMedia(server.url, `${path}/poster`),
+      'unknown station (404)': await fetchMedia(server.url, mediaPath(randomUUID(), imageId)),
+      'unsatisfiable range (416)': await fetchMedia(server.url, path, { headers: { range: `bytes=${image.length}-` } }),
+      'a path no route takes': await fetchMedia(server.url, `${path}/thumb/extra`),
+    };
+    for (const [name, res] of Object.entries(answers)) {
+      expect(res.status, name).to.be.within(400, 499);
+      expect(res.headers.get('cache-control'), name).to.equal('private, no-store');
+      expect(res.json().error.code, name).to.be.a('string');
+    }
+  });
+
   it('is public exactly while a currently published record references the version', async () => {
     const own = await createStation(server.url);
     const media = await uploaded(server.url, own.id, await png(20, 20), 'image/png');
