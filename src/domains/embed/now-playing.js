@@ -160,6 +160,7 @@
 
   proto._offline = function () {
     this.setAttribute('state', 'offline');
+    this._render(); // "Connecting…" gives way to the fallback title (a refusal can close before the first render)
   };
 
   /** The track while the feed says it is fresh, counting its age on in this browser (no clock skew). */
