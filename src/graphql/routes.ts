@@ -105,10 +105,13 @@ const handler = createHandler<Context, Extra, GraphQLContext>({
   validate: validateOnce as typeof validateDocument,
   context: (req) => req.context.result,
   // Depth, alias and cost limits refuse an operation before any resolver runs (limits.ts).
-  validationRules: (req, _args, specified) => [
-    ...specified,
-    ...limitRules(req.context.svc.config.graphql, () => (req.context.result.status = 400)),
-  ],
+  validationRules: (req, args, specified) => {
+    const refused = () => (req.context.result.status = 400);
+    // validateOnce answers a document it validated before without running the rules again: a refusal
+    // it keeps is still a 400, on every request that sends that text.
+    if (statusFor(validations.get(args.document)) !== null) refused();
+    return [...specified, ...limitRules(req.context.svc.config.graphql, refused)];
+  },
   onOperation(req, _args, result) {
     const status = statusFor(result.errors);
     if (status !== null) req.context.result.status = status;
