@@ -12,7 +12,7 @@ import { createHandler, type Request as GraphQLHttpRequest } from 'graphql-http'
 import type { Context } from 'koa';
 import { defineRoute } from '../http/route.ts';
 import { readJsonBody } from '../http/body.ts';
-import { unstorableIssue, unstorableTextAt } from '../http/hostile.ts';
+import { jsonIssue } from '../http/hostile.ts';
 import { ErrorBody, StationSlugParams, Type } from '../http/schema.ts';
 import { validate } from '../http/validate.ts';
 import { MethodNotAllowedError, NotAcceptableError, UnsupportedMediaTypeError, ValidationError } from '../lib/errors.ts';
@@ -163,8 +163,8 @@ function checkQueryParameters(query: Record<string, unknown>): void {
       throw new ValidationError('Invalid query parameters.', [
         { path: name, code: 'invalid_format', message: `${name} must be a JSON object` },
       ]);
-    const unstorable = unstorableTextAt(parsed, name);
-    if (unstorable) throw new ValidationError('Invalid query parameters.', [unstorableIssue(unstorable)]);
+    const issue = jsonIssue(parsed, name);
+    if (issue) throw new ValidationError('Invalid query parameters.', [issue]);
   }
 }
 
