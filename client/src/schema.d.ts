@@ -7826,6 +7826,32 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description RATE_LIMITED: the credential’s bucket is empty; retry after `Retry-After` seconds (`RateLimit` says the same). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
             503: {
                 headers: {
@@ -8036,6 +8062,32 @@ export interface operations {
             };
             /** @description A POST that is not application/json in UTF-8 (UNSUPPORTED_MEDIA_TYPE; REST error body). */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: the credential’s bucket is empty; retry after `Retry-After` seconds (`RateLimit` says the same). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -12,7 +12,7 @@ import { createHandler, type Request as GraphQLHttpRequest } from 'graphql-http'
 import type { Context } from 'koa';
 import { defineRoute } from '../http/route.ts';
 import { readJsonBody } from '../http/body.ts';
-import { unstorableIssue, unstorableTextAt } from '../http/hostile.ts';
+import { jsonIssue } from '../http/hostile.ts';
 import { ErrorBody, StationSlugParams, Type } from '../http/schema.ts';
 import { validate } from '../http/validate.ts';
 import { MethodNotAllowedError, NotAcceptableError, UnsupportedMediaTypeError, ValidationError } from '../lib/errors.ts';
@@ -105,10 +105,13 @@ const handler = createHandler<Context, Extra, GraphQLContext>({
   validate: validateOnce as typeof validateDocument,
   context: (req) => req.context.result,
   // Depth, alias and cost limits refuse an operation before any resolver runs (limits.ts).
-  validationRules: (req, _args, specified) => [
-    ...specified,
-    ...limitRules(req.context.svc.config.graphql, () => (req.context.result.status = 400)),
-  ],
+  validationRules: (req, args, specified) => {
+    const refused = () => (req.context.result.status = 400);
+    // validateOnce answers a document it validated before without running the rules again: a refusal
+    // it keeps is still a 400, on every request that sends that text.
+    if (statusFor(validations.get(args.document)) !== null) refused();
+    return [...specified, ...limitRules(req.context.svc.config.graphql, refused)];
+  },
   onOperation(req, _args, result) {
     const status = statusFor(result.errors);
     if (status !== null) req.context.result.status = status;
@@ -160,8 +163,8 @@ function checkQueryParameters(query: Record<string, unknown>): void {
       throw new ValidationError('Invalid query parameters.', [
         { path: name, code: 'invalid_format', message: `${name} must be a JSON object` },
       ]);
-    const unstorable = unstorableTextAt(parsed, name);
-    if (unstorable) throw new ValidationError('Invalid query parameters.', [unstorableIssue(unstorable)]);
+    const issue = jsonIssue(parsed, name);
+    if (issue) throw new ValidationError('Invalid query parameters.', [issue]);
   }
 }
 

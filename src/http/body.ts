@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { createGunzip, createInflate } from 'node:zlib';
 import type { Context } from 'koa';
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../lib/errors.ts';
-import { unstorableIssue, unstorableTextAt } from './hostile.ts';
+import { jsonIssue } from './hostile.ts';
 
 /**
  * THE body reader with a size limit (JSON bodies here, the ingest body, media uploads): reads `source`
@@ -71,8 +71,9 @@ const notJson = (message: string) =>
 /**
  * A JSON request body (any JSON value), or undefined when the request does not declare a JSON body
  * (the route then validates `{}`). 413 past `limit` bytes (after gzip/deflate), 415 for another
- * Content-Encoding, 400 for bytes that are not UTF-8 or not JSON, and 400 for text no column can hold
- * (NUL, unpaired surrogates) anywhere in it — Postgres would refuse it with an error.
+ * Content-Encoding, 400 for bytes that are not UTF-8 or not JSON, 400 for text no column can hold
+ * (NUL, unpaired surrogates) anywhere in it — Postgres would refuse it with an error — and 400 for JSON
+ * nested deeper than MAX_JSON_DEPTH (hostile.ts).
  */
 export async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
   if (!ctx.request.is(JSON_TYPES)) return undefined;
@@ -109,8 +110,8 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
   } catch {
     throw notJson('body must be valid JSON');
   }
-  const unstorable = unstorableTextAt(parsed);
-  if (unstorable) throw new ValidationError('Invalid request body.', [unstorableIssue(unstorable)]);
+  const issue = jsonIssue(parsed);
+  if (issue) throw new ValidationError('Invalid request body.', [issue]);
   return parsed;
 }
 

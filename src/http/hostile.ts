@@ -70,22 +70,36 @@ const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff
 
 export const hasUnstorableText = (text: string): boolean => UNSTORABLE.test(text);
 
-/** The path of the first string (value or key) in parsed JSON that holds unstorable text, else null. */
-export function unstorableTextAt(value: unknown, path = ''): string | null {
-  if (typeof value === 'string') return UNSTORABLE.test(value) ? path || 'body' : null;
-  if (typeof value !== 'object' || value === null) return null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = unstorableTextAt(value[i], path ? `${path}.${i}` : String(i));
-      if (found) return found;
+/**
+ * How deep a JSON body may nest (objects and arrays inside one another). No payload of this API comes
+ * near it; past it, code that walks a value recursively (JSON.stringify, the checks here, Postgres' jsonb)
+ * would run out of stack, and JSON.parse alone does not.
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/**
+ * The first problem in parsed JSON no route can take, else null: nesting deeper than MAX_JSON_DEPTH, or
+ * a string (value or key) holding unstorable text. Walks the value with a stack of its own, in document
+ * order, so no input can exhaust the call stack; `root` prefixes the issue's path.
+ */
+export function jsonIssue(value: unknown, root = ''): Issue | null {
+  // Each entry is a value still to look at, with its key when it is an object member (keys are text too).
+  const pending: Array<{ value: unknown; path: string; depth: number; key?: string }> = [{ value, path: root, depth: 0 }];
+  while (pending.length > 0) {
+    const { value: item, path, depth, key } = pending.pop()!;
+    if (key !== undefined && UNSTORABLE.test(key)) return unstorableIssue(path);
+    if (typeof item === 'string') {
+      if (UNSTORABLE.test(item)) return unstorableIssue(path || 'body');
+      continue;
     }
-    return null;
-  }
-  for (const [key, item] of Object.entries(value)) {
-    const at = path ? `${path}.${key}` : key;
-    if (UNSTORABLE.test(key)) return at;
-    const found = unstorableTextAt(item, at);
-    if (found) return found;
+    if (typeof item !== 'object' || item === null) continue;
+    if (depth === MAX_JSON_DEPTH)
+      return { path: path || 'body', code: 'too_deep', message: `JSON may nest at most ${MAX_JSON_DEPTH} levels deep` };
+    const members = Array.isArray(item) ? item.map((v, i): [string, unknown] => [String(i), v]) : Object.entries(item);
+    for (let i = members.length - 1; i >= 0; i--) {
+      const [name, member] = members[i];
+      pending.push({ value: member, path: path ? `${path}.${name}` : name, depth: depth + 1, key: Array.isArray(item) ? undefined : name });
+    }
   }
   return null;
 }

@@ -160,9 +160,15 @@ const EVERY_ROUTE: Record<string, ResponseSpec> = {
   503: { description: 'PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds.', schema: ErrorBody },
 };
 
+/** A route with a rate limit that does not describe its 429 itself (docs/errors.md, "Rate limits"). */
+const RATE_LIMITED: ResponseSpec = {
+  description: 'RATE_LIMITED: the credential’s bucket is empty; retry after `Retry-After` seconds (`RateLimit` says the same).',
+  schema: ErrorBody,
+};
+
 const TAGS: Record<string, string> = {
   listener: 'Listener reads: a station credential with listener:read, JSON with a strong ETag.',
-  push: 'Push device registration (listener credential with push:write).',
+  push: 'Push device registration (a station credential with push:register).',
   graphql: 'The GraphQL endpoint over the same data as the listener reads.',
   ingest: 'Now-playing ingest from encoders and automation systems.',
   media: 'Published media bytes and image renditions (anonymous).',
@@ -177,10 +183,11 @@ export function buildOpenApi(routes: RouteSpec[], info: { version: string; serve
   for (const route of routes) {
     const base = pascal(route.operationId);
     const responses: Record<string, unknown> = {};
+    const own = route.rateLimit && !route.responses[429] ? { ...route.responses, 429: RATE_LIMITED } : route.responses;
     const stated =
       route.surface === 'system' || route.surface === 'ingest'
-        ? route.responses
-        : { ...route.responses, ...Object.fromEntries(Object.entries(EVERY_ROUTE).filter(([status]) => !route.responses[status])) };
+        ? own
+        : { ...own, ...Object.fromEntries(Object.entries(EVERY_ROUTE).filter(([status]) => !own[status])) };
     for (const [status, spec] of Object.entries(stated)) {
       let content: Record<string, unknown> | undefined;
       if (spec.schema) {

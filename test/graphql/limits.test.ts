@@ -144,6 +144,20 @@ describe('GraphQL: depth, alias and cost limits', () => {
     );
   });
 
+  it('"the HTTP status follows the most severe code": a refused document is 400 every time it is sent, over POST and GET', async () => {
+    // The parsed document and its validation are kept per query text: the second request of the same
+    // text is answered from there and must keep the status of the first.
+    const aliasBomb = `{ ${Array.from({ length: 16 }, (_, i) => `a${i}_${randomUUID().slice(0, 8)}: station { id }`).join(' ')} }`;
+    const deep = `{ x_${randomUUID().slice(0, 8)}: ${nested(11)} }`;
+    const nul = `{ contentBySlug(type: "news", slug: "a\\u0000${randomUUID()}") { id } }`;
+    for (const query of [aliasBomb, deep, nul]) {
+      for (let attempt = 1; attempt <= 3; attempt++) {
+        expectRefused(await gql(server.url, slug, token, query), /exceeded|NUL/);
+        expectRefused(await gqlGet(server.url, slug, token, { query }), /exceeded|NUL/);
+      }
+    }
+  });
+
   it("the contract's queries and the standard introspection query pass the default limits", async () => {
     const introspection = await gql(server.url, slug, token, getIntrospectionQuery());
     expect(introspection.status, introspection.text).to.equal(200);

@@ -36,6 +36,21 @@ describe('/openapi.json', () => {
     }
   });
 
+  it('documents RATE_LIMITED (429) on every rate-limited operation, and each credential scope by its contract name', async () => {
+    const server = await sharedServer();
+    const doc = (await request(server.url, 'GET', '/openapi.json')).body;
+    const limited = allRoutes.filter((route) => route.rateLimit);
+    expect(limited.map((route) => route.operationId)).to.include.members(['graphqlGet', 'graphqlPost', 'getStation', 'ingestPlayback']);
+    for (const route of limited) {
+      const response = doc.paths[route.path][route.method].responses['429'];
+      expect(response, `${route.method.toUpperCase()} ${route.path}`).to.be.an('object');
+      expect(response.content['application/json'].schema.$ref).to.match(/^#\/components\/schemas\/(Error|LegacyError)$/);
+    }
+    const scopes = ['listener:read', 'push:register', 'ingest:write'];
+    const named = JSON.stringify(doc).match(/\b[a-z]+:(read|write|register)\b/g) ?? [];
+    expect([...new Set(named)].filter((scope) => !scopes.includes(scope))).to.deep.equal([]);
+  });
+
   it('documents the listener error body and the bearer scheme', async () => {
     const server = await sharedServer();
     const doc = (await request(server.url, 'GET', '/openapi.json')).body;
