@@ -184,12 +184,14 @@ async function serve(
   query?: Record<string, unknown>,
 ): Promise<void> {
   checkAccept(ctx.get('accept'));
+  // HEAD is GET without the body (Koa leaves the body out and keeps its length): the same operation and answer.
+  const method = ctx.method === 'HEAD' ? 'GET' : ctx.method;
   let operation: Record<string, unknown> | null = null;
-  if (ctx.method === 'POST') operation = await readOperation(ctx);
+  if (method === 'POST') operation = await readOperation(ctx);
   else checkQueryParameters(query ?? {});
   // Only valid requests get here, so a hit is an answer this very operation had before.
   const key = graphqlKey(
-    ctx.method,
+    method,
     station.id,
     ctx.get('accept'),
     ctx.get('content-type'),
@@ -214,7 +216,7 @@ async function serve(
     answer: { areas: new Set(), validUntil: Infinity },
   };
   const request: GraphQLHttpRequest<Context, Extra> = {
-    method: ctx.method,
+    method,
     url: ctx.url,
     headers: { get: (name: string) => ctx.get(name) || null },
     body: operation,

@@ -97,6 +97,20 @@ describe('GraphQL: every answer before the query runs uses the contract error bo
       expect(other.headers.get('allow')).to.equal('GET, POST');
     }
   });
+
+  it('HEAD answers like GET without the body: the same status, type and length', async () => {
+    const path = `${endpoint()}?query=${encodeURIComponent('{ station { id name } }')}`;
+    const get = await request(server.url, 'GET', path, { token });
+    const head = await request(server.url, 'HEAD', path, { token });
+    expect(get.status, get.text).to.equal(200);
+    expect(head.status).to.equal(200);
+    expect(head.text).to.equal('');
+    expect(head.headers.get('content-type')).to.equal(get.headers.get('content-type'));
+    expect(head.headers.get('content-length')).to.equal(String(Buffer.byteLength(get.text)));
+    const mutation = await request(server.url, 'HEAD', `${endpoint()}?query=${encodeURIComponent('mutation { __typename }')}`, { token });
+    expect(mutation.status, 'a mutation over HEAD is refused like over GET').to.equal(405);
+    expect(mutation.headers.get('allow')).to.equal('POST');
+  });
 });
 
 describe('GraphQL: depth, alias and cost limits', () => {
