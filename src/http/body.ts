@@ -69,14 +69,21 @@ const notJson = (message: string) =>
   new ValidationError('Request body is not valid JSON.', [{ path: 'body', code: 'invalid_json', message }]);
 
 /**
- * A JSON request body (any JSON value), or undefined when the request does not declare a JSON body
- * (the route then validates `{}`). 413 past `limit` bytes (after gzip/deflate), 415 for another
+ * A JSON request body (any JSON value), or undefined when the request has no body (the route then
+ * validates `{}`); 400 for a body of another Content-Type. 413 past `limit` bytes (after gzip/deflate), 415 for another
  * Content-Encoding, 400 for bytes that are not UTF-8 or not JSON, 400 for text no column can hold
  * (NUL, unpaired surrogates) anywhere in it — Postgres would refuse it with an error — and 400 for JSON
  * nested deeper than MAX_JSON_DEPTH (hostile.ts).
  */
 export async function readJsonBody(ctx: Context, limit: number): Promise<unknown> {
-  if (!ctx.request.is(JSON_TYPES)) return undefined;
+  const json = ctx.request.is(JSON_TYPES);
+  if (json === false && ctx.request.length !== 0) {
+    // A body in another type would otherwise be dropped and `{}` validated, with misleading issues.
+    throw new ValidationError('Invalid request body.', [
+      { path: 'body', code: 'invalid_json', message: 'the body must be JSON, sent with Content-Type: application/json' },
+    ]);
+  }
+  if (!json) return undefined;
   const encoding = (ctx.get('content-encoding') || 'identity').trim().toLowerCase();
   let source: Readable = ctx.req;
   if (encoding === 'gzip') source = ctx.req.pipe(createGunzip());

@@ -149,6 +149,20 @@ describe('push devices …/push/devices', () => {
     });
   });
 
+  it('a body sent in another Content-Type is 400 naming the body, not a list of missing fields', async () => {
+    const { path, token, count } = await pushFixture();
+    const body = JSON.stringify({ token: 'device-token-plain', platform: 'ios', provider: 'fcm' });
+    for (const type of ['text/plain', 'application/x-www-form-urlencoded']) {
+      const res = await request(server.url, 'POST', path, { token, body, headers: { 'content-type': type } });
+      expect(res.status, type).to.equal(400);
+      expect(res.body.error.code).to.equal('VALIDATION_ERROR');
+      expect(res.body.error.issues).to.deep.equal([
+        { path: 'body', code: 'invalid_json', message: 'the body must be JSON, sent with Content-Type: application/json' },
+      ]);
+    }
+    expect((await count()).total, 'nothing stored').to.equal(0);
+  });
+
   it('a malformed JSON body is 400 VALIDATION_ERROR', async () => {
     const { path, token } = await pushFixture();
     const res = await request(server.url, 'POST', path, { token, body: '{"token":', headers: { 'content-type': 'application/json' } });
