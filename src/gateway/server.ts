@@ -1,6 +1,7 @@
 import * as uWS from 'uWebSockets.js';
 import type { Config } from '../config.ts';
 import type { Logger } from '../lib/logger.ts';
+import { requestIdFrom } from '../lib/ids.ts';
 import { Admission, CLOSE_INTERNAL, clientIp, type Rejection } from './admission.ts';
 import { FeedBridge } from './bridge.ts';
 import { errorFrame } from './frames.ts';
@@ -223,7 +224,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     // native memory per connection.
     upgrade(res, req, context) {
       if (draining) {
-        res.writeStatus('503 Service Unavailable').end();
+        res.writeStatus('503 Service Unavailable').writeHeader('X-Request-Id', requestIdOf(req)).end();
         return;
       }
       const ip = clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), config.trustedProxyHops);
@@ -276,16 +277,17 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       release(conn);
     },
   });
-  app.get('/v1/realtime', (res) => {
-    res.writeStatus('426 Upgrade Required').writeHeader('Content-Type', 'application/json');
+  app.get('/v1/realtime', (res, req) => {
+    res.writeStatus('426 Upgrade Required').writeHeader('X-Request-Id', requestIdOf(req)).writeHeader('Content-Type', 'application/json');
     res.end(errorFrame('VALIDATION_ERROR', 'This is a WebSocket endpoint.'));
   });
-  app.get('/healthz', (res) => {
+  app.get('/healthz', (res, req) => {
     res.writeStatus(draining ? '503 Service Unavailable' : '200 OK');
-    res.writeHeader('Content-Type', 'application/json');
+    res.writeHeader('X-Request-Id', requestIdOf(req)).writeHeader('Content-Type', 'application/json');
     res.end(JSON.stringify({ ok: !draining, connections: sockets.size }));
   });
   app.get('/metrics', (res, req) => {
+    const requestId = requestIdOf(req); // the request is only valid in this callback
     let aborted = false;
     res.onAborted(() => {
       aborted = true;
@@ -295,6 +297,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       res.cork(() => {
         res
           .writeStatus(`${answer.status} ${STATUS_TEXT[answer.status] ?? ''}`)
+          .writeHeader('X-Request-Id', requestId)
           .writeHeader('Content-Type', answer.contentType)
           .writeHeader('Cache-Control', 'no-store');
         if (answer.wwwAuthenticate) res.writeHeader('WWW-Authenticate', answer.wwwAuthenticate);
@@ -302,8 +305,8 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       });
     });
   });
-  app.any('/*', (res) => {
-    res.writeStatus('404 Not Found').end();
+  app.any('/*', (res, req) => {
+    res.writeStatus('404 Not Found').writeHeader('X-Request-Id', requestIdOf(req)).end();
   });
 
   const listenSocket = await new Promise<uWS.us_listen_socket>((resolve, reject) => {
@@ -331,4 +334,9 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       return closing;
     },
   };
+}
+
+/** Every HTTP answer of the gateway carries `X-Request-Id` (the contract: "every response"), like web's. */
+function requestIdOf(req: uWS.HttpRequest): string {
+  return requestIdFrom(req.getHeader('x-request-id') || undefined);
 }

@@ -15,14 +15,13 @@ import {
 } from '../lib/errors.ts';
 import { headerIssue, targetIssue } from './hostile.ts';
 import type { Logger } from '../lib/logger.ts';
+import { requestIdFrom } from '../lib/ids.ts';
 import type { RequestObserver } from './observe.ts';
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The client's `X-Request-Id` when it is a sane token, else a new UUID. */
 export function requestIdOf(req: IncomingMessage): string {
   const incoming = req.headers['x-request-id'];
-  return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+  return requestIdFrom(typeof incoming === 'string' ? incoming : undefined);
 }
 
 export const CORS_ALLOW_HEADERS = [

@@ -14,3 +14,10 @@ export const newId = (): string => randomUUID();
 
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 export const isUuid = (value: string): boolean => new RegExp(UUID_PATTERN).test(value);
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A request's id: the client's `X-Request-Id` when it is a sane token, else a new UUID (web and gateway). */
+export function requestIdFrom(incoming: string | undefined): string {
+  return incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}

@@ -85,6 +85,19 @@ describe('realtime feed: limits and heartbeats', () => {
     expect((await fetch(`${base}/elsewhere`)).status).to.equal(404);
   });
 
+  it("every HTTP answer carries X-Request-Id: the client's when it is a sane token, else a fresh one", async () => {
+    const gateway = await startTestGateway();
+    const base = gateway.url.replace('ws:', 'http:');
+    for (const path of ['/v1/realtime', '/healthz', '/metrics', '/elsewhere']) {
+      const fresh = await fetch(`${base}${path}`);
+      expect(fresh.headers.get('x-request-id'), path).to.match(/^[0-9a-f-]{36}$/);
+      const echoed = await fetch(`${base}${path}`, { headers: { 'x-request-id': 'lb-trace.42' } });
+      expect(echoed.headers.get('x-request-id'), path).to.equal('lb-trace.42');
+      const odd = await fetch(`${base}${path}`, { headers: { 'x-request-id': 'not a token' } });
+      expect(odd.headers.get('x-request-id'), path).to.match(/^[0-9a-f-]{36}$/);
+    }
+  });
+
   it('pings idle clients and drops a peer that stops answering within the idle timeout', async function () {
     this.timeout(40_000);
     const gateway = await startTestGateway({ GATEWAY_IDLE_TIMEOUT_SECONDS: '8' });
