@@ -414,6 +414,27 @@ describe('observability', () => {
         await server.close();
       }
     });
+
+    it("every answer carries X-Request-Id (the client's sane one echoed), and an error body names the same id", async () => {
+      const server = await startTestServer();
+      const http = await startWorkerHttp(server.svc, [], 0);
+      try {
+        const base = `http://127.0.0.1:${http.port}`;
+        for (const path of ['/healthz', '/readyz', '/metrics', '/elsewhere']) {
+          const fresh = await request(base, 'GET', path);
+          expect(fresh.headers.get('x-request-id'), path).to.match(/^[0-9a-f-]{36}$/);
+          expect((await request(base, 'GET', path, { headers: { 'x-request-id': 'ops-7' } })).headers.get('x-request-id')).to.equal(
+            'ops-7',
+          );
+        }
+        const missing = await request(base, 'GET', '/elsewhere', { headers: { 'x-request-id': 'ops-8' } });
+        expect(missing.status).to.equal(404);
+        expect(missing.body.error.requestId).to.equal('ops-8');
+      } finally {
+        await http.close();
+        await server.close();
+      }
+    });
   });
 
   describe('gateway /metrics', () => {
