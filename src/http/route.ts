@@ -8,7 +8,8 @@ import type {
   RouteServices as Services,
   RouteStation as Station,
 } from './subjects.ts';
-import { adminGate, credentialGate, moduleGate, rateLimitGate, stationGates, type Gate, type StationSource } from './gates.ts';
+import { adminGate, bearerToken, credentialGate, moduleGate, rateLimitGate, stationGates, type Gate, type StationSource } from './gates.ts';
+import { UnauthenticatedError } from '../lib/errors.ts';
 import type { LimitName } from './ratelimit.ts';
 import { sendCacheable, sendJson } from './etag.ts';
 import { readKey, Representation, type ReadArea } from '../lib/readCache.ts';
@@ -220,7 +221,12 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
     ctx.state.route = route.path; // the template, for metrics and the request log (observe.ts)
     if (legacyErrors) ctx.state.errorShape = 'legacy' satisfies ErrorShape;
     if (page && prefersHtml(ctx)) return Promise.resolve(page(ctx, svc));
-    if (namedIn) return readNamingInput(ctx).then(() => runFrom(ctx, 0));
+    if (namedIn) {
+      // A request with no Bearer credential at all is 401 before its station-naming input is read (an
+      // encoder that forgot the header learns that first, not which query parameter is missing).
+      if (route.scope && bearerToken(ctx) === null) throw new UnauthenticatedError();
+      return readNamingInput(ctx).then(() => runFrom(ctx, 0));
+    }
     return runFrom(ctx, 0);
   };
   return run;

@@ -67,7 +67,7 @@ describe('now-playing ingest: request surface', () => {
     expect(await countRows(server, station.id)).to.equal(0);
   });
 
-  it('401 for a missing credential, the raw token without `Bearer `, a wrong scope, another station’s credential or an unknown station', async () => {
+  it('401 for a missing credential (before the query is looked at), the raw token without `Bearer `, a wrong scope, another station’s credential or an unknown station', async () => {
     const { station, ingestToken } = await ingestFixture(server.url);
     const other = await createStation(server.url);
     const { token: otherIngest } = await createToken(server.url, other.id, ['ingest:write']);
@@ -82,6 +82,10 @@ describe('now-playing ingest: request surface', () => {
       [`stationSlug=${station.slug}`, { authorization: `Bearer ${otherIngest}` }],
       [`stationId=${station.id}`, { authorization: `Bearer ${otherIngest}` }],
       ['stationSlug=no-such-station', { authorization: `Bearer ${ingestToken}` }],
+      // No Bearer credential at all: 401 first, whatever the query says.
+      ['', {}],
+      [`stationSlug=${station.slug}&stationId=${station.id}`, {}],
+      ['stationSlug=x', { authorization: ingestToken }],
     ];
     for (const [query, headers] of cases) {
       const res = await post(query, headers);
