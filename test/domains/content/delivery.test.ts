@@ -57,13 +57,20 @@ describe('GET …/content/{id} and …/content/{type}/by-slug/{slug}', () => {
     expect((await get('/content/news/by-slug/launch-day')).status).to.equal(404);
   });
 
-  it('by slug: when two records used the same slug the newest use wins', async () => {
-    const { station, get } = await contentFixture(server);
-    const older = await published(server.url, station.id, 'news', { title: 'Old', slug: 'weekly' });
-    await putRecord(server.url, station.id, older, { type: 'news', values: { title: 'Old', slug: 'weekly-2025' } });
-    await publish(server.url, station.id, older);
+  /** `older` published as `weekly`, then renamed to `weekly-2025`; a second later `newer` takes `weekly`. */
+  async function slugTakenOver() {
+    const fixture = await contentFixture(server);
+    const stationId = fixture.station.id;
+    const older = await published(server.url, stationId, 'news', { title: 'Old', slug: 'weekly' });
+    await putRecord(server.url, stationId, older, { type: 'news', values: { title: 'Old', slug: 'weekly-2025' } });
+    await publish(server.url, stationId, older);
     clock.advance(1000);
-    const newer = await published(server.url, station.id, 'news', { title: 'New', slug: 'weekly' });
+    const newer = await published(server.url, stationId, 'news', { title: 'New', slug: 'weekly' });
+    return { ...fixture, older, newer };
+  }
+
+  it('by slug: when two records used the same slug the newest use wins', async () => {
+    const { get, older, newer } = await slugTakenOver();
     expect((await get('/content/news/by-slug/weekly')).body.id).to.equal(newer);
     expect((await get('/content/news/by-slug/weekly-2025')).body.id).to.equal(older);
   });
@@ -71,12 +78,7 @@ describe('GET …/content/{id} and …/content/{type}/by-slug/{slug}', () => {
   it('by slug: a slug resolves while any published record of the type ever used it (the taker unpublished or deleted)', async () => {
     // Contract: "a slug the record used before also resolves"; GraphQL contentBySlug is NOT_FOUND only
     // "when no published record of that type ever used the slug".
-    const { station, get } = await contentFixture(server);
-    const older = await published(server.url, station.id, 'news', { title: 'Old', slug: 'weekly' });
-    await putRecord(server.url, station.id, older, { type: 'news', values: { title: 'Old', slug: 'weekly-2025' } });
-    await publish(server.url, station.id, older);
-    clock.advance(1000);
-    const newer = await published(server.url, station.id, 'news', { title: 'New', slug: 'weekly' });
+    const { station, get, older, newer } = await slugTakenOver();
     expect((await get('/content/news/by-slug/weekly')).body.id).to.equal(newer);
     await admin(server.url, 'POST', `/stations/${station.id}/records/${newer}/unpublish`);
     const fallback = await get('/content/news/by-slug/weekly');
