@@ -128,7 +128,9 @@ const ACCEPTED = /^(application\/graphql-response\+json|application\/json|applic
 function checkAccept(accept: string): void {
   if (!accept) return;
   const ranges = accept.replace(/\s/g, '').toLowerCase().split(',');
-  if (ranges.some((range) => ACCEPTED.test(range) && !/;charset=(?!utf-?8(;|$))/.test(range))) return;
+  // A range counts unless it names another charset or refuses the type (`q=0`, RFC 9110 §12.4.2).
+  if (ranges.some((range) => ACCEPTED.test(range) && !/;charset=(?!utf-?8(;|$))/.test(range) && !/;q=0(\.0{0,3})?(;|$)/.test(range)))
+    return;
   throw new NotAcceptableError(
     'GraphQL answers application/graphql-response+json or application/json (UTF-8); the Accept header allows neither.',
   );

@@ -38,6 +38,16 @@ describe('GraphQL: every answer before the query runs uses the contract error bo
       headers: { accept: 'text/html' },
     });
     expectErrorBody(res, 406, 'NOT_ACCEPTABLE');
+    for (const accept of ['application/json;q=0', 'application/graphql-response+json; q=0.000, text/plain']) {
+      const refused = await request(server.url, 'POST', endpoint(), { token, json: { query: '{ station { id } }' }, headers: { accept } });
+      expectErrorBody(refused, 406, 'NOT_ACCEPTABLE');
+    }
+    const weighted = await request(server.url, 'POST', endpoint(), {
+      token,
+      json: { query: '{ station { id } }' },
+      headers: { accept: 'application/json;q=0.5' },
+    });
+    expect(weighted.status, 'a weight above 0 still accepts').to.equal(200);
     const ok = await request(server.url, 'POST', endpoint(), {
       token,
       json: { query: '{ station { id } }' },
