@@ -570,7 +570,7 @@ export interface paths {
         get?: never;
         /**
          * Replace a broadcast’s rundown
-         * @description Planned start times default to back-to-back from the broadcast start (each item after the previous one’s duration). Items keeping their id stay linked to observations followed against them.
+         * @description Planned start times default to back-to-back from the broadcast start (each item after the previous one’s duration). Items keeping their id stay linked to observations followed against them; an item without an id keeps the id of an identical current item at the same index, so the same rundown sent again changes nothing.
          */
         put: operations["adminPutRundown"];
         post?: never;

@@ -121,7 +121,7 @@ export const scheduleAdminRoutes = [
     operationId: 'adminPutRundown',
     summary: 'Replace a broadcast’s rundown',
     description:
-      'Planned start times default to back-to-back from the broadcast start (each item after the previous one’s duration). Items keeping their id stay linked to observations followed against them.',
+      'Planned start times default to back-to-back from the broadcast start (each item after the previous one’s duration). Items keeping their id stay linked to observations followed against them; an item without an id keeps the id of an identical current item at the same index, so the same rundown sent again changes nothing.',
     params: BroadcastParams,
     body: RundownBody,
     responses: { 200: { description: 'The stored rundown with planned times.', schema: AdminRundown }, ...adminErrors },

@@ -279,6 +279,27 @@ describe('schedule admin API /admin/v1/stations/{id}/…', () => {
       expect(issuePaths(stolen.body)).to.deep.equal(['items.0.id']);
     });
 
+    it('is idempotent ("writes are idempotent where the path names the id"): the same items without ids keep their ids', async () => {
+      const fx = await scheduleFixture(server.url);
+      const id = await putBroadcast(server.url, fx, '2026-06-11T06:00:00Z', '2026-06-11T07:00:00Z');
+      const items = [
+        { kind: 'track', artist: 'A', title: 'One', durationSeconds: 180 },
+        { kind: 'talk', title: 'Chat', durationSeconds: 60 },
+      ];
+      const first = await putRundown(server.url, fx.station.id, id, items);
+      const again = await putRundown(server.url, fx.station.id, id, items);
+      expect(first.status).to.equal(200);
+      expect(again.body).to.deep.equal(first.body);
+      // An item that changed at its index is a new item; one that names a current id keeps that id.
+      const [, chat] = first.body.items as Array<{ id: string }>;
+      const changed = await putRundown(server.url, fx.station.id, id, [
+        { ...items[0], title: 'Two' },
+        { id: chat.id, ...items[1] },
+      ]);
+      expect(changed.body.items[0].id).to.not.equal(first.body.items[0].id);
+      expect(changed.body.items[1].id).to.equal(chat.id);
+    });
+
     it('moves the rundown along when the broadcast moves', async () => {
       const fx = await scheduleFixture(server.url);
       const id = await putBroadcast(server.url, fx, '2026-06-11T06:00:00Z', '2026-06-11T07:00:00Z');
