@@ -87,9 +87,12 @@ export const scheduleAdminRoutes = [
       return inTransaction(svc.db, async (tx) => {
         const station = await stationForWrite(tx, params.stationId);
         const before = await broadcastSpan(tx, params.stationId, params.broadcastId);
-        const row = await saveBroadcast(tx, params.stationId, params.broadcastId, body, svc.clock.now());
-        await scheduleChanged(tx, svc, params.stationId, station.timezone);
-        scheduleChangedEvent(tx, svc, params.stationId, station.timezone, [before, row]);
+        const { row, changed } = await saveBroadcast(tx, params.stationId, params.broadcastId, body, svc.clock.now());
+        // The same broadcast sent again changes nothing: no feed rebuild, no `schedule.changed` event.
+        if (changed) {
+          await scheduleChanged(tx, svc, params.stationId, station.timezone);
+          scheduleChangedEvent(tx, svc, params.stationId, station.timezone, [before, row]);
+        }
         return presentAdminBroadcast(row);
       });
     },

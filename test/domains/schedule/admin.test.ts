@@ -44,6 +44,38 @@ describe('schedule admin API /admin/v1/stations/{id}/…', () => {
     expect(replaced.body).to.deep.include({ description: null, profileId: null, presenterIds: [], slots: [] });
   });
 
+  it('"writes are idempotent where the path names the id": the same presenter, program or broadcast PUT twice answers the same object', async () => {
+    const fx = await scheduleFixture(server.url);
+    const base = `/stations/${fx.station.id}`;
+    const presenterId = randomUUID();
+    const programId = randomUUID();
+    const broadcastId = randomUUID();
+    const writes: Array<[path: string, body: Record<string, unknown>]> = [
+      [`${base}/presenters/${presenterId}`, { title: 'Cleo' }],
+      [
+        `${base}/programs/${programId}`,
+        { title: 'Jazz', presenterIds: [presenterId.toUpperCase()], slots: [{ weekday: 5, startTime: '22:00', durationMinutes: 120 }] },
+      ],
+      [
+        `${base}/broadcasts/${broadcastId}`,
+        { programId: programId.toUpperCase(), startsAt: '2026-06-12T22:00:00+02:00', endsAt: '2026-06-13T00:00:00+02:00', nature: 'live' },
+      ],
+    ];
+    for (const [path, body] of writes) {
+      const first = await admin(server.url, 'PUT', path, body);
+      expect(first.status, path).to.equal(200);
+      await new Promise((resolve) => setTimeout(resolve, 5)); // so a rewrite would show in updatedAt
+      const again = await admin(server.url, 'PUT', path, body);
+      expect(again.body, path).to.deep.equal(first.body);
+    }
+    // A real change still moves updatedAt.
+    const [path, body] = writes[2];
+    const before = await admin(server.url, 'PUT', path, body);
+    const changed = await admin(server.url, 'PUT', path, { ...body, title: 'Late Jazz' });
+    expect(changed.body).to.include({ title: 'Late Jazz', createdAt: before.body.createdAt });
+    expect(changed.body.updatedAt).to.not.equal(before.body.updatedAt);
+  });
+
   it('rejects invalid slots and unknown presenter ids with 400 issues, writing nothing', async () => {
     const fx = await scheduleFixture(server.url);
     const programId = randomUUID();
