@@ -183,7 +183,7 @@ export interface paths {
         head?: never;
         /**
          * Change a station’s name, slug, time zone or settings
-         * @description Change a station’s name, slug, time zone or settings
+         * @description Only the fields sent change; profile, modules, entitlements and redistribution merge into what is stored. The same PATCH again writes nothing (`updatedAt` stays).
          */
         patch: operations["adminUpdateStation"];
         trace?: never;
