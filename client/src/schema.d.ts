@@ -1289,7 +1289,7 @@ export interface components {
             slug: string;
             id?: string;
             name: string;
-            /** @description IANA time zone */
+            /** @description IANA time zone name, e.g. Europe/Berlin (a UTC offset such as +01:00 is 400) */
             timezone: string;
             profile?: {
                 tagline?: string | null;
@@ -1348,7 +1348,7 @@ export interface components {
         AdminUpdateStationRequest: {
             slug?: string;
             name?: string;
-            /** @description IANA time zone */
+            /** @description IANA time zone name, e.g. Europe/Berlin (a UTC offset such as +01:00 is 400) */
             timezone?: string;
             profile?: {
                 tagline?: string | null;
@@ -2457,7 +2457,7 @@ export interface components {
                 slug: string;
                 id?: string;
                 name: string;
-                /** @description IANA time zone */
+                /** @description IANA time zone name, e.g. Europe/Berlin (a UTC offset such as +01:00 is 400) */
                 timezone: string;
                 profile?: {
                     tagline?: string | null;

@@ -7,8 +7,11 @@ import type { Invalidation } from '../../lib/invalidation.ts';
 import { DEFAULT_MODULES, stationFromRow, type Station, type StationRow } from './model.ts';
 import type { CreateStationBody, PatchStationBody } from './schemas.ts';
 
+/** Intl, and so Luxon, also takes UTC offsets such as "+01:00" as a zone; they are no IANA names. */
+const UTC_OFFSET = /^[+-]/;
+
 function checkTimezone(timezone: string | undefined): void {
-  if (timezone !== undefined && !IANAZone.isValidZone(timezone)) {
+  if (timezone !== undefined && (UTC_OFFSET.test(timezone) || !IANAZone.isValidZone(timezone))) {
     throw new ValidationError('Unknown time zone.', [
       { path: 'timezone', code: 'invalid_value', message: `timezone must be an IANA time zone name, got "${timezone}"` },
     ]);
