@@ -131,9 +131,10 @@ export const scheduleAdminRoutes = [
     async handler({ svc, params, body }) {
       return inTransaction(svc.db, async (tx) => {
         const station = await stationForWrite(tx, params.stationId);
-        const { items, ends } = await saveRundown(tx, params.stationId, params.broadcastId, body);
+        const { items, ends, broadcast } = await saveRundown(tx, params.stationId, params.broadcastId, body);
         await scheduleChanged(tx, svc, params.stationId, station.timezone);
-        return presentAdminRundown(params.broadcastId, items, ends);
+        // The stored (lower-case) id, as every other answer gives it, whatever case the path used.
+        return presentAdminRundown(broadcast.id, items, ends);
       });
     },
   }),

@@ -319,7 +319,7 @@ describe('schedule admin API /admin/v1/stations/{id}/…', () => {
         { kind: 'talk', title: 'Chat', durationSeconds: 60 },
       ];
       const first = await putRundown(server.url, fx.station.id, id, items);
-      const again = await putRundown(server.url, fx.station.id, id, items);
+      const again = await putRundown(server.url, fx.station.id, id.toUpperCase(), items);
       expect(first.status).to.equal(200);
       expect(again.body).to.deep.equal(first.body);
       // An item that changed at its index is a new item; one that names a current id keeps that id.
