@@ -183,7 +183,7 @@ export interface paths {
         head?: never;
         /**
          * Change a station’s name, slug, time zone or settings
-         * @description Change a station’s name, slug, time zone or settings
+         * @description Only the fields sent change; profile, modules, entitlements and redistribution merge into what is stored. The same PATCH again writes nothing (`updatedAt` stays).
          */
         patch: operations["adminUpdateStation"];
         trace?: never;
@@ -570,7 +570,7 @@ export interface paths {
         get?: never;
         /**
          * Replace a broadcast’s rundown
-         * @description Planned start times default to back-to-back from the broadcast start (each item after the previous one’s duration). Items keeping their id stay linked to observations followed against them.
+         * @description Planned start times default to back-to-back from the broadcast start (each item after the previous one’s duration). Items keeping their id stay linked to observations followed against them; an item without an id keeps the id of an identical current item at the same index, so the same rundown sent again changes nothing.
          */
         put: operations["adminPutRundown"];
         post?: never;
@@ -1289,7 +1289,7 @@ export interface components {
             slug: string;
             id?: string;
             name: string;
-            /** @description IANA time zone */
+            /** @description IANA time zone name, e.g. Europe/Berlin (a UTC offset such as +01:00 is 400) */
             timezone: string;
             profile?: {
                 tagline?: string | null;
@@ -1348,7 +1348,7 @@ export interface components {
         AdminUpdateStationRequest: {
             slug?: string;
             name?: string;
-            /** @description IANA time zone */
+            /** @description IANA time zone name, e.g. Europe/Berlin (a UTC offset such as +01:00 is 400) */
             timezone?: string;
             profile?: {
                 tagline?: string | null;
@@ -2457,7 +2457,7 @@ export interface components {
                 slug: string;
                 id?: string;
                 name: string;
-                /** @description IANA time zone */
+                /** @description IANA time zone name, e.g. Europe/Berlin (a UTC offset such as +01:00 is 400) */
                 timezone: string;
                 profile?: {
                     tagline?: string | null;

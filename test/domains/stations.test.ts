@@ -129,6 +129,36 @@ describe('station document GET /api/v1/stations/{slug}', () => {
     expect(res.body.resources.content).to.equal(`/api/v1/stations/${newSlug}/content`);
   });
 
+  it('"writes are idempotent where the path names the id": the same PATCH twice answers the same station', async () => {
+    const { station } = await listenerFixture(server.url);
+    const body = {
+      name: 'Twice FM',
+      profile: { tagline: 'Again', websiteUrls: ['https://twice.example'] },
+      modules: { weather: true },
+      push: { provider: 'fcm' },
+    };
+    const first = await admin(server.url, 'PATCH', `/stations/${station.id}`, body);
+    expect(first.status).to.equal(200);
+    await new Promise((resolve) => setTimeout(resolve, 5)); // so a rewrite would show in updatedAt
+    const again = await admin(server.url, 'PATCH', `/stations/${station.id}`, body);
+    expect(again.body).to.deep.equal(first.body);
+    const changed = await admin(server.url, 'PATCH', `/stations/${station.id}`, { profile: { tagline: 'New' } });
+    expect(changed.body.profile).to.deep.include({ tagline: 'New', websiteUrls: ['https://twice.example'] });
+    expect(changed.body.updatedAt).to.not.equal(first.body.updatedAt);
+  });
+
+  it('timezone is an "IANA timezone string": a UTC offset is 400 on create and patch', async () => {
+    for (const timezone of ['+01:00', '-0530']) {
+      const created = await admin(server.url, 'POST', '/stations', { slug: `offset-${Date.now()}`, name: 'x', timezone });
+      expect(created.status, timezone).to.equal(400);
+      expect(created.body.error.issues[0]).to.include({ path: 'timezone', code: 'invalid_value' });
+    }
+    const { station } = await listenerFixture(server.url);
+    const patched = await admin(server.url, 'PATCH', `/stations/${station.id}`, { timezone: '+02:00' });
+    expect(patched.status).to.equal(400);
+    expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { timezone: 'Etc/GMT+5' })).status).to.equal(200);
+  });
+
   it('a credential of station A on station B is 401, on an unknown slug 404 (gate order)', async () => {
     const a = await listenerFixture(server.url);
     const b = await createStation(server.url);

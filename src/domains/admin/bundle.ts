@@ -207,12 +207,15 @@ export function dependencyOrder(dependencies: ReadonlyArray<readonly number[]>):
 }
 
 /**
- * A broadcast's instants: as given, or from `relative` — the local start time on the day `dayOffset`
- * days after the import day in the station's zone (a start in a DST gap moves forward, as Luxon does);
- * the end is `durationMinutes` of elapsed time later.
+ * A broadcast's instants (ISO, in UTC): as given, or from `relative` — the local start time on the day
+ * `dayOffset` days after the import day in the station's zone (a start in a DST gap moves forward, as
+ * Luxon does); the end is `durationMinutes` of elapsed time later.
  */
 export function broadcastTimes(broadcast: BundleBroadcast, timezone: string, now: Date): { startsAt: string; endsAt: string } {
-  if (!broadcast.relative) return { startsAt: broadcast.startsAt as string, endsAt: broadcast.endsAt as string };
+  // Answered in UTC like every timestamp of the API, whatever offset the bundle wrote (a string that
+  // is no instant, e.g. a leap second, is left for saveBroadcast to refuse with its 400).
+  const utc = (iso: string) => (Number.isNaN(Date.parse(iso)) ? iso : new Date(iso).toISOString());
+  if (!broadcast.relative) return { startsAt: utc(broadcast.startsAt as string), endsAt: utc(broadcast.endsAt as string) };
   const { dayOffset, start, durationMinutes } = broadcast.relative;
   const [hour, minute] = start.split(':').map(Number);
   const startsAt = DateTime.fromJSDate(now, { zone: timezone }).startOf('day').plus({ days: dayOffset }).set({ hour, minute }).toMillis();

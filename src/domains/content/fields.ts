@@ -27,7 +27,8 @@ function checkField(input: FieldDefinitionInput, path: string, issues: Issue[]):
   if (input.min !== undefined && input.max !== undefined && input.min > input.max) {
     issues.push({ path: `${path}.min`, code: 'invalid_value', message: 'min must not be greater than max' });
   }
-  if (input.multiple !== undefined && !REPEATABLE_KINDS.includes(kind)) notFor('multiple', REPEATABLE_KINDS.join(', '));
+  // `multiple: false` says what every other kind is anyway, so it is accepted (and dropped) everywhere.
+  if (input.multiple === true && !REPEATABLE_KINDS.includes(kind)) notFor('multiple', REPEATABLE_KINDS.join(', '));
   if (input.maxItems !== undefined && isMultiple(input) !== true) {
     issues.push({ path: `${path}.maxItems`, code: 'not_allowed', message: 'maxItems applies only to repeated fields (multiple: true)' });
   }

@@ -87,9 +87,12 @@ export const scheduleAdminRoutes = [
       return inTransaction(svc.db, async (tx) => {
         const station = await stationForWrite(tx, params.stationId);
         const before = await broadcastSpan(tx, params.stationId, params.broadcastId);
-        const row = await saveBroadcast(tx, params.stationId, params.broadcastId, body, svc.clock.now());
-        await scheduleChanged(tx, svc, params.stationId, station.timezone);
-        scheduleChangedEvent(tx, svc, params.stationId, station.timezone, [before, row]);
+        const { row, changed } = await saveBroadcast(tx, params.stationId, params.broadcastId, body, svc.clock.now());
+        // The same broadcast sent again changes nothing: no feed rebuild, no `schedule.changed` event.
+        if (changed) {
+          await scheduleChanged(tx, svc, params.stationId, station.timezone);
+          scheduleChangedEvent(tx, svc, params.stationId, station.timezone, [before, row]);
+        }
         return presentAdminBroadcast(row);
       });
     },
@@ -121,16 +124,17 @@ export const scheduleAdminRoutes = [
     operationId: 'adminPutRundown',
     summary: 'Replace a broadcast’s rundown',
     description:
-      'Planned start times default to back-to-back from the broadcast start (each item after the previous one’s duration). Items keeping their id stay linked to observations followed against them.',
+      'Planned start times default to back-to-back from the broadcast start (each item after the previous one’s duration). Items keeping their id stay linked to observations followed against them; an item without an id keeps the id of an identical current item at the same index, so the same rundown sent again changes nothing.',
     params: BroadcastParams,
     body: RundownBody,
     responses: { 200: { description: 'The stored rundown with planned times.', schema: AdminRundown }, ...adminErrors },
     async handler({ svc, params, body }) {
       return inTransaction(svc.db, async (tx) => {
         const station = await stationForWrite(tx, params.stationId);
-        const { items, ends } = await saveRundown(tx, params.stationId, params.broadcastId, body);
+        const { items, ends, broadcast } = await saveRundown(tx, params.stationId, params.broadcastId, body);
         await scheduleChanged(tx, svc, params.stationId, station.timezone);
-        return presentAdminRundown(params.broadcastId, items, ends);
+        // The stored (lower-case) id, as every other answer gives it, whatever case the path used.
+        return presentAdminRundown(broadcast.id, items, ends);
       });
     },
   }),

@@ -9,6 +9,7 @@ import { lockStation } from '../stations/lock.ts';
 import { refreshOnAirIn } from './onair.ts';
 import { planTimers } from './timers.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
+import { canonicalJson } from '../content/canonical.ts';
 
 // Admin writes of the schedule. Each runs inside the caller's transaction (so an import can batch
 // many); `scheduleChanged` then rebuilds the feed rows in that same transaction and re-plans the
@@ -43,8 +44,13 @@ async function checkPresenters(tx: Tx, stationId: string, given: string[], path:
   return ids;
 }
 
+// decisions.md: writes are idempotent where the path names the id. A PUT that stores what is already
+// stored writes nothing — `updatedAt` stays, and the route answers the same object as the first time.
+
 export async function savePresenter(tx: Tx, stationId: string, id: string, body: PresenterBody, now: Date): Promise<PresenterRow> {
-  ensureOwned(await tx.trx<PresenterRow>('presenters').where({ id }).first(), stationId, 'presenter');
+  const existing = await tx.trx<PresenterRow>('presenters').where({ id }).first();
+  ensureOwned(existing, stationId, 'presenter');
+  if (existing?.title === body.title) return existing;
   const [row] = await tx
     .trx<PresenterRow>('presenters')
     .insert({ id, station_id: stationId, title: body.title, created_at: now, updated_at: now })
@@ -57,6 +63,8 @@ export async function savePresenter(tx: Tx, stationId: string, id: string, body:
 export async function saveProgram(tx: Tx, stationId: string, id: string, body: ProgramBody, now: Date): Promise<ProgramWithDetails> {
   ensureOwned(await tx.trx<ProgramRow>('programs').where({ id }).first(), stationId, 'program');
   const presenterIds = await checkPresenters(tx, stationId, body.presenterIds ?? [], 'presenterIds');
+  const current = await programWithDetails(tx.trx, stationId, id);
+  if (current && sameProgram(current, body, presenterIds)) return current;
   await tx
     .trx<ProgramRow>('programs')
     .insert({
@@ -91,6 +99,41 @@ export async function saveProgram(tx: Tx, stationId: string, id: string, body: P
   return (await programWithDetails(tx.trx, stationId, id)) as ProgramWithDetails;
 }
 
+function sameProgram({ program, presenters, slots }: ProgramWithDetails, body: ProgramBody, presenterIds: string[]): boolean {
+  const stored = {
+    title: program.title,
+    description: program.description,
+    profileId: program.profile_id,
+    presenterIds: presenters.map((p) => p.id),
+    slots: slots.map((slot) => [slot.weekday, slot.start_time, slot.duration_minutes]),
+  };
+  const sent = {
+    title: body.title,
+    description: body.description ?? null,
+    profileId: body.profileId ?? null,
+    presenterIds,
+    slots: (body.slots ?? []).map((slot) => [slot.weekday, slot.startTime, slot.durationMinutes]),
+  };
+  return canonicalJson(stored) === canonicalJson(sent);
+}
+
+/** Whether a stored broadcast already holds these values (ids compared in canonical lower case). */
+function sameBroadcast(row: BroadcastRow, values: Omit<BroadcastRow, 'id' | 'station_id' | 'created_at' | 'updated_at'>): boolean {
+  const comparable = (b: typeof values) => ({
+    title: b.title,
+    nature: b.nature,
+    published: b.published,
+    cancelled: b.cancelled,
+    cancellation_reason: b.cancellation_reason,
+    presenter_ids: b.presenter_ids,
+    program_id: b.program_id.toLowerCase(),
+    repeat_of_id: b.repeat_of_id?.toLowerCase() ?? null,
+    starts_at: b.starts_at.getTime(),
+    ends_at: b.ends_at.getTime(),
+  });
+  return canonicalJson(comparable(row)) === canonicalJson(comparable(values));
+}
+
 /** Validates a broadcast body; returns the canonical presenter override (null: the program's). */
 async function checkBroadcast(
   tx: Tx,
@@ -118,7 +161,14 @@ async function checkBroadcast(
   return body.presenterIds ? checkPresenters(tx, stationId, body.presenterIds, 'presenterIds') : null;
 }
 
-export async function saveBroadcast(tx: Tx, stationId: string, id: string, body: BroadcastBody, now: Date): Promise<BroadcastRow> {
+/** Stores a broadcast; `changed` is false when it already held exactly these values (nothing written). */
+export async function saveBroadcast(
+  tx: Tx,
+  stationId: string,
+  id: string,
+  body: BroadcastBody,
+  now: Date,
+): Promise<{ row: BroadcastRow; changed: boolean }> {
   const existing = await tx.trx<BroadcastRow>('broadcasts').where({ id }).forUpdate().first();
   ensureOwned(existing, stationId, 'broadcast');
   const startsAt = new Date(body.startsAt);
@@ -138,8 +188,8 @@ export async function saveBroadcast(tx: Tx, stationId: string, id: string, body:
     cancellation_reason: cancelled ? reason : '',
     repeat_of_id: body.repeatOfId ?? null,
     presenter_ids: presenterIds,
-    updated_at: now,
   };
+  if (existing && sameBroadcast(existing, values)) return { row: existing, changed: false };
   if (existing && existing.starts_at.getTime() !== startsAt.getTime()) {
     // A moved broadcast takes its rundown along: items keep their offsets from the start.
     const shiftMs = startsAt.getTime() - existing.starts_at.getTime();
@@ -153,11 +203,11 @@ export async function saveBroadcast(tx: Tx, stationId: string, id: string, body:
   }
   const [row] = await tx
     .trx<BroadcastRow>('broadcasts')
-    .insert({ id, station_id: stationId, ...values, created_at: now })
+    .insert({ id, station_id: stationId, ...values, created_at: now, updated_at: now })
     .onConflict('id')
-    .merge(Object.keys(values) as Array<keyof BroadcastRow>)
+    .merge([...(Object.keys(values) as Array<keyof BroadcastRow>), 'updated_at'])
     .returning('*');
-  return row as BroadcastRow;
+  return { row: row as BroadcastRow, changed: true };
 }
 
 /** Deletes a broadcast of the station (its rundown goes with it); false when there was none. */

@@ -64,6 +64,22 @@ async function checkItemIds(tx: Tx, broadcastId: string, ids: Array<string | und
 }
 
 /**
+ * The id each item is stored under: its own, else (so that sending the same rundown again changes
+ * nothing, as a PUT named by the broadcast id must) the id of the current item at the same index when
+ * that item has the same kind, artist and title and no item of the body names it; else a new one.
+ */
+function itemIds(items: RundownBody['items'], current: RundownItemRow[]): string[] {
+  const named = new Set(items.flatMap((item) => (item.id ? [item.id.toLowerCase()] : [])));
+  return items.map((item, position) => {
+    if (item.id) return item.id.toLowerCase();
+    const same = current.find((row) => row.position === position);
+    const matches =
+      same && !named.has(same.id) && same.kind === item.kind && same.artist === (item.artist ?? null) && same.title === item.title;
+    return matches ? same.id : newId();
+  });
+}
+
+/**
  * Replaces a broadcast's rundown. Items that keep their id are updated in place, so observations
  * already followed against them stay linked; items left out are deleted.
  */
@@ -81,8 +97,9 @@ export async function saveRundown(
     body.items.map((item) => item.id),
   );
   const starts = plannedStarts(body.items, broadcast.starts_at);
+  const ids = itemIds(body.items, await rundownOf(tx.trx, broadcastId));
   const rows: RundownItemRow[] = body.items.map((item, position) => ({
-    id: item.id?.toLowerCase() ?? newId(),
+    id: ids[position],
     broadcast_id: broadcastId,
     station_id: stationId,
     position,

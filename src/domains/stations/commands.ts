@@ -2,12 +2,16 @@ import { IANAZone } from 'luxon';
 import type { Db } from '../../lib/db.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { newStationId } from '../../lib/ids.ts';
+import { canonicalJson } from '../content/canonical.ts';
 import type { Invalidation } from '../../lib/invalidation.ts';
 import { DEFAULT_MODULES, stationFromRow, type Station, type StationRow } from './model.ts';
 import type { CreateStationBody, PatchStationBody } from './schemas.ts';
 
+/** Intl, and so Luxon, also takes UTC offsets such as "+01:00" as a zone; they are no IANA names. */
+const UTC_OFFSET = /^[+-]/;
+
 function checkTimezone(timezone: string | undefined): void {
-  if (timezone !== undefined && !IANAZone.isValidZone(timezone)) {
+  if (timezone !== undefined && (UTC_OFFSET.test(timezone) || !IANAZone.isValidZone(timezone))) {
     throw new ValidationError('Unknown time zone.', [
       { path: 'timezone', code: 'invalid_value', message: `timezone must be an IANA time zone name, got "${timezone}"` },
     ]);
@@ -44,6 +48,13 @@ function settingsColumns(input: Settings, current?: StationRow): Partial<Record<
   return cols;
 }
 
+/** Whether a stored column already holds a value `settingsColumns` (or a plain field) would write. */
+function sameColumn(stored: unknown, value: unknown): boolean {
+  if (stored !== null && typeof stored === 'object' && typeof value === 'string')
+    return canonicalJson(stored) === canonicalJson(JSON.parse(value));
+  return stored === value;
+}
+
 export async function createStation(db: Db, invalidation: Invalidation, input: CreateStationBody, now: Date): Promise<Station> {
   checkTimezone(input.timezone);
   const { slug, id, name, timezone, ...settings } = input;
@@ -75,20 +86,25 @@ export async function updateStation(db: Db, invalidation: Invalidation, id: stri
     const station = await db.transaction(async (trx) => {
       const current = await trx<StationRow>('stations').where({ id }).forUpdate().first();
       if (!current) throw new NotFoundError('Station not found.');
+      const changes: Partial<Record<keyof StationRow, unknown>> = {
+        ...(slug !== undefined ? { slug } : {}),
+        ...(name !== undefined ? { name } : {}),
+        ...(timezone !== undefined ? { timezone } : {}),
+        ...settingsColumns(settings, current),
+      };
+      // Writes are idempotent where the path names the id: the same PATCH again writes nothing
+      // (`updatedAt` stays, the answer is the same).
+      if (Object.entries(changes).every(([column, value]) => sameColumn(current[column as keyof StationRow], value))) {
+        return { station: stationFromRow(current), changed: false };
+      }
       const [row] = await trx<StationRow>('stations')
         .where({ id })
-        .update({
-          ...(slug !== undefined ? { slug } : {}),
-          ...(name !== undefined ? { name } : {}),
-          ...(timezone !== undefined ? { timezone } : {}),
-          ...settingsColumns(settings, current),
-          updated_at: now,
-        } as Partial<StationRow>)
+        .update({ ...changes, updated_at: now } as Partial<StationRow>)
         .returning('*');
-      return stationFromRow(row as StationRow);
+      return { station: stationFromRow(row as StationRow), changed: true };
     });
-    await invalidation.invalidate('station', id);
-    return station;
+    if (station.changed) await invalidation.invalidate('station', id);
+    return station.station;
   } catch (err) {
     throw uniqueViolation(err) ?? err;
   }

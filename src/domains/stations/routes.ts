@@ -63,6 +63,8 @@ export const stationRoutes = [
     path: '/admin/v1/stations/{stationId}',
     operationId: 'adminUpdateStation',
     summary: 'Change a station’s name, slug, time zone or settings',
+    description:
+      'Only the fields sent change; profile, modules, entitlements and redistribution merge into what is stored. The same PATCH again writes nothing (`updatedAt` stays).',
     tags: ['admin'],
     surface: 'admin',
     params: StationIdParams,

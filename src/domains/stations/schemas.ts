@@ -65,7 +65,11 @@ const settings = {
 
 const Slug = Type.String({ pattern: SLUG_PATTERN, minLength: 3, maxLength: 63 });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
-const Timezone = Type.String({ minLength: 1, maxLength: 100, description: 'IANA time zone' });
+const Timezone = Type.String({
+  minLength: 1,
+  maxLength: 100,
+  description: 'IANA time zone name, e.g. Europe/Berlin (a UTC offset such as +01:00 is 400)',
+});
 
 export const CreateStationBody = Type.Object(
   {

@@ -156,7 +156,7 @@ export function sampleBundle(ids: BundleIds, image: Buffer) {
         programId: ids.programs[0],
         title: 'Special',
         nature: 'prerecorded',
-        startsAt: '2026-03-11T05:00:00Z',
+        startsAt: '2026-03-11T06:00:00+01:00',
         endsAt: '2026-03-11T11:00:00Z',
       },
     ],

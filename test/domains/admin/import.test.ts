@@ -54,14 +54,14 @@ describe('POST /admin/v1/import', function () {
       expect(body.rundowns).to.deep.equal([{ broadcastId: ids.broadcasts[0], items: 3 }]);
     });
 
-    it('resolves relative broadcast times on the import day in the station time zone; absolute ones are kept', () => {
+    it('resolves relative broadcast times on the import day in the station time zone; absolute ones are kept, in UTC like every timestamp', () => {
       const times = Object.fromEntries(
         res.body.broadcasts.map((b: { id: string; startsAt: string; endsAt: string }) => [b.id, [b.startsAt, b.endsAt]]),
       );
       expect(times[ids.broadcasts[0]]).to.deep.equal(['2026-03-10T05:00:00.000Z', '2026-03-10T11:00:00.000Z']);
       expect(times[ids.broadcasts[1]]).to.deep.equal(['2026-03-10T11:00:00.000Z', '2026-03-10T19:00:00.000Z']);
       expect(times[ids.broadcasts[3]]).to.deep.equal(['2026-03-11T11:00:00.000Z', '2026-03-11T19:00:00.000Z']);
-      expect(times[ids.broadcasts[2]]).to.deep.equal(['2026-03-11T05:00:00Z', '2026-03-11T11:00:00Z']);
+      expect(times[ids.broadcasts[2]]).to.deep.equal(['2026-03-11T05:00:00.000Z', '2026-03-11T11:00:00.000Z']);
     });
 
     it('serves the station document with the profile to the imported listener credential', async () => {

@@ -120,6 +120,26 @@ describe('content types: PUT /admin/v1/stations/{id}/content-types/{key} and GET
       expect(single.body.error.issues.map((i: { path: string }) => i.path)).to.include('fields.0.maxItems');
     });
 
+    it('accepts multiple: false on any kind (the API document lists `multiple` among every field definition’s properties); it changes nothing', async () => {
+      const { station, get } = await contentFixture(server);
+      const plain = [
+        { key: 'title', label: 'Title', kind: 'text', required: true },
+        { key: 'score', label: 'Score', kind: 'number' },
+      ];
+      const first = await putType(server.url, station.id, 'flags', plain);
+      expect(first.status).to.equal(200);
+      const explicit = await putType(
+        server.url,
+        station.id,
+        'flags',
+        plain.map((field) => ({ ...field, multiple: false })),
+      );
+      expect(explicit.status, JSON.stringify(explicit.body)).to.equal(200);
+      expect(explicit.body).to.deep.equal(first.body);
+      const flags = (await get('/schemas?type=flags')).body.types[0];
+      expect(flags.fields.map((f: Record<string, unknown>) => 'multiple' in f)).to.deep.equal([false, false]);
+    });
+
     it('the type key in the path must match the key pattern; unknown station 404; operator token required', async () => {
       const station = await createStation(server.url);
       const bad = await putType(server.url, station.id, 'News');

@@ -44,6 +44,38 @@ describe('schedule admin API /admin/v1/stations/{id}/…', () => {
     expect(replaced.body).to.deep.include({ description: null, profileId: null, presenterIds: [], slots: [] });
   });
 
+  it('"writes are idempotent where the path names the id": the same presenter, program or broadcast PUT twice answers the same object', async () => {
+    const fx = await scheduleFixture(server.url);
+    const base = `/stations/${fx.station.id}`;
+    const presenterId = randomUUID();
+    const programId = randomUUID();
+    const broadcastId = randomUUID();
+    const writes: Array<[path: string, body: Record<string, unknown>]> = [
+      [`${base}/presenters/${presenterId}`, { title: 'Cleo' }],
+      [
+        `${base}/programs/${programId}`,
+        { title: 'Jazz', presenterIds: [presenterId.toUpperCase()], slots: [{ weekday: 5, startTime: '22:00', durationMinutes: 120 }] },
+      ],
+      [
+        `${base}/broadcasts/${broadcastId}`,
+        { programId: programId.toUpperCase(), startsAt: '2026-06-12T22:00:00+02:00', endsAt: '2026-06-13T00:00:00+02:00', nature: 'live' },
+      ],
+    ];
+    for (const [path, body] of writes) {
+      const first = await admin(server.url, 'PUT', path, body);
+      expect(first.status, path).to.equal(200);
+      await new Promise((resolve) => setTimeout(resolve, 5)); // so a rewrite would show in updatedAt
+      const again = await admin(server.url, 'PUT', path, body);
+      expect(again.body, path).to.deep.equal(first.body);
+    }
+    // A real change still moves updatedAt.
+    const [path, body] = writes[2];
+    const before = await admin(server.url, 'PUT', path, body);
+    const changed = await admin(server.url, 'PUT', path, { ...body, title: 'Late Jazz' });
+    expect(changed.body).to.include({ title: 'Late Jazz', createdAt: before.body.createdAt });
+    expect(changed.body.updatedAt).to.not.equal(before.body.updatedAt);
+  });
+
   it('rejects invalid slots and unknown presenter ids with 400 issues, writing nothing', async () => {
     const fx = await scheduleFixture(server.url);
     const programId = randomUUID();
@@ -277,6 +309,27 @@ describe('schedule admin API /admin/v1/stations/{id}/…', () => {
       const stolen = await putRundown(server.url, fx.station.id, other, [{ id: a, kind: 'track', title: 'A' }]);
       expect(stolen.status).to.equal(400);
       expect(issuePaths(stolen.body)).to.deep.equal(['items.0.id']);
+    });
+
+    it('is idempotent ("writes are idempotent where the path names the id"): the same items without ids keep their ids', async () => {
+      const fx = await scheduleFixture(server.url);
+      const id = await putBroadcast(server.url, fx, '2026-06-11T06:00:00Z', '2026-06-11T07:00:00Z');
+      const items = [
+        { kind: 'track', artist: 'A', title: 'One', durationSeconds: 180 },
+        { kind: 'talk', title: 'Chat', durationSeconds: 60 },
+      ];
+      const first = await putRundown(server.url, fx.station.id, id, items);
+      const again = await putRundown(server.url, fx.station.id, id.toUpperCase(), items);
+      expect(first.status).to.equal(200);
+      expect(again.body).to.deep.equal(first.body);
+      // An item that changed at its index is a new item; one that names a current id keeps that id.
+      const [, chat] = first.body.items as Array<{ id: string }>;
+      const changed = await putRundown(server.url, fx.station.id, id, [
+        { ...items[0], title: 'Two' },
+        { id: chat.id, ...items[1] },
+      ]);
+      expect(changed.body.items[0].id).to.not.equal(first.body.items[0].id);
+      expect(changed.body.items[1].id).to.equal(chat.id);
     });
 
     it('moves the rundown along when the broadcast moves', async () => {
