@@ -7,34 +7,27 @@ import type { RundownBody } from './schemas.ts';
 
 /**
  * Planned start of each item: its own `plannedStartsAt`, else back-to-back after the previous item
- * (the first one at the broadcast start). Back-to-back needs the previous item's duration; without it
- * the item must name its start (400 otherwise).
+ * (the first one at the broadcast start). After an item without `durationSeconds` its end is unknown:
+ * the items up to the next one that names its start (or the broadcast end) then share that span in
+ * equal parts, in their order — a rundown of titles alone is spread evenly over the broadcast.
  */
-function plannedStarts(items: RundownBody['items'], broadcastStart: Date): Date[] {
+function plannedStarts(items: RundownBody['items'], broadcastStart: Date, broadcastEnd: Date): Date[] {
   const starts: Date[] = [];
-  const issues: Issue[] = [];
   items.forEach((item, i) => {
-    if (item.plannedStartsAt !== undefined) {
-      starts.push(new Date(item.plannedStartsAt));
-      return;
+    if (item.plannedStartsAt !== undefined) starts.push(new Date(item.plannedStartsAt));
+    else if (i === 0) starts.push(broadcastStart);
+    else {
+      const previousStart = starts[i - 1].getTime();
+      const duration = items[i - 1].durationSeconds;
+      if (duration !== undefined && duration !== null) starts.push(new Date(previousStart + duration * 1000));
+      else {
+        const next = items.findIndex((later, j) => j > i && later.plannedStartsAt !== undefined);
+        const until = next < 0 ? broadcastEnd.getTime() : new Date(items[next].plannedStartsAt as string).getTime();
+        const sharing = (next < 0 ? items.length : next) - (i - 1); // the previous item and those up to the anchor
+        starts.push(new Date(previousStart + Math.max(0, until - previousStart) / sharing));
+      }
     }
-    if (i === 0) {
-      starts.push(broadcastStart);
-      return;
-    }
-    const previous = items[i - 1].durationSeconds;
-    if (previous === undefined || previous === null) {
-      issues.push({
-        path: `items.${i}.plannedStartsAt`,
-        code: 'required',
-        message: `items.${i}.plannedStartsAt is required when the previous item has no durationSeconds`,
-      });
-      starts.push(broadcastStart);
-      return;
-    }
-    starts.push(new Date(starts[i - 1].getTime() + previous * 1000));
   });
-  if (issues.length) throw new ValidationError('Invalid rundown.', issues);
   return starts;
 }
 
@@ -96,7 +89,7 @@ export async function saveRundown(
     broadcastId,
     body.items.map((item) => item.id),
   );
-  const starts = plannedStarts(body.items, broadcast.starts_at);
+  const starts = plannedStarts(body.items, broadcast.starts_at, broadcast.ends_at);
   const ids = itemIds(body.items, await rundownOf(tx.trx, broadcastId));
   const rows: RundownItemRow[] = body.items.map((item, position) => ({
     id: ids[position],

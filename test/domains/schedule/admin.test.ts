@@ -267,15 +267,48 @@ describe('schedule admin API /admin/v1/stations/{id}/…', () => {
       expect(await plan()).to.equal(null);
     });
 
-    it('needs a planned start after an item without a duration, and a known kind', async () => {
+    it('spreads items after one without a duration evenly up to the next named start or the broadcast end', async () => {
       const fx = await scheduleFixture(server.url);
       const id = await putBroadcast(server.url, fx, '2026-06-11T06:00:00Z', '2026-06-11T07:00:00Z');
-      const gap = await putRundown(server.url, fx.station.id, id, [
-        { kind: 'talk', title: 'Open end' },
-        { kind: 'track', title: 'Next' },
+      const starts = async (items: Array<Record<string, unknown>>) => {
+        const res = await putRundown(server.url, fx.station.id, id, items);
+        expect(res.status, JSON.stringify(res.body)).to.equal(200);
+        return (res.body.items as Array<{ plannedStartsAt: string; plannedEndsAt: string }>).map((i) => [
+          i.plannedStartsAt,
+          i.plannedEndsAt,
+        ]);
+      };
+      // Titles alone (an acceptance-style minimal rundown): three equal parts of the hour.
+      expect(
+        await starts([
+          { kind: 'track', artist: 'A', title: 'One' },
+          { kind: 'track', artist: 'B', title: 'Two' },
+          { kind: 'track', artist: 'C', title: 'Three' },
+        ]),
+      ).to.deep.equal([
+        ['2026-06-11T06:00:00.000Z', '2026-06-11T06:20:00.000Z'],
+        ['2026-06-11T06:20:00.000Z', '2026-06-11T06:40:00.000Z'],
+        ['2026-06-11T06:40:00.000Z', '2026-06-11T07:00:00.000Z'],
       ]);
-      expect(gap.status).to.equal(400);
-      expect(issuePaths(gap.body)).to.deep.equal(['items.1.plannedStartsAt']);
+      // Up to the next item that names its start; back-to-back again after a known duration.
+      expect(
+        await starts([
+          { kind: 'talk', title: 'Open end' },
+          { kind: 'track', title: 'Next', durationSeconds: 60 },
+          { kind: 'track', title: 'After' },
+          { kind: 'ad', title: 'Spot', plannedStartsAt: '2026-06-11T06:30:00Z' },
+        ]),
+      ).to.deep.equal([
+        ['2026-06-11T06:00:00.000Z', '2026-06-11T06:10:00.000Z'],
+        ['2026-06-11T06:10:00.000Z', '2026-06-11T06:11:00.000Z'],
+        ['2026-06-11T06:11:00.000Z', '2026-06-11T06:30:00.000Z'],
+        ['2026-06-11T06:30:00.000Z', '2026-06-11T07:00:00.000Z'],
+      ]);
+    });
+
+    it('needs a known kind and distinct item ids', async () => {
+      const fx = await scheduleFixture(server.url);
+      const id = await putBroadcast(server.url, fx, '2026-06-11T06:00:00Z', '2026-06-11T07:00:00Z');
       const kind = await putRundown(server.url, fx.station.id, id, [{ kind: 'song', title: 'X' }]);
       expect(kind.status).to.equal(400);
       expect(kind.body.error.issues[0]).to.include({ path: 'items.0.kind' });
