@@ -113,7 +113,7 @@ describe('webhooks: events from their writes', () => {
     expect(forStation(fx.station.id, 'schedule.changed')).to.have.length(4);
   });
 
-  it('broadcast.ended for a live broadcast moved to another day or unpublished still carries the broadcast as in schedule, every field', async () => {
+  it('broadcast.ended for a live broadcast moved to another day, unpublished or deleted still carries the broadcast as in schedule, every field', async () => {
     const fx = await scheduleFixture(server.url, { timezone: 'Europe/Berlin' });
     await createHook(server.url, fx.station.id, receiver.url, ['broadcast.ended']);
     const scheduleKeys = [
@@ -146,6 +146,14 @@ describe('webhooks: events from their writes', () => {
     expect(withdrawn.json.data).to.have.keys(scheduleKeys);
     expect(withdrawn.json.data).to.include({ id: unpublished, cancellationReason: '', repeatOfId: null });
     expect(withdrawn.json.data.presenters).to.deep.equal([{ id: fx.presenterId, title: 'Ana Host' }]);
+
+    // Deleted while live: described as it was just before the delete.
+    const deleted = await putBroadcast(server.url, fx, ...onAirNow);
+    expect((await admin(server.url, 'DELETE', `/stations/${fx.station.id}/broadcasts/${deleted}`)).status).to.equal(204);
+    const [, , gone] = await arrived(() => forStation(fx.station.id, 'broadcast.ended'), 3);
+    expect(gone.json.data).to.have.keys(scheduleKeys);
+    expect(gone.json.data).to.include({ id: deleted, startsAt: onAirNow[0], endsAt: onAirNow[1], timezone: 'Europe/Berlin' });
+    expect(gone.json.data.presenters).to.deep.equal([{ id: fx.presenterId, title: 'Ana Host' }]);
   });
 
   it('a station without webhooks costs its writes no webhook query once its (empty) subscriptions are cached', async () => {
