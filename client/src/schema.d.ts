@@ -13145,6 +13145,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["AdminPlayLogResponse"];
+                    "text/csv": string;
                 };
             };
             /** @description Invalid input (VALIDATION_ERROR with issues). */

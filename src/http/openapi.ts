@@ -201,6 +201,8 @@ export function buildOpenApi(routes: RouteSpec[], info: { version: string; serve
       } else if (spec.contentType) {
         content = { [spec.contentType]: { schema: { type: 'string', format: 'binary' } } };
       }
+      for (const [type, description] of Object.entries(spec.alsoAs ?? {}))
+        content = { ...content, [type]: { schema: { type: 'string', description } } };
       if (route.page && status === '200')
         content = { ...content, 'text/html': { schema: { type: 'string', description: 'the browser page (Accept: text/html)' } } };
       responses[status] = { description: spec.description, ...(content ? { content } : {}) };

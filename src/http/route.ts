@@ -34,6 +34,8 @@ export interface ResponseSpec {
   schema?: TSchema;
   /** Defaults to application/json when a schema is given. */
   contentType?: string;
+  /** Other media types the same answer comes in (e.g. CSV on request), each with what it holds. */
+  alsoAs?: Record<string, string>;
 }
 
 type In<S> = S extends TSchema ? Static<S> : undefined;

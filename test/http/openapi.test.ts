@@ -111,6 +111,14 @@ describe('/openapi.json', () => {
     expect(checked).to.be.greaterThan(50);
   });
 
+  it('documents every media type an answer comes in: the play log in CSV beside JSON (decisions.md, "Play log": format=csv|json)', async () => {
+    const server = await sharedServer();
+    const doc = (await request(server.url, 'GET', '/openapi.json')).body;
+    const content = doc.paths['/admin/v1/stations/{stationId}/plays'].get.responses['200'].content;
+    expect(content).to.have.keys('application/json', 'text/csv');
+    expect(content['text/csv'].schema).to.include({ type: 'string' });
+  });
+
   it('carries the version of package.json', async () => {
     const server = await sharedServer();
     const doc = (await request(server.url, 'GET', '/openapi.json')).body;

@@ -49,7 +49,14 @@ export const playLogRoutes = [
       'Both are streamed. A missing or bad `from`/`to`, `to <= from` or a range over 31 days is 400.',
     params: StationIdParams,
     query: PlayLogQuery,
-    responses: { 200: { description: 'The plays (JSON; CSV with format=csv).', schema: PlayLog }, ...adminErrorResponses() },
+    responses: {
+      200: {
+        description: 'The plays (JSON; CSV with format=csv).',
+        schema: PlayLog,
+        alsoAs: { 'text/csv': 'format=csv: RFC 4180 with a header row of the same columns, as a download' },
+      },
+      ...adminErrorResponses(),
+    },
     async handler({ ctx, svc, params, query }) {
       const station = await svc.stations.require(params.stationId);
       const range = parseRange(query);

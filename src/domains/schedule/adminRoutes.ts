@@ -4,6 +4,7 @@ import { ErrorBody } from '../../http/schema.ts';
 import { inTransaction, type Tx } from '../../lib/db.ts';
 import { removeBroadcast, saveBroadcast, savePresenter, saveProgram, scheduleChanged, stationForWrite } from './commands.ts';
 import { saveRundown } from './rundown.ts';
+import { broadcastById } from './queries.ts';
 import { scheduleChangedEvent } from '../webhooks/scheduleEvents.ts';
 import type { BroadcastRow } from './model.ts';
 import { presentAdminBroadcast, presentAdminPresenter, presentAdminProgram, presentAdminRundown } from './presenter.ts';
@@ -108,10 +109,10 @@ export const scheduleAdminRoutes = [
     async handler({ ctx, svc, params }) {
       await inTransaction(svc.db, async (tx) => {
         const station = await stationForWrite(tx, params.stationId);
-        const before = await broadcastSpan(tx, params.stationId, params.broadcastId);
+        const removed = await broadcastById(tx.trx, params.stationId, params.broadcastId);
         if (await removeBroadcast(tx, params.stationId, params.broadcastId)) {
-          await scheduleChanged(tx, svc, params.stationId, station.timezone);
-          scheduleChangedEvent(tx, svc, params.stationId, station.timezone, [before]);
+          await scheduleChanged(tx, svc, params.stationId, station.timezone, { removed });
+          scheduleChangedEvent(tx, svc, params.stationId, station.timezone, [removed?.row]);
         }
       });
       ctx.status = 204;

@@ -1,7 +1,14 @@
 import type { Services } from '../../services.ts';
 import type { Tx } from '../../lib/db.ts';
 import { ConflictError, NotFoundError, ValidationError, type Issue } from '../../lib/errors.ts';
-import { MAX_BROADCAST_DAYS, MAX_BROADCAST_MS, type BroadcastRow, type PresenterRow, type ProgramRow } from './model.ts';
+import {
+  MAX_BROADCAST_DAYS,
+  MAX_BROADCAST_MS,
+  type BroadcastRow,
+  type PresenterRow,
+  type ProgramRow,
+  type ResolvedBroadcast,
+} from './model.ts';
 import { programWithDetails, type ProgramWithDetails } from './queries.ts';
 import type { BroadcastBody, PresenterBody, ProgramBody } from './schemas.ts';
 import { refreshScheduleRowIn } from './feed.ts';
@@ -224,13 +231,14 @@ export async function scheduleChanged(
   svc: Services,
   stationId: string,
   timezone: string,
-  options: { replan?: boolean } = {},
+  /** `removed`: a broadcast this write deleted, as it was (a `broadcast.ended` for it describes it so). */
+  options: { replan?: boolean; removed?: ResolvedBroadcast | null } = {},
 ): Promise<void> {
   const now = svc.clock.now();
   // Listener reads (schedule, programs, current broadcast, calendar) show it from the next read on.
   tx.afterCommit(() => invalidateReads(svc, stationId, 'schedule'));
   await refreshScheduleRowIn(tx, svc.bus, stationId, timezone, now, now);
-  await refreshOnAirIn(tx, svc.bus, stationId, now, now, svc);
+  await refreshOnAirIn(tx, svc.bus, stationId, now, now, svc, options.removed);
   if (options.replan === false) return;
   tx.afterCommit(async () => {
     try {

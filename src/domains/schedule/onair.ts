@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Services } from '../../services.ts';
 import { inTransaction, type Tx } from '../../lib/db.ts';
 import type { FeedBus } from '../../feed/bus.ts';
-import { plannedEnds, type RundownItemRow } from './model.ts';
+import { plannedEnds, type ResolvedBroadcast, type RundownItemRow } from './model.ts';
 import { liveBroadcast, rundownOf } from './queries.ts';
 import type { OnAir } from './schemas.ts';
 import { writeRowIfChanged } from './feed.ts';
@@ -145,9 +145,10 @@ export async function refreshOnAirIn(
   at: Date,
   now: Date,
   events?: ScheduleEventServices,
+  removed?: ResolvedBroadcast | null,
 ): Promise<boolean> {
   const data = await computeOnAir(tx.trx, stationId, at);
-  const onChange = events ? (previous: unknown) => onAirTransition(tx, events, stationId, previous as OnAir, data, at) : undefined;
+  const onChange = events ? (previous: unknown) => onAirTransition(tx, events, stationId, previous as OnAir, data, at, removed) : undefined;
   return writeRowIfChanged(tx, bus, { stationId, kind: 'on-air', data, now }, onChange);
 }
 

@@ -118,6 +118,12 @@ async function onAirRow(db: Q, stationId: string, at: Date): Promise<JoinedRow[]
     .options({ name: 'schedule_live_broadcast' });
 }
 
+/** A broadcast of the station with its program and presenters, published or not, wherever it lies now. */
+export async function broadcastById(db: Q, stationId: string, id: string): Promise<ResolvedBroadcast | null> {
+  const [resolved] = await resolve(db, await joined(db, stationId).andWhere('b.id', id));
+  return resolved ?? null;
+}
+
 /** The broadcast on air at `at` with its program and presenters. */
 export async function broadcastOnAir(db: Q, stationId: string, at: Date): Promise<ResolvedBroadcast | null> {
   const [resolved] = await resolve(db, await onAirRow(db, stationId, at));

@@ -1,7 +1,8 @@
 import type { Tx } from '../../lib/db.ts';
 import type { Services } from '../../services.ts';
 import { presentBroadcast } from '../schedule/presenter.ts';
-import { broadcastOnAir, broadcastsOverlapping } from '../schedule/queries.ts';
+import { broadcastById, broadcastOnAir } from '../schedule/queries.ts';
+import type { ResolvedBroadcast } from '../schedule/model.ts';
 import type { OnAir } from '../schedule/schemas.ts';
 import { localDate } from '../schedule/window.ts';
 import { emitAfterCommit } from './emit.ts';
@@ -23,6 +24,7 @@ export async function onAirTransition(
   previous: OnAir,
   next: OnAir,
   at: Date,
+  removed?: ResolvedBroadcast | null,
 ): Promise<void> {
   const before = previous?.broadcast ?? null;
   const after = next?.broadcast ?? null;
@@ -32,9 +34,10 @@ export async function onAirTransition(
   if (!station) return;
   const now = svc.clock.now();
   if (before) {
-    const { broadcasts } = await broadcastsOverlapping(tx.trx, stationId, new Date(before.startsAt), new Date(before.endsAt), 1000);
-    const ended = broadcasts.find((b) => b.row.id === before.id);
-    // A broadcast deleted while on air ends too; it can only be described as the on-air row knew it.
+    // Looked up by id: one cut short, cancelled, moved to another day or unpublished is described as it
+    // is now; one deleted while on air as it was before the delete (the on-air row's fields, should the
+    // caller not have it).
+    const ended = (await broadcastById(tx.trx, stationId, before.id)) ?? (removed?.row.id === before.id ? removed : null);
     emitAfterCommit(tx, svc, stationId, 'broadcast.ended', ended ? presentBroadcast(ended, station.timezone, now) : before);
   }
   if (after) {

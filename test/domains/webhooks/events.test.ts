@@ -113,6 +113,49 @@ describe('webhooks: events from their writes', () => {
     expect(forStation(fx.station.id, 'schedule.changed')).to.have.length(4);
   });
 
+  it('broadcast.ended for a live broadcast moved to another day, unpublished or deleted still carries the broadcast as in schedule, every field', async () => {
+    const fx = await scheduleFixture(server.url, { timezone: 'Europe/Berlin' });
+    await createHook(server.url, fx.station.id, receiver.url, ['broadcast.ended']);
+    const scheduleKeys = [
+      'id',
+      'title',
+      'startsAt',
+      'endsAt',
+      'timezone',
+      'localDate',
+      'resolution',
+      'status',
+      'cancellationReason',
+      'repeatOfId',
+      'nature',
+      'program',
+      'presenters',
+    ];
+    const now = Date.now();
+    const onAirNow = [new Date(now - 60_000).toISOString(), new Date(now + 3600_000).toISOString()] as const;
+    const moved = await putBroadcast(server.url, fx, ...onAirNow);
+    await putBroadcast(server.url, fx, '2031-01-14T10:00:00Z', '2031-01-14T11:00:00Z', {}, moved);
+    const [movedAway] = await arrived(() => forStation(fx.station.id, 'broadcast.ended'));
+    expect(movedAway.json.data).to.have.keys(scheduleKeys);
+    expect(movedAway.json.data).to.include({ id: moved, timezone: 'Europe/Berlin', resolution: 'exact' });
+    expect(movedAway.json.data.presenters).to.deep.equal([{ id: fx.presenterId, title: 'Ana Host' }]);
+
+    const unpublished = await putBroadcast(server.url, fx, ...onAirNow);
+    await putBroadcast(server.url, fx, ...onAirNow, { published: false }, unpublished);
+    const [, withdrawn] = await arrived(() => forStation(fx.station.id, 'broadcast.ended'), 2);
+    expect(withdrawn.json.data).to.have.keys(scheduleKeys);
+    expect(withdrawn.json.data).to.include({ id: unpublished, cancellationReason: '', repeatOfId: null });
+    expect(withdrawn.json.data.presenters).to.deep.equal([{ id: fx.presenterId, title: 'Ana Host' }]);
+
+    // Deleted while live: described as it was just before the delete.
+    const deleted = await putBroadcast(server.url, fx, ...onAirNow);
+    expect((await admin(server.url, 'DELETE', `/stations/${fx.station.id}/broadcasts/${deleted}`)).status).to.equal(204);
+    const [, , gone] = await arrived(() => forStation(fx.station.id, 'broadcast.ended'), 3);
+    expect(gone.json.data).to.have.keys(scheduleKeys);
+    expect(gone.json.data).to.include({ id: deleted, startsAt: onAirNow[0], endsAt: onAirNow[1], timezone: 'Europe/Berlin' });
+    expect(gone.json.data.presenters).to.deep.equal([{ id: fx.presenterId, title: 'Ana Host' }]);
+  });
+
   it('a station without webhooks costs its writes no webhook query once its (empty) subscriptions are cached', async () => {
     const { station, ingestToken } = await ingestFixture(server.url, { rundownFollowing: false });
     const queries: string[] = [];
