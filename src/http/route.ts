@@ -97,6 +97,11 @@ export interface RouteSpec<
   methodNotAllowed?: boolean;
   /** Media type of a raw body the handler reads itself (`bodyParser: 'none'`), for OpenAPI. */
   rawBody?: string;
+  /**
+   * A query parameter sent empty (`?alt=&focalX=`) counts as not sent: for routes whose documented
+   * template lists every optional parameter with an empty value (the admin media upload).
+   */
+  emptyQueryIsAbsent?: boolean;
   responses: Record<string, ResponseSpec>;
   /**
    * GET only: a page for browsers at the same address (GraphiQL on the GraphQL endpoint). A request whose
@@ -159,7 +164,10 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
   // everything else after them, so a request without a credential learns nothing from validation.
   const namedIn = route.station === 'query' || route.station === 'body' ? route.station : null;
 
-  const readQuery = (ctx: Context): unknown => (querySchema ? validate(querySchema, 'query', { ...ctx.query }) : undefined);
+  const queryOf = route.emptyQueryIsAbsent
+    ? (ctx: Context) => Object.fromEntries(Object.entries(ctx.query).filter(([, value]) => value !== ''))
+    : (ctx: Context) => ({ ...ctx.query });
+  const readQuery = (ctx: Context): unknown => (querySchema ? validate(querySchema, 'query', queryOf(ctx)) : undefined);
   const readBody = async (ctx: Context): Promise<unknown> => {
     if (parser === 'none' || !route.body) return undefined;
     if (parser === 'json-object') return validate(route.body, 'body', await readJsonObject(ctx, jsonLimit));

@@ -86,6 +86,8 @@ export const mediaRoutes = [
     surface: 'admin',
     params: StationIdParams,
     query: UploadQuery,
+    // decisions.md writes the route as `?alt=&credits=&focalX=&focalY=&assetId=`: that literal template uploads.
+    emptyQueryIsAbsent: true,
     bodyParser: 'none',
     rawBody: '*/*',
     responses: {

@@ -82,6 +82,19 @@ describe('admin media upload POST /admin/v1/stations/{stationId}/media', () => {
     expect(asset).to.include({ station_id: station.id, kind: 'image', focal_x: 0.25, focal_y: 0.75 });
   });
 
+  it("takes the documents' template literally: `?alt=&credits=&focalX=&focalY=&assetId=` uploads a new asset with the defaults", async () => {
+    const station = await createStation(server.url);
+    const res = await request(server.url, 'POST', `/admin/v1/stations/${station.id}/media?alt=&credits=&focalX=&focalY=&assetId=`, {
+      token: ADMIN_TOKEN,
+      headers: { 'content-type': 'image/png' },
+      body: await png(40, 30),
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    expect(res.body).to.include({ kind: 'image', width: 40, height: 30 });
+    const row = await server.svc.db('media_versions').where({ id: res.body.versionId }).first();
+    expect(row).to.include({ alt: '', credits: '' });
+  });
+
   it('with assetId adds a new version of that asset (keeping its focal point unless given); unknown or another station’s asset is 404', async () => {
     const station = await createStation(server.url);
     const first = await uploaded(server.url, station.id, await png(100, 50), 'image/png', { focalX: 0.1, focalY: 0.2 });
