@@ -1346,6 +1346,8 @@ export interface components {
             publicOnline?: boolean;
         };
         AdminUpdateStationRequest: {
+            /** @description the station’s own id, as in the path (it cannot change) */
+            id?: string;
             slug?: string;
             name?: string;
             /** @description IANA time zone name, e.g. Europe/Berlin (a UTC offset such as +01:00 is 400) */

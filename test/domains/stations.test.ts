@@ -159,6 +159,21 @@ describe('station document GET /api/v1/stations/{slug}', () => {
     expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { timezone: 'Etc/GMT+5' })).status).to.equal(200);
   });
 
+  it("PATCH takes any field of the POST, id included: the station's own id is accepted, another is 400", async () => {
+    const { station } = await listenerFixture(server.url);
+    const same = await admin(server.url, 'PATCH', `/stations/${station.id}`, { id: station.id, name: 'Own Id FM' });
+    expect(same.status, JSON.stringify(same.body)).to.equal(200);
+    expect(same.body).to.include({ id: station.id, name: 'Own Id FM' });
+    expect(
+      (await admin(server.url, 'PATCH', `/stations/${station.id}`, { id: station.id })).status,
+      'only the id: nothing to change',
+    ).to.equal(200);
+    const other = await admin(server.url, 'PATCH', `/stations/${station.id}`, { id: 'st_someoneelse', name: 'Moved' });
+    expect(other.status).to.equal(400);
+    expect(other.body.error.issues[0]).to.include({ path: 'id', code: 'invalid_value' });
+    expect((await admin(server.url, 'GET', `/stations/${station.id}`)).body.name, 'nothing stored').to.equal('Own Id FM');
+  });
+
   it('a credential of station A on station B is 401, on an unknown slug 404 (gate order)', async () => {
     const a = await listenerFixture(server.url);
     const b = await createStation(server.url);

@@ -1,6 +1,7 @@
 import { listenerErrorResponses, adminErrorResponses, listenerRead } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
 import { Representation } from '../../lib/readCache.ts';
+import { ValidationError } from '../../lib/errors.ts';
 import { ErrorBody } from '../../http/schema.ts';
 import { createStation, updateStation } from './commands.ts';
 import { presentAdminStation, presentStationDocument } from './presenter.ts';
@@ -75,7 +76,12 @@ export const stationRoutes = [
       ...adminErrors,
     },
     async handler({ svc, params, body }) {
-      return presentAdminStation(await updateStation(svc.db, svc.invalidation, params.stationId, body, svc.clock.now()));
+      const { id, ...changes } = body;
+      if (id !== undefined && id !== params.stationId)
+        throw new ValidationError('Invalid request body.', [
+          { path: 'id', code: 'invalid_value', message: 'id cannot change; send the station’s own id or leave it out' },
+        ]);
+      return presentAdminStation(await updateStation(svc.db, svc.invalidation, params.stationId, changes, svc.clock.now()));
     },
   }),
 ];

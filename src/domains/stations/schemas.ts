@@ -84,7 +84,14 @@ export const CreateStationBody = Type.Object(
 export type CreateStationBody = Static<typeof CreateStationBody>;
 
 export const PatchStationBody = Type.Object(
-  { slug: Type.Optional(Slug), name: Type.Optional(Name), timezone: Type.Optional(Timezone), ...settings },
+  {
+    // decisions.md: PATCH takes "any of those fields" of the POST, `id` included; it cannot change (400 otherwise).
+    id: Type.Optional(Type.String({ maxLength: 80, description: 'the station’s own id, as in the path (it cannot change)' })),
+    slug: Type.Optional(Slug),
+    name: Type.Optional(Name),
+    timezone: Type.Optional(Timezone),
+    ...settings,
+  },
   { additionalProperties: false, minProperties: 1 },
 );
 export type PatchStationBody = Static<typeof PatchStationBody>;
