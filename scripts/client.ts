@@ -15,8 +15,10 @@ const client = join(root, 'client');
 const FILES = ['openapi.json', 'src/schema.d.ts'] as const;
 
 function generate(into: string): void {
+  // client/ is an npm workspace of the root package: the root's one `npm ci` installs its generator
+  // (openapi-typescript, on TypeScript 5 in client/node_modules) with everything else.
   if (!existsSync(join(client, 'node_modules/.bin/openapi-typescript'))) {
-    execFileSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: client, stdio: 'inherit' });
+    throw new Error('client/node_modules/.bin/openapi-typescript is missing: run `npm ci` at the repository root');
   }
   const spec = join(into, 'openapi.json');
   writeFileSync(
