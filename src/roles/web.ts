@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Config } from '../config.ts';
 import { initMetrics, startProcessMetrics } from '../lib/metrics.ts';
@@ -8,14 +8,40 @@ import { createWebServices, type WebServices } from '../services.ts';
 import { allRoutes } from '../routes.ts';
 import { buildApp } from '../http/app.ts';
 
-/** Starts the Koa app on `port`; returns the server and a close function that drains in-flight requests. */
-export async function startWeb(svc: WebServices, port: number, logger: Logger): Promise<{ server: Server; close(): Promise<void> }> {
+/**
+ * How long a stop waits for requests that had started arriving (any byte received) to finish arriving:
+ * a load balancer may still have sent a request the instant before it saw us leave, and a client on a slow
+ * link sends its headers in pieces. Responses already under way get as long again; then the stop is
+ * forced, inside the 25 s exit budget of `Shutdown`.
+ */
+export const DRAIN_GRACE_MS = 10_000;
+
+/**
+ * Starts the Koa app on `port`; returns the server and a close function that drains it:
+ * - the listening socket closes at once (no new connections);
+ * - connections with nothing in progress — idle keep-alive ones, and new ones that sent no byte yet —
+ *   close at once (Node's `closeIdleConnections`: its parser marks a connection busy from the first byte
+ *   of a request);
+ * - every other connection finishes its request and gets a normal answer, with `Connection: close`; one
+ *   whose request is still incomplete after `graceMs` is closed then, and any left after twice that
+ *   (a response still streaming) too.
+ */
+export async function startWeb(
+  svc: WebServices,
+  port: number,
+  logger: Logger,
+): Promise<{ server: Server; close(graceMs?: number): Promise<void> }> {
   startProcessMetrics(svc.config.observability);
   const app = buildApp(svc, allRoutes);
   const server = createServer(app.handle);
   server.keepAliveTimeout = 65_000; // longer than typical load-balancer idle timeouts
   server.on('clientError', app.onClientError);
-  // Connections by socket, so a stop can drop the ones with no request in flight (below).
+  let draining = false;
+  // Ahead of Koa's handler (a read from cached bytes answers synchronously): a request answered while
+  // draining ends its connection.
+  server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
+    if (draining) res.shouldKeepAlive = false;
+  });
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);
@@ -27,17 +53,34 @@ export async function startWeb(svc: WebServices, port: number, logger: Logger): 
   });
   const address = server.address();
   logger.info({ port: typeof address === 'object' && address ? address.port : port }, 'web listening');
+  let closing: Promise<void> | null = null;
   return {
     server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
+    close: (graceMs = DRAIN_GRACE_MS) =>
+      (closing ??= new Promise<void>((resolve) => {
+        draining = true;
+        // A response under way when the drain starts ends its connection too.
+        for (const socket of sockets) {
+          const res = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+          if (res && !res.headersSent) res.shouldKeepAlive = false;
+        }
+        const timers: NodeJS.Timeout[] = [];
+        server.close(() => {
+          for (const timer of timers) clearTimeout(timer);
+          resolve();
+        });
         server.closeIdleConnections();
-        // A connection that sent no whole request yet (a slow or stalled client) is not "idle" to Node and
-        // would hold the stop until the header timeout; one with a response in progress (its
-        // `_httpMessage`) drains as it should.
-        for (const socket of sockets) if (!(socket as Socket & { _httpMessage?: unknown })._httpMessage) socket.destroy();
-      }),
+        if (sockets.size) logger.info({ connections: sockets.size, graceMs }, 'draining requests in progress');
+        timers.push(
+          setTimeout(() => {
+            // Requests that never finished arriving: no response was started for them.
+            for (const socket of sockets) if (!(socket as Socket & { _httpMessage?: unknown })._httpMessage) socket.destroy();
+            server.closeIdleConnections();
+          }, graceMs),
+          setTimeout(() => server.closeAllConnections(), 2 * graceMs),
+        );
+        for (const timer of timers) timer.unref();
+      })),
   };
 }
 

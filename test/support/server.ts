@@ -27,7 +27,9 @@ export async function startTestServer(options: { clock?: Clock; env?: Record<str
     svc,
     async close() {
       running.delete(server);
-      await web.close();
+      // A short drain: a test that left a half-sent request (hostile input, slow bodies) does not hold the
+      // suite for the production grace; the drain itself is tested on a real process (test/roles/drain.test.ts).
+      await web.close(500);
       await svc.close();
     },
   };

@@ -1,4 +1,3 @@
-import type { ProfileOut } from './schemas.ts';
 import { isPublic } from '../../http/subjects.ts';
 
 // The framework's gates see these types through its registry (http/subjects.ts).
@@ -33,9 +32,28 @@ export type Modules = Record<ModuleKey, boolean>;
 export const PUSH_PROVIDERS = ['fcm', 'apns', 'expo'] as const;
 export type PushProvider = (typeof PUSH_PROVIDERS)[number];
 
-/** The stored and served profile: the shape of the `ProfileOut` schema (schemas.ts), every key present. */
-export type Profile = ProfileOut;
-export type StreamUrl = NonNullable<Profile['streamUrls']>[number];
+// This file owns the station's constants and types; schemas.ts builds its schemas from them (never the
+// other way round, so the two never import each other).
+
+export interface StreamUrl {
+  label: string | null;
+  url: string;
+  mime: string | null;
+  bitrateKbps: number | null;
+}
+
+/** The stored and served profile, every key present (schemas.ts checks that `ProfileOut` has this shape). */
+export interface Profile {
+  tagline: string | null;
+  description: string | null;
+  frequencyLabel: string | null;
+  websiteUrls: string[] | null;
+  streamUrls: StreamUrl[] | null;
+  contactEmail: string | null;
+  phone: string | null;
+  address: string | null;
+  socialLinks: Array<{ network: string; url: string }> | null;
+}
 
 export const PROFILE_KEYS = [
   'tagline',

@@ -1,6 +1,6 @@
 import type { TBoolean } from '@sinclair/typebox';
 import { Type, Nullable, StringEnum, SLUG_PATTERN, StationSlugParams, ErrorBody, type Static } from '../../http/schema.ts';
-import { MODULE_KEYS, PUSH_PROVIDERS } from './model.ts';
+import { MODULE_KEYS, PUSH_PROVIDERS, type Profile } from './model.ts';
 
 const Text = (max: number) => Nullable(Type.String({ maxLength: max }));
 
@@ -120,6 +120,9 @@ export const ProfileOut = Type.Object({
 });
 
 export type ProfileOut = Static<typeof ProfileOut>;
+// The schema and model.ts's `Profile` describe the same object: either changing alone fails the type check.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+true satisfies Same<ProfileOut, Profile>;
 
 export const AdminStation = Type.Object({
   id: Type.String(),
