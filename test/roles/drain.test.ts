@@ -1,13 +1,14 @@
 import { expect } from 'chai';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DRAIN_GRACE_MS } from '../../src/roles/web.ts';
 import { createStation, createToken, eventually } from '../support/factories.ts';
 import { testMode } from '../support/mode.ts';
+import { freePort } from '../support/ports.ts';
 
 // SIGTERM on a real web process, with raw sockets: requests that had started arriving when the signal
 // came are answered once they complete; idle connections close at once; a request that never completes
@@ -16,15 +17,6 @@ import { testMode } from '../support/mode.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const HALF_SENT = 25;
-
-function freePort(): Promise<number> {
-  return new Promise((ok) => {
-    const srv = createServer().listen(0, () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => ok(port));
-    });
-  });
-}
 
 /** A raw connection that records what it receives and how it ended. */
 class Conn {

@@ -7,20 +7,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ADMIN_TOKEN } from '../support/env.ts';
 import { eventually } from '../support/factories.ts';
+import { freePort } from '../support/ports.ts';
 
 // The embedded default (decisions.md, "Process roles"; docs/embedded.md) as a user meets it: processes
 // started from the CLI with DATABASE_URL and REDIS_URL unset, data in a directory of the test's own.
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-
-function freePort(): Promise<number> {
-  return new Promise((ok) => {
-    const srv = createServer().listen(0, () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => ok(port));
-    });
-  });
-}
 
 interface Proc {
   child: ChildProcess;

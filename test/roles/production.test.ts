@@ -1,26 +1,17 @@
 import { expect } from 'chai';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { eventually } from '../support/factories.ts';
 import { requiresRedis } from '../support/mode.ts';
+import { freePort } from '../support/ports.ts';
 
 // Deploys as the README says: a Heroku-style build installs without dev dependencies (so no
 // node_modules/.bin/node) and puts the platform's Node 22 on PATH; every Procfile entry must then start.
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-
-function freePort(): Promise<number> {
-  return new Promise((ok) => {
-    const srv = createServer().listen(0, () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => ok(port));
-    });
-  });
-}
 
 describe('production install (npm ci --omit=dev) and the Procfile', function () {
   this.timeout(300_000);
