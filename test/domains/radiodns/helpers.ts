@@ -18,7 +18,8 @@ export interface HttpReply {
 }
 
 /** GET with any Host header (fetch cannot set one). */
-export function get(baseUrl: string, path: string, headers: Record<string, string> = {}): Promise<HttpReply> {
+export function get(baseUrl: string, path: string, headers: Record<string, string> | string = {}): Promise<HttpReply> {
+  if (typeof headers === 'string') headers = { host: headers };
   const { hostname, port } = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: hostname, port, path, method: 'GET', headers }, (res) => {
