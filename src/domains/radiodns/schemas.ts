@@ -40,6 +40,7 @@ export const RadioDnsInput = Type.Object(
     genres: Type.Optional(Type.Array(Genre, { maxItems: 10 })),
   },
   {
+    title: 'RadioDnsSettingInput',
     additionalProperties: false,
     description:
       'RadioDNS SPI (docs/radiodns.md). Merged into what is stored; enabled needs fqdn, serviceIdentifier, shortName and mediumName.',
@@ -47,13 +48,16 @@ export const RadioDnsInput = Type.Object(
 );
 export type RadioDnsInput = Static<typeof RadioDnsInput>;
 
-export const RadioDnsOut = Type.Object({
-  enabled: Type.Boolean(),
-  fqdn: Nullable(Type.String()),
-  serviceIdentifier: Nullable(Type.String()),
-  shortName: Nullable(Type.String()),
-  mediumName: Nullable(Type.String()),
-  bearers: Type.Array(Type.Object({ id: Type.String(), cost: Type.Integer() })),
-  logoVersionId: Nullable(Type.String()),
-  genres: Type.Array(Type.Object({ href: Type.String(), name: Type.String() })),
-});
+export const RadioDnsOut = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    fqdn: Nullable(Type.String()),
+    serviceIdentifier: Nullable(Type.String()),
+    shortName: Nullable(Type.String()),
+    mediumName: Nullable(Type.String()),
+    bearers: Type.Array(Type.Object({ id: Type.String(), cost: Type.Integer() })),
+    logoVersionId: Nullable(Type.String()),
+    genres: Type.Array(Type.Object({ href: Type.String(), name: Type.String() })),
+  },
+  { title: 'RadioDnsSetting' },
+);
