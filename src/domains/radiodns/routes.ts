@@ -65,6 +65,20 @@ async function piDocument(svc: Services, key: string, find: () => Promise<import
 
 const PI_NOT_FOUND = 'No such service, or the date is outside its published schedule.';
 
+// The cache keys of the documents: the handlers store under them, and `stored` (answered before Koa)
+// finds the same answers by them.
+const siKey = (host: string) => `SI\n${host}`;
+const piByIdKey = (fqdn: string, serviceIdentifier: string, file: string) => `PI\nid\n${fqdn.toLowerCase()}\n${serviceIdentifier}\n${file}`;
+const fmBearer = (p: Readonly<Record<string, string>>) => `fm:${p.gcc}.${p.pi}.${p.frequency}`.toLowerCase();
+const dabBearer = (p: Readonly<Record<string, string>>) => `dab:${p.gcc}.${p.eid}.${p.sid}.${p.scids}`.toLowerCase();
+const piByBearerKey = (bearer: string, file: string) => `PI\n${bearer}\n${file}`;
+
+/** The stored document for `key`, for `RouteSpec.stored` (a stored 404 is left to the route). */
+function storedSpi(svc: Pick<Services, 'invalidation'>, key: string) {
+  const rep = spiCacheOf(svc).peek(key);
+  return rep ? { rep, cacheControl: SPI_CACHE_CONTROL } : undefined;
+}
+
 export const radiodnsRoutes = [
   defineRoute({
     ...spi,
@@ -75,9 +89,10 @@ export const radiodnsRoutes = [
       'Anonymous. One `service` per station with `radiodns.enabled`, active and public-online, whose `radiodns.fqdn` equals the Host header without port. ' +
       '`Content-Type: application/xml; charset=utf-8`, `Cache-Control: public, max-age=300`, strong ETag and 304.',
     responses: xmlResponses('SI.xml (ETSI TS 102 818 V3.4.1 serviceInformation).'),
+    stored: (_params, req, svc) => storedSpi(svc, siKey(hostName(req.headers.host))),
     async handler({ ctx, svc }) {
       const host = hostName(ctx.get('host'));
-      const rep = await spiCacheOf(svc).read(`SI\n${host}`, async () => {
+      const rep = await spiCacheOf(svc).read(siKey(host), async () => {
         const stations = await servicesByHost(svc.db, host);
         return stations.length ? serviceInformation(stations, svc.config.publicBaseUrl) : null;
       });
@@ -100,11 +115,12 @@ export const radiodnsRoutes = [
       { additionalProperties: false },
     ),
     responses: xmlResponses('PI.xml (ETSI TS 102 818 V3.4.1 epg/schedule).'),
+    stored: (p, _req, svc) => storedSpi(svc, piByIdKey(p.fqdn, p.serviceIdentifier, p.file)),
     async handler({ ctx, svc, params }) {
       const fqdn = params.fqdn.toLowerCase();
       const rep = await piDocument(
         svc,
-        `PI\nid\n${fqdn}\n${params.serviceIdentifier}\n${params.file}`,
+        piByIdKey(fqdn, params.serviceIdentifier, params.file),
         () => serviceById(svc.db, fqdn, params.serviceIdentifier),
         params.file,
       );
@@ -126,9 +142,10 @@ export const radiodnsRoutes = [
       { additionalProperties: false },
     ),
     responses: xmlResponses('PI.xml of the service with this FM bearer.'),
+    stored: (p, _req, svc) => storedSpi(svc, piByBearerKey(fmBearer(p), p.file)),
     async handler({ ctx, svc, params }) {
-      const bearer = `fm:${params.gcc}.${params.pi}.${params.frequency}`.toLowerCase();
-      const rep = await piDocument(svc, `PI\n${bearer}\n${params.file}`, () => serviceByBearer(svc.db, bearer), params.file);
+      const bearer = fmBearer(params);
+      const rep = await piDocument(svc, piByBearerKey(bearer, params.file), () => serviceByBearer(svc.db, bearer), params.file);
       sendSpi(ctx, rep, PI_NOT_FOUND);
     },
   }),
@@ -148,9 +165,10 @@ export const radiodnsRoutes = [
       { additionalProperties: false },
     ),
     responses: xmlResponses('PI.xml of the service with this DAB bearer.'),
+    stored: (p, _req, svc) => storedSpi(svc, piByBearerKey(dabBearer(p), p.file)),
     async handler({ ctx, svc, params }) {
-      const bearer = `dab:${params.gcc}.${params.eid}.${params.sid}.${params.scids}`.toLowerCase();
-      const rep = await piDocument(svc, `PI\n${bearer}\n${params.file}`, () => serviceByBearer(svc.db, bearer), params.file);
+      const bearer = dabBearer(params);
+      const rep = await piDocument(svc, piByBearerKey(bearer, params.file), () => serviceByBearer(svc.db, bearer), params.file);
       sendSpi(ctx, rep, PI_NOT_FOUND);
     },
   }),

@@ -205,6 +205,26 @@ describe('RadioDNS SPI documents', () => {
     expect(kid(kid(kid(parseXml(changed.text), 'services'), 'service'), 'longName').text).to.equal('Renamed Radio');
   });
 
+  it('a stored document is answered with the same bytes and headers as the first computation (before Koa), HEAD too', async () => {
+    const host = uniqueHost('fast');
+    const fx = await spiStation(host);
+    await putBroadcast(server.url, fx, '2026-07-01T04:00:00Z', '2026-07-01T07:00:00Z');
+    for (const [path, headers] of [
+      ['/radiodns/spi/3.1/SI.xml', { host }],
+      [`/radiodns/spi/3.1/id/${host}/wave1/20260701_PI.xml`, {}],
+    ] as const) {
+      const first = await get(server.url, path, { ...headers });
+      const second = await get(server.url, path, { ...headers });
+      expect(second.text).to.equal(first.text);
+      for (const name of ['etag', 'content-type', 'cache-control', 'content-length', 'access-control-allow-origin'])
+        expect(second.headers[name], name).to.equal(first.headers[name]);
+      expect(second.headers['x-request-id']).to.be.a('string');
+      const notModified = await get(server.url, path, { ...headers, 'if-none-match': first.headers.etag as string });
+      expect(notModified.status).to.equal(304);
+      expect(notModified.body.length).to.equal(0);
+    }
+  });
+
   it('texts over the standard’s limits are cut at a word boundary (longName 128, shortDescription 180, longDescription 1200)', async () => {
     const host = uniqueHost('cut');
     const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(' ');
