@@ -9,6 +9,8 @@ import type { Knex } from 'knex';
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
     ALTER TABLE stations ADD COLUMN radiodns jsonb NOT NULL DEFAULT '{}'::jsonb;
+    -- SI.xml finds its services by host name on every miss of its cache.
+    CREATE INDEX stations_radiodns_fqdn_idx ON stations ((radiodns->>'fqdn')) WHERE radiodns->>'fqdn' IS NOT NULL;
     CREATE TABLE radiodns_logos (
       version_id uuid NOT NULL REFERENCES media_versions(id) ON DELETE CASCADE,
       station_id text NOT NULL REFERENCES stations(id) ON DELETE CASCADE,

@@ -52,6 +52,20 @@ export async function patchRadioDns(baseUrl: string, stationId: string, radiodns
   return admin(baseUrl, 'PATCH', `/stations/${stationId}`, { radiodns });
 }
 
+const hex = (digits: number) =>
+  Math.floor(Math.random() * 16 ** digits)
+    .toString(16)
+    .padStart(digits, '0');
+
+/** An FM and a DAB bearer no other station has (a bearer leads to one station). */
+export function uniqueBearers(): Array<{ id: string; cost: number }> {
+  const frequency = String(Math.floor(Math.random() * 100000)).padStart(5, '0');
+  return [
+    { id: `fm:de0.${hex(4)}.${frequency}`, cost: 20 },
+    { id: `dab:de0.1001.${hex(8)}.0`, cost: 30 },
+  ];
+}
+
 export function enabledSetting(fqdn: string, extra: Record<string, unknown> = {}) {
   return {
     enabled: true,
@@ -59,10 +73,7 @@ export function enabledSetting(fqdn: string, extra: Record<string, unknown> = {}
     serviceIdentifier: 'wave1',
     shortName: 'Wave',
     mediumName: 'Waveline FM',
-    bearers: [
-      { id: 'fm:de0.d3a1.10170', cost: 20 },
-      { id: 'dab:de0.1001.d3a1.0', cost: 30 },
-    ],
+    bearers: uniqueBearers(),
     ...extra,
   };
 }

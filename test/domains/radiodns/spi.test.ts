@@ -103,7 +103,10 @@ describe('RadioDNS SPI documents', () => {
     server = await sharedServer();
   });
 
-  async function spiStation(fqdn: string, overrides: Record<string, unknown> = {}): Promise<ScheduleFixture & { logo: string }> {
+  async function spiStation(
+    fqdn: string,
+    overrides: Record<string, unknown> = {},
+  ): Promise<ScheduleFixture & { logo: string; bearers: Array<{ id: string; cost: string }> }> {
     const fx = await scheduleFixture(server.url, {
       name: 'Waveline Test Radio',
       profile: {
@@ -115,13 +118,15 @@ describe('RadioDNS SPI documents', () => {
       ...overrides,
     });
     const logo = await uploadLogo(server.url, fx.station.id);
-    const res = await patchRadioDns(
-      server.url,
-      fx.station.id,
-      enabledSetting(fqdn, { logoVersionId: logo, genres: [{ href: 'urn:tva:metadata:cs:ContentCS:2004:3.6.8', name: 'Pop' }] }),
-    );
+    const setting = enabledSetting(fqdn, {
+      logoVersionId: logo,
+      genres: [{ href: 'urn:tva:metadata:cs:ContentCS:2004:3.6.8', name: 'Pop' }],
+    });
+    const res = await patchRadioDns(server.url, fx.station.id, setting);
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    return { ...fx, logo };
+    // As the documents write them (attributes are strings).
+    const bearers = setting.bearers.map((b) => ({ id: b.id, cost: String(b.cost) }));
+    return { ...fx, logo, bearers };
   }
 
   it('SI.xml: one service for the Host header’s name (port ignored), in the standard’s element order, with logos, bearers and radiodns', async () => {
@@ -162,8 +167,7 @@ describe('RadioDNS SPI documents', () => {
     expect(kid(service, 'genre').text).to.equal('Pop');
     expect(kid(service, 'link').attrs).to.include({ uri: 'https://radio.example/' });
     expect(kids(service, 'bearer').map((b) => b.attrs)).to.deep.equal([
-      { id: 'fm:de0.d3a1.10170', cost: '20' },
-      { id: 'dab:de0.1001.d3a1.0', cost: '30' },
+      ...fx.bearers,
       { id: 'https://stream.radio.example/live.mp3', cost: '100', mimeValue: 'audio/mpeg', bitrate: '128' },
     ]);
     expect(kid(service, 'radiodns').attrs).to.deep.equal({ fqdn: host, serviceIdentifier: 'wave1' });
@@ -275,7 +279,7 @@ describe('RadioDNS SPI documents', () => {
     expect(schedule.attrs).to.include({ originator: 'Waveline' });
     const scope = kid(schedule, 'scope');
     expect(scope.attrs).to.deep.equal({ startTime: '2026-07-01T00:00:00+02:00', stopTime: '2026-07-02T00:00:00+02:00' });
-    expect(kids(scope, 'serviceScope').map((s) => s.attrs.id)).to.deep.equal(['fm:de0.d3a1.10170', 'dab:de0.1001.d3a1.0']);
+    expect(kids(scope, 'serviceScope').map((s) => s.attrs.id)).to.deep.equal(fx.bearers.map((b) => b.id));
     const programmes = kids(schedule, 'programme');
     expect(programmes.map((p) => p.attrs.id)).to.deep.equal([`crid://${host}/${before}`, `crid://${host}/${morning}`]);
     for (const p of programmes) {
@@ -285,10 +289,7 @@ describe('RadioDNS SPI documents', () => {
       expect(Number.isInteger(shortId) && shortId >= 0 && shortId <= 16777215, p.attrs.shortId).to.equal(true);
       expect(kid(p, 'mediumName').text.length).to.be.at.most(16);
       expect(kid(p, 'memberOf').attrs.id).to.equal(`crid://${host}/program/${fx.programId}`);
-      expect(kids(kid(p, 'location'), 'bearer').map((b) => b.attrs)).to.deep.equal([
-        { id: 'fm:de0.d3a1.10170', cost: '20' },
-        { id: 'dab:de0.1001.d3a1.0', cost: '30' },
-      ]);
+      expect(kids(kid(p, 'location'), 'bearer').map((b) => b.attrs)).to.deep.equal(fx.bearers);
     }
     const [first, second] = programmes;
     expect(kid(kid(first, 'location'), 'time').attrs).to.deep.equal({ time: '2026-06-30T22:00:00+02:00', duration: 'PT3H' });
@@ -311,26 +312,27 @@ describe('RadioDNS SPI documents', () => {
     const pi = Math.floor(Math.random() * 0xffff)
       .toString(16)
       .padStart(4, '0');
+    const freq = String(Math.floor(Math.random() * 100000)).padStart(5, '0');
     const res = await patchRadioDns(server.url, fx.station.id, {
       bearers: [
-        { id: `fm:DE0.${pi.toUpperCase()}.10170`, cost: 20 },
-        { id: `dab:de0.1001.${pi}.0`, cost: 30 },
+        { id: `fm:DE0.${pi.toUpperCase()}.${freq}`, cost: 20 },
+        { id: `dab:de0.1001.${pi}${pi}.0`, cost: 30 },
       ],
     });
-    expect(res.body.radiodns.bearers[0].id).to.equal(`fm:de0.${pi}.10170`);
+    expect(res.body.radiodns.bearers[0].id).to.equal(`fm:de0.${pi}.${freq}`);
     await putBroadcast(server.url, fx, '2026-07-01T04:00:00Z', '2026-07-01T07:00:00Z');
     const byId = await get(server.url, `/radiodns/spi/3.1/id/${host}/wave1/20260701_PI.xml`);
-    const byFm = await get(server.url, `/radiodns/spi/3.1/fm/de0/${pi.toUpperCase()}/10170/20260701_PI.xml`);
-    const byDab = await get(server.url, `/radiodns/spi/3.1/dab/de0/1001/${pi}/0/20260701_PI.xml`);
+    const byFm = await get(server.url, `/radiodns/spi/3.1/fm/de0/${pi.toUpperCase()}/${freq}/20260701_PI.xml`);
+    const byDab = await get(server.url, `/radiodns/spi/3.1/dab/de0/1001/${pi}${pi}/0/20260701_PI.xml`);
     for (const res of [byId, byFm, byDab]) expectSpiHeaders(res);
     expect(byFm.text).to.equal(byId.text);
     expect(byDab.text).to.equal(byId.text);
-    const notModified = await get(server.url, `/radiodns/spi/3.1/fm/de0/${pi}/10170/20260701_PI.xml`, {
+    const notModified = await get(server.url, `/radiodns/spi/3.1/fm/de0/${pi}/${freq}/20260701_PI.xml`, {
       'if-none-match': `"other", ${byFm.headers.etag as string}`,
     });
     expect(notModified.status).to.equal(304);
-    await patchRadioDns(server.url, fx.station.id, { bearers: [{ id: `fm:de0.${pi}.10170`, cost: 20 }] });
-    expect((await get(server.url, `/radiodns/spi/3.1/dab/de0/1001/${pi}/0/20260701_PI.xml`)).status).to.equal(404);
+    await patchRadioDns(server.url, fx.station.id, { bearers: [{ id: `fm:de0.${pi}.${freq}`, cost: 20 }] });
+    expect((await get(server.url, `/radiodns/spi/3.1/dab/de0/1001/${pi}${pi}/0/20260701_PI.xml`)).status).to.equal(404);
   });
 
   it('PI.xml: 404 for an unknown service and for a date outside the published schedule; 400 for a malformed date', async () => {
