@@ -5,7 +5,8 @@ import { ErrorBody, Type } from '../../http/schema.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import type { Representation } from '../../lib/readCache.ts';
 import type { Services } from '../../services.ts';
-import { SPI_TYPE, spiCacheOf } from './cache.ts';
+import type { Station } from '../stations/model.ts';
+import { spiCacheOf } from './cache.ts';
 import { programmeInformation, serviceInformation } from './documents.ts';
 import { findLogo } from './logos.ts';
 import { LOGO_MIME } from './model.ts';
@@ -52,7 +53,8 @@ export function hostName(host: string | undefined): string {
   return name.replace(/\.$/, '');
 }
 
-async function piDocument(svc: Services, key: string, find: () => Promise<import('../stations/model.ts').Station | null>, file: string) {
+/** The PI.xml of `file`'s local date for the service `find` names (null: 404), from the cache or computed. */
+async function piDocument(svc: Services, key: string, find: () => Promise<Station | null>, file: string) {
   return spiCacheOf(svc).read(key, async () => {
     const station = await find();
     if (!station) return null;
@@ -206,5 +208,3 @@ export const radiodnsRoutes = [
     },
   }),
 ];
-
-export { SPI_TYPE };
