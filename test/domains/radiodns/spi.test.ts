@@ -191,8 +191,30 @@ describe('RadioDNS SPI documents', () => {
     expect((await get(server.url, '/radiodns/spi/3.1/SI.xml', { host })).status).to.equal(404);
     await admin(server.url, 'PATCH', `/stations/${fx.station.id}`, { publicOnline: true });
     expect((await get(server.url, '/radiodns/spi/3.1/SI.xml', { host })).status).to.equal(200);
+    await admin(server.url, 'PATCH', `/stations/${fx.station.id}`, { active: false });
+    expect((await get(server.url, '/radiodns/spi/3.1/SI.xml', { host })).status).to.equal(404);
+    expect((await get(server.url, `/radiodns/logos/${fx.station.id}/${fx.logo}/32x32.png`)).status).to.equal(404);
+    await admin(server.url, 'PATCH', `/stations/${fx.station.id}`, { active: true });
+    expect((await get(server.url, '/radiodns/spi/3.1/SI.xml', { host })).status).to.equal(200);
     await patchRadioDns(server.url, fx.station.id, { enabled: false });
     expect((await get(server.url, '/radiodns/spi/3.1/SI.xml', { host })).status).to.equal(404);
+  });
+
+  it('SI.xml lists the new logo as soon as the setting names another one', async () => {
+    const host = uniqueHost('logo');
+    const fx = await spiStation(host);
+    const logoUrls = async () => {
+      const res = await get(server.url, '/radiodns/spi/3.1/SI.xml', { host });
+      const service = kid(kid(parseXml(res.text), 'services'), 'service');
+      return kids(service, 'mediaDescription').flatMap((md) => kids(md, 'multimedia').map((m) => m.attrs.url));
+    };
+    expect((await logoUrls()).every((url) => url.includes(fx.logo))).to.equal(true);
+    const next = await uploadLogo(server.url, fx.station.id, 900, 900);
+    expect((await patchRadioDns(server.url, fx.station.id, { logoVersionId: next })).status).to.equal(200);
+    const urls = await logoUrls();
+    expect(urls).to.have.length(5);
+    expect(urls.every((url) => url.includes(next))).to.equal(true);
+    expect((await get(server.url, new URL(urls[4]).pathname)).status).to.equal(200);
   });
 
   it('SI.xml is served from cached bytes and changes (new ETag) as soon as the station changes', async () => {
