@@ -39,6 +39,15 @@ export function ptDuration(ms: number): string {
   return `PT${out || '0S'}`;
 }
 
+// The standard's mimeType: type/subtype of printable characters, no space (parameters cannot be written).
+const MIME_VALUE = /^[!-.0-~]+\/[!-.0-~]+$/;
+
+/** A stream's media type as `mimeValue`: its `type/subtype` without parameters; undefined when it has none. */
+export function mimeValueOf(mime: string | null): string | undefined {
+  const bare = mime?.split(';')[0].trim();
+  return bare && MIME_VALUE.test(bare) ? bare : undefined;
+}
+
 const latest = (dates: Array<Date | string>): Date => new Date(Math.max(...dates.map((d) => new Date(d).getTime())));
 
 function names(el: XMLBuilder, shortName: string | null, mediumName: string, longName: string | null): void {
@@ -77,10 +86,11 @@ function service(el: XMLBuilder, station: Station, publicBaseUrl: string): void 
   for (const url of station.profile.websiteUrls ?? []) svc.ele('link', { uri: url, mimeValue: 'text/html' });
   for (const bearer of rd.bearers) svc.ele('bearer', { id: bearer.id, cost: String(bearer.cost) });
   for (const stream of station.profile.streamUrls ?? []) {
+    const mimeValue = mimeValueOf(stream.mime);
     svc.ele('bearer', {
       id: stream.url,
       cost: String(STREAM_COST),
-      ...(stream.mime ? { mimeValue: stream.mime } : {}),
+      ...(mimeValue ? { mimeValue } : {}),
       ...(stream.bitrateKbps ? { bitrate: String(stream.bitrateKbps) } : {}),
     });
   }

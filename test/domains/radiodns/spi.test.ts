@@ -251,6 +251,28 @@ describe('RadioDNS SPI documents', () => {
     }
   });
 
+  it('a stream media type is written as the standard’s mimeValue: parameters dropped, left out when it has no type/subtype form', async () => {
+    const host = uniqueHost('mime');
+    await spiStation(host, {
+      profile: {
+        streamUrls: [
+          { url: 'https://stream.radio.example/a.mp3', mime: 'audio/mpeg; codecs="mp3"', bitrateKbps: 128 },
+          { url: 'https://stream.radio.example/b', mime: 'an mp3 stream' },
+          { url: 'https://stream.radio.example/c.aac' },
+        ],
+      },
+    });
+    const res = await get(server.url, '/radiodns/spi/3.1/SI.xml', { host });
+    validated(res.text);
+    const service = kid(kid(parseXml(res.text), 'services'), 'service');
+    const streams = kids(service, 'bearer').filter((b) => b.attrs.id.startsWith('https:'));
+    expect(streams.map((b) => b.attrs)).to.deep.equal([
+      { id: 'https://stream.radio.example/a.mp3', cost: '100', mimeValue: 'audio/mpeg', bitrate: '128' },
+      { id: 'https://stream.radio.example/b', cost: '100' },
+      { id: 'https://stream.radio.example/c.aac', cost: '100' },
+    ]);
+  });
+
   it('texts over the standard’s limits are cut at a word boundary (longName 128, shortDescription 180, longDescription 1200)', async () => {
     const host = uniqueHost('cut');
     const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(' ');
