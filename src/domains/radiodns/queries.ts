@@ -14,20 +14,27 @@ export async function servicesByHost(db: Db, host: string): Promise<Station[]> {
   return rows.map(stationFromRow);
 }
 
-export async function serviceById(db: Db, fqdn: string, serviceIdentifier: string): Promise<Station | null> {
-  const row = await published(db)
+/**
+ * A service id or a bearer should name one station; when several enabled ones share it (a copied
+ * setting), PI.xml tries them newest change first (routes.ts: the first with the date in its published
+ * schedule answers). At most a few: it is a misconfiguration, not a list to page through.
+ */
+const CANDIDATES = 5;
+
+export async function servicesById(db: Db, fqdn: string, serviceIdentifier: string): Promise<Station[]> {
+  const rows = await published(db)
     .whereRaw(`radiodns->>'fqdn' = ? AND radiodns->>'serviceIdentifier' = ?`, [fqdn, serviceIdentifier])
-    .orderBy('id')
-    .first();
-  return row ? stationFromRow(row) : null;
+    .orderBy([{ column: 'updated_at', order: 'desc' }, { column: 'id' }])
+    .limit(CANDIDATES);
+  return rows.map(stationFromRow);
 }
 
-export async function serviceByBearer(db: Db, bearerId: string): Promise<Station | null> {
-  const row = await published(db)
+export async function servicesByBearer(db: Db, bearerId: string): Promise<Station[]> {
+  const rows = await published(db)
     .whereRaw(`radiodns->'bearers' @> ?::jsonb`, [JSON.stringify([{ id: bearerId }])])
-    .orderBy('id')
-    .first();
-  return row ? stationFromRow(row) : null;
+    .orderBy([{ column: 'updated_at', order: 'desc' }, { column: 'id' }])
+    .limit(CANDIDATES);
+  return rows.map(stationFromRow);
 }
 
 export interface ProgrammeRow {

@@ -10,7 +10,7 @@ import { spiCacheOf } from './cache.ts';
 import { programmeInformation, serviceInformation } from './documents.ts';
 import { findLogo } from './logos.ts';
 import { LOGO_MIME } from './model.ts';
-import { localDay, programmesOf, serviceByBearer, serviceById, servicesByHost } from './queries.ts';
+import { localDay, programmesOf, servicesByBearer, servicesById, servicesByHost } from './queries.ts';
 
 // RadioDNS SPI (decisions.md, "Hybrid radio"; docs/radiodns.md): anonymous documents for receivers —
 // they carry no credential — answered from cached bytes with a strong ETag and
@@ -54,14 +54,15 @@ export function hostName(host: string | undefined): string {
 }
 
 /** The PI.xml of `file`'s local date for the service `find` names (null: 404), from the cache or computed. */
-async function piDocument(svc: Services, key: string, find: () => Promise<Station | null>, file: string) {
+async function piDocument(svc: Services, key: string, find: () => Promise<Station[]>, file: string) {
   return spiCacheOf(svc).read(key, async () => {
-    const station = await find();
-    if (!station) return null;
-    const day = localDay(file.slice(0, 8), station.timezone);
-    if (!day) return null;
-    const programmes = await programmesOf(svc.db, station.id, day);
-    return programmes === null ? null : programmeInformation(station, day, programmes);
+    for (const station of await find()) {
+      const day = localDay(file.slice(0, 8), station.timezone);
+      if (!day) return null;
+      const programmes = await programmesOf(svc.db, station.id, day);
+      if (programmes !== null) return programmeInformation(station, day, programmes);
+    }
+    return null;
   });
 }
 
@@ -123,7 +124,7 @@ export const radiodnsRoutes = [
       const rep = await piDocument(
         svc,
         piByIdKey(fqdn, params.serviceIdentifier, params.file),
-        () => serviceById(svc.db, fqdn, params.serviceIdentifier),
+        () => servicesById(svc.db, fqdn, params.serviceIdentifier),
         params.file,
       );
       sendSpi(ctx, rep, PI_NOT_FOUND);
@@ -147,7 +148,7 @@ export const radiodnsRoutes = [
     stored: (p, _req, svc) => storedSpi(svc, piByBearerKey(fmBearer(p), p.file)),
     async handler({ ctx, svc, params }) {
       const bearer = fmBearer(params);
-      const rep = await piDocument(svc, piByBearerKey(bearer, params.file), () => serviceByBearer(svc.db, bearer), params.file);
+      const rep = await piDocument(svc, piByBearerKey(bearer, params.file), () => servicesByBearer(svc.db, bearer), params.file);
       sendSpi(ctx, rep, PI_NOT_FOUND);
     },
   }),
@@ -170,7 +171,7 @@ export const radiodnsRoutes = [
     stored: (p, _req, svc) => storedSpi(svc, piByBearerKey(dabBearer(p), p.file)),
     async handler({ ctx, svc, params }) {
       const bearer = dabBearer(params);
-      const rep = await piDocument(svc, piByBearerKey(bearer, params.file), () => serviceByBearer(svc.db, bearer), params.file);
+      const rep = await piDocument(svc, piByBearerKey(bearer, params.file), () => servicesByBearer(svc.db, bearer), params.file);
       sendSpi(ctx, rep, PI_NOT_FOUND);
     },
   }),

@@ -36,7 +36,6 @@ export async function checkRadioDns(db: Db, stationId: string, radiodns: RadioDn
     if (ids.indexOf(id) !== i)
       issues.push({ path: `${pathPrefix}.bearers.${i}.id`, code: 'invalid_value', message: `${pathPrefix}.bearers.${i}.id repeats ${id}` });
   });
-  if (radiodns.enabled && issues.length === 0) issues.push(...(await takenIssues(db, stationId, radiodns, pathPrefix)));
   if (radiodns.logoVersionId !== null) {
     const issue = await logoIssue(db, stationId, radiodns.logoVersionId, `${pathPrefix}.logoVersionId`);
     if (issue) issues.push(issue);
@@ -57,37 +56,4 @@ async function logoIssue(db: Db, stationId: string, versionId: string, path: str
       message: `${path} must be at least ${MIN_LOGO_SIZE}×${MIN_LOGO_SIZE} pixels (this one is ${version.width ?? 0}×${version.height ?? 0})`,
     };
   return null;
-}
-
-/**
- * Receivers name a service by fqdn + serviceIdentifier or by a broadcast bearer: each must lead to one
- * station, so another enabled station holding the same is a 400 naming the field.
- */
-async function takenIssues(db: Db, stationId: string, radiodns: RadioDns, pathPrefix: string): Promise<Issue[]> {
-  const others = await db('stations')
-    .whereNot({ id: stationId })
-    .whereRaw(`(radiodns->>'enabled')::boolean`)
-    .andWhere((q) => {
-      q.whereRaw(`radiodns->>'fqdn' = ? AND radiodns->>'serviceIdentifier' = ?`, [radiodns.fqdn, radiodns.serviceIdentifier]);
-      for (const bearer of radiodns.bearers) q.orWhereRaw(`radiodns->'bearers' @> ?::jsonb`, [JSON.stringify([{ id: bearer.id }])]);
-    })
-    .select<Array<{ id: string; radiodns: RadioDns }>>('id', 'radiodns');
-  const issues: Issue[] = [];
-  for (const other of others) {
-    if (other.radiodns.fqdn === radiodns.fqdn && other.radiodns.serviceIdentifier === radiodns.serviceIdentifier)
-      issues.push({
-        path: `${pathPrefix}.serviceIdentifier`,
-        code: 'taken',
-        message: `${pathPrefix}.serviceIdentifier ${radiodns.serviceIdentifier} is already used under ${radiodns.fqdn} by another station`,
-      });
-    radiodns.bearers.forEach((bearer, i) => {
-      if ((other.radiodns.bearers ?? []).some((b) => b.id === bearer.id))
-        issues.push({
-          path: `${pathPrefix}.bearers.${i}.id`,
-          code: 'taken',
-          message: `${pathPrefix}.bearers.${i}.id ${bearer.id} is already a bearer of another station`,
-        });
-    });
-  }
-  return issues;
 }

@@ -72,24 +72,6 @@ describe('radiodns setting', () => {
     expect(res.body.radiodns).to.include({ enabled: true, fqdn: 'post.example.com', serviceIdentifier: 'wave1' });
   });
 
-  it('a service id (fqdn + serviceIdentifier) and a bearer lead to one station: another enabled station’s are 400 naming the field', async () => {
-    const setting = enabledSetting(`taken-${Date.now().toString(36)}.example`);
-    await createStation(server.url, { radiodns: setting });
-    const station = await createStation(server.url);
-    const sameId = await patchRadioDns(server.url, station.id, { ...setting, bearers: [] });
-    expect(sameId.status).to.equal(400);
-    expect(sameId.body.error.issues.map((i: { path: string }) => i.path)).to.deep.equal(['radiodns.serviceIdentifier']);
-    const sameBearer = await patchRadioDns(server.url, station.id, {
-      ...setting,
-      serviceIdentifier: 'other',
-      bearers: [setting.bearers[1]],
-    });
-    expect(sameBearer.status).to.equal(400);
-    expect(sameBearer.body.error.issues.map((i: { path: string }) => i.path)).to.deep.equal(['radiodns.bearers.0.id']);
-    // Disabled, the same values are kept without a clash.
-    expect((await patchRadioDns(server.url, station.id, { ...setting, enabled: false })).status).to.equal(200);
-  });
-
   it('PATCH merges into what is stored', async () => {
     const station = await createStation(server.url, { radiodns: enabledSetting('merge.example') });
     const res = await patchRadioDns(server.url, station.id, { shortName: 'Other' });

@@ -379,6 +379,32 @@ describe('RadioDNS SPI documents', () => {
     expect((await get(server.url, `/radiodns/spi/3.1/dab/de0/1001/${pi}${pi}/0/20260701_PI.xml`)).status).to.equal(404);
   });
 
+  it('PI.xml by a bearer (or service id) two stations share: the one with the date in its published schedule answers', async () => {
+    const host = uniqueHost('shared');
+    const older = await spiStation(host);
+    const newer = await spiStation(host);
+    // The same bearers and service id on both (a copied setting).
+    expect(
+      (await patchRadioDns(server.url, newer.station.id, { bearers: older.bearers.map((b) => ({ id: b.id, cost: 20 })) })).status,
+    ).to.equal(200);
+    await putBroadcast(server.url, older, '2026-07-01T04:00:00Z', '2026-07-01T07:00:00Z', { title: 'On the older station' });
+    await putBroadcast(server.url, newer, '2026-07-02T04:00:00Z', '2026-07-02T07:00:00Z', { title: 'On the newer station' });
+    const [, pi, frequency] = older.bearers[0].id.split('.');
+    for (const [date, title] of [
+      ['20260701', 'On the older station'],
+      ['20260702', 'On the newer station'],
+    ]) {
+      for (const path of [
+        `/radiodns/spi/3.1/fm/de0/${pi}/${frequency}/${date}_PI.xml`,
+        `/radiodns/spi/3.1/id/${host}/wave1/${date}_PI.xml`,
+      ]) {
+        const res = await get(server.url, path);
+        expect(res.status, path).to.equal(200);
+        expect(res.text, path).to.include(`<longName>${title}</longName>`);
+      }
+    }
+  });
+
   it('PI.xml: 404 for an unknown service and for a date outside the published schedule; 400 for a malformed date', async () => {
     const host = uniqueHost('nf');
     const fx = await spiStation(host);
