@@ -33,6 +33,19 @@ async function picture(width: number, height: number, from: string, to: string, 
   return (await sharp(Buffer.from(svg)).jpeg({ quality: 72, mozjpeg: true }).toBuffer()).toString('base64');
 }
 
+/** The station logo for RadioDNS: 600×600 PNG, a disc with three waves on a transparent background. */
+async function logo(): Promise<string> {
+  const waves = [250, 300, 350]
+    .map(
+      (y, i) =>
+        `<path d="M130 ${y} Q 215 ${y - 60} 300 ${y} T 470 ${y}" stroke="#ffffff" stroke-width="${28 - i * 6}" stroke-linecap="round" fill="none"/>`,
+    )
+    .join('');
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="600" height="600">
+    <circle cx="300" cy="300" r="280" fill="#e63946"/><circle cx="300" cy="300" r="280" fill="none" stroke="#1d3557" stroke-width="24"/>${waves}</svg>`;
+  return (await sharp(Buffer.from(svg)).png({ compressionLevel: 9, palette: true }).toBuffer()).toString('base64');
+}
+
 const TRACKS: Array<[artist: string, title: string, seconds: number]> = [
   ['Lumen Fields', 'Northern Lights', 231],
   ['The Quiet Harbour', 'Paper Boats', 204],
@@ -171,6 +184,17 @@ async function bundle() {
           { network: 'mastodon', url: 'https://social.waveline.example/@demo' },
         ],
       },
+      // RadioDNS (docs/radiodns.md): `npm start` answers http://localhost:3000/radiodns/spi/3.1/SI.xml at once.
+      radiodns: {
+        enabled: true,
+        fqdn: 'localhost',
+        serviceIdentifier: 'demo',
+        shortName: 'Waveline',
+        mediumName: 'Waveline Demo FM',
+        bearers: [{ id: 'fm:de0.d3a1.10170', cost: 20 }],
+        genres: [{ href: 'urn:tva:metadata:cs:ContentCS:2004:3.6', name: 'Music' }],
+        logoKey: 'logo',
+      },
     },
     credentials: [
       { scopes: ['listener:read'], label: 'demo website and app (listener:read)' },
@@ -242,6 +266,13 @@ async function bundle() {
         mime: 'image/jpeg',
         data: await picture(600, 600, '#0b0c2a', '#5e60ce', 7),
         alt: 'Abstract night-blue waves',
+        credits: 'Waveline demo artwork',
+      },
+      {
+        key: 'logo',
+        mime: 'image/png',
+        data: await logo(),
+        alt: 'Waveline Demo FM logo',
         credits: 'Waveline demo artwork',
       },
     ],

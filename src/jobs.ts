@@ -39,6 +39,8 @@ export const JOBS = {
   'schedule.sweep': { queue: 'default', payload: Type.Object({}) },
   /** Renders an uploaded image version's variants; job id = versionId (docs/media.md). */
   'media.variants': { queue: 'media', payload: Type.Object({ stationId: Type.String(), versionId: Type.String() }) },
+  /** Renders a station's RadioDNS logo renditions (PNG, letterboxed); job id = `radiodns-logos-{versionId}` (docs/radiodns.md). */
+  'radiodns.logos': { queue: 'media', payload: Type.Object({ stationId: Type.String(), versionId: Type.String() }) },
   /** Re-presents records using a version a little after its variants were stored (docs/media.md). */
   'media.refresh': { queue: 'default', payload: Type.Object({ stationId: Type.String(), versionId: Type.String() }) },
   'feeds.poll': {

@@ -14,6 +14,7 @@ import { adminRoutes } from './domains/admin/routes.ts';
 import { embedRoutes } from './domains/embed/routes.ts';
 import { webhookRoutes } from './domains/webhooks/routes.ts';
 import { playLogRoutes } from './domains/nowPlaying/playLogRoutes.ts';
+import { radiodnsRoutes } from './domains/radiodns/routes.ts';
 
 // The composition of the web role's HTTP surface: every domain's routes, in one table. It lives beside
 // services.ts (the other half of the composition), above the domains; src/http/ (the framework) never
@@ -38,4 +39,5 @@ allRoutes.push(
   ...embedRoutes,
   ...webhookRoutes,
   ...playLogRoutes,
+  ...radiodnsRoutes,
 );

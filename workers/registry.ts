@@ -7,6 +7,7 @@ import { scheduleBoundary } from './scheduleBoundary.ts';
 import { scheduleSweep } from './scheduleSweep.ts';
 import { mediaRefresh } from './mediaRefresh.ts';
 import { mediaVariants } from './mediaVariants.ts';
+import { radiodnsLogos } from './radiodnsLogos.ts';
 import { feedsPoll } from './feedsPoll.ts';
 import { nowPlayingFollow } from './nowPlayingFollow.ts';
 import { nowPlayingArtwork } from './nowPlayingArtwork.ts';
@@ -22,6 +23,7 @@ export const registry: { [N in JobName]: JobHandler<N> } = {
   'schedule.sweep': scheduleSweep,
   'media.variants': mediaVariants,
   'media.refresh': mediaRefresh,
+  'radiodns.logos': radiodnsLogos,
   'feeds.poll': feedsPoll,
   'nowPlaying.follow': nowPlayingFollow,
   'nowPlaying.artwork': nowPlayingArtwork,

@@ -1160,6 +1160,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/radiodns/spi/3.1/SI.xml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * RadioDNS Service Information of the services whose fqdn is the request’s host name
+         * @description Anonymous. One `service` per station with `radiodns.enabled`, active and public-online, whose `radiodns.fqdn` equals the Host header without port. `Content-Type: application/xml; charset=utf-8`, `Cache-Control: public, max-age=300`, strong ETag and 304.
+         */
+        get: operations["getRadioDnsServiceInformation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/radiodns/spi/3.1/id/{fqdn}/{serviceIdentifier}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * RadioDNS Programme Information of one local date, by service identifier (`{YYYYMMDD}_PI.xml`)
+         * @description Anonymous. The published, non-cancelled broadcasts overlapping the local date (station time zone). Same headers as SI.xml.
+         */
+        get: operations["getRadioDnsProgrammeInformation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/radiodns/spi/3.1/fm/{gcc}/{pi}/{frequency}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * RadioDNS Programme Information by FM bearer (`fm:{gcc}.{pi}.{frequency}`)
+         * @description RadioDNS Programme Information by FM bearer (`fm:{gcc}.{pi}.{frequency}`)
+         */
+        get: operations["getRadioDnsProgrammeInformationByFm"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/radiodns/spi/3.1/dab/{gcc}/{eid}/{sid}/{scids}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * RadioDNS Programme Information by DAB bearer (`dab:{gcc}.{eid}.{sid}.{scids}`)
+         * @description RadioDNS Programme Information by DAB bearer (`dab:{gcc}.{eid}.{sid}.{scids}`)
+         */
+        get: operations["getRadioDnsProgrammeInformationByDab"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/radiodns/logos/{stationId}/{versionId}/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A RadioDNS logo rendition (`{width}x{height}.png`: 32x32, 112x32, 128x128, 320x240, 600x600)
+         * @description Anonymous. PNG, the station logo letterboxed on a transparent background (never stretched). `Cache-Control: public, max-age=300`, strong ETag and 304.
+         */
+        get: operations["getRadioDnsLogo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1239,6 +1339,23 @@ export interface components {
                 pollIntervalSeconds: number;
             };
         };
+        /** RadioDnsSetting */
+        RadioDnsSetting: {
+            enabled: boolean;
+            fqdn: string | null;
+            serviceIdentifier: string | null;
+            shortName: string | null;
+            mediumName: string | null;
+            bearers: {
+                id: string;
+                cost: number;
+            }[];
+            logoVersionId: string | null;
+            genres: {
+                href: string;
+                name: string;
+            }[];
+        };
         AdminCreateStation201Response: {
             id: string;
             slug: string;
@@ -1282,8 +1399,36 @@ export interface components {
             artworkLookup: boolean;
             nowPlayingFreshnessSeconds: number;
             rundownFollowing: boolean;
+            radiodns: components["schemas"]["RadioDnsSetting"];
             createdAt: string;
             updatedAt: string;
+        };
+        /**
+         * RadioDnsSettingInput
+         * @description RadioDNS SPI (docs/radiodns.md). Merged into what is stored; enabled needs fqdn, serviceIdentifier, shortName and mediumName.
+         */
+        RadioDnsSettingInput: {
+            /** @description publish SPI documents (default false) */
+            enabled?: boolean;
+            fqdn?: string | null;
+            serviceIdentifier?: string | null;
+            shortName?: string | null;
+            mediumName?: string | null;
+            bearers?: {
+                /**
+                 * @description bearer URI (ETSI TS 103 270): fm:{gcc}.{pi}.{frequency}, dab:{gcc}.{eid}.{sid}.{scids}, hd:{cc}.{tx}
+                 * @example fm:de0.d3a1.10170
+                 */
+                id: string;
+                /** @description lower is preferred by receivers */
+                cost: number;
+            }[];
+            logoVersionId?: string | null;
+            genres?: {
+                /** @example urn:tva:metadata:cs:ContentCS:2004:3.6.8 */
+                href: string;
+                name: string;
+            }[];
         };
         AdminCreateStationRequest: {
             slug: string;
@@ -1344,6 +1489,7 @@ export interface components {
             rundownFollowing?: boolean;
             active?: boolean;
             publicOnline?: boolean;
+            radiodns?: components["schemas"]["RadioDnsSettingInput"];
         };
         AdminUpdateStationRequest: {
             /** @description the station’s own id, as in the path (it cannot change) */
@@ -1405,6 +1551,7 @@ export interface components {
             rundownFollowing?: boolean;
             active?: boolean;
             publicOnline?: boolean;
+            radiodns?: components["schemas"]["RadioDnsSettingInput"];
         };
         AdminCreateCredential201Response: {
             id: string;
@@ -2274,6 +2421,8 @@ export interface components {
             streamTitle?: string;
             album?: string;
             sourceTrackId?: string;
+            /** @description ISRC (12 characters after removing hyphens and upper-casing); stored for the play log, never shown to listeners */
+            isrc?: string;
             artworkUrl?: string;
             durationSeconds?: number | null;
             duration?: number;
@@ -2375,6 +2524,7 @@ export interface components {
                 artworkLookup: boolean;
                 nowPlayingFreshnessSeconds: number;
                 rundownFollowing: boolean;
+                radiodns: components["schemas"]["RadioDnsSetting"];
                 createdAt: string;
                 updatedAt: string;
             };
@@ -2514,6 +2664,32 @@ export interface components {
                 rundownFollowing?: boolean;
                 active?: boolean;
                 publicOnline?: boolean;
+                /** @description the radiodns setting; `logoKey` names the bundle media entry used as the logo */
+                radiodns?: {
+                    /** @description publish SPI documents (default false) */
+                    enabled?: boolean;
+                    fqdn?: string | null;
+                    serviceIdentifier?: string | null;
+                    shortName?: string | null;
+                    mediumName?: string | null;
+                    bearers?: {
+                        /**
+                         * @description bearer URI (ETSI TS 103 270): fm:{gcc}.{pi}.{frequency}, dab:{gcc}.{eid}.{sid}.{scids}, hd:{cc}.{tx}
+                         * @example fm:de0.d3a1.10170
+                         */
+                        id: string;
+                        /** @description lower is preferred by receivers */
+                        cost: number;
+                    }[];
+                    logoVersionId?: string | null;
+                    genres?: {
+                        /** @example urn:tva:metadata:cs:ContentCS:2004:3.6.8 */
+                        href: string;
+                        name: string;
+                    }[];
+                    /** @description bundle-local media key */
+                    logoKey?: string;
+                };
             };
             credentials?: {
                 scopes: ("listener:read" | "push:register" | "ingest:write")[];
@@ -2877,8 +3053,15 @@ export interface components {
                 programTitle: string | null;
                 rundownItemId: string | null;
                 credentialLabel: string | null;
+                isrc: string | null;
+                endedAt: string | null;
             }[];
         };
+        /**
+         * SpiDocument
+         * @description ETSI TS 102 818 XML
+         */
+        SpiDocument: string;
     };
     responses: never;
     parameters: never;
@@ -3361,6 +3544,26 @@ export interface operations {
                      *       "artworkLookup": true,
                      *       "nowPlayingFreshnessSeconds": 0,
                      *       "rundownFollowing": true,
+                     *       "radiodns": {
+                     *         "enabled": true,
+                     *         "fqdn": "string",
+                     *         "serviceIdentifier": "string",
+                     *         "shortName": "string",
+                     *         "mediumName": "string",
+                     *         "bearers": [
+                     *           {
+                     *             "id": "string",
+                     *             "cost": 0
+                     *           }
+                     *         ],
+                     *         "logoVersionId": "string",
+                     *         "genres": [
+                     *           {
+                     *             "href": "string",
+                     *             "name": "string"
+                     *           }
+                     *         ]
+                     *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
                      *     }
@@ -3565,6 +3768,26 @@ export interface operations {
                      *       "artworkLookup": true,
                      *       "nowPlayingFreshnessSeconds": 0,
                      *       "rundownFollowing": true,
+                     *       "radiodns": {
+                     *         "enabled": true,
+                     *         "fqdn": "string",
+                     *         "serviceIdentifier": "string",
+                     *         "shortName": "string",
+                     *         "mediumName": "string",
+                     *         "bearers": [
+                     *           {
+                     *             "id": "string",
+                     *             "cost": 0
+                     *           }
+                     *         ],
+                     *         "logoVersionId": "string",
+                     *         "genres": [
+                     *           {
+                     *             "href": "string",
+                     *             "name": "string"
+                     *           }
+                     *         ]
+                     *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
                      *     }
@@ -3747,6 +3970,26 @@ export interface operations {
                      *       "artworkLookup": true,
                      *       "nowPlayingFreshnessSeconds": 0,
                      *       "rundownFollowing": true,
+                     *       "radiodns": {
+                     *         "enabled": true,
+                     *         "fqdn": "string",
+                     *         "serviceIdentifier": "string",
+                     *         "shortName": "string",
+                     *         "mediumName": "string",
+                     *         "bearers": [
+                     *           {
+                     *             "id": "string",
+                     *             "cost": 0
+                     *           }
+                     *         ],
+                     *         "logoVersionId": "string",
+                     *         "genres": [
+                     *           {
+                     *             "href": "string",
+                     *             "name": "string"
+                     *           }
+                     *         ]
+                     *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
                      *     }
@@ -11685,6 +11928,26 @@ export interface operations {
                      *         "artworkLookup": true,
                      *         "nowPlayingFreshnessSeconds": 0,
                      *         "rundownFollowing": true,
+                     *         "radiodns": {
+                     *           "enabled": true,
+                     *           "fqdn": "string",
+                     *           "serviceIdentifier": "string",
+                     *           "shortName": "string",
+                     *           "mediumName": "string",
+                     *           "bearers": [
+                     *             {
+                     *               "id": "string",
+                     *               "cost": 0
+                     *             }
+                     *           ],
+                     *           "logoVersionId": "string",
+                     *           "genres": [
+                     *             {
+                     *               "href": "string",
+                     *               "name": "string"
+                     *             }
+                     *           ]
+                     *         },
                      *         "createdAt": "string",
                      *         "updatedAt": "string"
                      *       },
@@ -13141,7 +13404,9 @@ export interface operations {
                      *           "broadcastId": "string",
                      *           "programTitle": "string",
                      *           "rundownItemId": "string",
-                     *           "credentialLabel": "string"
+                     *           "credentialLabel": "string",
+                     *           "isrc": "string",
+                     *           "endedAt": "string"
                      *         }
                      *       ]
                      *     }
@@ -13204,6 +13469,584 @@ export interface operations {
             };
             /** @description Station not found. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRadioDnsServiceInformation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description SI.xml (ETSI TS 102 818 V3.4.1 serviceInformation). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example string */
+                    "application/xml": components["schemas"]["SpiDocument"];
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such service (or not enabled, inactive, offline), or a date outside its published schedule. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (per client IP). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRadioDnsProgrammeInformation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                fqdn: string;
+                serviceIdentifier: string;
+                /** @description `{YYYYMMDD}_PI.xml`: the local date in the station time zone */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description PI.xml (ETSI TS 102 818 V3.4.1 epg/schedule). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example string */
+                    "application/xml": components["schemas"]["SpiDocument"];
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such service (or not enabled, inactive, offline), or a date outside its published schedule. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (per client IP). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRadioDnsProgrammeInformationByFm: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                gcc: string;
+                pi: string;
+                frequency: string;
+                /** @description `{YYYYMMDD}_PI.xml`: the local date in the station time zone */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description PI.xml of the service with this FM bearer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example string */
+                    "application/xml": components["schemas"]["SpiDocument"];
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such service (or not enabled, inactive, offline), or a date outside its published schedule. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (per client IP). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRadioDnsProgrammeInformationByDab: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                gcc: string;
+                eid: string;
+                sid: string;
+                scids: string;
+                /** @description `{YYYYMMDD}_PI.xml`: the local date in the station time zone */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description PI.xml of the service with this DAB bearer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example string */
+                    "application/xml": components["schemas"]["SpiDocument"];
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such service (or not enabled, inactive, offline), or a date outside its published schedule. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (per client IP). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRadioDnsLogo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+                versionId: string;
+                /** @description `{width}x{height}.png` */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The PNG. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed path. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station unknown, inactive or offline; not its current logo; a size SI.xml does not list. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (per client IP). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

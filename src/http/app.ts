@@ -3,6 +3,7 @@ import { Router } from '@koa/router';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { cachedReads } from './cachedReads.ts';
+import { storedAnswers } from './storedAnswers.ts';
 import type { RouteServices as Services } from './subjects.ts';
 import { answerClientError, envelope, type ErrorShape, type Unrouted } from './envelope.ts';
 import { mountRoute, routeMiddleware, type RouteSpec } from './route.ts';
@@ -55,10 +56,11 @@ export function buildApp(svc: Services, routes: readonly RouteSpec[]): WebApp {
   });
   const koa = app.callback();
   const cached = cachedReads(svc, routes, observe);
+  const stored = storedAnswers(svc, routes, observe);
   return {
     koa: app,
     handle: (req, res) => {
-      if (!cached(req, res)) void koa(req, res);
+      if (!cached(req, res) && !stored(req, res)) void koa(req, res);
     },
     onClientError: (err, socket) => answerClientError(err, socket, unrouted),
   };

@@ -24,9 +24,15 @@ export function matchesIfNoneMatch(header: string, etag: string): boolean {
  * one `writeHead` and ends the response itself (`ctx.respond = false`) instead of letting Koa assemble
  * the response header by header. Headers a gate set earlier (rate limit) are merged by Node.
  */
-export function sendCacheable(ctx: Context, bytes: Buffer | string, contentType: string, etag = strongEtag(bytes)): void {
+export function sendCacheable(
+  ctx: Context,
+  bytes: Buffer | string,
+  contentType: string,
+  etag = strongEtag(bytes),
+  cacheControl = 'no-store',
+): void {
   ctx.respond = false;
-  const length = writeCacheable(ctx.req, ctx.res, ctx.state.requestId as string, bytes, contentType, etag);
+  const length = writeCacheable(ctx.req, ctx.res, ctx.state.requestId as string, bytes, contentType, etag, cacheControl);
   if (length > 0) ctx.state.responseBytes = length; // for the request log (observe.ts)
 }
 
@@ -38,13 +44,15 @@ export function writeCacheable(
   bytes: Buffer | string,
   contentType: string,
   etag: string,
+  /** Listener reads are `no-store`; public documents (RadioDNS SPI, logos) may be kept by caches. */
+  cacheControl = 'no-store',
 ): number {
   if (matchesIfNoneMatch(req.headers['if-none-match'] ?? '', etag)) {
     res.writeHead(304, {
       'X-Request-Id': requestId,
       'Access-Control-Allow-Origin': '*',
       'Access-Control-Expose-Headers': CORS_EXPOSE_HEADERS,
-      'Cache-Control': 'no-store',
+      'Cache-Control': cacheControl,
       ETag: etag,
     });
     res.end();
@@ -55,7 +63,7 @@ export function writeCacheable(
     'X-Request-Id': requestId,
     'Access-Control-Allow-Origin': '*',
     'Access-Control-Expose-Headers': CORS_EXPOSE_HEADERS,
-    'Cache-Control': 'no-store',
+    'Cache-Control': cacheControl,
     ETag: etag,
     'Content-Type': contentType,
     'Content-Length': length,

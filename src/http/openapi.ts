@@ -174,6 +174,7 @@ const TAGS: Record<string, string> = {
   media: 'Published media bytes and image renditions (anonymous).',
   admin: 'The operator API (WAVELINE_ADMIN_TOKEN).',
   system: 'Health, this document, the reference page, the widget.',
+  radiodns: 'RadioDNS SPI documents (ETSI TS 102 818) and station logos for hybrid radio receivers (anonymous, XML and PNG).',
 };
 
 export function buildOpenApi(routes: RouteSpec[], info: { version: string; serverUrl: string }): Record<string, unknown> {

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import type { Router, RouterMiddleware } from '@koa/router';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
@@ -114,7 +115,20 @@ export interface RouteSpec<
    * station or until its `validUntil`; repeated reads, and 304s, then do no work after the gates.
    */
   cache?: ReadArea;
+  /**
+   * Anonymous GETs whose answers a domain keeps as bytes (RadioDNS SPI documents): the stored answer for
+   * the request's (decoded) path parameters and headers, or undefined to let the route run. Asked before
+   * Koa (storedAnswers.ts), so a hit costs no more than the bytes' write; it must answer exactly what
+   * the route would (only answers a valid request produced are ever stored).
+   */
+  stored?(params: Readonly<Record<string, string>>, req: IncomingMessage, svc: Services): StoredAnswer | undefined;
   handler(args: HandlerArgs<P, Q, B>): unknown;
+}
+
+/** What `RouteSpec.stored` returns: bytes with their ETag and media type, and their `Cache-Control`. */
+export interface StoredAnswer {
+  rep: Representation;
+  cacheControl: string;
 }
 
 export function defineRoute<

@@ -11,6 +11,7 @@ import { createStation, eventually, listenerFixture } from '../support/factories
 import { FeedClient, realtimePath } from '../support/feed.ts';
 import { admin, request } from '../support/http.ts';
 import { ingest, ingestFixture } from '../support/ingest.ts';
+import { enabledSetting, get as spiGet } from '../domains/radiodns/helpers.ts';
 
 // `npm run test:cluster` (.mocharc.cluster.json): every role twice — 2 web, 2 worker, 2 gateway processes,
 // started as the Procfile starts them — on the test database and Redis index (TEST_DATABASE_URL,
@@ -136,6 +137,20 @@ describe('a cluster: every role twice on one Postgres and one Redis', function (
     const next = await request(webB.url, 'GET', path, { token });
     expect(next.status).to.equal(401);
     expect(next.body.error.code).to.equal('UNAUTHENTICATED');
+  });
+
+  it('a station change through web A drops the RadioDNS documents web B keeps as bytes', async () => {
+    const host = `cluster-${Date.now().toString(36)}.radio.example`;
+    const station = await createStation(webA.url);
+    expect((await admin(webA.url, 'PATCH', `/stations/${station.id}`, { radiodns: enabledSetting(host) })).status).to.equal(200);
+    const si = () => spiGet(webB.url, '/radiodns/spi/3.1/SI.xml', { host });
+    const first = await si();
+    expect(first.status).to.equal(200);
+    expect((await si()).headers.etag).to.equal(first.headers.etag);
+    expect((await admin(webA.url, 'PATCH', `/stations/${station.id}`, { name: 'Renamed through web A' })).status).to.equal(200);
+    const next = await si();
+    expect(next.headers.etag).not.to.equal(first.headers.etag);
+    expect(next.text).to.include('<longName>Renamed through web A</longName>');
   });
 
   it("an ingest's following job runs once, on one of the two workers", async () => {

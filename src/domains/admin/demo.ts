@@ -47,6 +47,7 @@ export function demoCredentialsBlock(result: ImportResult, publicBaseUrl: string
     `  curl -H "Authorization: Bearer ${token('listener:read')}" ${publicBaseUrl}/api/v1/stations/${slug}/broadcast/current`,
     `  curl -H "Authorization: Bearer ${token('ingest:write')}" -H "Content-Type: application/json" \\`,
     `       -d '{"artist":"Lumen Fields","title":"Northern Lights"}' "${publicBaseUrl}/api/v1/integrations/playback?stationSlug=${slug}"`,
+    `  curl ${publicBaseUrl}/radiodns/spi/3.1/SI.xml   (RadioDNS Service Information: no credential, docs/radiodns.md)`,
     'Lost them? Create new ones: waveline admin POST /stations/' + id + '/credentials \'{"scopes":["listener:read"]}\'',
     'Skip the demo: WAVELINE_DEMO=0 (docs/demo.md).',
     rule,

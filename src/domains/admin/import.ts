@@ -4,7 +4,8 @@ import { ConflictError, ValidationError, WavelineError, type Issue } from '../..
 import type { JobsOptions } from 'bullmq';
 import type { JobName, JobPayload, Jobs } from '../../jobs.ts';
 import type { Services } from '../../services.ts';
-import { createStation } from '../stations/commands.ts';
+import { createStation, updateStation } from '../stations/commands.ts';
+import { requestLogoRenditions } from '../radiodns/logos.ts';
 import { presentAdminStation } from '../stations/presenter.ts';
 import { createCredential } from '../auth/commands.ts';
 import { saveContentType } from '../content/types.ts';
@@ -202,7 +203,11 @@ export async function importBundle(svc: Services, bundle: Bundle): Promise<Impor
   const now = svc.clock.now();
   return inTransaction(svc.db, async (tx) => {
     const unit = withinImport(svc, tx);
-    const station = await at('station', () => createStation(tx.trx, svc.invalidation, bundle.station, now));
+    const { radiodns: radiodnsBlock, ...stationBody } = bundle.station;
+    const { logoKey, ...radiodns } = radiodnsBlock ?? {};
+    let station = await at('station', () =>
+      createStation(tx.trx, svc.invalidation, { ...stationBody, ...(radiodnsBlock ? { radiodns } : {}) }, now),
+    );
     tx.afterCommit(() => svc.invalidation.invalidate('station', station.id));
 
     const types: ImportResult['types'] = [];
@@ -228,6 +233,22 @@ export async function importBundle(svc: Services, bundle: Bundle): Promise<Impor
       );
       versionIds.set(entry.key, receipt.versionId);
       mediaOut.push({ key: entry.key, ...receipt });
+    }
+
+    if (logoKey !== undefined) {
+      const logoVersionId = versionIds.get(logoKey);
+      if (!logoVersionId)
+        throw new ValidationError('Invalid bundle.', [
+          {
+            path: 'station.radiodns.logoKey',
+            code: 'not_found',
+            message: `station.radiodns.logoKey must name the key of a media entry of the bundle, not "${logoKey}"`,
+          },
+        ]);
+      station = await at('station', () => updateStation(tx.trx, svc.invalidation, station.id, { radiodns: { logoVersionId } }, now), {
+        'radiodns.logoVersionId': 'radiodns.logoKey',
+      });
+      tx.afterCommit(() => requestLogoRenditions(svc, station));
     }
 
     const schedule = await saveSchedule(tx, svc, bundle, station.id, now);

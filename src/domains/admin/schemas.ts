@@ -5,6 +5,7 @@ import { Key, PutContentTypeBody, PutRecordBody } from '../content/schemas.ts';
 import { BroadcastBody, PresenterBody, ProgramBody, RundownItemIn } from '../schedule/schemas.ts';
 import { UploadQuery, UploadReceipt } from '../media/schemas.ts';
 import { MAX_BROADCAST_DAYS } from '../schedule/model.ts';
+import { RadioDnsInput } from '../radiodns/schemas.ts';
 
 // The station bundle of `POST /admin/v1/import` (docs/demo.md). Each part reuses the body schema of
 // the admin route that writes the same thing, plus the id that route takes in its path; only media
@@ -95,10 +96,24 @@ export const BundleRundown = Type.Object(
   { additionalProperties: false },
 );
 
+/** The station as POST /admin/v1/stations takes it; its RadioDNS logo may name a media key of the bundle (`logoKey`). */
+const BundleStation = Type.Object(
+  {
+    ...CreateStationBody.properties,
+    radiodns: Type.Optional(
+      Type.Object(
+        { ...RadioDnsInput.properties, logoKey: Type.Optional(MediaKey) },
+        { additionalProperties: false, description: 'the radiodns setting; `logoKey` names the bundle media entry used as the logo' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const Bundle = Type.Object(
   {
     bundleVersion: Type.Optional(Type.Literal(1)),
-    station: CreateStationBody,
+    station: BundleStation,
     credentials: Type.Optional(Type.Array(CreateCredentialBody, { maxItems: 20 })),
     types: Type.Optional(Type.Array(BundleType, { maxItems: 100 })),
     media: Type.Optional(Type.Array(BundleMedia, { maxItems: 100 })),

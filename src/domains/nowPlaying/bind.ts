@@ -31,6 +31,16 @@ export function splitStreamTitle(streamTitle: string): { artist: string | null; 
   return { artist, title };
 }
 
+const ISRC = /^[A-Z]{2}[A-Z0-9]{3}[0-9]{7}$/;
+
+/** An ISRC as reporting agencies want it: hyphens removed, upper case, checked against the 12-character form. */
+export function normaliseIsrc(raw: string): string {
+  const isrc = raw.replace(/-/g, '').toUpperCase();
+  if (!ISRC.test(isrc))
+    throw fieldError('isrc', 'isrc must be an ISRC: 12 characters CCXXXYYNNNNN (hyphens allowed), e.g. US-RC1-76-07839');
+  return isrc;
+}
+
 export function bindObservation(body: IngestBody): ObservationInput {
   if (body.duration !== undefined && body.durationSeconds !== undefined && body.duration !== body.durationSeconds) {
     throw fieldError('duration', 'duration must equal durationSeconds when both are sent');
@@ -61,6 +71,7 @@ export function bindObservation(body: IngestBody): ObservationInput {
     durationSeconds: body.durationSeconds ?? body.duration ?? null,
     artworkUrl: body.artworkUrl ?? null,
     sourceTrackId: body.sourceTrackId ?? null,
+    isrc: body.isrc !== undefined ? normaliseIsrc(body.isrc) : null,
     isPlaying,
   };
 }
@@ -80,6 +91,8 @@ export function fingerprintOf(input: ObservationInput): string {
     input.artworkUrl,
     input.sourceTrackId,
     input.isPlaying,
+    // Appended only when sent, so retries of observations stored before ISRCs existed keep their identity.
+    ...(input.isrc !== null ? [input.isrc] : []),
   ]);
   return createHash('sha256').update(canonical).digest('hex');
 }

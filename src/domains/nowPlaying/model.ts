@@ -28,6 +28,8 @@ export interface ObservationInput {
   durationSeconds: number | null;
   artworkUrl: string | null;
   sourceTrackId: string | null;
+  /** Normalised: no hyphens, upper case (decisions.md, "Play log: identifiers for royalty reports"). */
+  isrc: string | null;
   isPlaying: boolean;
 }
 
@@ -42,6 +44,8 @@ export interface ObservationRow {
   duration_seconds: number | null;
   artwork_url: string | null;
   source_track_id: string | null;
+  /** Never shown to listeners (only the play log reads it). */
+  isrc: string | null;
   is_playing: boolean;
   observed_at: Date | null;
   received_at: Date;
@@ -57,7 +61,7 @@ export interface ObservationRow {
   credential_id: string | null;
 }
 
-/** Columns the listener presenters need (never source_track_id). */
+/** Columns the listener presenters need (never source_track_id, never isrc). */
 export const TRACK_COLUMNS = [
   'id',
   'artist',

@@ -27,6 +27,8 @@ export const PLAY_COLUMNS = [
   'programTitle',
   'rundownItemId',
   'credentialLabel',
+  'isrc',
+  'endedAt',
 ] as const;
 
 export type Play = Record<(typeof PLAY_COLUMNS)[number], string | number | null>;
@@ -70,6 +72,9 @@ interface PlayRow {
   rundown_item_id: string | null;
   program_title: string | null;
   credential_label: string | null;
+  isrc: string | null;
+  /** The play time of the station's next observation (any, in play order), when there is one. */
+  next_at: Date | null;
 }
 
 /** The plays of the range in order, one batch of rows at a time. */
@@ -99,6 +104,14 @@ export async function* playRows(db: Db, stationId: string, range: PlayRange): As
         'o.rundown_item_id',
         'p.title as program_title',
         'c.label as credential_label',
+        'o.isrc',
+        // The next observation in play order (of any kind: one without a track ends the play too), on the
+        // (station, sort_at, receipt_seq) index; it may lie beyond the range or the batch.
+        db.raw(
+          `(SELECT n.sort_at FROM observations n WHERE n.station_id = o.station_id
+              AND (n.sort_at, n.receipt_seq) > (o.sort_at, o.receipt_seq)
+            ORDER BY n.sort_at, n.receipt_seq LIMIT 1) AS next_at`,
+        ),
       );
     if (after) query.andWhereRaw('(o.sort_at, o.receipt_seq) > (?::timestamptz, ?::bigint)', [after.sortAt, after.seq]);
     const rows = await query;
@@ -109,7 +122,15 @@ export async function* playRows(db: Db, stationId: string, range: PlayRange): As
   }
 }
 
+/** The next observation's play time or playedAt + durationSeconds, whichever is earlier; null when neither is known. */
+export function endOfPlay(playedAt: Date, durationSeconds: number | null, nextAt: Date | null): Date | null {
+  const byDuration = durationSeconds !== null ? new Date(playedAt.getTime() + Math.round(durationSeconds * 1000)) : null;
+  if (byDuration && nextAt) return byDuration.getTime() <= nextAt.getTime() ? byDuration : nextAt;
+  return byDuration ?? nextAt;
+}
+
 export function presentPlay(row: PlayRow, timezone: string): Play {
+  const endedAt = endOfPlay(row.sort_at, row.duration_seconds, row.next_at === null ? null : new Date(row.next_at));
   return {
     playedAt: row.sort_at.toISOString(),
     localTime: DateTime.fromJSDate(row.sort_at, { zone: timezone }).toISO({ suppressMilliseconds: true }),
@@ -123,6 +144,8 @@ export function presentPlay(row: PlayRow, timezone: string): Play {
     programTitle: row.program_title,
     rundownItemId: row.rundown_item_id,
     credentialLabel: row.credential_label,
+    isrc: row.isrc,
+    endedAt: endedAt ? endedAt.toISOString() : null,
   };
 }
 

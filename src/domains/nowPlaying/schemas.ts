@@ -32,6 +32,13 @@ export const IngestBody = Type.Object(
     streamTitle: Type.Optional(Text(STREAM_TITLE_MAX)),
     album: Type.Optional(Text(500)),
     sourceTrackId: Type.Optional(Text(120)),
+    isrc: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 40,
+        description: 'ISRC (12 characters after removing hyphens and upper-casing); stored for the play log, never shown to listeners',
+      }),
+    ),
     artworkUrl: Type.Optional(Text(2048)),
     durationSeconds: Type.Optional(Nullable(Seconds)),
     duration: Type.Optional(Seconds),

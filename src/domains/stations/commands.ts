@@ -6,6 +6,7 @@ import { canonicalJson } from '../content/canonical.ts';
 import type { Invalidation } from '../../lib/invalidation.ts';
 import { DEFAULT_MODULES, stationFromRow, type Station, type StationRow } from './model.ts';
 import type { CreateStationBody, PatchStationBody } from './schemas.ts';
+import { checkRadioDns, mergeRadioDns } from '../radiodns/settings.ts';
 
 /** Intl, and so Luxon, also takes UTC offsets such as "+01:00" as a zone; they are no IANA names. */
 const UTC_OFFSET = /^[+-]/;
@@ -30,7 +31,7 @@ function uniqueViolation(err: unknown): ConflictError | null {
   ]);
 }
 
-type Settings = Omit<PatchStationBody, 'slug' | 'name' | 'timezone'>;
+type Settings = Omit<PatchStationBody, 'slug' | 'name' | 'timezone' | 'radiodns'>;
 
 /** Column values for the settings present in the input; JSON settings merge into what is stored. */
 function settingsColumns(input: Settings, current?: StationRow): Partial<Record<keyof StationRow, unknown>> {
@@ -57,11 +58,16 @@ function sameColumn(stored: unknown, value: unknown): boolean {
 
 export async function createStation(db: Db, invalidation: Invalidation, input: CreateStationBody, now: Date): Promise<Station> {
   checkTimezone(input.timezone);
-  const { slug, id, name, timezone, ...settings } = input;
+  const { slug, id, name, timezone, radiodns: radiodnsInput, ...settings } = input;
+  const stationId = id ?? newStationId();
+  // A new station has no media yet: a logo can only be set once one is uploaded (PATCH).
+  const radiodns = radiodnsInput !== undefined ? mergeRadioDns(null, radiodnsInput) : null;
+  if (radiodns) await checkRadioDns(db, stationId, radiodns);
   try {
     const [row] = await db<StationRow>('stations')
       .insert({
-        id: id ?? newStationId(),
+        id: stationId,
+        ...(radiodns ? { radiodns: JSON.stringify(radiodns) } : {}),
         slug,
         name,
         timezone,
@@ -81,12 +87,19 @@ export async function createStation(db: Db, invalidation: Invalidation, input: C
 
 export async function updateStation(db: Db, invalidation: Invalidation, id: string, input: PatchStationBody, now: Date): Promise<Station> {
   checkTimezone(input.timezone);
-  const { slug, name, timezone, ...settings } = input;
+  const { slug, name, timezone, radiodns: radiodnsInput, ...settings } = input;
   try {
     const station = await db.transaction(async (trx) => {
       const current = await trx<StationRow>('stations').where({ id }).forUpdate().first();
       if (!current) throw new NotFoundError('Station not found.');
+      let radiodns: string | undefined;
+      if (radiodnsInput !== undefined) {
+        const merged = mergeRadioDns(current.radiodns, radiodnsInput);
+        await checkRadioDns(trx, id, merged);
+        radiodns = JSON.stringify(merged);
+      }
       const changes: Partial<Record<keyof StationRow, unknown>> = {
+        ...(radiodns !== undefined ? { radiodns } : {}),
         ...(slug !== undefined ? { slug } : {}),
         ...(name !== undefined ? { name } : {}),
         ...(timezone !== undefined ? { timezone } : {}),

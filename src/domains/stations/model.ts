@@ -1,4 +1,5 @@
 import { isPublic } from '../../http/subjects.ts';
+import { radiodnsFromStored, type RadioDns } from '../radiodns/model.ts';
 
 // The framework's gates see these types through its registry (http/subjects.ts).
 declare module '../../http/subjects.ts' {
@@ -82,6 +83,8 @@ export interface Station {
   artworkLookup: boolean;
   nowPlayingFreshnessSeconds: number;
   rundownFollowing: boolean;
+  /** RadioDNS SPI (decisions.md, "Hybrid radio"); every key present. */
+  radiodns: RadioDns;
   createdAt: string;
   updatedAt: string;
 }
@@ -118,6 +121,7 @@ export interface StationRow {
   artwork_lookup: boolean;
   now_playing_freshness_seconds: number;
   rundown_following: boolean;
+  radiodns: Partial<RadioDns> | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -149,6 +153,7 @@ export function stationFromRow(row: StationRow): Station {
     artworkLookup: row.artwork_lookup,
     nowPlayingFreshnessSeconds: row.now_playing_freshness_seconds,
     rundownFollowing: row.rundown_following,
+    radiodns: radiodnsFromStored(row.radiodns),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

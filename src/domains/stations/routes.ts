@@ -4,6 +4,7 @@ import { Representation } from '../../lib/readCache.ts';
 import { ValidationError } from '../../lib/errors.ts';
 import { ErrorBody } from '../../http/schema.ts';
 import { createStation, updateStation } from './commands.ts';
+import { requestLogoRenditions } from '../radiodns/logos.ts';
 import { presentAdminStation, presentStationDocument } from './presenter.ts';
 import { AdminStation, CreateStationBody, PatchStationBody, StationDocument, StationIdParams, StationSlugParams } from './schemas.ts';
 
@@ -41,6 +42,7 @@ export const stationRoutes = [
     },
     async handler({ ctx, svc, body }) {
       const station = await createStation(svc.db, svc.invalidation, body, svc.clock.now());
+      await requestLogoRenditions(svc, station);
       ctx.status = 201;
       return presentAdminStation(station);
     },
@@ -81,7 +83,10 @@ export const stationRoutes = [
         throw new ValidationError('Invalid request body.', [
           { path: 'id', code: 'invalid_value', message: 'id cannot change; send the station’s own id or leave it out' },
         ]);
-      return presentAdminStation(await updateStation(svc.db, svc.invalidation, params.stationId, changes, svc.clock.now()));
+      const station = await updateStation(svc.db, svc.invalidation, params.stationId, changes, svc.clock.now());
+      // A new logo is rendered by the worker (one job per version: the same PATCH again adds none).
+      if (changes.radiodns?.logoVersionId) await requestLogoRenditions(svc, station);
+      return presentAdminStation(station);
     },
   }),
 ];

@@ -1,6 +1,7 @@
 import type { TBoolean } from '@sinclair/typebox';
 import { Type, Nullable, StringEnum, SLUG_PATTERN, StationSlugParams, ErrorBody, type Static } from '../../http/schema.ts';
 import { MODULE_KEYS, PUSH_PROVIDERS, type Profile } from './model.ts';
+import { RadioDnsInput, RadioDnsOut } from '../radiodns/schemas.ts';
 
 const Text = (max: number) => Nullable(Type.String({ maxLength: max }));
 
@@ -61,6 +62,7 @@ const settings = {
   rundownFollowing: Type.Optional(Type.Boolean()),
   active: Type.Optional(Type.Boolean()),
   publicOnline: Type.Optional(Type.Boolean()),
+  radiodns: Type.Optional(RadioDnsInput),
 };
 
 const Slug = Type.String({ pattern: SLUG_PATTERN, minLength: 3, maxLength: 63 });
@@ -139,6 +141,7 @@ export const AdminStation = Type.Object({
   artworkLookup: Type.Boolean(),
   nowPlayingFreshnessSeconds: Type.Integer(),
   rundownFollowing: Type.Boolean(),
+  radiodns: RadioDnsOut,
   createdAt: Type.String(),
   updatedAt: Type.String(),
 });

@@ -14,6 +14,7 @@ import { checkBundle } from '../../../src/domains/admin/bundle.ts';
 import { Bundle, type ImportResult } from '../../../src/domains/admin/schemas.ts';
 import { request, type Reply } from '../../support/http.ts';
 import { freshDatabase } from '../../support/database.ts';
+import { get as spiGet, kid, kids, parseXml } from '../radiodns/helpers.ts';
 
 // The demo bundle in the repository, and `waveline dev` loading it: on a database of its own, because
 // "load the demo when there is no station yet" needs a database with no station.
@@ -108,6 +109,20 @@ describe('waveline dev: the demo station in an empty database', function () {
     const bytes = await fetch(`${url}${media.url}`);
     expect(bytes.status).to.equal(200);
     expect(bytes.headers.get('content-type')).to.equal(media.mime);
+  });
+
+  it('serves a valid RadioDNS SI.xml for the host name localhost at once, with its logo, and the PI.xml of the load day', async () => {
+    const si = await spiGet(url, '/radiodns/spi/3.1/SI.xml', 'localhost:3000');
+    expect(si.status).to.equal(200);
+    expect(si.headers['content-type']).to.equal('application/xml; charset=utf-8');
+    const service = kid(kid(parseXml(si.text), 'services'), 'service');
+    expect(kid(service, 'radiodns').attrs).to.deep.equal({ fqdn: 'localhost', serviceIdentifier: 'demo' });
+    const logos = kids(service, 'mediaDescription').flatMap((md) => kids(md, 'multimedia'));
+    expect(logos).to.have.length(5);
+    for (const logo of logos) expect((await spiGet(url, new URL(logo.attrs.url).pathname)).status, logo.attrs.url).to.equal(200);
+    const pi = await spiGet(url, '/radiodns/spi/3.1/id/localhost/demo/20260310_PI.xml');
+    expect(pi.status).to.equal(200);
+    expect(kids(kid(parseXml(pi.text), 'schedule'), 'programme').length).to.be.greaterThan(2);
   });
 
   it('lists three programs with weekly slots and every show each day of the default window', async () => {

@@ -84,6 +84,9 @@ describe('play log', () => {
       programTitle: null,
       rundownItemId: null,
       credentialLabel: 'Studio A encoder',
+      isrc: null,
+      // playedAt + durationSeconds, earlier than the next play (01:30).
+      endedAt: '2026-03-29T00:32:51.000Z',
     });
     // 01:30 UTC is 03:30 summer time: the local hour 02:xx does not exist that day.
     expect(third.localTime).to.equal('2026-03-29T03:30:00+02:00');
@@ -102,10 +105,10 @@ describe('play log', () => {
     );
     const lines = res.text.split('\r\n');
     expect(lines[0]).to.equal(
-      'playedAt,localTime,artist,title,album,durationSeconds,sourceTrackId,outcome,broadcastId,programTitle,rundownItemId,credentialLabel',
+      'playedAt,localTime,artist,title,album,durationSeconds,sourceTrackId,outcome,broadcastId,programTitle,rundownItemId,credentialLabel,isrc,endedAt',
     );
     expect(res.text).to.include(
-      '\r\n2026-03-29T00:30:00.000Z,2026-03-29T01:30:00+01:00,"Nina, ""Simone""","Feeling Good,\r\nagain","I Put a ""Spell""",171,USRC17607839,recorded,,,,Studio A encoder\r\n',
+      '\r\n2026-03-29T00:30:00.000Z,2026-03-29T01:30:00+01:00,"Nina, ""Simone""","Feeling Good,\r\nagain","I Put a ""Spell""",171,USRC17607839,recorded,,,,Studio A encoder,,2026-03-29T00:32:51.000Z\r\n',
     );
     expect(res.text.endsWith('\r\n')).to.equal(true);
   });
