@@ -492,4 +492,22 @@ describe('RadioDNS SPI documents', () => {
       expect(times).to.deep.equal(spans.broadcasts.map(([, , local, duration], i) => [`crid://${host}/${ids[i]}`, local, duration]));
     });
   }
+
+  it('DST at midnight: on 20260906 in America/Santiago (00:00 → 01:00) PI.xml covers 01:00 to the next midnight, not to 01:00', async () => {
+    const host = uniqueHost('dstmid');
+    const fx = await spiStation(host, { timezone: 'America/Santiago' });
+    // 2026-09-06 local: [2026-09-06T01:00-03:00, 2026-09-07T00:00-03:00), a 23-hour day.
+    const inDay = await putBroadcast(server.url, fx, '2026-09-07T02:00:00Z', '2026-09-07T03:00:00Z');
+    const nextDay = await putBroadcast(server.url, fx, '2026-09-07T03:30:00Z', '2026-09-07T04:00:00Z');
+    const res = await get(server.url, `/radiodns/spi/3.1/id/${host}/wave1/20260906_PI.xml`);
+    expectSpiHeaders(res);
+    validated(res.text);
+    const schedule = kid(parseXml(res.text), 'schedule');
+    expect(kid(schedule, 'scope').attrs).to.deep.equal({ startTime: '2026-09-06T01:00:00-03:00', stopTime: '2026-09-07T00:00:00-03:00' });
+    expect(kids(schedule, 'programme').map((p) => p.attrs.id)).to.deep.equal([`crid://${host}/${inDay}`]);
+    const next = await get(server.url, `/radiodns/spi/3.1/id/${host}/wave1/20260907_PI.xml`);
+    const nextSchedule = kid(parseXml(next.text), 'schedule');
+    expect(kid(nextSchedule, 'scope').attrs.startTime).to.equal('2026-09-07T00:00:00-03:00');
+    expect(kids(nextSchedule, 'programme').map((p) => p.attrs.id)).to.deep.equal([`crid://${host}/${nextDay}`]);
+  });
 });
