@@ -20,7 +20,10 @@ export const STREAM_COST = 100;
 // Characters XML 1.0 cannot carry at all.
 // eslint-disable-next-line no-control-regex
 const NOT_XML = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g;
-const text = (value: string, max: number): string => cutAtWord(value.replace(NOT_XML, ''), max);
+/** A text as the documents write it: characters XML cannot carry dropped, whitespace collapsed. */
+const clean = (value: string | null): string => (value ?? '').replace(NOT_XML, '').replace(/\s+/g, ' ').trim();
+/** …and cut to `max` characters (code points, as the schema's maxLength counts them) at a word boundary. */
+const text = (value: string | null, max: number): string => cutAtWord(clean(value), max);
 
 /** The standard's time point: no fractional seconds, with the UTC offset of the zone at that instant. */
 export const timePoint = (instant: Date | DateTime, zone: string): string =>
@@ -50,17 +53,23 @@ export function mimeValueOf(mime: string | null): string | undefined {
 
 const latest = (dates: Array<Date | string>): Date => new Date(Math.max(...dates.map((d) => new Date(d).getTime())));
 
+// An optional element whose text is empty once cleaned (a whitespace-only value) is left out, never
+// written empty; a required one (the service's shortName and mediumName, a programme's mediumName) is
+// always written.
 function names(el: XMLBuilder, shortName: string | null, mediumName: string, longName: string | null): void {
-  if (shortName) el.ele('shortName').txt(text(shortName, LIMITS.shortName));
+  if (shortName !== null) el.ele('shortName').txt(text(shortName, LIMITS.shortName));
   el.ele('mediumName').txt(text(mediumName, LIMITS.mediumName));
-  if (longName) el.ele('longName').txt(text(longName, LIMITS.longName));
+  const long = text(longName, LIMITS.longName);
+  if (long) el.ele('longName').txt(long);
 }
 
-function descriptions(el: XMLBuilder, short: string | null, long: string | null): void {
+function descriptions(el: XMLBuilder, shortDescription: string | null, longDescription: string | null): void {
+  const short = text(shortDescription, LIMITS.shortDescription);
+  const long = text(longDescription, LIMITS.longDescription);
   if (!short && !long) return;
   const md = el.ele('mediaDescription');
-  if (short) md.ele('shortDescription').txt(text(short, LIMITS.shortDescription));
-  if (long) md.ele('longDescription').txt(text(long, LIMITS.longDescription));
+  if (short) md.ele('shortDescription').txt(short);
+  if (long) md.ele('longDescription').txt(long);
 }
 
 export const logoPath = (stationId: string, versionId: string, width: number, height: number): string =>
@@ -130,11 +139,10 @@ export function programmeInformation(station: Station, day: LocalDay, programmes
     const location = programme.ele('location');
     location.ele('time', { time: timePoint(startsAt, zone), duration: ptDuration(endsAt.getTime() - startsAt.getTime()) });
     for (const bearer of rd.bearers) location.ele('bearer', { id: bearer.id, cost: String(bearer.cost) });
-    descriptions(
-      programme,
-      p.program_description,
-      p.program_description && p.program_description.length > LIMITS.shortDescription ? p.program_description : null,
-    );
+    // The description as shortDescription; whole as longDescription too only when shortDescription had
+    // to cut it (lengths in characters: a 180-character text with emoji fits, whatever its UTF-16 length).
+    const description = clean(p.program_description);
+    descriptions(programme, description, cutAtWord(description, LIMITS.shortDescription) === description ? null : description);
     programme.ele('memberOf', { id: `crid://${fqdn}/program/${p.program_id}`, shortId: String(shortIdOf(p.program_id)) });
   }
   return Buffer.from(root.end({ prettyPrint: false }));

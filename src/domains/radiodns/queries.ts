@@ -53,11 +53,16 @@ export interface LocalDay {
   end: DateTime;
 }
 
-/** [date 00:00, next date 00:00) in the zone (DST-correct: 23 or 25 hours on change days). */
+/**
+ * [date 00:00, next date 00:00) in the zone (DST-correct: 23 or 25 hours on change days). Where a
+ * change skips midnight itself (America/Santiago, Asia/Beirut: 00:00 → 01:00), the day starts at the
+ * first local time that exists, and it still ends at the next date's start: adding a day to that
+ * shifted start would end it at 01:00 and overlap the next date's document by an hour.
+ */
 export function localDay(date: string, zone: string): LocalDay | null {
   const start = DateTime.fromFormat(date, 'yyyyMMdd', { zone });
   if (!start.isValid) return null;
-  return { start, end: start.plus({ days: 1 }) };
+  return { start, end: start.plus({ days: 1 }).startOf('day') };
 }
 
 /**

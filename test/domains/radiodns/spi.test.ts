@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { expect } from 'chai';
 import { admin } from '../../support/http.ts';
 import { sharedServer, type TestServer } from '../../support/server.ts';
-import { putBroadcast, scheduleFixture, type ScheduleFixture } from '../schedule/helpers.ts';
+import { putBroadcast, putProgram, scheduleFixture, type ScheduleFixture } from '../schedule/helpers.ts';
 import {
   CRID,
   DURATION,
@@ -296,6 +296,54 @@ describe('RadioDNS SPI documents', () => {
     }
   });
 
+  it('text limits count characters as the schema does (not UTF-16 units, not bytes): multibyte names and descriptions', async () => {
+    const host = uniqueHost('chars');
+    // 7 characters, 9 UTF-16 units, 16 UTF-8 bytes a word; 16 words + 15 spaces = 127 characters.
+    const word = 'Grö🎵ße🎶';
+    const name = Array.from({ length: 25 }, () => word).join(' ');
+    const fx = await spiStation(host, { name });
+    const service = kid(kid(parseXml((await get(server.url, '/radiodns/spi/3.1/SI.xml', { host })).text), 'services'), 'service');
+    const longName = kid(service, 'longName').text;
+    expect(Array.from(longName)).to.have.length(127);
+    expect(name.startsWith(`${longName} `)).to.equal(true);
+
+    // Exactly 180 characters (269 UTF-16 units): it fits shortDescription whole, so no longDescription.
+    const fits = `${'é'.repeat(90)} ${'🎵'.repeat(89)}`;
+    expect(Array.from(fits)).to.have.length(180);
+    // 181 characters: shortDescription is cut at the word boundary, longDescription has it whole.
+    const over = `${'é'.repeat(90)} ${'🎵'.repeat(90)}`;
+    const fitting = await putProgram(server.url, fx.station.id, { title: 'Fits', description: fits });
+    const overlong = await putProgram(server.url, fx.station.id, { title: 'Over', description: over });
+    await putBroadcast(server.url, { ...fx, programId: fitting }, '2026-07-01T04:00:00Z', '2026-07-01T05:00:00Z');
+    await putBroadcast(server.url, { ...fx, programId: overlong }, '2026-07-01T05:00:00Z', '2026-07-01T06:00:00Z');
+    const res = await get(server.url, `/radiodns/spi/3.1/id/${host}/wave1/20260701_PI.xml`);
+    expectSpiHeaders(res);
+    validated(res.text);
+    const [first, second] = kids(kid(parseXml(res.text), 'schedule'), 'programme').map((p) => kid(p, 'mediaDescription'));
+    expect(kid(first, 'shortDescription').text).to.equal(fits);
+    expect(kids(first, 'longDescription')).to.have.length(0);
+    expect(kid(second, 'shortDescription').text).to.equal('é'.repeat(90));
+    expect(kid(second, 'longDescription').text).to.equal(over);
+  });
+
+  it('a text that is only whitespace is left out, never written as an empty element', async () => {
+    const host = uniqueHost('blank');
+    const fx = await spiStation(host, { profile: { tagline: '   ', description: 'Only the long one.' } });
+    const service = kid(kid(parseXml((await get(server.url, '/radiodns/spi/3.1/SI.xml', { host })).text), 'services'), 'service');
+    const [texts] = kids(service, 'mediaDescription');
+    expect(texts.children.map((c) => c.name)).to.deep.equal(['longDescription']);
+    const blank = await putProgram(server.url, fx.station.id, { title: 'Blank', description: ' \n\t ' });
+    await putBroadcast(server.url, { ...fx, programId: blank }, '2026-07-01T04:00:00Z', '2026-07-01T05:00:00Z');
+    const res = await get(server.url, `/radiodns/spi/3.1/id/${host}/wave1/20260701_PI.xml`);
+    validated(res.text);
+    const root = parseXml(res.text);
+    everyElement(root, (el) => {
+      if (['shortName', 'mediumName', 'longName', 'shortDescription', 'longDescription'].includes(el.name))
+        expect(el.text, `<${el.name}>`).not.to.equal('');
+    });
+    expect(kids(kid(kid(root, 'schedule'), 'programme'), 'mediaDescription')).to.have.length(0);
+  });
+
   it('PI.xml by service id: the published, non-cancelled broadcasts overlapping the local date, with CRIDs, shortIds, times and bearers', async () => {
     const host = uniqueHost('pi');
     const fx = await spiStation(host);
@@ -492,4 +540,22 @@ describe('RadioDNS SPI documents', () => {
       expect(times).to.deep.equal(spans.broadcasts.map(([, , local, duration], i) => [`crid://${host}/${ids[i]}`, local, duration]));
     });
   }
+
+  it('DST at midnight: on 20260906 in America/Santiago (00:00 → 01:00) PI.xml covers 01:00 to the next midnight, not to 01:00', async () => {
+    const host = uniqueHost('dstmid');
+    const fx = await spiStation(host, { timezone: 'America/Santiago' });
+    // 2026-09-06 local: [2026-09-06T01:00-03:00, 2026-09-07T00:00-03:00), a 23-hour day.
+    const inDay = await putBroadcast(server.url, fx, '2026-09-07T02:00:00Z', '2026-09-07T03:00:00Z');
+    const nextDay = await putBroadcast(server.url, fx, '2026-09-07T03:30:00Z', '2026-09-07T04:00:00Z');
+    const res = await get(server.url, `/radiodns/spi/3.1/id/${host}/wave1/20260906_PI.xml`);
+    expectSpiHeaders(res);
+    validated(res.text);
+    const schedule = kid(parseXml(res.text), 'schedule');
+    expect(kid(schedule, 'scope').attrs).to.deep.equal({ startTime: '2026-09-06T01:00:00-03:00', stopTime: '2026-09-07T00:00:00-03:00' });
+    expect(kids(schedule, 'programme').map((p) => p.attrs.id)).to.deep.equal([`crid://${host}/${inDay}`]);
+    const next = await get(server.url, `/radiodns/spi/3.1/id/${host}/wave1/20260907_PI.xml`);
+    const nextSchedule = kid(parseXml(next.text), 'schedule');
+    expect(kid(nextSchedule, 'scope').attrs.startTime).to.equal('2026-09-07T00:00:00-03:00');
+    expect(kids(nextSchedule, 'programme').map((p) => p.attrs.id)).to.deep.equal([`crid://${host}/${nextDay}`]);
+  });
 });
