@@ -1,5 +1,6 @@
 // The RadioDNS setting of a station and the rules of ETSI TS 102 818 V3.4.1 the SPI documents follow
 // (decisions.md, "Hybrid radio: RadioDNS Service and Programme Information"; docs/radiodns.md).
+import { createHash } from 'node:crypto';
 
 export interface RadioDnsBearer {
   /** Bearer URI (ETSI TS 103 270): `fm:{gcc}.{pi}.{frequency}`, `dab:{gcc}.{eid}.{sid}.{scids}`, `hd:{cc}.{tx}`. */
@@ -98,9 +99,11 @@ export function cutAtWord(text: string, max: number): string {
 }
 
 /**
- * A programme's `shortId` (0–16777215): 24 bits of its broadcast id. Stable — the same broadcast
- * always gets the same one — and derived, so it needs no storage.
+ * A programme's (or program group's) `shortId` (0–16777215): 24 bits of a SHA-256 of its id. Stable — the
+ * same broadcast always gets the same one — and derived, so it needs no storage. Hashed rather than cut
+ * from the UUID, so ids that differ only in a few digits (an operator's hand-made `…000001`, `…000002`,
+ * or a program and its broadcast numbered alike) do not share one.
  */
 export function shortIdOf(uuid: string): number {
-  return parseInt(uuid.replace(/-/g, '').slice(-6), 16);
+  return createHash('sha256').update(uuid.toLowerCase()).digest().readUIntBE(0, 3);
 }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { admin } from '../../support/http.ts';
+import { shortIdOf } from '../../../src/domains/radiodns/model.ts';
 import { sharedServer, type TestServer } from '../../support/server.ts';
 import { putBroadcast, putProgram, scheduleFixture, type ScheduleFixture } from '../schedule/helpers.ts';
 import {
@@ -96,6 +97,17 @@ function expectWellFormedSpi(root: El): void {
     }
   });
 }
+
+describe('RadioDNS shortId', () => {
+  it('is stable, in 0–16777215, and differs between ids that share their last digits (hand-made UUIDs, a program and its broadcast)', () => {
+    const ids = Array.from({ length: 200 }, (_, i) => `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`);
+    const alike = ['11111111-1111-4111-8111-000000000003', '22222222-2222-4222-8222-000000000003'];
+    const shortIds = [...ids, ...alike].map(shortIdOf);
+    for (const id of shortIds) expect(Number.isInteger(id) && id >= 0 && id <= 16777215, String(id)).to.equal(true);
+    expect(new Set(shortIds).size).to.equal(shortIds.length);
+    expect(shortIdOf(alike[0]!)).to.equal(shortIdOf(alike[0]!.toUpperCase()));
+  });
+});
 
 describe('RadioDNS SPI documents', () => {
   let server: TestServer;
