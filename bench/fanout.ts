@@ -123,7 +123,9 @@ async function publishBare(i: number): Promise<void> {
   data.sentAt = now();
   publishedAt.push(now());
   const payload = payloadJson(station.id, { kind: 'now-playing', entry: 'current', data, updatedAt });
-  await svc.redis.publish(bareChannel, eventFrame(station.id, feedRowId('now-playing', 'current'), 'update', updatedAt, payload));
+  // The same frame as the gateway's, cursor included (a station's cursor is about 30 characters).
+  const cursor = 'c1.AAAAAAAA~00000000~' + i.toString(36) + '~0';
+  await svc.redis.publish(bareChannel, eventFrame(station.id, feedRowId('now-playing', 'current'), 'update', updatedAt, payload, cursor));
 }
 
 /**

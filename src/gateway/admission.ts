@@ -47,6 +47,18 @@ export function parseChannels(query: string): { stationIds: string[] } | Rejecti
   return { stationIds };
 }
 
+/**
+ * Splits the `lastEventId` parameter (a resume cursor) off a feed URL's query: the rest is what admission
+ * reads and caches by (many listeners share it), the cursor is the connection's own.
+ */
+export function splitCursor(query: string): { query: string; lastEventId: string | null } {
+  if (!query.includes('lastEventId=')) return { query, lastEventId: null };
+  const params = new URLSearchParams(query);
+  const lastEventId = params.get('lastEventId');
+  params.delete('lastEventId');
+  return { query: params.toString(), lastEventId };
+}
+
 /** The client's IP: the socket address, or the X-Forwarded-For entry written by the nearest trusted proxy. */
 export function clientIp(socketAddress: string, forwardedFor: string, trustedProxyHops: number): string {
   if (trustedProxyHops > 0 && forwardedFor) {

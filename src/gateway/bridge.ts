@@ -4,7 +4,7 @@ import { FEED_KINDS } from '../feed/names.ts';
 import { keys } from '../lib/keys.ts';
 import { createBlockingRedis, type Redis } from '../lib/redis.ts';
 import type { Logger } from '../lib/logger.ts';
-import { StationFeed } from './stationFeed.ts';
+import { StationFeed, type FeedChange } from './stationFeed.ts';
 import { gatewayResyncs, gatewayStations, metricsEnabled } from '../lib/metrics.ts';
 import type { FeedStore, StoredRow } from './store.ts';
 
@@ -45,7 +45,7 @@ export class FeedBridge {
   private readonly subscriptions = new Map<string, Subscription>();
   private readonly byChannel = new Map<string, StationFeed>();
   private readonly store: FeedStore;
-  private readonly publish: (topic: string, frame: Buffer) => void;
+  private readonly publish: (stationId: string, change: FeedChange) => void;
   private readonly logger: Logger;
   private connectedBefore = false;
   private closing = false;
@@ -57,7 +57,7 @@ export class FeedBridge {
   constructor(
     redisUrl: string,
     store: FeedStore,
-    publish: (topic: string, frame: Buffer) => void,
+    publish: (stationId: string, change: FeedChange) => void,
     logger: Logger,
     options: BridgeOptions = {},
   ) {
@@ -85,7 +85,7 @@ export class FeedBridge {
     let sub = this.subscriptions.get(stationId);
     if (!sub) {
       const channel = keys.feedChannel(stationId);
-      const feed = new StationFeed(stationId, this.store, (frame) => this.publish(feed.topic, frame), this.logger);
+      const feed = new StationFeed(stationId, this.store, (change) => this.publish(stationId, change), this.logger);
       const created: Subscription = { feed, refs: 0, ready: Promise.resolve(feed), warm: false };
       created.ready = (async () => {
         await this.subscriber.subscribe(channel);

@@ -2,9 +2,13 @@ import * as uWS from 'uWebSockets.js';
 import type { Config } from '../config.ts';
 import type { Logger } from '../lib/logger.ts';
 import { requestIdFrom } from '../lib/ids.ts';
-import { Admission, CLOSE_INTERNAL, clientIp, type Rejection } from './admission.ts';
+import { Admission, CLOSE_INTERNAL, clientIp, splitCursor, type Rejection } from './admission.ts';
 import { FeedBridge } from './bridge.ts';
+import { Fanout, type ChannelSet } from './fanout.ts';
 import { errorFrame } from './frames.ts';
+import { begin, prepare, ready, type Sink } from './session.ts';
+import { REFUSAL_STATUS, SSE_PING, SSE_PING_MS, SSE_PREAMBLE, SseStream } from './sse.ts';
+import type { StationFeed } from './stationFeed.ts';
 import { FeedStore } from './store.ts';
 import {
   gatewayBytesSent,
@@ -24,13 +28,19 @@ export interface Gateway {
   port: number;
   /** CLIENT SETNAME of the gateway's Redis subscriber connection. */
   redisClientName: string;
+  /** Postgres queries this gateway has sent (reconnecting clients must not cost one each). */
+  queries(): number;
   close(): Promise<void>;
 }
 
 export interface GatewayOptions {
   /** Fixed delay between Redis reconnection attempts of the subscriber. */
   redisReconnectDelayMs?: number;
+  /** Period of the SSE heartbeat comment (tests shorten it). */
+  ssePingMs?: number;
 }
+
+type Transport = 'websocket' | 'sse';
 
 /** Per-socket state, kept small: a gateway holds tens of thousands of these. */
 interface Connection {
@@ -43,6 +53,17 @@ interface Connection {
   closed: boolean;
   /** A frame was dropped for backpressure (the socket is being closed as a slow consumer). */
   slow: boolean;
+  /** The resume cursor the client passed, until its state is sent. */
+  lastEventId: string | null;
+  /** The connection's set of channels in the fan-out, once admitted. */
+  set: ChannelSet | null;
+}
+
+/** An SSE client: its connection and its response stream. */
+interface SseClient {
+  conn: Connection;
+  stream: SseStream;
+  requestId: string;
 }
 
 /** Close code telling clients this node is going away and they should reconnect elsewhere. */
@@ -56,6 +77,8 @@ const UNAVAILABLE: Rejection = {
   message: 'The feed is temporarily unavailable; reconnect later.',
   closeCode: CLOSE_INTERNAL,
 };
+const DRAINING: Rejection = { code: 'PROVIDER_UNAVAILABLE', message: 'This gateway node is restarting; reconnect.', closeCode: 1012 };
+const sseMessageOf = (frame: string): Buffer => Buffer.from(`data: ${frame}\n\n`);
 
 export async function startGateway(config: Readonly<Config>, logger: Logger, port: number, options: GatewayOptions = {}): Promise<Gateway> {
   const app = uWS.App();
@@ -63,20 +86,26 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   const admission = new Admission(config, store, logger);
   const metrics = metricsEnabled() && config.observability.metrics;
   startProcessMetrics(config.observability);
-  /** Counts frames as sent to `sockets` clients (waveline_gateway_frames_sent_total, bytes). */
-  const sent = (frame: Buffer | string, sockets = 1): void => {
-    if (!metrics || sockets === 0) return;
-    gatewayFramesSent.inc(sockets);
-    gatewayBytesSent.inc(sockets * (typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length));
+  if (metrics) for (const transport of ['websocket', 'sse'] as const) gatewayConnections.labels(transport).inc(0);
+  /** Counts frames as sent to `receivers` clients (waveline_gateway_frames_sent_total, bytes). */
+  const sent = (frame: Buffer | string, receivers = 1, transport: Transport = 'websocket'): void => {
+    if (!metrics || receivers === 0) return;
+    gatewayFramesSent.labels(transport).inc(receivers);
+    gatewayBytesSent.labels(transport).inc(receivers * (typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length));
   };
-  const publish = (topic: string, frame: Buffer): void => {
-    app.publish(topic, frame, false, false);
-    if (metrics) sent(frame, app.numSubscribers(topic));
-  };
-  const bridge = new FeedBridge(config.redisUrl, store, publish, logger, {
+  const fanout = new Fanout(
+    (stationId) => bridge.feed(stationId),
+    (topic, frame) => {
+      app.publish(topic, frame, false, false);
+      if (metrics) sent(frame, app.numSubscribers(topic));
+    },
+    (message, streams) => sent(message, streams, 'sse'),
+  );
+  const bridge = new FeedBridge(config.redisUrl, store, (stationId, change) => fanout.change(stationId, change), logger, {
     reconnectDelayMs: options.redisReconnectDelayMs,
   });
   const sockets = new Set<uWS.WebSocket<Connection>>();
+  const streams = new Set<SseClient>();
   let draining = false;
 
   function refuse(ws: uWS.WebSocket<Connection>, rejection: Rejection): void {
@@ -92,11 +121,18 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   /** Stations with connections still being decided (their sockets already list the station). */
   const deciding = new Map<string, number>();
 
+  /** An open SSE stream that may no longer be listened to: the error message, then the end of the stream. */
+  function refuseStream(client: SseClient, rejection: Rejection): void {
+    client.stream.write(sseMessageOf(errorFrame(rejection.code, rejection.message)));
+    endStream(client);
+  }
+
   /** After an admin change: sockets of a station that may no longer be listened to are refused. */
   async function recheck(stationId: string): Promise<void> {
     const rejection = await admission.gate(stationId).catch(() => null);
     if (rejection) {
       for (const ws of sockets) if (ws.getUserData().stationIds.includes(stationId)) refuse(ws, rejection);
+      for (const client of [...streams]) if (client.conn.stationIds.includes(stationId)) refuseStream(client, rejection);
       return;
     }
     // A module switched on or off changes which kinds of rows the station's feed sends: its listeners
@@ -108,6 +144,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     if (!changed) return;
     if (metrics) gatewayResyncs.labels('settings_changed').inc();
     for (const ws of sockets) if (ws.getUserData().stationIds.includes(stationId)) ws.end(CLOSE_RESTARTING, 'station settings changed');
+    for (const client of [...streams]) if (client.conn.stationIds.includes(stationId)) endStream(client);
   }
   bridge.onStationChanged = (stationId) => {
     admission.forget(stationId);
@@ -126,6 +163,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     conn.ip = ip;
     conn.stationIds = stationIds;
     conn.admitted = true;
+    conn.set = fanout.join(stationIds);
     return null;
   }
 
@@ -192,22 +230,43 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   function release(conn: Connection): void {
     if (!conn.admitted) return;
     conn.admitted = false;
+    if (conn.set) fanout.leave(conn.set);
+    conn.set = null;
     for (const stationId of conn.stationIds) bridge.release(stationId);
     admission.releaseConnection(conn.ip);
   }
 
-  /** The current state, then live events: both in one turn, so no change falls in between. */
-  function start(ws: uWS.WebSocket<Connection>): void {
+  /**
+   * Each channel's state or replay, `synced`, then live events (session.ts): in one turn, so no change
+   * falls in between. `cork` runs it corked when called from outside a uWS callback. A resume that needs
+   * a shared read first (a catch-up, older content bodies) is answered once it is in.
+   */
+  function start(conn: Connection, sink: Sink, cork: (run: () => void) => void): void {
+    const feeds = conn.stationIds.map((stationId) => bridge.feed(stationId)).filter((feed): feed is StationFeed => !!feed);
+    const run = (): void => {
+      if (conn.closed) return;
+      const lastEventId = conn.lastEventId;
+      conn.lastEventId = null;
+      begin(sink, feeds, lastEventId);
+    };
+    if (ready(feeds, conn.lastEventId)) return cork(run);
+    prepare(feeds, conn.lastEventId)
+      .catch((err: unknown) => logger.warn({ err }, 'resume read failed; the channels are reset'))
+      .then(() => (conn.closed ? undefined : cork(run)));
+  }
+
+  function wsSink(ws: uWS.WebSocket<Connection>): Sink {
     const conn = ws.getUserData();
-    for (const stationId of conn.stationIds) {
-      const feed = bridge.feed(stationId);
-      if (!feed) continue;
-      for (const frame of feed.snapshot()) {
-        if (ws.send(frame, false, false) === 2 || conn.closed) return; // closed for backpressure
+    return {
+      send(frame) {
+        if (conn.closed || ws.send(frame, false, false) === 2 || conn.closed) return false; // closed for backpressure
         sent(frame);
-      }
-      ws.subscribe(feed.topic);
-    }
+        return true;
+      },
+      subscribe() {
+        if (conn.set) ws.subscribe(conn.set.topic);
+      },
+    };
   }
 
   app.ws<Connection>('/v1/realtime', {
@@ -228,7 +287,8 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
         return;
       }
       const ip = clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), config.trustedProxyHops);
-      const conn: Connection = { ip, query: req.getQuery() ?? '', stationIds: [], admitted: false, closed: false, slow: false };
+      const { query, lastEventId } = splitCursor(req.getQuery() ?? '');
+      const conn: Connection = { ip, query, stationIds: [], admitted: false, closed: false, slow: false, lastEventId, set: null };
       res.upgrade(
         conn,
         req.getHeader('sec-websocket-key'),
@@ -240,12 +300,13 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     open(ws) {
       const conn = ws.getUserData();
       sockets.add(ws);
-      if (metrics) gatewayConnections.inc();
+      if (metrics) gatewayConnections.labels('websocket').inc();
       if (draining) return ws.end(CLOSE_RESTARTING, 'restarting');
       const now = admitNow(conn);
+      const cork = (run: () => void): void => void ws.cork(run);
       if (now !== undefined) {
         conn.query = '';
-        return now ? refuse(ws, now) : start(ws);
+        return now ? refuse(ws, now) : start(conn, wsSink(ws), cork);
       }
       admitLater(conn)
         .catch((err: unknown): Rejection => {
@@ -256,7 +317,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
           conn.query = '';
           if (conn.closed) return;
           if (rejection) refuse(ws, rejection);
-          else ws.cork(() => start(ws));
+          else start(conn, wsSink(ws), cork);
         });
     },
     message() {
@@ -267,16 +328,117 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       const conn = ws.getUserData();
       if (conn.slow) return;
       conn.slow = true;
-      if (metrics) gatewaySlowConsumerCloses.inc();
+      if (metrics) gatewaySlowConsumerCloses.labels('websocket').inc();
     },
     close(ws) {
       const conn = ws.getUserData();
       conn.closed = true;
       sockets.delete(ws);
-      if (metrics) gatewayConnections.dec();
+      if (metrics) gatewayConnections.labels('websocket').dec();
       release(conn);
     },
   });
+
+  /** Closes an SSE client's connection and forgets it (once). */
+  function dropStream(client: SseClient): void {
+    if (!streams.delete(client)) return;
+    client.conn.closed = true;
+    client.conn.set?.streams.delete(client.stream);
+    if (metrics) gatewayConnections.labels('sse').dec();
+    release(client.conn);
+  }
+
+  function endStream(client: SseClient): void {
+    client.stream.end();
+    dropStream(client);
+  }
+
+  /** A refused SSE request: the error code's HTTP status and the error message as a JSON body, no stream. */
+  function refuseRequest(res: uWS.HttpResponse, requestId: string, rejection: Rejection): void {
+    res
+      .writeStatus(REFUSAL_STATUS[rejection.code])
+      .writeHeader('X-Request-Id', requestId)
+      .writeHeader('Content-Type', 'application/json')
+      .writeHeader('Cache-Control', 'no-store')
+      .writeHeader('Access-Control-Allow-Origin', '*');
+    if (rejection.code === 'RATE_LIMITED' || rejection.code === 'PROVIDER_UNAVAILABLE') res.writeHeader('Retry-After', '3');
+    res.end(errorFrame(rejection.code, rejection.message));
+  }
+
+  /** The stream's headers and `retry:`, then the state and live events (as `start`). */
+  function openStream(client: SseClient): void {
+    const { res } = client.stream;
+    res
+      .writeStatus('200 OK')
+      .writeHeader('X-Request-Id', client.requestId)
+      .writeHeader('Content-Type', 'text/event-stream; charset=utf-8')
+      .writeHeader('Cache-Control', 'no-store')
+      .writeHeader('X-Accel-Buffering', 'no')
+      .writeHeader('Access-Control-Allow-Origin', '*');
+    client.stream.writeNow(SSE_PREAMBLE);
+    const sink: Sink = {
+      send: (frame, cursor) => client.stream.send(frame, cursor),
+      subscribe: () => client.conn.set?.streams.add(client.stream),
+    };
+    start(client.conn, sink, (run) => void res.cork(run));
+  }
+
+  app.get('/v1/realtime/sse', (res, req) => {
+    const requestId = requestIdOf(req);
+    if (draining) return refuseRequest(res, requestId, DRAINING);
+    const ip = clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), config.trustedProxyHops);
+    const split = splitCursor(req.getQuery() ?? '');
+    // The browser's Last-Event-ID header wins over `lastEventId` in the URL (its first connection's).
+    const lastEventId = req.getHeader('last-event-id') || split.lastEventId;
+    const conn: Connection = {
+      ip,
+      query: split.query,
+      stationIds: [],
+      admitted: false,
+      closed: false,
+      slow: false,
+      lastEventId,
+      set: null,
+    };
+    const stream = new SseStream(
+      res,
+      config.gateway.maxBackpressureBytes,
+      () => {
+        if (metrics) gatewaySlowConsumerCloses.labels('sse').inc();
+      },
+      (bytes) => sent(bytes, 1, 'sse'),
+    );
+    const client: SseClient = { conn, stream, requestId };
+    res.onAborted(() => {
+      stream.closed = true;
+      conn.closed = true;
+      dropStream(client);
+    });
+    const admitted = (rejection: Rejection | null, corked: boolean): void => {
+      conn.query = '';
+      if (conn.closed) return release(conn);
+      const answer = (): void => {
+        if (rejection) return refuseRequest(res, requestId, rejection);
+        streams.add(client);
+        if (metrics) gatewayConnections.labels('sse').inc();
+        openStream(client);
+      };
+      if (corked) answer();
+      else res.cork(answer);
+    };
+    const now = admitNow(conn);
+    if (now !== undefined) return admitted(now, true);
+    admitLater(conn)
+      .catch((err: unknown): Rejection => {
+        logger.warn({ err }, 'feed admission failed');
+        return UNAVAILABLE;
+      })
+      .then((rejection) => admitted(rejection, false));
+  });
+  const pings = setInterval(() => {
+    for (const client of streams) client.stream.write(SSE_PING);
+  }, options.ssePingMs ?? SSE_PING_MS);
+  pings.unref();
   app.get('/v1/realtime', (res, req) => {
     res.writeStatus('426 Upgrade Required').writeHeader('X-Request-Id', requestIdOf(req)).writeHeader('Content-Type', 'application/json');
     res.end(errorFrame('VALIDATION_ERROR', 'This is a WebSocket endpoint.'));
@@ -284,7 +446,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   app.get('/healthz', (res, req) => {
     res.writeStatus(draining ? '503 Service Unavailable' : '200 OK');
     res.writeHeader('X-Request-Id', requestIdOf(req)).writeHeader('Content-Type', 'application/json');
-    res.end(JSON.stringify({ ok: !draining, connections: sockets.size }));
+    res.end(JSON.stringify({ ok: !draining, connections: sockets.size + streams.size }));
   });
   app.get('/metrics', (res, req) => {
     const requestId = requestIdOf(req); // the request is only valid in this callback
@@ -319,11 +481,15 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   return {
     port: boundPort,
     redisClientName: bridge.clientName,
+    queries: () => store.queries,
     close() {
       closing ??= (async () => {
         draining = true;
+        clearInterval(pings);
         uWS.us_listen_socket_close(listenSocket);
         for (const ws of [...sockets]) ws.cork(() => ws.end(CLOSE_RESTARTING, 'restarting'));
+        // SSE streams end: browsers reconnect with Last-Event-ID, to another node, and resume.
+        for (const client of [...streams]) endStream(client);
         logger.info('gateway closed its sockets with 1012');
         await new Promise((resolve) => setTimeout(resolve, CLOSE_GRACE_MS));
         app.close();

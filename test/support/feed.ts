@@ -51,14 +51,21 @@ export interface EventFrame {
 /** A listener app's socket: records every frame and how the socket closed. */
 export class FeedClient {
   readonly ws: WebSocket;
+  /** Every message but `synced` (the tests of the state and events count these). */
   readonly frames: any[] = [];
+  /** Every message, `synced` included, in arrival order. */
+  readonly messages: any[] = [];
   readonly opened: Promise<void>;
   readonly closed: Promise<{ code: number; reason: string }>;
   closeCode: number | null = null;
 
   constructor(url: string, options: WebSocket.ClientOptions = {}) {
     this.ws = new WebSocket(url, { perMessageDeflate: false, ...options });
-    this.ws.on('message', (data) => this.frames.push(JSON.parse(String(data))));
+    this.ws.on('message', (data) => {
+      const message = JSON.parse(String(data));
+      this.messages.push(message);
+      if (message.type !== 'synced') this.frames.push(message);
+    });
     this.opened = new Promise((resolve, reject) => {
       this.ws.once('open', () => resolve());
       this.ws.once('error', reject);
@@ -87,6 +94,17 @@ export class FeedClient {
     const client = await FeedClient.connect(base, path, options);
     await client.waitFrames(stateRows);
     return client;
+  }
+
+  /** Waits for the `synced` message (after the state or replay of every channel) and returns it. */
+  async waitSynced(timeoutMs = 5000): Promise<any> {
+    return eventually(() => this.messages.find((m) => m.type === 'synced'), { timeoutMs });
+  }
+
+  /** The cursor of the last message that carried one. */
+  lastCursor(): string | undefined {
+    for (let i = this.messages.length - 1; i >= 0; i--) if (this.messages[i].data?.cursor) return this.messages[i].data.cursor;
+    return undefined;
   }
 
   events(): EventFrame[] {
