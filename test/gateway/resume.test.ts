@@ -199,7 +199,9 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     await keeper.waitSynced();
 
     const before = own.queries();
-    const storm = await Promise.all(Array.from({ length: 40 }, () => FeedClient.connect(own.url, withCursor(realtimePath(station.id), cursor))));
+    const storm = await Promise.all(
+      Array.from({ length: 40 }, () => FeedClient.connect(own.url, withCursor(realtimePath(station.id), cursor))),
+    );
     for (const back of storm) {
       await back.waitSynced(10_000);
       expect(back.events().map((f) => f.data.payload.entry)).to.deep.equal(published);

@@ -1,3 +1,4 @@
+import http from 'node:http';
 import WebSocket from 'ws';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/lib/logger.ts';
@@ -45,6 +46,7 @@ export interface EventFrame {
     channels: string[];
     timestamp: string;
     payload: { $id: string; station_id: string; kind: string; entry: string; data_json: string; $updatedAt: string };
+    cursor: string;
   };
 }
 
@@ -149,4 +151,112 @@ export async function writeRow(svc: Services, stationId: string, kind: FeedKind,
 
 export async function removeRow(svc: Services, stationId: string, kind: FeedKind, entry: string): Promise<void> {
   await inTransaction(svc.db, (tx) => deleteFeedRow(tx, svc.bus, { stationId, kind, entry }));
+}
+
+/** One message of an SSE stream as the wire carries it. */
+export interface SseMessage {
+  id: string | null;
+  data: any;
+  /** Field names of the message, in order (`id`, `data`; never `event`). */
+  fields: string[];
+}
+
+/**
+ * A raw SSE client over node:http: the status and headers, the stream's text, its messages (`id:` and
+ * `data:` lines), comment lines and `retry:` values, and when the server ended it.
+ */
+export class SseFeedClient {
+  readonly request: http.ClientRequest;
+  status = 0;
+  headers: http.IncomingHttpHeaders = {};
+  text = '';
+  body = '';
+  readonly messages: SseMessage[] = [];
+  readonly comments: string[] = [];
+  readonly retries: number[] = [];
+  readonly ended: Promise<void>;
+  readonly answered: Promise<void>;
+  response: http.IncomingMessage | null = null;
+  private buffer = '';
+
+  constructor(url: string, headers: Record<string, string> = {}) {
+    let end!: () => void;
+    let answer!: () => void;
+    this.ended = new Promise((resolve) => (end = resolve));
+    this.answered = new Promise((resolve) => (answer = resolve));
+    this.request = http.get(url, { headers, agent: false }, (res) => {
+      this.response = res;
+      this.status = res.statusCode ?? 0;
+      this.headers = res.headers;
+      answer();
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        this.text += chunk;
+        if (this.status !== 200) this.body += chunk;
+        else this.parse(chunk);
+      });
+      res.on('end', end);
+      res.on('close', end);
+      res.on('error', end);
+    });
+    this.request.on('error', () => {
+      answer();
+      end();
+    });
+  }
+
+  static async open(url: string, headers: Record<string, string> = {}): Promise<SseFeedClient> {
+    const client = new SseFeedClient(url, headers);
+    await client.answered;
+    return client;
+  }
+
+  private parse(chunk: string): void {
+    this.buffer += chunk;
+    let cut: number;
+    while ((cut = this.buffer.indexOf('\n\n')) >= 0) {
+      const block = this.buffer.slice(0, cut);
+      this.buffer = this.buffer.slice(cut + 2);
+      let id: string | null = null;
+      let data: string | null = null;
+      const fields: string[] = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith(':')) {
+          this.comments.push(line);
+          continue;
+        }
+        const sep = line.indexOf(':');
+        const field = sep < 0 ? line : line.slice(0, sep);
+        const value = sep < 0 ? '' : line.slice(sep + 1).replace(/^ /, '');
+        if (field === 'retry') this.retries.push(Number(value));
+        else {
+          fields.push(field);
+          if (field === 'id') id = value;
+          if (field === 'data') data = data === null ? value : `${data}\n${value}`;
+        }
+      }
+      if (data !== null) this.messages.push({ id, data: JSON.parse(data), fields });
+    }
+  }
+
+  /** The messages' JSON, in order. */
+  data(): any[] {
+    return this.messages.map((m) => m.data);
+  }
+
+  async waitSynced(timeoutMs = 5000): Promise<SseMessage> {
+    return (await eventually(() => this.messages.find((m) => m.data.type === 'synced'), { timeoutMs })) as SseMessage;
+  }
+
+  async waitMessage(match: (data: any) => boolean, timeoutMs = 5000): Promise<SseMessage> {
+    return (await eventually(() => this.messages.find((m) => match(m.data)), { timeoutMs })) as SseMessage;
+  }
+
+  close(): void {
+    this.request.destroy();
+  }
+}
+
+export function ssePath(...stationIds: string[]): string {
+  return realtimePath(...stationIds).replace('/v1/realtime?', '/v1/realtime/sse?');
 }
