@@ -1231,8 +1231,11 @@ export interface components {
                 graphql: string | null;
                 media: string | null;
                 realtime: {
+                    /** @description WebSocket URL of the station feed (`wss://…`). */
                     url: string;
                     channel: string;
+                    /** @description Server-Sent Events URL of the same feed (`https://…/v1/realtime/sse?channels[]=…`). */
+                    sse: string;
                 } | null;
             };
             delivery: {
@@ -3144,7 +3147,8 @@ export interface operations {
                      *         "media": "string",
                      *         "realtime": {
                      *           "url": "string",
-                     *           "channel": "string"
+                     *           "channel": "string",
+                     *           "sse": "string"
                      *         }
                      *       },
                      *       "delivery": {
