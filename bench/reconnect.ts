@@ -33,6 +33,10 @@ const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 10_000);
 const IDLE = Number(process.env.BENCH_IDLE ?? 19_000);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 1000);
 const CHANGES = 5;
+/** Content records in the station's state (a new connection receives them all). */
+const CONTENT = Number(process.env.BENCH_CONTENT ?? 20);
+/** Skip the storm (BENCH_ONLY=memory) or the memory runs (BENCH_ONLY=storm). */
+const ONLY = process.env.BENCH_ONLY ?? '';
 
 interface Stats {
   cpuMicros: number;
@@ -78,7 +82,7 @@ const track = (i: number) => ({
   freshness: { status: 'fresh', ageSeconds: 0, thresholdSeconds: 600 },
 });
 await write('now-playing', 'current', track(0));
-for (let i = 0; i < 20; i++) {
+for (let i = 0; i < CONTENT; i++) {
   const id = randomUUID();
   await write('content', id, { id, type: 'news', title: `Story ${i}`, body: 'Lorem ipsum dolor sit amet. '.repeat(70) });
 }
@@ -156,10 +160,10 @@ async function idleMemory(transport: 'ws' | 'sse') {
 }
 
 const started = performance.now();
-const [a, b] = await storm();
-for (const result of [a, b]) console.log(JSON.stringify(result));
+const [a, b] = ONLY === 'memory' ? [] : await storm();
+for (const result of [a, b]) if (result) console.log(JSON.stringify(result));
 const memory = [];
-for (const transport of ['ws', 'sse'] as const) {
+for (const transport of ONLY === 'storm' ? [] : (['ws', 'sse'] as const)) {
   const result = await idleMemory(transport);
   console.log(JSON.stringify(result));
   memory.push(result);
@@ -170,11 +174,11 @@ console.log(
   '| phase | clients synced | time until all synced | messages per client | gateway CPU | CPU per reconnect | Postgres queries (per reconnect) |',
 );
 console.log('|---|---|---|---|---|---|---|');
-for (const r of [a, b])
+for (const r of a && b ? [a, b] : [])
   console.log(
     `| ${r.phase} | ${r.synced}/${r.clients} | ${r.msUntilAllSynced} ms | ${r.messagesPerClient} | ${r.gatewayCpuMs} ms | ${r.gatewayCpuMicrosPerReconnect} µs | ${r.postgresQueries} (${r.postgresQueriesPerReconnect}) |`,
   );
-console.log(`(b) / (a) gateway CPU: ${(b.gatewayCpuMs / a.gatewayCpuMs).toFixed(2)} (target ≤ 0.20)\n`);
+if (a && b) console.log(`(b) / (a) gateway CPU: ${(b.gatewayCpuMs / a.gatewayCpuMs).toFixed(2)} (target ≤ 0.20)\n`);
 console.log('| transport | idle connections | RSS per idle connection | heap per idle connection |');
 console.log('|---|---|---|---|');
 for (const m of memory)

@@ -3,8 +3,8 @@ import type { ClientEvents } from './client.ts';
 
 // A minimal SSE client for the bench fleet: a TCP socket, one GET, and a reader of the chunked response
 // (the `eventsource` package would make the fleet, not the server, the thing being measured). The gateway
-// writes each SSE message with one `write` (one HTTP chunk), so a chunk is a message; chunks that are
-// comments (`: ping`) or the `retry:` line are not messages.
+// writes one HTTP chunk per stream and turn, holding one message or several; comments (`: ping`) and the
+// `retry:` line are not messages.
 
 export class BenchSseClient {
   private readonly socket: Socket;
@@ -65,8 +65,14 @@ export class BenchSseClient {
         this.socket.end();
         break;
       }
-      const first = body[0];
-      if (first === 0x69 /* i */ || first === 0x64 /* d */) this.events.onFrame(body);
+      // One chunk may hold several messages (the gateway writes a turn's messages at once).
+      let from = 0;
+      while (from < body.length) {
+        const end = body.indexOf('\n\n', from);
+        const message = body.subarray(from, end < 0 ? body.length : end);
+        from = end < 0 ? body.length : end + 2;
+        if (message[0] === 0x69 /* i */ || message[0] === 0x64 /* d */) this.events.onFrame(message);
+      }
     }
     if (offset < data.length) this.pending = Buffer.from(data.subarray(offset));
   }

@@ -86,7 +86,10 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   const admission = new Admission(config, store, logger);
   const metrics = metricsEnabled() && config.observability.metrics;
   startProcessMetrics(config.observability);
-  if (metrics) for (const transport of ['websocket', 'sse'] as const) gatewayConnections.labels(transport).inc(0);
+  if (metrics)
+    for (const transport of ['websocket', 'sse'] as const)
+      for (const counter of [gatewayConnections, gatewayFramesSent, gatewayBytesSent, gatewaySlowConsumerCloses])
+        counter.labels(transport).inc(0);
   /** Counts frames as sent to `receivers` clients (waveline_gateway_frames_sent_total, bytes). */
   const sent = (frame: Buffer | string, receivers = 1, transport: Transport = 'websocket'): void => {
     if (!metrics || receivers === 0) return;
@@ -99,7 +102,11 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       app.publish(topic, frame, false, false);
       if (metrics) sent(frame, app.numSubscribers(topic));
     },
-    (message, streams) => sent(message, streams, 'sse'),
+    (frames, bytes) => {
+      if (!metrics) return;
+      gatewayFramesSent.labels('sse').inc(frames);
+      gatewayBytesSent.labels('sse').inc(bytes);
+    },
   );
   const bridge = new FeedBridge(config.redisUrl, store, (stationId, change) => fanout.change(stationId, change), logger, {
     reconnectDelayMs: options.redisReconnectDelayMs,
@@ -378,7 +385,9 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     client.stream.writeNow(SSE_PREAMBLE);
     const sink: Sink = {
       send: (frame, cursor) => client.stream.send(frame, cursor),
-      subscribe: () => client.conn.set?.streams.add(client.stream),
+      subscribe: () => {
+        if (client.conn.set) fanout.subscribeStream(client.conn.set, client.stream);
+      },
     };
     start(client.conn, sink, (run) => void res.cork(run));
   }

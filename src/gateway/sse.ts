@@ -26,9 +26,16 @@ export const SSE_PING_MS = 8000;
  * while it is backed up are counted, and a stream with more than `maxBackpressure` waiting is closed (a
  * slow client never holds the others back, as on the WebSocket).
  */
+// The stream and bytes of the write in progress: `res.cork` then takes one function for every write,
+// not a new closure each time (the fan-out writes to thousands of streams per change).
+let writing: SseStream | null = null;
+let writingBytes: Buffer = Buffer.alloc(0);
+const writeCorked = (): void => writing?.writeNow(writingBytes);
+
 export class SseStream implements StreamOut {
   readonly res: uWS.HttpResponse;
   closed = false;
+  joinedAt = 0;
   private backlog = 0;
   private blocked = false;
   private readonly maxBackpressure: number;
@@ -53,7 +60,10 @@ export class SseStream implements StreamOut {
   /** Writes bytes from outside a uWS callback (fan-out, heartbeat). */
   write(bytes: Buffer): void {
     if (this.closed) return;
-    this.res.cork(() => this.writeNow(bytes));
+    writing = this;
+    writingBytes = bytes;
+    this.res.cork(writeCorked);
+    writing = null;
   }
 
   /** Writes bytes inside a cork. */

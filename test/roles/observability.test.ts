@@ -487,7 +487,8 @@ describe('observability', () => {
       const server = await sharedServer();
       const gateway = await startTestGateway({ GATEWAY_MAX_BACKPRESSURE_BYTES: String(64 * 1024) });
       const base = `http://127.0.0.1:${gateway.port}`;
-      const before = sample((await request(base, 'GET', '/metrics')).text, 'waveline_gateway_slow_consumer_closes_total');
+      const slowCloses = (text: string) => sample(text, 'waveline_gateway_slow_consumer_closes_total', { transport: 'websocket' });
+      const before = slowCloses((await request(base, 'GET', '/metrics')).text);
       const { station } = await listenerFixture(server.url);
       await writeRow(server.svc, station.id, 'on-air', 'current', null);
       const slow = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
@@ -497,9 +498,7 @@ describe('observability', () => {
         await writeRow(server.svc, station.id, 'content', `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, { big });
       slow.ws.resume();
       await slow.closed;
-      await eventually(
-        async () => sample((await request(base, 'GET', '/metrics')).text, 'waveline_gateway_slow_consumer_closes_total') === before + 1,
-      );
+      await eventually(async () => slowCloses((await request(base, 'GET', '/metrics')).text) === before + 1);
     });
 
     it("counts a resync: a module switched on sends the station's listeners back to a snapshot (1012)", async () => {
