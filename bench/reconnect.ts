@@ -130,6 +130,39 @@ async function storm() {
   }
 }
 
+/** The floor: the same storm on a bare uWS app that only accepts, upgrades and sends one small message. */
+async function bareStorm() {
+  const bare = startChild('./bare.ts', ['waveline:bench:bare:reconnect', String(config.gateway.maxBackpressureBytes), 'greet']);
+  const fleet = startChild('../reconnect/fleet.ts', []);
+  try {
+    const port = await bare.request<number>({ type: 'port' });
+    const url = `ws://127.0.0.1:${port}/bare${query}`;
+    await fleet.request<Opened>({ type: 'open', url, count: CLIENTS, useCursor: false, inFlight: IN_FLIGHT });
+    await fleet.request({ type: 'drop' });
+    await sleep(1000);
+    const before = await bare.request<Stats>({ type: 'stats', collect: false });
+    const opened = await fleet.request<Opened>({ type: 'open', url, count: CLIENTS, useCursor: false, inFlight: IN_FLIGHT });
+    const after = await bare.request<Stats>({ type: 'stats', collect: false });
+    const cpuMs = (after.cpuMicros - before.cpuMicros) / 1000;
+    return {
+      phase: '(floor) bare uWS, one message',
+      clients: CLIENTS,
+      synced: opened.synced,
+      failed: opened.failed,
+      msUntilAllSynced: opened.ms,
+      messagesPerClient: opened.messagesPerClient,
+      gatewayCpuMs: Math.round(cpuMs),
+      gatewayCpuMicrosPerReconnect: Math.round((cpuMs * 1000) / CLIENTS),
+      postgresQueries: 0,
+      postgresQueriesPerReconnect: 0,
+    };
+  } finally {
+    await fleet.request({ type: 'close' }).catch(() => {});
+    await fleet.stop();
+    await bare.stop();
+  }
+}
+
 async function idleMemory(transport: 'ws' | 'sse') {
   const gateway = startChild('./gateway.ts', []);
   const fleet = startChild('../reconnect/fleet.ts', []);
@@ -161,7 +194,8 @@ async function idleMemory(transport: 'ws' | 'sse') {
 
 const started = performance.now();
 const [a, b] = ONLY === 'memory' ? [] : await storm();
-for (const result of [a, b]) if (result) console.log(JSON.stringify(result));
+const floor = ONLY === 'memory' ? undefined : await bareStorm();
+for (const result of [a, b, floor]) if (result) console.log(JSON.stringify(result));
 const memory = [];
 for (const transport of ONLY === 'storm' ? [] : (['ws', 'sse'] as const)) {
   const result = await idleMemory(transport);
@@ -174,11 +208,14 @@ console.log(
   '| phase | clients synced | time until all synced | messages per client | gateway CPU | CPU per reconnect | Postgres queries (per reconnect) |',
 );
 console.log('|---|---|---|---|---|---|---|');
-for (const r of a && b ? [a, b] : [])
+for (const r of a && b && floor ? [a, b, floor] : [])
   console.log(
     `| ${r.phase} | ${r.synced}/${r.clients} | ${r.msUntilAllSynced} ms | ${r.messagesPerClient} | ${r.gatewayCpuMs} ms | ${r.gatewayCpuMicrosPerReconnect} µs | ${r.postgresQueries} (${r.postgresQueriesPerReconnect}) |`,
   );
-if (a && b) console.log(`(b) / (a) gateway CPU: ${(b.gatewayCpuMs / a.gatewayCpuMs).toFixed(2)} (target ≤ 0.20)\n`);
+if (a && b && floor)
+  console.log(
+    `(b) / (a) gateway CPU: ${(b.gatewayCpuMs / a.gatewayCpuMs).toFixed(2)} (target ≤ 0.20); above the bare floor: ${((b.gatewayCpuMs - floor.gatewayCpuMs) / (a.gatewayCpuMs - floor.gatewayCpuMs)).toFixed(2)}\n`,
+  );
 console.log('| transport | idle connections | RSS per idle connection | heap per idle connection |');
 console.log('|---|---|---|---|');
 for (const m of memory)

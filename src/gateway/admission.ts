@@ -52,11 +52,20 @@ export function parseChannels(query: string): { stationIds: string[] } | Rejecti
  * reads and caches by (many listeners share it), the cursor is the connection's own.
  */
 export function splitCursor(query: string): { query: string; lastEventId: string | null } {
-  if (!query.includes('lastEventId=')) return { query, lastEventId: null };
-  const params = new URLSearchParams(query);
-  const lastEventId = params.get('lastEventId');
-  params.delete('lastEventId');
-  return { query: params.toString(), lastEventId };
+  let at = query.startsWith('lastEventId=') ? 0 : query.indexOf('&lastEventId=');
+  if (at < 0) return { query, lastEventId: null };
+  if (at > 0) at++;
+  // A reconnect storm brings thousands of these: cut the parameter out rather than parse the whole query.
+  const end = query.indexOf('&', at);
+  const raw = query.slice(at + 'lastEventId='.length, end < 0 ? query.length : end);
+  const rest = end < 0 ? query.slice(0, Math.max(0, at - 1)) : query.slice(0, at) + query.slice(end + 1);
+  let lastEventId: string;
+  try {
+    lastEventId = decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    lastEventId = raw; // not a cursor this gateway wrote: a reset, never an error
+  }
+  return { query: splitCursor(rest).query, lastEventId }; // a repeated parameter: the first one counts
 }
 
 /** The client's IP: the socket address, or the X-Forwarded-For entry written by the nearest trusted proxy. */

@@ -38,8 +38,20 @@ export function cursorOf(segments: readonly string[]): string {
   return segments.length === 0 ? VERSION : `${VERSION}.${segments.join('.')}`;
 }
 
+/** Recently parsed cursors: the clients of a reconnect burst mostly bring the same few. */
+const parsed = new Map<string, ReadonlyMap<string, Position> | null>();
+
 /** Positions by channel key, or null when the text is not a cursor this gateway wrote. */
-export function parseCursor(text: string): Map<string, Position> | null {
+export function parseCursor(text: string): ReadonlyMap<string, Position> | null {
+  const hit = parsed.get(text);
+  if (hit !== undefined) return hit;
+  const positions = parse(text);
+  if (parsed.size >= 256) parsed.clear();
+  parsed.set(text, positions);
+  return positions;
+}
+
+function parse(text: string): Map<string, Position> | null {
   if (!CURSOR_CHARS.test(text)) return null;
   const parts = text.split('.');
   if (parts[0] !== VERSION) return null;

@@ -17,6 +17,20 @@ export interface Sink {
   subscribe(): void;
 }
 
+/** The last `synced` frames built: every client of a burst at the same position gets the same bytes. */
+const syncedFrames = new Map<string, Buffer>();
+
+function syncedOf(cursor: string, channels: Record<string, SyncMode>): Buffer {
+  const key = `${cursor} ${Object.values(channels).join(',')} ${Object.keys(channels).join(',')}`;
+  let frame = syncedFrames.get(key);
+  if (!frame) {
+    if (syncedFrames.size >= 64) syncedFrames.clear();
+    frame = Buffer.from(syncedFrame(cursor, channels));
+    syncedFrames.set(key, frame);
+  }
+  return frame;
+}
+
 /** What the client's cursor says of each channel of the connection. */
 type Claim = { kind: 'fresh' } | { kind: 'reset' } | { kind: 'position'; position: Position };
 
@@ -97,7 +111,7 @@ export function begin(sink: Sink, feeds: readonly StationFeed[], lastEventId: st
     synced[stationChannel(feed.stationId)] = modes[i];
   }
   const cursor = cursorOf(feeds.map((feed) => feed.segment()));
-  if (!sink.send(syncedFrame(cursor, synced), cursor)) return false;
+  if (!sink.send(syncedOf(cursor, synced), cursor)) return false;
   sink.subscribe();
   return true;
 }
