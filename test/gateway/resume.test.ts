@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { sharedServer, type TestServer } from '../support/server.ts';
-import { createStation } from '../support/factories.ts';
+import { createStation, eventually } from '../support/factories.ts';
 import { pruneFeedHistory } from '../../src/feed/rows.ts';
 import { channelOf, closeTestGateways, FeedClient, realtimePath, removeRow, startTestGateway, writeRow } from '../support/feed.ts';
 
@@ -176,6 +176,25 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     expect((await back.waitSynced()).data.channels).to.deep.equal({ [channelOf(station.id)]: 'reset' });
     back.close();
     await fresh.close();
+  });
+
+  it('the last listener of a station reconnecting within seconds (a network change) resumes from memory: no query at all', async () => {
+    const own = await startTestGateway();
+    const station = await createStation(server.url);
+    await writeRow(server.svc, station.id, 'on-air', 'current', null);
+    const client = await FeedClient.connect(own.url, realtimePath(station.id));
+    const cursor = (await client.waitSynced()).data.cursor;
+    client.close();
+    await eventually(
+      async () =>
+        ((await fetch(`http://127.0.0.1:${own.port}/healthz`).then((r) => r.json())) as { connections: number }).connections === 0,
+    );
+    const before = own.queries();
+    const back = await FeedClient.connect(own.url, withCursor(realtimePath(station.id), cursor));
+    expect((await back.waitSynced()).data.channels).to.deep.equal({ [channelOf(station.id)]: 'resumed' });
+    expect(own.queries()).to.equal(before);
+    back.close();
+    await own.close();
   });
 
   it('a reconnect storm costs no database query per client: a burst of resumes that need older content is one shared read', async function () {
