@@ -3,8 +3,10 @@
 // 1. BENCH_CLIENTS (default 10 000) WebSocket clients of one gateway process, on one station with a
 //    realistic state (schedule, on-air, now-playing and 20 content records of ~2 KB), all drop at once
 //    (RST) and reconnect (a) without a cursor: each gets the whole state; (b) with their cursor, after 5
-//    now-playing changes made while they were away: each gets what changed. Reported: time until every
-//    client has `synced`, gateway CPU, Postgres queries per reconnect.
+//    now-playing changes made while they were away: each gets what changed; (c) the same to another
+//    gateway that has never served the station (their node restarted). And the floor: the same storm on
+//    a bare uWS app that sends one small message per connection. Reported: time until every client has
+//    `synced`, gateway CPU, Postgres queries per reconnect.
 // 2. Gateway RSS per idle connection at BENCH_IDLE (default 19 000) connections, WebSocket and SSE:
 //    (RSS with all of them − RSS with one) / (connections − 1), after a full collection both times.
 //
@@ -97,13 +99,13 @@ async function storm() {
     const url = `ws://127.0.0.1:${port}/v1/realtime${query}`;
     const first = await fleet.request<Opened>({ type: 'open', url, count: CLIENTS, useCursor: false, inFlight: IN_FLIGHT });
     if (first.synced !== CLIENTS) throw new Error(`only ${first.synced} of ${CLIENTS} clients synced: ${JSON.stringify(first)}`);
-    const phase = async (name: string, useCursor: boolean, meanwhile: () => Promise<void>) => {
+    const phase = async (name: string, useCursor: boolean, meanwhile: () => Promise<void>, target = gateway, targetUrl = url) => {
       await fleet.request({ type: 'drop' });
-      await sleep(1000); // the gateway has seen every close: the station's state is dropped with its last listener
+      await sleep(1000); // the gateway has seen every close (its state of the station lingers 2 s)
       await meanwhile();
-      const before = await gateway.request<Stats>({ type: 'stats', collect: false });
-      const opened = await fleet.request<Opened>({ type: 'open', url, count: CLIENTS, useCursor, inFlight: IN_FLIGHT });
-      const after = await gateway.request<Stats>({ type: 'stats', collect: false });
+      const before = await target.request<Stats>({ type: 'stats', collect: false });
+      const opened = await fleet.request<Opened>({ type: 'open', url: targetUrl, count: CLIENTS, useCursor, inFlight: IN_FLIGHT });
+      const after = await target.request<Stats>({ type: 'stats', collect: false });
       const cpuMs = (after.cpuMicros - before.cpuMicros) / 1000;
       return {
         phase: name,
@@ -122,7 +124,23 @@ async function storm() {
     const b = await phase(`(b) cursor, ${CHANGES} changes meanwhile`, true, async () => {
       for (let i = 1; i <= CHANGES; i++) await write('now-playing', 'current', track(i));
     });
-    return [a, b];
+    // (c) The same clients move to a node that has never served the station (their node restarted).
+    const other = startChild('./gateway.ts', []);
+    try {
+      const otherUrl = `ws://127.0.0.1:${await other.request<number>({ type: 'port' })}/v1/realtime${query}`;
+      const c = await phase(
+        `(c) cursor, ${CHANGES} changes meanwhile, to a cold node`,
+        true,
+        async () => {
+          for (let i = CHANGES + 1; i <= 2 * CHANGES; i++) await write('now-playing', 'current', track(i));
+        },
+        other,
+        otherUrl,
+      );
+      return [a, b, c];
+    } finally {
+      await other.stop();
+    }
   } finally {
     await fleet.request({ type: 'close' }).catch(() => {});
     await fleet.stop();
@@ -193,9 +211,9 @@ async function idleMemory(transport: 'ws' | 'sse') {
 }
 
 const started = performance.now();
-const [a, b] = ONLY === 'memory' ? [] : await storm();
+const [a, b, c] = ONLY === 'memory' ? [] : await storm();
 const floor = ONLY === 'memory' ? undefined : await bareStorm();
-for (const result of [a, b, floor]) if (result) console.log(JSON.stringify(result));
+for (const result of [a, b, c, floor]) if (result) console.log(JSON.stringify(result));
 const memory = [];
 for (const transport of ONLY === 'storm' ? [] : (['ws', 'sse'] as const)) {
   const result = await idleMemory(transport);
@@ -208,7 +226,7 @@ console.log(
   '| phase | clients synced | time until all synced | messages per client | gateway CPU | CPU per reconnect | Postgres queries (per reconnect) |',
 );
 console.log('|---|---|---|---|---|---|---|');
-for (const r of a && b && floor ? [a, b, floor] : [])
+for (const r of a && b && c && floor ? [a, b, c, floor] : [])
   console.log(
     `| ${r.phase} | ${r.synced}/${r.clients} | ${r.msUntilAllSynced} ms | ${r.messagesPerClient} | ${r.gatewayCpuMs} ms | ${r.gatewayCpuMicrosPerReconnect} µs | ${r.postgresQueries} (${r.postgresQueriesPerReconnect}) |`,
   );

@@ -86,15 +86,20 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   const admission = new Admission(config, store, logger);
   const metrics = metricsEnabled() && config.observability.metrics;
   startProcessMetrics(config.observability);
-  if (metrics)
-    for (const transport of ['websocket', 'sse'] as const)
-      for (const counter of [gatewayConnections, gatewayFramesSent, gatewayBytesSent, gatewaySlowConsumerCloses])
-        counter.labels(transport).inc(0);
+  /** The per-transport series, looked up once (a label look-up per frame would cost more than the frame). */
+  const series = (transport: Transport) => ({
+    connections: gatewayConnections.labels(transport),
+    frames: gatewayFramesSent.labels(transport),
+    bytes: gatewayBytesSent.labels(transport),
+    slow: gatewaySlowConsumerCloses.labels(transport),
+  });
+  const counted = { websocket: series('websocket'), sse: series('sse') };
+  if (metrics) for (const transport of Object.values(counted)) for (const metric of Object.values(transport)) metric.inc(0);
   /** Counts frames as sent to `receivers` clients (waveline_gateway_frames_sent_total, bytes). */
   const sent = (frame: Buffer | string, receivers = 1, transport: Transport = 'websocket'): void => {
     if (!metrics || receivers === 0) return;
-    gatewayFramesSent.labels(transport).inc(receivers);
-    gatewayBytesSent.labels(transport).inc(receivers * (typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length));
+    counted[transport].frames.inc(receivers);
+    counted[transport].bytes.inc(receivers * (typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length));
   };
   const fanout = new Fanout(
     (stationId) => bridge.feed(stationId),
@@ -104,8 +109,8 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     },
     (frames, bytes) => {
       if (!metrics) return;
-      gatewayFramesSent.labels('sse').inc(frames);
-      gatewayBytesSent.labels('sse').inc(bytes);
+      counted.sse.frames.inc(frames);
+      counted.sse.bytes.inc(bytes);
     },
   );
   const bridge = new FeedBridge(config.redisUrl, store, (stationId, change) => fanout.change(stationId, change), logger, {
@@ -307,7 +312,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     open(ws) {
       const conn = ws.getUserData();
       sockets.add(ws);
-      if (metrics) gatewayConnections.labels('websocket').inc();
+      if (metrics) counted.websocket.connections.inc();
       if (draining) return ws.end(CLOSE_RESTARTING, 'restarting');
       const now = admitNow(conn);
       const cork = (run: () => void): void => void ws.cork(run);
@@ -335,13 +340,13 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       const conn = ws.getUserData();
       if (conn.slow) return;
       conn.slow = true;
-      if (metrics) gatewaySlowConsumerCloses.labels('websocket').inc();
+      if (metrics) counted.websocket.slow.inc();
     },
     close(ws) {
       const conn = ws.getUserData();
       conn.closed = true;
       sockets.delete(ws);
-      if (metrics) gatewayConnections.labels('websocket').dec();
+      if (metrics) counted.websocket.connections.dec();
       release(conn);
     },
   });
@@ -351,7 +356,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     if (!streams.delete(client)) return;
     client.conn.closed = true;
     client.conn.set?.streams.delete(client.stream);
-    if (metrics) gatewayConnections.labels('sse').dec();
+    if (metrics) counted.sse.connections.dec();
     release(client.conn);
   }
 
@@ -413,7 +418,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       res,
       config.gateway.maxBackpressureBytes,
       () => {
-        if (metrics) gatewaySlowConsumerCloses.labels('sse').inc();
+        if (metrics) counted.sse.slow.inc();
       },
       (bytes) => sent(bytes, 1, 'sse'),
     );
@@ -429,7 +434,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       const answer = (): void => {
         if (rejection) return refuseRequest(res, requestId, rejection);
         streams.add(client);
-        if (metrics) gatewayConnections.labels('sse').inc();
+        if (metrics) counted.sse.connections.inc();
         openStream(client);
       };
       if (corked) answer();
