@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { sharedServer, type TestServer } from '../support/server.ts';
+import { admin } from '../support/http.ts';
 import { createStation, eventually } from '../support/factories.ts';
 import { pruneFeedHistory } from '../../src/feed/rows.ts';
 import { channelOf, closeTestGateways, FeedClient, realtimePath, removeRow, startTestGateway, writeRow } from '../support/feed.ts';
@@ -83,6 +84,34 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     expect((await again.waitSynced()).data.channels[channelOf(station.id)]).to.equal('resumed');
     expect(again.events()).to.deep.equal([]);
     again.close();
+  });
+
+  it('messages before synced carry the cursor the connection started from: a client cut off during its state gets it all again', async () => {
+    const { station, client } = await stationWithClient();
+    const midState = client.events()[1].data.cursor; // a fresh connection: no channel positioned yet
+    client.close();
+    const back = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id), midState));
+    expect((await back.waitSynced()).data.channels).to.deep.equal({ [channelOf(station.id)]: 'fresh' });
+    expect(back.events()).to.have.length(4);
+    // A resumed connection's replay carries the position it resumed from.
+    const cursor = back.lastCursor()!;
+    back.close();
+    await writeRow(server.svc, station.id, 'now-playing', 'current', { track: { title: 'X' } });
+    await writeRow(server.svc, station.id, 'now-playing', 'current', { track: { title: 'Y' } });
+    const again = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id), cursor));
+    await again.waitSynced();
+    expect(again.events().map((f) => f.data.cursor)).to.deep.equal([cursor]);
+    again.close();
+  });
+
+  it('a cursor from before a module of the station was switched on or off is a reset (rows were held back from it)', async () => {
+    const { station, client } = await stationWithClient();
+    const cursor = client.lastCursor()!;
+    expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { modules: { nowPlaying: false } })).status).to.equal(200);
+    await eventually(() => client.closeCode === 1012);
+    const back = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id), cursor));
+    expect((await back.waitSynced()).data.channels).to.deep.equal({ [channelOf(station.id)]: 'reset' });
+    back.close();
   });
 
   it('a cursor that does not parse, or names another channel, is a reset with the full state — never an error', async () => {
