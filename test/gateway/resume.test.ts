@@ -4,7 +4,16 @@ import { sharedServer, type TestServer } from '../support/server.ts';
 import { admin } from '../support/http.ts';
 import { createStation, eventually } from '../support/factories.ts';
 import { pruneFeedHistory } from '../../src/feed/rows.ts';
-import { channelOf, closeTestGateways, FeedClient, realtimePath, removeRow, startTestGateway, writeRow } from '../support/feed.ts';
+import {
+  channelOf,
+  closeTestGateways,
+  FeedClient,
+  gatewayHas,
+  realtimePath,
+  removeRow,
+  startTestGateway,
+  writeRow,
+} from '../support/feed.ts';
 
 type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
 
@@ -58,6 +67,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     const added = randomUUID();
     await writeRow(server.svc, station.id, 'content', added, { id: added, revision: 1 });
     await writeRow(server.svc, station.id, 'now-playing', 'current', { track: { title: 'While away' } });
+    await gatewayHas(gateway.url, station.id, (f) => f.data.payload.data_json.includes('While away'));
 
     const back = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id), cursor));
     const synced = await back.waitSynced();
@@ -98,6 +108,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     back.close();
     await writeRow(server.svc, station.id, 'now-playing', 'current', { track: { title: 'X' } });
     await writeRow(server.svc, station.id, 'now-playing', 'current', { track: { title: 'Y' } });
+    await gatewayHas(gateway.url, station.id, (f) => f.data.payload.data_json.includes('"Y"'));
     const again = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id), cursor));
     await again.waitSynced();
     expect(again.events().map((f) => f.data.cursor)).to.deep.equal([cursor]);
@@ -139,6 +150,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     const second = await createStation(server.url);
     await writeRow(server.svc, second.id, 'on-air', 'current', null);
     await writeRow(server.svc, station.id, 'now-playing', 'current', { track: { title: 'A' } });
+    await gatewayHas(gateway.url, station.id, (f) => f.data.payload.data_json.includes('"A"'));
     const both = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id, second.id), cursor));
     const synced = await both.waitSynced();
     expect(synced.data.channels).to.deep.equal({ [channelOf(station.id)]: 'resumed', [channelOf(second.id)]: 'fresh' });
@@ -151,6 +163,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     const live = await both.waitEvent((f) => f.data.payload.station_id === second.id && f.data.payload.kind === 'now-playing');
     both.close();
     await writeRow(server.svc, station.id, 'now-playing', 'current', { track: { title: 'A2' } });
+    await gatewayHas(gateway.url, station.id, (f) => f.data.payload.data_json.includes('"A2"'));
     const back = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id, second.id), live.data.cursor));
     expect((await back.waitSynced()).data.channels).to.deep.equal({
       [channelOf(station.id)]: 'resumed',
@@ -184,8 +197,12 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     const { station, records, client } = await stationWithClient();
     const cursor = client.lastCursor()!;
     client.close();
+    const watcher = await FeedClient.connect(gateway.url, realtimePath(station.id));
+    await watcher.waitSynced();
     await removeRow(server.svc, station.id, 'content', records[0]);
     await removeRow(server.svc, station.id, 'content', records[1]);
+    await watcher.waitEvent((f) => f.data.payload.entry === records[1] && actionOf(f) === 'delete');
+    watcher.close();
     const kept = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id), cursor));
     await kept.waitSynced();
     expect(kept.events().map((f) => [f.data.payload.entry, actionOf(f)])).to.deep.equal([
@@ -244,7 +261,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
       await writeRow(server.svc, station.id, 'content', id, { id, i });
     }
     const keeper = await FeedClient.connect(own.url, realtimePath(station.id)); // keeps the station warm
-    await keeper.waitSynced();
+    await keeper.waitEvent((f) => f.data.payload.entry === published[59]);
 
     const before = own.queries();
     const storm = await Promise.all(

@@ -10,6 +10,7 @@ import {
   channelOf,
   closeTestGateways,
   FeedClient,
+  gatewayHas,
   realtimePath,
   SseFeedClient,
   ssePath,
@@ -128,6 +129,7 @@ describe('realtime feed: Server-Sent Events (/v1/realtime/sse)', () => {
     first.close();
     const record = randomUUID();
     await writeRow(server.svc, station.id, 'content', record, { id: record });
+    await gatewayHas(gateway.url, station.id, (f) => f.data.payload.entry === record);
 
     const byUrl = await SseFeedClient.open(`${httpOf(gateway)}${ssePath(station.id)}&lastEventId=${encodeURIComponent(cursor)}`);
     expect((await byUrl.waitSynced()).data.data.channels).to.deep.equal({ [channelOf(station.id)]: 'resumed' });

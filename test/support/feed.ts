@@ -260,3 +260,17 @@ export class SseFeedClient {
 export function ssePath(...stationIds: string[]): string {
   return realtimePath(...stationIds).replace('/v1/realtime?', '/v1/realtime/sse?');
 }
+
+/**
+ * Waits until a gateway has applied a change: a listener of the station sees an event matching `match`
+ * (in its state or live). A resume answered before the gateway got the change from Redis would get that
+ * change as a live event right after `synced` instead — correct, but not what a test of the replay reads.
+ */
+export async function gatewayHas(base: string, stationId: string, match: (frame: EventFrame) => boolean): Promise<void> {
+  const watcher = await FeedClient.connect(base, realtimePath(stationId));
+  try {
+    await watcher.waitEvent(match);
+  } finally {
+    watcher.close();
+  }
+}
