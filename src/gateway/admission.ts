@@ -32,6 +32,13 @@ const GATE_TTL_MS = 10_000;
 
 const reject = (code: FeedErrorCode, message: string, closeCode = CLOSE_POLICY): Rejection => ({ code, message, closeCode });
 
+/** The gateway could not read what a connection needs (Postgres unreachable): retry with backoff. */
+export const UNAVAILABLE: Rejection = reject(
+  'PROVIDER_UNAVAILABLE',
+  'The feed is temporarily unavailable; reconnect later.',
+  CLOSE_INTERNAL,
+);
+
 /** Station ids from the repeated `channels[]` query parameter, or why they cannot be served. */
 export function parseChannels(query: string): { stationIds: string[] } | Rejection {
   const channels = new URLSearchParams(query).getAll('channels[]');

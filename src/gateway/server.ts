@@ -1,13 +1,14 @@
 import * as uWS from 'uWebSockets.js';
 import type { Config } from '../config.ts';
 import type { Logger } from '../lib/logger.ts';
-import { requestIdFrom } from '../lib/ids.ts';
-import { Admission, CLOSE_INTERNAL, clientIp, splitCursor, type Rejection } from './admission.ts';
+import { Admission, clientIp, splitCursor, UNAVAILABLE, type Rejection } from './admission.ts';
 import { FeedBridge } from './bridge.ts';
-import { Fanout, type ChannelSet } from './fanout.ts';
+import { Fanout } from './fanout.ts';
 import { errorFrame } from './frames.ts';
-import { begin, prepare, ready, type Sink } from './session.ts';
-import { REFUSAL_STATUS, SSE_PING, SSE_PING_MS, SSE_PREAMBLE, SseStream } from './sse.ts';
+import { begin, prepare, ready, type Connection, type Sink } from './session.ts';
+import { SSE_PING_MS } from './sse.ts';
+import { SseClients } from './sseRoute.ts';
+import { requestIdOf } from './requestId.ts';
 import type { StationFeed } from './stationFeed.ts';
 import { FeedStore } from './store.ts';
 import {
@@ -42,43 +43,12 @@ export interface GatewayOptions {
 
 type Transport = 'websocket' | 'sse';
 
-/** Per-socket state, kept small: a gateway holds tens of thousands of these. */
-interface Connection {
-  ip: string;
-  /** The raw query until admission has read it. */
-  query: string;
-  /** Stations whose feed this socket receives (set while it is decided; one array shared by many sockets). */
-  stationIds: readonly string[];
-  admitted: boolean;
-  closed: boolean;
-  /** A frame was dropped for backpressure (the socket is being closed as a slow consumer). */
-  slow: boolean;
-  /** The resume cursor the client passed, until its state is sent. */
-  lastEventId: string | null;
-  /** The connection's set of channels in the fan-out, once admitted. */
-  set: ChannelSet | null;
-}
-
-/** An SSE client: its connection and its response stream. */
-interface SseClient {
-  conn: Connection;
-  stream: SseStream;
-  requestId: string;
-}
-
 /** Close code telling clients this node is going away and they should reconnect elsewhere. */
 const CLOSE_RESTARTING = 1012;
 /** Time given to clients to answer the close handshake before the remaining sockets are cut. */
 const CLOSE_GRACE_MS = 300;
 const STATUS_TEXT: Record<number, string> = { 200: 'OK', 401: 'Unauthorized', 404: 'Not Found' };
 const isRejection = (value: readonly string[] | Rejection): value is Rejection => 'code' in value;
-const UNAVAILABLE: Rejection = {
-  code: 'PROVIDER_UNAVAILABLE',
-  message: 'The feed is temporarily unavailable; reconnect later.',
-  closeCode: CLOSE_INTERNAL,
-};
-const DRAINING: Rejection = { code: 'PROVIDER_UNAVAILABLE', message: 'This gateway node is restarting; reconnect.', closeCode: 1012 };
-const sseMessageOf = (frame: string): Buffer => Buffer.from(`data: ${frame}\n\n`);
 
 export async function startGateway(config: Readonly<Config>, logger: Logger, port: number, options: GatewayOptions = {}): Promise<Gateway> {
   const app = uWS.App();
@@ -117,7 +87,6 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     reconnectDelayMs: options.redisReconnectDelayMs,
   });
   const sockets = new Set<uWS.WebSocket<Connection>>();
-  const streams = new Set<SseClient>();
   let draining = false;
 
   function refuse(ws: uWS.WebSocket<Connection>, rejection: Rejection): void {
@@ -133,18 +102,12 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   /** Stations with connections still being decided (their sockets already list the station). */
   const deciding = new Map<string, number>();
 
-  /** An open SSE stream that may no longer be listened to: the error message, then the end of the stream. */
-  function refuseStream(client: SseClient, rejection: Rejection): void {
-    client.stream.write(sseMessageOf(errorFrame(rejection.code, rejection.message)));
-    endStream(client);
-  }
-
   /** After an admin change: sockets of a station that may no longer be listened to are refused. */
   async function recheck(stationId: string): Promise<void> {
     const rejection = await admission.gate(stationId).catch(() => null);
     if (rejection) {
       for (const ws of sockets) if (ws.getUserData().stationIds.includes(stationId)) refuse(ws, rejection);
-      for (const client of [...streams]) if (client.conn.stationIds.includes(stationId)) refuseStream(client, rejection);
+      sse.refuse(stationId, rejection);
       return;
     }
     // A module switched on or off changes which kinds of rows the station's feed sends: its listeners
@@ -156,7 +119,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     if (!changed) return;
     if (metrics) gatewayResyncs.labels('settings_changed').inc();
     for (const ws of sockets) if (ws.getUserData().stationIds.includes(stationId)) ws.end(CLOSE_RESTARTING, 'station settings changed');
-    for (const client of [...streams]) if (client.conn.stationIds.includes(stationId)) endStream(client);
+    sse.end(stationId);
   }
   bridge.onStationChanged = (stationId) => {
     admission.forget(stationId);
@@ -351,108 +314,21 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     },
   });
 
-  /** Closes an SSE client's connection and forgets it (once). */
-  function dropStream(client: SseClient): void {
-    if (!streams.delete(client)) return;
-    client.conn.closed = true;
-    client.conn.set?.streams.delete(client.stream);
-    if (metrics) counted.sse.connections.dec();
-    release(client.conn);
-  }
-
-  function endStream(client: SseClient): void {
-    client.stream.end();
-    dropStream(client);
-  }
-
-  /** A refused SSE request: the error code's HTTP status and the error message as a JSON body, no stream. */
-  function refuseRequest(res: uWS.HttpResponse, requestId: string, rejection: Rejection): void {
-    res
-      .writeStatus(REFUSAL_STATUS[rejection.code])
-      .writeHeader('X-Request-Id', requestId)
-      .writeHeader('Content-Type', 'application/json')
-      .writeHeader('Cache-Control', 'no-store')
-      .writeHeader('Access-Control-Allow-Origin', '*');
-    if (rejection.code === 'RATE_LIMITED' || rejection.code === 'PROVIDER_UNAVAILABLE') res.writeHeader('Retry-After', '3');
-    res.end(errorFrame(rejection.code, rejection.message));
-  }
-
-  /** The stream's headers and `retry:`, then the state and live events (as `start`). */
-  function openStream(client: SseClient): void {
-    const { res } = client.stream;
-    res
-      .writeStatus('200 OK')
-      .writeHeader('X-Request-Id', client.requestId)
-      .writeHeader('Content-Type', 'text/event-stream; charset=utf-8')
-      .writeHeader('Cache-Control', 'no-store')
-      .writeHeader('X-Accel-Buffering', 'no')
-      .writeHeader('Access-Control-Allow-Origin', '*');
-    client.stream.writeNow(SSE_PREAMBLE);
-    const sink: Sink = {
-      send: (frame, cursor) => client.stream.send(frame, cursor),
-      subscribe: () => {
-        if (client.conn.set) fanout.subscribeStream(client.conn.set, client.stream);
-      },
-    };
-    start(client.conn, sink, (run) => void res.cork(run));
-  }
-
-  app.get('/v1/realtime/sse', (res, req) => {
-    const requestId = requestIdOf(req);
-    if (draining) return refuseRequest(res, requestId, DRAINING);
-    const ip = clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), config.trustedProxyHops);
-    const split = splitCursor(req.getQuery() ?? '');
-    // The browser's Last-Event-ID header wins over `lastEventId` in the URL (its first connection's).
-    const lastEventId = req.getHeader('last-event-id') || split.lastEventId;
-    const conn: Connection = {
-      ip,
-      query: split.query,
-      stationIds: [],
-      admitted: false,
-      closed: false,
-      slow: false,
-      lastEventId,
-      set: null,
-    };
-    const stream = new SseStream(
-      res,
-      config.gateway.maxBackpressureBytes,
-      () => {
-        if (metrics) counted.sse.slow.inc();
-      },
-      (bytes) => sent(bytes, 1, 'sse'),
-    );
-    const client: SseClient = { conn, stream, requestId };
-    res.onAborted(() => {
-      stream.closed = true;
-      conn.closed = true;
-      dropStream(client);
-    });
-    const admitted = (rejection: Rejection | null, corked: boolean): void => {
-      conn.query = '';
-      if (conn.closed) return release(conn);
-      const answer = (): void => {
-        if (rejection) return refuseRequest(res, requestId, rejection);
-        streams.add(client);
-        if (metrics) counted.sse.connections.inc();
-        openStream(client);
-      };
-      if (corked) answer();
-      else res.cork(answer);
-    };
-    const now = admitNow(conn);
-    if (now !== undefined) return admitted(now, true);
-    admitLater(conn)
-      .catch((err: unknown): Rejection => {
-        logger.warn({ err }, 'feed admission failed');
-        return UNAVAILABLE;
-      })
-      .then((rejection) => admitted(rejection, false));
+  const sse = new SseClients(app, {
+    config,
+    logger,
+    draining: () => draining,
+    admitNow,
+    admitLater,
+    release,
+    start,
+    subscribe: (conn, stream) => {
+      if (conn.set) fanout.subscribeStream(conn.set, stream);
+    },
+    leave: (conn, stream) => conn.set?.streams.delete(stream),
+    metrics: metrics ? { connections: counted.sse.connections, slow: counted.sse.slow, sent: (bytes) => sent(bytes, 1, 'sse') } : null,
+    pingMs: options.ssePingMs ?? SSE_PING_MS,
   });
-  const pings = setInterval(() => {
-    for (const client of streams) client.stream.write(SSE_PING);
-  }, options.ssePingMs ?? SSE_PING_MS);
-  pings.unref();
   app.get('/v1/realtime', (res, req) => {
     res.writeStatus('426 Upgrade Required').writeHeader('X-Request-Id', requestIdOf(req)).writeHeader('Content-Type', 'application/json');
     res.end(errorFrame('VALIDATION_ERROR', 'This is a WebSocket endpoint.'));
@@ -460,7 +336,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   app.get('/healthz', (res, req) => {
     res.writeStatus(draining ? '503 Service Unavailable' : '200 OK');
     res.writeHeader('X-Request-Id', requestIdOf(req)).writeHeader('Content-Type', 'application/json');
-    res.end(JSON.stringify({ ok: !draining, connections: sockets.size + streams.size }));
+    res.end(JSON.stringify({ ok: !draining, connections: sockets.size + sse.size }));
   });
   app.get('/metrics', (res, req) => {
     const requestId = requestIdOf(req); // the request is only valid in this callback
@@ -499,11 +375,9 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     close() {
       closing ??= (async () => {
         draining = true;
-        clearInterval(pings);
         uWS.us_listen_socket_close(listenSocket);
         for (const ws of [...sockets]) ws.cork(() => ws.end(CLOSE_RESTARTING, 'restarting'));
-        // SSE streams end: browsers reconnect with Last-Event-ID, to another node, and resume.
-        for (const client of [...streams]) endStream(client);
+        sse.close(); // browsers reconnect with Last-Event-ID, to another node, and resume
         logger.info('gateway closed its sockets with 1012');
         await new Promise((resolve) => setTimeout(resolve, CLOSE_GRACE_MS));
         app.close();
@@ -514,9 +388,4 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       return closing;
     },
   };
-}
-
-/** Every HTTP answer of the gateway carries `X-Request-Id` (the contract: "every response"), like web's. */
-function requestIdOf(req: uWS.HttpRequest): string {
-  return requestIdFrom(req.getHeader('x-request-id') || undefined);
 }

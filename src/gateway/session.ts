@@ -1,6 +1,7 @@
 import { stationChannel } from '../feed/names.ts';
 import { cursorOf, parseCursor, segmentOf, type Position } from './cursor.ts';
 import { resetFrame, syncedFrame, type SyncMode } from './frames.ts';
+import type { ChannelSet } from './fanout.ts';
 import type { StationFeed } from './stationFeed.ts';
 
 // The start of a feed connection, the same for both transports (decisions.md, "Realtime feed: resume and
@@ -8,6 +9,23 @@ import type { StationFeed } from './stationFeed.ts';
 // resumed) or only what changed since the cursor (`resumed`), then `synced`, then live events. Every
 // answer comes from the gateway's memory; the only reads are shared per station (a catch-up, the bodies
 // of older content rows), so a reconnect storm costs Postgres one read per station, not one per client.
+
+/** Per-connection state (WebSocket or SSE), kept small: a gateway holds tens of thousands of these. */
+export interface Connection {
+  ip: string;
+  /** The raw query until admission has read it. */
+  query: string;
+  /** Stations whose feed this socket receives (set while it is decided; one array shared by many sockets). */
+  stationIds: readonly string[];
+  admitted: boolean;
+  closed: boolean;
+  /** A frame was dropped for backpressure (the socket is being closed as a slow consumer). */
+  slow: boolean;
+  /** The resume cursor the client passed, until its state is sent. */
+  lastEventId: string | null;
+  /** The connection's set of channels in the fan-out, once admitted. */
+  set: ChannelSet | null;
+}
 
 /** Where a connection's frames go: a WebSocket or an SSE stream. */
 export interface Sink {
