@@ -1,9 +1,11 @@
-// `npm run bench:fanout`: the realtime gateway's fan-out beside a bare uWebSockets.js app.
+// `npm run bench:fanout`: the realtime gateway's fan-out, over WebSocket and over Server-Sent Events,
+// beside a bare uWebSockets.js app.
 //
-// For each N (BENCH_SIZES, default 1000,10000): a gateway process holds N WebSocket clients on one
+// For each N (BENCH_SIZES, default 1000,5000): a gateway process holds N WebSocket clients on one
 // station (the fleet is a second process); the bench writes BENCH_ROWS feed rows through the real write
-// path (Postgres, then Redis) and the fleet measures delivery. Then a bare uWS app in its own process,
-// fed the same frames over Redis, serves the same fleet size. Reported: delivered frames/s, p50/p99
+// path (Postgres, then Redis) and the fleet measures delivery. The same again with N SSE clients
+// (BENCH_TRANSPORTS, default ws,sse). Then a bare uWS app in its own process, fed the same frames over
+// Redis on the WebSocket run's timeline, serves the same fleet size. Reported: delivered frames/s, p50/p99
 // publish→receive latency, RSS per idle connection, CPU time per delivered frame.
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
@@ -28,7 +30,8 @@ const { eventFrame, payloadJson } = await import('../src/gateway/frames.ts');
 const { feedRowId, stationChannel } = await import('../src/feed/names.ts');
 const { startChild } = await import('./fanout/proc.ts');
 
-const SIZES = (process.env.BENCH_SIZES ?? '1000,10000').split(',').map(Number);
+const SIZES = (process.env.BENCH_SIZES ?? '1000,5000').split(',').map(Number);
+const TRANSPORTS = (process.env.BENCH_TRANSPORTS ?? 'ws,sse').split(',');
 const ROWS = Number(process.env.BENCH_ROWS ?? 200);
 /** Fleet clients that record latency (1 in SAMPLE_EVERY); all of them count frames. */
 const SAMPLE_EVERY = Number(process.env.BENCH_SAMPLE_EVERY ?? 10);
@@ -78,7 +81,8 @@ const trackData = (i: number) => ({
 await inTransaction(svc.db, (tx) =>
   upsertFeedRow(tx, svc.bus, { stationId: station.id, kind: 'now-playing', entry: 'current', data: trackData(-1) }),
 );
-const SNAPSHOT_ROWS = 2;
+/** Messages a new gateway connection receives before live events: the two rows, then `synced`. */
+const SNAPSHOT_MESSAGES = 3;
 
 interface Stats {
   cpuMicros: number;
@@ -123,7 +127,9 @@ async function publishBare(i: number): Promise<void> {
   data.sentAt = now();
   publishedAt.push(now());
   const payload = payloadJson(station.id, { kind: 'now-playing', entry: 'current', data, updatedAt });
-  await svc.redis.publish(bareChannel, eventFrame(station.id, feedRowId('now-playing', 'current'), 'update', updatedAt, payload));
+  // The same frame as the gateway's, cursor included (a station's cursor is about 30 characters).
+  const cursor = 'c1.AAAAAAAA~00000000~' + i.toString(36) + '~0';
+  await svc.redis.publish(bareChannel, eventFrame(station.id, feedRowId('now-playing', 'current'), 'update', updatedAt, payload, cursor));
 }
 
 /**
@@ -183,15 +189,20 @@ async function pass(server: Child, fleet: Child, n: number, publish: (i: number)
   };
 }
 
-async function run(app: 'gateway' | 'bare', n: number, follow?: { paced: number[]; burst: number[] }) {
+type App = 'gateway' | 'gateway-sse' | 'bare';
+
+async function run(app: App, n: number, follow?: { paced: number[]; burst: number[] }) {
   const server =
-    app === 'gateway'
-      ? startChild('./gateway.ts', [])
-      : startChild('./bare.ts', [bareChannel, String(config.gateway.maxBackpressureBytes)]);
+    app === 'bare' ? startChild('./bare.ts', [bareChannel, String(config.gateway.maxBackpressureBytes)]) : startChild('./gateway.ts', []);
   const port = await server.request<number>({ type: 'port' });
+  const query = `?channels[]=${encodeURIComponent(channel)}`;
   const url =
-    app === 'gateway' ? `ws://127.0.0.1:${port}/v1/realtime?channels[]=${encodeURIComponent(channel)}` : `ws://127.0.0.1:${port}/bare`;
-  const snapshotPerClient = app === 'gateway' ? SNAPSHOT_ROWS : 0;
+    app === 'gateway'
+      ? `ws://127.0.0.1:${port}/v1/realtime${query}`
+      : app === 'gateway-sse'
+        ? `http://127.0.0.1:${port}/v1/realtime/sse${query}`
+        : `ws://127.0.0.1:${port}/bare`;
+  const snapshotPerClient = app === 'bare' ? 0 : SNAPSHOT_MESSAGES;
   const fleet = startChild('./fleet.ts', []);
   try {
     // One client first, so the station's state is warm before the memory baseline; then the fleet in two
@@ -214,7 +225,7 @@ async function run(app: 'gateway' | 'bare', n: number, follow?: { paced: number[
       connects.push({ ...connect, stats: await server.request<Stats>({ type: 'stats', collect: true }) });
     }
     const [mid, idle] = connects.map((c) => c.stats);
-    const publish = app === 'gateway' ? publishGateway : publishBare;
+    const publish = app === 'bare' ? publishBare : publishGateway;
     const interval = intervalFor(n);
     const paced = await pass(server, fleet, n, publish, (i) => follow?.paced[i] ?? i * interval);
     const burst = await pass(server, fleet, n, publish, (i) => follow?.burst[i] ?? 0);
@@ -239,32 +250,39 @@ async function run(app: 'gateway' | 'bare', n: number, follow?: { paced: number[
 
 const results = [];
 for (const n of SIZES) {
-  const gateway = await run('gateway', n);
-  const bare = await run('bare', n, gateway.timelines);
-  for (const result of [gateway, bare]) {
+  const ws = await run('gateway', n);
+  const runs = [ws];
+  if (TRANSPORTS.includes('sse')) runs.push(await run('gateway-sse', n));
+  runs.push(await run('bare', n, ws.timelines));
+  for (const result of runs) {
     console.log(JSON.stringify({ ...result, timelines: undefined }));
     results.push(result);
   }
 }
 
-console.log(`\n${ROWS} rows per pass; paced pass for latency, back-to-back pass for throughput.\n`);
+console.log(`\n${ROWS} rows per pass; paced pass for latency, back-to-back pass for throughput. ${new Date().toISOString()}\n`);
 console.log(
-  '| N | app | delivered | paced p50 / p99 ms | burst frames/s | burst p99 ms | RSS / idle conn (marginal; all-in) | CPU µs / frame (paced, burst) |',
+  '| N | app | delivered | paced p50 / p99 ms | burst frames/s | burst p99 ms | RSS / idle conn (marginal; all-in) | CPU µs / frame (paced, burst) | CPU µs per 1 000 frames (paced) |',
 );
-console.log('|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   const delivered = `${r.paced.delivered + r.burst.delivered}/${2 * r.n * ROWS}`;
   console.log(
-    `| ${r.n} | ${r.app} | ${delivered} | ${r.paced.p50Ms} / ${r.paced.p99Ms} | ${r.burst.framesPerSecond} | ${r.burst.p99Ms} | ${r.rssPerIdleConnectionBytes} B; ${r.rssPerIdleConnectionIncludingOneOffBytes} B | ${r.paced.cpuMicrosPerFrame}, ${r.burst.cpuMicrosPerFrame} |`,
+    `| ${r.n} | ${r.app} | ${delivered} | ${r.paced.p50Ms} / ${r.paced.p99Ms} | ${r.burst.framesPerSecond} | ${r.burst.p99Ms} | ${r.rssPerIdleConnectionBytes} B; ${r.rssPerIdleConnectionIncludingOneOffBytes} B | ${r.paced.cpuMicrosPerFrame}, ${r.burst.cpuMicrosPerFrame} | ${Math.round(r.paced.cpuMicrosPerFrame * 1000)} |`,
   );
 }
 for (const n of SIZES) {
   const gateway = results.find((r) => r.n === n && r.app === 'gateway');
+  const sse = results.find((r) => r.n === n && r.app === 'gateway-sse');
   const bare = results.find((r) => r.n === n && r.app === 'bare');
   if (!gateway || !bare) continue;
   const ratio = (g: number, b: number) => (g / b).toFixed(2);
   console.log(
     `N=${n}: gateway CPU per frame ${ratio(gateway.paced.cpuMicrosPerFrame, bare.paced.cpuMicrosPerFrame)}× bare paced, ${ratio(gateway.burst.cpuMicrosPerFrame, bare.burst.cpuMicrosPerFrame)}× bare burst (target ≤ 1.2×)`,
   );
+  if (sse)
+    console.log(
+      `N=${n}: SSE CPU per frame ${ratio(sse.paced.cpuMicrosPerFrame, gateway.paced.cpuMicrosPerFrame)}× WebSocket paced, ${ratio(sse.burst.cpuMicrosPerFrame, gateway.burst.cpuMicrosPerFrame)}× burst; p99 ${sse.paced.p99Ms} vs ${gateway.paced.p99Ms} ms (target ≤ 1.3×)`,
+    );
 }
 await svc.close();

@@ -60,6 +60,8 @@ export const JOBS = {
   'webhooks.deliver': { queue: 'webhooks', payload: WEBHOOK_DELIVERY },
   /** The same for a retry, or a first attempt to an endpoint that is failing: the slow lane. */
   'webhooks.retry': { queue: 'webhooks-retry', payload: WEBHOOK_DELIVERY },
+  /** Hourly: prunes feed tombstones older than the resume history (src/feed/rows.ts, pruneFeedHistory). */
+  'feed.prune': { queue: 'default', payload: Type.Object({}) },
 } as const satisfies Record<string, { queue: QueueName; payload: TSchema; awaited?: true }>;
 
 export type JobName = keyof typeof JOBS;

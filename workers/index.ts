@@ -17,6 +17,7 @@ import { startWorkerHttp } from './http.ts';
 import { Shutdown } from '../src/lib/shutdown.ts';
 import { createServices, type Services } from '../src/services.ts';
 import { registry, type JobHandler } from './registry.ts';
+import { scheduleFeedPrune } from './feedPrune.ts';
 
 /** How many jobs of each queue one worker process runs at once. Media is CPU-bound (sharp); webhook
  * deliveries mostly wait on receivers (and one endpoint holds only a few of them, docs/webhooks.md). */
@@ -59,6 +60,7 @@ export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; 
   }
   for (const [i, worker] of workers.entries()) worker.on('stalled', () => jobsStalled.labels(QUEUES[i]).inc());
   setQueueCountsSource(() => svc.jobs.counts());
+  await scheduleFeedPrune(svc);
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   svc.logger.info({ queues: QUEUES }, 'workers ready');
   return {

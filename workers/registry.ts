@@ -12,6 +12,7 @@ import { feedsPoll } from './feedsPoll.ts';
 import { nowPlayingFollow } from './nowPlayingFollow.ts';
 import { nowPlayingArtwork } from './nowPlayingArtwork.ts';
 import { webhooksDeliver } from './webhooksDeliver.ts';
+import { feedPrune } from './feedPrune.ts';
 
 export type JobHandler<N extends JobName> = (payload: JobPayload<N>, svc: Services, job: Job) => Promise<unknown>;
 
@@ -29,4 +30,5 @@ export const registry: { [N in JobName]: JobHandler<N> } = {
   'nowPlaying.artwork': nowPlayingArtwork,
   'webhooks.deliver': webhooksDeliver,
   'webhooks.retry': webhooksDeliver,
+  'feed.prune': feedPrune,
 };

@@ -4,7 +4,9 @@ import { processStats, serve } from './proc.ts';
 
 // The baseline: a bare uWebSockets.js app with the gateway's socket settings that publishes each frame it
 // receives on a Redis channel to every socket, with no parsing, state or checks.
-const [channel, maxBackpressure] = process.argv.slice(2);
+const [channel, maxBackpressure, greet] = process.argv.slice(2);
+/** bench:reconnect's floor: every new socket gets one small message (its `synced`), nothing else. */
+const GREETING = '{"type":"synced","data":{"cursor":"c1","channels":{}}}';
 const TOPIC = 'bench';
 const app = uWS.App();
 app.ws('/*', {
@@ -16,6 +18,7 @@ app.ws('/*', {
   sendPingsAutomatically: true,
   open(ws) {
     ws.subscribe(TOPIC);
+    if (greet === 'greet') ws.send(GREETING, false, false);
   },
 });
 const subscriber = new Redis(process.env.REDIS_URL as string);

@@ -39,6 +39,11 @@ export class BenchClient {
     this.socket.destroy();
   }
 
+  /** Drops the connection as a lost network does (RST: no TIME_WAIT left on the fleet's ports). */
+  reset(): void {
+    this.socket.resetAndDestroy();
+  }
+
   private read(chunk: Buffer): void {
     let data = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
     this.pending = null;

@@ -1,14 +1,15 @@
 import { performance } from 'node:perf_hooks';
 import { BenchClient } from './client.ts';
+import { BenchSseClient } from './sseClient.ts';
 import { serve } from './proc.ts';
 
-// The listener fleet: N WebSocket clients in one process (bench/fanout/client.ts). Every client counts frames; every `sampleEvery`-th
+// The listener fleet: N WebSocket or SSE clients (an http: URL) in one process (bench/fanout/client.ts). Every client counts frames; every `sampleEvery`-th
 // client also reads the `sentAt` stamp the bench put into each row and records publish→receive latency.
 
 const SENT_AT = /sentAt\\?":([0-9.]+)/;
 const now = () => performance.timeOrigin + performance.now();
 
-let clients: BenchClient[] = [];
+let clients: Array<BenchClient | BenchSseClient> = [];
 let measuring = false;
 let snapshotFrames = 0;
 let delivered = 0;
@@ -46,7 +47,8 @@ async function connect(url: string, count: number, sampleEvery: number, snapshot
     new Promise<void>((resolve) => {
       const sampled = index % sampleEvery === 0;
       let opened = false;
-      const client = new BenchClient(new URL(url), {
+      const Client = url.startsWith('http') ? BenchSseClient : BenchClient;
+      const client: BenchClient | BenchSseClient = new Client(new URL(url), {
         onOpen() {
           opened = true;
           clients.push(client);

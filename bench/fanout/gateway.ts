@@ -8,7 +8,7 @@ const config = loadConfig();
 const gateway = await startGateway(config, createLogger(config, 'bench-gateway'), 0);
 serve((message) => {
   if (message.type === 'port') return gateway.port;
-  if (message.type === 'stats') return processStats(message.collect === true);
+  if (message.type === 'stats') return { ...processStats(message.collect === true), queries: gateway.queries() };
   return null;
 });
 process.once('SIGTERM', () => void gateway.close().then(() => process.exit(0)));

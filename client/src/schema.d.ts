@@ -1331,8 +1331,11 @@ export interface components {
                 graphql: string | null;
                 media: string | null;
                 realtime: {
+                    /** @description WebSocket URL of the station feed (`wss://…`). */
                     url: string;
                     channel: string;
+                    /** @description Server-Sent Events URL of the same feed (`https://…/v1/realtime/sse?channels[]=…`). */
+                    sse: string;
                 } | null;
             };
             delivery: {
@@ -3327,7 +3330,8 @@ export interface operations {
                      *         "media": "string",
                      *         "realtime": {
                      *           "url": "string",
-                     *           "channel": "string"
+                     *           "channel": "string",
+                     *           "sse": "string"
                      *         }
                      *       },
                      *       "delivery": {

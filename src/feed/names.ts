@@ -17,3 +17,6 @@ export function eventNames(stationId: string, rowId: string, action: FeedAction)
   const base = `${stationChannel(stationId)}.rows`;
   return [`${base}.${rowId}.${action}`, `${base}.*.${action}`];
 }
+
+/** How long changes and tombstones are kept for clients resuming from a cursor (decisions.md: at least 24 h). */
+export const FEED_HISTORY_MS = 24 * 60 * 60 * 1000;

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Db, Tx } from '../lib/db.ts';
 import { numbered, type Statement } from '../lib/pipeline.ts';
 import type { FeedBus, FeedMessage } from './bus.ts';
-import type { FeedKind } from './names.ts';
+import { FEED_HISTORY_MS, type FeedKind } from './names.ts';
 
 interface FeedRowRecord {
   station_id: string;
@@ -141,4 +141,25 @@ export async function feedRowsSince(db: Db, stationId: string, afterSeq: number)
     data: r.data,
     updatedAt: r.updated_at.toISOString(),
   }));
+}
+
+/**
+ * Deletes tombstones older than the history window and raises each station's `feed_pruned_seq` to the
+ * highest seq it pruned, in one statement: a cursor below that seq may have missed a delete that is gone,
+ * so the gateway answers it with a reset. Returns the number of tombstones pruned.
+ */
+export async function pruneFeedHistory(db: Db, now: Date, historyMs = FEED_HISTORY_MS): Promise<number> {
+  const result = await db.raw<{ rows: Array<{ pruned: string | number }> }>(
+    `WITH gone AS (
+       DELETE FROM feed_rows WHERE deleted AND updated_at < ? RETURNING station_id, seq
+     ), floors AS (
+       SELECT station_id, max(seq) AS seq, count(*) AS pruned FROM gone GROUP BY station_id
+     ), raised AS (
+       UPDATE stations s SET feed_pruned_seq = GREATEST(s.feed_pruned_seq, floors.seq)
+         FROM floors WHERE s.id = floors.station_id RETURNING floors.pruned
+     )
+     SELECT COALESCE(sum(pruned), 0) AS pruned FROM raised`,
+    [new Date(now.getTime() - historyMs)],
+  );
+  return Number(result.rows[0]?.pruned ?? 0);
 }

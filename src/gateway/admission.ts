@@ -32,6 +32,13 @@ const GATE_TTL_MS = 10_000;
 
 const reject = (code: FeedErrorCode, message: string, closeCode = CLOSE_POLICY): Rejection => ({ code, message, closeCode });
 
+/** The gateway could not read what a connection needs (Postgres unreachable): retry with backoff. */
+export const UNAVAILABLE: Rejection = reject(
+  'PROVIDER_UNAVAILABLE',
+  'The feed is temporarily unavailable; reconnect later.',
+  CLOSE_INTERNAL,
+);
+
 /** Station ids from the repeated `channels[]` query parameter, or why they cannot be served. */
 export function parseChannels(query: string): { stationIds: string[] } | Rejection {
   const channels = new URLSearchParams(query).getAll('channels[]');
@@ -45,6 +52,27 @@ export function parseChannels(query: string): { stationIds: string[] } | Rejecti
   }
   if (stationIds.length > MAX_CHANNELS) return reject('VALIDATION_ERROR', `At most ${MAX_CHANNELS} channels per connection.`);
   return { stationIds };
+}
+
+/**
+ * Splits the `lastEventId` parameter (a resume cursor) off a feed URL's query: the rest is what admission
+ * reads and caches by (many listeners share it), the cursor is the connection's own.
+ */
+export function splitCursor(query: string): { query: string; lastEventId: string | null } {
+  let at = query.startsWith('lastEventId=') ? 0 : query.indexOf('&lastEventId=');
+  if (at < 0) return { query, lastEventId: null };
+  if (at > 0) at++;
+  // A reconnect storm brings thousands of these: cut the parameter out rather than parse the whole query.
+  const end = query.indexOf('&', at);
+  const raw = query.slice(at + 'lastEventId='.length, end < 0 ? query.length : end);
+  const rest = end < 0 ? query.slice(0, Math.max(0, at - 1)) : query.slice(0, at) + query.slice(end + 1);
+  let lastEventId: string;
+  try {
+    lastEventId = decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    lastEventId = raw; // not a cursor this gateway wrote: a reset, never an error
+  }
+  return { query: splitCursor(rest).query, lastEventId }; // a repeated parameter: the first one counts
 }
 
 /** The client's IP: the socket address, or the X-Forwarded-For entry written by the nearest trusted proxy. */

@@ -4,7 +4,7 @@ import { FEED_KINDS } from '../feed/names.ts';
 import { keys } from '../lib/keys.ts';
 import { createBlockingRedis, type Redis } from '../lib/redis.ts';
 import type { Logger } from '../lib/logger.ts';
-import { StationFeed } from './stationFeed.ts';
+import { StationFeed, type FeedChange } from './stationFeed.ts';
 import { gatewayResyncs, gatewayStations, metricsEnabled } from '../lib/metrics.ts';
 import type { FeedStore, StoredRow } from './store.ts';
 
@@ -14,7 +14,16 @@ interface Subscription {
   ready: Promise<StationFeed>;
   /** Subscribed and loaded: new listeners can be served without waiting. */
   warm: boolean;
+  /** Pending drop after the last listener left (LINGER_MS). */
+  linger: NodeJS.Timeout | null;
 }
+
+/**
+ * How long a station's feed stays subscribed and loaded after its last listener left: listeners of a
+ * dropped network or a restarted node come back within seconds, and are then served from memory, at once
+ * (no reload of the station, no query).
+ */
+const LINGER_MS = 2000;
 
 export interface BridgeOptions {
   /** Fixed delay between Redis reconnection attempts (tests use it to hold the subscription down). */
@@ -45,7 +54,7 @@ export class FeedBridge {
   private readonly subscriptions = new Map<string, Subscription>();
   private readonly byChannel = new Map<string, StationFeed>();
   private readonly store: FeedStore;
-  private readonly publish: (topic: string, frame: Buffer) => void;
+  private readonly publish: (stationId: string, change: FeedChange) => void;
   private readonly logger: Logger;
   private connectedBefore = false;
   private closing = false;
@@ -57,7 +66,7 @@ export class FeedBridge {
   constructor(
     redisUrl: string,
     store: FeedStore,
-    publish: (topic: string, frame: Buffer) => void,
+    publish: (stationId: string, change: FeedChange) => void,
     logger: Logger,
     options: BridgeOptions = {},
   ) {
@@ -85,8 +94,8 @@ export class FeedBridge {
     let sub = this.subscriptions.get(stationId);
     if (!sub) {
       const channel = keys.feedChannel(stationId);
-      const feed = new StationFeed(stationId, this.store, (frame) => this.publish(feed.topic, frame), this.logger);
-      const created: Subscription = { feed, refs: 0, ready: Promise.resolve(feed), warm: false };
+      const feed = new StationFeed(stationId, this.store, (change) => this.publish(stationId, change), this.logger);
+      const created: Subscription = { feed, refs: 0, ready: Promise.resolve(feed), warm: false, linger: null };
       created.ready = (async () => {
         await this.subscriber.subscribe(channel);
         await feed.load();
@@ -101,6 +110,7 @@ export class FeedBridge {
         if (this.subscriptions.get(stationId) === created) this.drop(stationId, created);
       });
     }
+    this.keep(sub);
     sub.refs++;
     try {
       return await sub.ready;
@@ -119,6 +129,7 @@ export class FeedBridge {
   acquireNow(stationId: string): StationFeed | undefined {
     const sub = this.subscriptions.get(stationId);
     if (!sub?.warm) return undefined;
+    this.keep(sub);
     sub.refs++;
     return sub.feed;
   }
@@ -132,7 +143,18 @@ export class FeedBridge {
     const sub = this.subscriptions.get(stationId);
     if (!sub) return;
     sub.refs--;
-    if (sub.refs <= 0) this.drop(stationId, sub);
+    if (sub.refs > 0) return;
+    if (!sub.warm || this.closing) return this.drop(stationId, sub);
+    sub.linger ??= setTimeout(() => {
+      sub.linger = null;
+      if (sub.refs <= 0 && this.subscriptions.get(stationId) === sub) this.drop(stationId, sub);
+    }, LINGER_MS);
+    sub.linger.unref();
+  }
+
+  private keep(sub: Subscription): void {
+    if (sub.linger) clearTimeout(sub.linger);
+    sub.linger = null;
   }
 
   /** Stations with listeners on this gateway. */
@@ -147,6 +169,7 @@ export class FeedBridge {
   }
 
   private drop(stationId: string, sub: Subscription): void {
+    this.keep(sub);
     this.subscriptions.delete(stationId);
     if (metricsEnabled()) gatewayStations.dec();
     const channel = keys.feedChannel(stationId);

@@ -25,14 +25,36 @@ export function payloadJson(stationId: string, row: RowChange): string {
 }
 
 /**
- * `{type: "event", data: {events, channels, timestamp, payload}}`. `timestamp` is the time of the change
- * (the row's `updatedAt`), so every gateway sends the same bytes for the same change.
+ * `{type: "event", data: {events, channels, timestamp, payload, cursor}}`. `timestamp` is the time of the
+ * change (the row's `updatedAt`), so every gateway sends the same bytes for the same change. `cursor`
+ * (cursor.ts) is the position of every channel of the receiving connection after this message.
  */
-export function eventFrame(stationId: string, rowId: string, action: FeedAction, updatedAt: string, payload: string): string {
+export function eventFrame(
+  stationId: string,
+  rowId: string,
+  action: FeedAction,
+  updatedAt: string,
+  payload: string,
+  cursor: string,
+): string {
   return (
     `{"type":"event","data":{"events":${JSON.stringify(eventNames(stationId, rowId, action))},` +
-    `"channels":${JSON.stringify([stationChannel(stationId)])},"timestamp":${JSON.stringify(updatedAt)},"payload":${payload}}}`
+    `"channels":${JSON.stringify([stationChannel(stationId)])},"timestamp":${JSON.stringify(updatedAt)},"payload":${payload},` +
+    `"cursor":"${cursor}"}}`
   );
+}
+
+/** How a channel's state was given to a resuming connection (the `synced` message). */
+export type SyncMode = 'fresh' | 'resumed' | 'reset';
+
+/** `{type: "reset", data: {channel}}`: the channel's full state follows. */
+export function resetFrame(channel: string): string {
+  return JSON.stringify({ type: 'reset', data: { channel } });
+}
+
+/** `{type: "synced", data: {cursor, channels}}`: the state or replay of every channel was sent; live events follow. */
+export function syncedFrame(cursor: string, channels: Record<string, SyncMode>): string {
+  return JSON.stringify({ type: 'synced', data: { cursor, channels } });
 }
 
 /** Codes of the feed's error message, in the contract's error vocabulary. */

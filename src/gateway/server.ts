@@ -1,10 +1,15 @@
 import * as uWS from 'uWebSockets.js';
 import type { Config } from '../config.ts';
 import type { Logger } from '../lib/logger.ts';
-import { requestIdFrom } from '../lib/ids.ts';
-import { Admission, CLOSE_INTERNAL, clientIp, type Rejection } from './admission.ts';
+import { Admission, clientIp, splitCursor, UNAVAILABLE, type Rejection } from './admission.ts';
 import { FeedBridge } from './bridge.ts';
+import { Fanout } from './fanout.ts';
 import { errorFrame } from './frames.ts';
+import { begin, prepare, ready, type Connection, type Sink } from './session.ts';
+import { SSE_PING_MS } from './sse.ts';
+import { SseClients } from './sseRoute.ts';
+import { requestIdOf } from './requestId.ts';
+import type { StationFeed } from './stationFeed.ts';
 import { FeedStore } from './store.ts';
 import {
   gatewayBytesSent,
@@ -24,26 +29,19 @@ export interface Gateway {
   port: number;
   /** CLIENT SETNAME of the gateway's Redis subscriber connection. */
   redisClientName: string;
+  /** Postgres queries this gateway has sent (reconnecting clients must not cost one each). */
+  queries(): number;
   close(): Promise<void>;
 }
 
 export interface GatewayOptions {
   /** Fixed delay between Redis reconnection attempts of the subscriber. */
   redisReconnectDelayMs?: number;
+  /** Period of the SSE heartbeat comment (tests shorten it). */
+  ssePingMs?: number;
 }
 
-/** Per-socket state, kept small: a gateway holds tens of thousands of these. */
-interface Connection {
-  ip: string;
-  /** The raw query until admission has read it. */
-  query: string;
-  /** Stations whose feed this socket receives (set while it is decided; one array shared by many sockets). */
-  stationIds: readonly string[];
-  admitted: boolean;
-  closed: boolean;
-  /** A frame was dropped for backpressure (the socket is being closed as a slow consumer). */
-  slow: boolean;
-}
+type Transport = 'websocket' | 'sse';
 
 /** Close code telling clients this node is going away and they should reconnect elsewhere. */
 const CLOSE_RESTARTING = 1012;
@@ -51,11 +49,6 @@ const CLOSE_RESTARTING = 1012;
 const CLOSE_GRACE_MS = 300;
 const STATUS_TEXT: Record<number, string> = { 200: 'OK', 401: 'Unauthorized', 404: 'Not Found' };
 const isRejection = (value: readonly string[] | Rejection): value is Rejection => 'code' in value;
-const UNAVAILABLE: Rejection = {
-  code: 'PROVIDER_UNAVAILABLE',
-  message: 'The feed is temporarily unavailable; reconnect later.',
-  closeCode: CLOSE_INTERNAL,
-};
 
 export async function startGateway(config: Readonly<Config>, logger: Logger, port: number, options: GatewayOptions = {}): Promise<Gateway> {
   const app = uWS.App();
@@ -63,17 +56,34 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   const admission = new Admission(config, store, logger);
   const metrics = metricsEnabled() && config.observability.metrics;
   startProcessMetrics(config.observability);
-  /** Counts frames as sent to `sockets` clients (waveline_gateway_frames_sent_total, bytes). */
-  const sent = (frame: Buffer | string, sockets = 1): void => {
-    if (!metrics || sockets === 0) return;
-    gatewayFramesSent.inc(sockets);
-    gatewayBytesSent.inc(sockets * (typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length));
+  /** The per-transport series, looked up once (a label look-up per frame would cost more than the frame). */
+  const series = (transport: Transport) => ({
+    connections: gatewayConnections.labels(transport),
+    frames: gatewayFramesSent.labels(transport),
+    bytes: gatewayBytesSent.labels(transport),
+    slow: gatewaySlowConsumerCloses.labels(transport),
+  });
+  const counted = { websocket: series('websocket'), sse: series('sse') };
+  if (metrics) for (const transport of Object.values(counted)) for (const metric of Object.values(transport)) metric.inc(0);
+  /** Counts frames as sent to `receivers` clients (waveline_gateway_frames_sent_total, bytes). */
+  const sent = (frame: Buffer | string, receivers = 1, transport: Transport = 'websocket'): void => {
+    if (!metrics || receivers === 0) return;
+    counted[transport].frames.inc(receivers);
+    counted[transport].bytes.inc(receivers * (typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length));
   };
-  const publish = (topic: string, frame: Buffer): void => {
-    app.publish(topic, frame, false, false);
-    if (metrics) sent(frame, app.numSubscribers(topic));
-  };
-  const bridge = new FeedBridge(config.redisUrl, store, publish, logger, {
+  const fanout = new Fanout(
+    (stationId) => bridge.feed(stationId),
+    (topic, frame) => {
+      app.publish(topic, frame, false, false);
+      if (metrics) sent(frame, app.numSubscribers(topic));
+    },
+    (frames, bytes) => {
+      if (!metrics) return;
+      counted.sse.frames.inc(frames);
+      counted.sse.bytes.inc(bytes);
+    },
+  );
+  const bridge = new FeedBridge(config.redisUrl, store, (stationId, change) => fanout.change(stationId, change), logger, {
     reconnectDelayMs: options.redisReconnectDelayMs,
   });
   const sockets = new Set<uWS.WebSocket<Connection>>();
@@ -97,6 +107,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     const rejection = await admission.gate(stationId).catch(() => null);
     if (rejection) {
       for (const ws of sockets) if (ws.getUserData().stationIds.includes(stationId)) refuse(ws, rejection);
+      sse.refuse(stationId, rejection);
       return;
     }
     // A module switched on or off changes which kinds of rows the station's feed sends: its listeners
@@ -108,6 +119,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     if (!changed) return;
     if (metrics) gatewayResyncs.labels('settings_changed').inc();
     for (const ws of sockets) if (ws.getUserData().stationIds.includes(stationId)) ws.end(CLOSE_RESTARTING, 'station settings changed');
+    sse.end(stationId);
   }
   bridge.onStationChanged = (stationId) => {
     admission.forget(stationId);
@@ -126,6 +138,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     conn.ip = ip;
     conn.stationIds = stationIds;
     conn.admitted = true;
+    conn.set = fanout.join(stationIds);
     return null;
   }
 
@@ -192,22 +205,43 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   function release(conn: Connection): void {
     if (!conn.admitted) return;
     conn.admitted = false;
+    if (conn.set) fanout.leave(conn.set);
+    conn.set = null;
     for (const stationId of conn.stationIds) bridge.release(stationId);
     admission.releaseConnection(conn.ip);
   }
 
-  /** The current state, then live events: both in one turn, so no change falls in between. */
-  function start(ws: uWS.WebSocket<Connection>): void {
+  /**
+   * Each channel's state or replay, `synced`, then live events (session.ts): in one turn, so no change
+   * falls in between. `cork` runs it corked when called from outside a uWS callback. A resume that needs
+   * a shared read first (a catch-up, older content bodies) is answered once it is in.
+   */
+  function start(conn: Connection, sink: Sink, cork: (run: () => void) => void): void {
+    const feeds = conn.stationIds.map((stationId) => bridge.feed(stationId)).filter((feed): feed is StationFeed => !!feed);
+    const run = (): void => {
+      if (conn.closed) return;
+      const lastEventId = conn.lastEventId;
+      conn.lastEventId = null;
+      begin(sink, feeds, lastEventId);
+    };
+    if (ready(feeds, conn.lastEventId)) return cork(run);
+    prepare(feeds, conn.lastEventId)
+      .catch((err: unknown) => logger.warn({ err }, 'resume read failed; the channels are reset'))
+      .then(() => (conn.closed ? undefined : cork(run)));
+  }
+
+  function wsSink(ws: uWS.WebSocket<Connection>): Sink {
     const conn = ws.getUserData();
-    for (const stationId of conn.stationIds) {
-      const feed = bridge.feed(stationId);
-      if (!feed) continue;
-      for (const frame of feed.snapshot()) {
-        if (ws.send(frame, false, false) === 2 || conn.closed) return; // closed for backpressure
+    return {
+      send(frame) {
+        if (conn.closed || ws.send(frame, false, false) === 2 || conn.closed) return false; // closed for backpressure
         sent(frame);
-      }
-      ws.subscribe(feed.topic);
-    }
+        return true;
+      },
+      subscribe() {
+        if (conn.set) ws.subscribe(conn.set.topic);
+      },
+    };
   }
 
   app.ws<Connection>('/v1/realtime', {
@@ -228,7 +262,8 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
         return;
       }
       const ip = clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), config.trustedProxyHops);
-      const conn: Connection = { ip, query: req.getQuery() ?? '', stationIds: [], admitted: false, closed: false, slow: false };
+      const { query, lastEventId } = splitCursor(req.getQuery() ?? '');
+      const conn: Connection = { ip, query, stationIds: [], admitted: false, closed: false, slow: false, lastEventId, set: null };
       res.upgrade(
         conn,
         req.getHeader('sec-websocket-key'),
@@ -240,12 +275,13 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     open(ws) {
       const conn = ws.getUserData();
       sockets.add(ws);
-      if (metrics) gatewayConnections.inc();
+      if (metrics) counted.websocket.connections.inc();
       if (draining) return ws.end(CLOSE_RESTARTING, 'restarting');
       const now = admitNow(conn);
+      const cork = (run: () => void): void => void ws.cork(run);
       if (now !== undefined) {
         conn.query = '';
-        return now ? refuse(ws, now) : start(ws);
+        return now ? refuse(ws, now) : start(conn, wsSink(ws), cork);
       }
       admitLater(conn)
         .catch((err: unknown): Rejection => {
@@ -256,7 +292,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
           conn.query = '';
           if (conn.closed) return;
           if (rejection) refuse(ws, rejection);
-          else ws.cork(() => start(ws));
+          else start(conn, wsSink(ws), cork);
         });
     },
     message() {
@@ -267,15 +303,31 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       const conn = ws.getUserData();
       if (conn.slow) return;
       conn.slow = true;
-      if (metrics) gatewaySlowConsumerCloses.inc();
+      if (metrics) counted.websocket.slow.inc();
     },
     close(ws) {
       const conn = ws.getUserData();
       conn.closed = true;
       sockets.delete(ws);
-      if (metrics) gatewayConnections.dec();
+      if (metrics) counted.websocket.connections.dec();
       release(conn);
     },
+  });
+
+  const sse = new SseClients(app, {
+    config,
+    logger,
+    draining: () => draining,
+    admitNow,
+    admitLater,
+    release,
+    start,
+    subscribe: (conn, stream) => {
+      if (conn.set) fanout.subscribeStream(conn.set, stream);
+    },
+    leave: (conn, stream) => conn.set?.streams.delete(stream),
+    metrics: metrics ? { connections: counted.sse.connections, slow: counted.sse.slow, sent: (bytes) => sent(bytes, 1, 'sse') } : null,
+    pingMs: options.ssePingMs ?? SSE_PING_MS,
   });
   app.get('/v1/realtime', (res, req) => {
     res.writeStatus('426 Upgrade Required').writeHeader('X-Request-Id', requestIdOf(req)).writeHeader('Content-Type', 'application/json');
@@ -284,7 +336,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   app.get('/healthz', (res, req) => {
     res.writeStatus(draining ? '503 Service Unavailable' : '200 OK');
     res.writeHeader('X-Request-Id', requestIdOf(req)).writeHeader('Content-Type', 'application/json');
-    res.end(JSON.stringify({ ok: !draining, connections: sockets.size }));
+    res.end(JSON.stringify({ ok: !draining, connections: sockets.size + sse.size }));
   });
   app.get('/metrics', (res, req) => {
     const requestId = requestIdOf(req); // the request is only valid in this callback
@@ -319,11 +371,13 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   return {
     port: boundPort,
     redisClientName: bridge.clientName,
+    queries: () => store.queries,
     close() {
       closing ??= (async () => {
         draining = true;
         uWS.us_listen_socket_close(listenSocket);
         for (const ws of [...sockets]) ws.cork(() => ws.end(CLOSE_RESTARTING, 'restarting'));
+        sse.close(); // browsers reconnect with Last-Event-ID, to another node, and resume
         logger.info('gateway closed its sockets with 1012');
         await new Promise((resolve) => setTimeout(resolve, CLOSE_GRACE_MS));
         app.close();
@@ -334,9 +388,4 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       return closing;
     },
   };
-}
-
-/** Every HTTP answer of the gateway carries `X-Request-Id` (the contract: "every response"), like web's. */
-function requestIdOf(req: uWS.HttpRequest): string {
-  return requestIdFrom(req.getHeader('x-request-id') || undefined);
 }

@@ -1,5 +1,6 @@
-import { feedRowId, FEED_KINDS, stationChannel, type FeedAction, type FeedKind } from '../feed/names.ts';
+import { FEED_HISTORY_MS, feedRowId, FEED_KINDS, stationChannel, type FeedAction, type FeedKind } from '../feed/names.ts';
 import type { Logger } from '../lib/logger.ts';
+import { channelKey, segmentOf, type Position } from './cursor.ts';
 import { eventFrame, payloadJson } from './frames.ts';
 import { nowPlayingAt } from '../domains/nowPlaying/presenter.ts';
 import type { NowPlaying } from '../domains/nowPlaying/schemas.ts';
@@ -25,6 +26,23 @@ interface HeldRow {
   nowPlayingMoment?: number;
 }
 
+/** How long content bodies read for a resume stay (a reconnect burst spreads over a few seconds). */
+const FETCHED_BODIES_MS = 60_000;
+/** How often the in-memory tombstones are checked against the history window. */
+const PRUNE_EVERY_MS = 60_000;
+
+/** One event of a station's feed, before it is framed with a connection's cursor. */
+export interface FeedChange {
+  rowId: string;
+  action: FeedAction;
+  updatedAt: string;
+  payload: string;
+  seq: number;
+}
+
+/** Whether a connection at a position can be given only what changed since (cursor.ts). */
+export type ResumeCheck = 'resumable' | 'reset' | 'ahead';
+
 const NOW_PLAYING_ROW = feedRowId('now-playing', 'current');
 
 const FIXED_ORDER = new Map<string, number>(FEED_KINDS.map((kind, i) => [kind, i]));
@@ -43,8 +61,10 @@ export class StationFeed {
   readonly stationId: string;
   /** The public channel, also the uWS topic its sockets subscribe to. */
   readonly topic: string;
+  /** The channel's key in cursors. */
+  readonly key: string;
   private readonly store: FeedStore;
-  private readonly publish: (frame: Buffer) => void;
+  private readonly publish: (change: FeedChange) => void;
   private readonly logger: Logger;
   /** schedule, on-air, now-playing rows (always held with data). */
   private readonly fixed = new Map<string, HeldRow>();
@@ -54,6 +74,19 @@ export class StationFeed {
   private readonly contentBodies = new Map<string, HeldRow>();
   /** Removed rows whose seq is above the watermark: a late, older message must not bring them back. */
   private readonly tombstones = new Map<string, number>();
+  /** Every tombstone of the history (rowId → seq, time): what a resuming client must be told was removed. */
+  private readonly deletions = new Map<string, { seq: number; updatedAt: string }>();
+  /** Content bodies read for resuming clients (rows older than the held bodies), while a burst lasts. */
+  private readonly fetched = new Map<string, HeldRow>();
+  private fetchedTimer: NodeJS.Timeout | null = null;
+  private bodyRead: Promise<void> | null = null;
+  private bodyReadFrom = Infinity;
+  private queuedRead: Promise<void> | null = null;
+  private queuedFrom = Infinity;
+  private epoch = '';
+  /** The highest seq whose tombstone is no longer kept: positions below it are resets. */
+  private prunedSeq = 0;
+  private prunedAt = 0;
   private readonly ahead = new Set<number>();
   private watermark = 0;
   private loaded = false;
@@ -61,9 +94,13 @@ export class StationFeed {
   private buffered: StoredRow[] = [];
   // Frames are held and sent as UTF-8 buffers: uWS then copies bytes instead of converting a JS string
   // for every socket (which also left native memory behind per connection).
-  private snapshotFrames: Buffer[] | null = null;
-  /** The now-playing age (whole seconds) the snapshot was derived at; null when it has no row that ages. */
-  private snapshotAge: number | null = null;
+  /** Framed state and replays by (now-playing age, what, cursor); emptied whenever a row changes. */
+  private readonly frameCache = new Map<string, Buffer[]>();
+  /** `canReplay` answers by position; emptied with the frame cache. */
+  private readonly replayable = new Map<number, boolean>();
+  private segmentCache = '';
+  private segmentSeq = -1;
+  private segmentMask = -1;
   private repairTimer: NodeJS.Timeout | null = null;
   private catchingUp: Promise<void> | null = null;
   private catchUpAgain = false;
@@ -72,9 +109,10 @@ export class StationFeed {
   /** Kinds whose module the station has switched off: held and accounted for, never sent. */
   private hidden: ReadonlySet<string> = new Set<FeedKind>();
 
-  constructor(stationId: string, store: FeedStore, publish: (frame: Buffer) => void, logger: Logger) {
+  constructor(stationId: string, store: FeedStore, publish: (change: FeedChange) => void, logger: Logger) {
     this.stationId = stationId;
     this.topic = stationChannel(stationId);
+    this.key = channelKey(this.topic);
     this.store = store;
     this.publish = publish;
     this.logger = logger;
@@ -87,6 +125,8 @@ export class StationFeed {
     this.hidden = new Set(current.hidden);
     for (const row of current.rows) this.hold(row);
     this.watermark = current.feedSeq ?? 0;
+    this.epoch = current.history?.epoch ?? '';
+    this.prunedSeq = current.history?.prunedSeq ?? 0;
     this.loaded = true;
     const buffered = this.buffered;
     this.buffered = [];
@@ -101,8 +141,8 @@ export class StationFeed {
       this.buffered.push(row);
       return;
     }
-    const frame = this.apply(row);
-    if (frame !== null && !this.hidden.has(row.kind)) this.publish(frame);
+    const change = this.apply(row);
+    if (change !== null && !this.hidden.has(row.kind)) this.publish(change);
   }
 
   /**
@@ -115,7 +155,7 @@ export class StationFeed {
     const next = new Set<string>(hidden);
     if (next.size === this.hidden.size && [...next].every((kind) => this.hidden.has(kind))) return false;
     this.hidden = next;
-    this.snapshotFrames = null;
+    this.clearCaches();
     return true;
   }
 
@@ -150,44 +190,212 @@ export class StationFeed {
     return this.catchingUp;
   }
 
+  /** The station's position as a cursor names it: every change up to the watermark is applied. */
+  position(): Position {
+    return { epoch: this.epoch, seq: this.watermark, mask: this.hiddenMask() };
+  }
+
+  /** This channel's cursor segment at the current position. */
+  segment(): string {
+    const mask = this.hiddenMask();
+    if (this.segmentSeq !== this.watermark || this.segmentMask !== mask) {
+      this.segmentCache = segmentOf(this.key, this.position());
+      this.segmentSeq = this.watermark;
+      this.segmentMask = mask;
+    }
+    return this.segmentCache;
+  }
+
   /**
-   * One `create` event per current row: schedule, on-air, now-playing, then the newest content first.
-   * The now-playing row's elapsed time and freshness are derived again at `now` (the stored row says
-   * what they were when it was written); the frames are reused while its age in whole seconds holds.
+   * Whether a client at `position` can be given only the changes since: same epoch and module settings,
+   * not below the pruned history. A position ahead of this gateway (a change another node has sent and
+   * this one has not applied yet) is `ahead`: catch up, then ask again.
    */
-  snapshot(now = Date.now()): Buffer[] {
-    const nowPlaying = this.hidden.has('now-playing') ? undefined : this.fixed.get(NOW_PLAYING_ROW);
-    const age = nowPlaying?.nowPlayingMoment === undefined ? null : Math.floor((now - nowPlaying.nowPlayingMoment) / 1000);
-    if (this.snapshotFrames && this.snapshotAge === age) return this.snapshotFrames;
-    const fixed = [...this.fixed.values()]
-      .filter((row) => !this.hidden.has(kindOf(row.rowId)))
-      .sort((a, b) => (FIXED_ORDER.get(kindOf(a.rowId)) ?? 9) - (FIXED_ORDER.get(kindOf(b.rowId)) ?? 9));
-    const content = this.hidden.has('content')
-      ? []
-      : [...this.contentBodies.values()].sort((a, b) => b.seq - a.seq).slice(0, SNAPSHOT_CONTENT_ROWS);
-    this.snapshotAge = age;
-    this.snapshotFrames = [...fixed, ...content].map((row) => {
-      const payload =
-        row === nowPlaying && row.nowPlaying && age !== null
-          ? payloadJson(this.stationId, {
-              kind: 'now-playing',
-              entry: 'current',
-              data: nowPlayingAt(row.nowPlaying, new Date(now)),
-              updatedAt: row.updatedAt,
-            })
-          : row.payload;
-      return Buffer.from(eventFrame(this.stationId, row.rowId, 'create', row.updatedAt, payload));
+  check(position: Position): ResumeCheck {
+    this.pruneDeletions(Date.now());
+    if (!this.loaded || position.epoch !== this.epoch || position.mask !== this.hiddenMask()) return 'reset';
+    if (position.seq < this.prunedSeq) return 'reset';
+    return position.seq > this.watermark ? 'ahead' : 'resumable';
+  }
+
+  /**
+   * One `create` event per current row: schedule, on-air, now-playing, then the newest content first,
+   * each framed with `cursor`. The now-playing row's elapsed time and freshness are derived again at
+   * `now` (the stored row says what they were when it was written).
+   */
+  stateFrames(cursor: string, now = Date.now()): Buffer[] {
+    return this.cached(`state|${cursor}`, now, () => {
+      const fixed = [...this.fixed.values()]
+        .filter((row) => !this.hidden.has(kindOf(row.rowId)))
+        .sort((a, b) => (FIXED_ORDER.get(kindOf(a.rowId)) ?? 9) - (FIXED_ORDER.get(kindOf(b.rowId)) ?? 9));
+      const content = this.hidden.has('content')
+        ? []
+        : [...this.contentBodies.values()].sort((a, b) => b.seq - a.seq).slice(0, SNAPSHOT_CONTENT_ROWS);
+      return [...fixed, ...content].map((row) => this.frameOf(row, 'create', cursor, now));
     });
-    return this.snapshotFrames;
+  }
+
+  /**
+   * The events a client at `seq` (checked `resumable`) missed, in seq order: one `update` per row changed
+   * since with its current data, one `delete` per row removed since. Null when the data of an older
+   * content row has to be read first (`readBodies`).
+   */
+  replayFrames(seq: number, cursor: string, now = Date.now()): Buffer[] | null {
+    const key = `${this.nowPlayingAge(now)}|since ${seq}|${cursor}`;
+    const hit = this.frameCache.get(key);
+    if (hit) return hit;
+    const changed: Array<{ seq: number; frame: () => Buffer }> = [];
+    for (const row of this.fixed.values())
+      if (row.seq > seq && !this.hidden.has(kindOf(row.rowId)))
+        changed.push({ seq: row.seq, frame: () => this.frameOf(row, 'update', cursor, now) });
+    if (!this.hidden.has('content'))
+      for (const [rowId, rowSeq] of this.contentSeq) {
+        if (rowSeq <= seq) continue;
+        const body = this.contentBodies.get(rowId) ?? this.fetched.get(rowId);
+        if (!body || body.seq !== rowSeq) return null;
+        changed.push({ seq: rowSeq, frame: () => this.frameOf(body, 'update', cursor, now) });
+      }
+    for (const [rowId, removed] of this.deletions) {
+      const kind = kindOf(rowId) as FeedKind;
+      if (removed.seq <= seq || this.hidden.has(kind)) continue;
+      const payload = payloadJson(this.stationId, { kind, entry: rowId.slice(kind.length + 1), data: null, updatedAt: removed.updatedAt });
+      changed.push({
+        seq: removed.seq,
+        frame: () => Buffer.from(eventFrame(this.stationId, rowId, 'delete', removed.updatedAt, payload, cursor)),
+      });
+    }
+    changed.sort((a, b) => a.seq - b.seq);
+    const frames = changed.map((c) => c.frame());
+    this.keep(key, frames);
+    return frames;
+  }
+
+  /** Whether `replayFrames(seq)` can answer from memory (every content row changed since has its body here). */
+  canReplay(seq: number): boolean {
+    if (this.hidden.has('content')) return true;
+    const known = this.replayable.get(seq);
+    if (known !== undefined) return known;
+    let answer = true;
+    for (const [rowId, rowSeq] of this.contentSeq) {
+      if (rowSeq <= seq) continue;
+      const body = this.contentBodies.get(rowId) ?? this.fetched.get(rowId);
+      if (!body || body.seq !== rowSeq) {
+        answer = false;
+        break;
+      }
+    }
+    if (this.replayable.size >= 32) this.replayable.clear();
+    this.replayable.set(seq, answer);
+    return answer;
+  }
+
+  /**
+   * Reads the bodies of content rows changed after `seq` that this gateway does not hold. Calls of one
+   * burst share reads: one already running that covers `seq` is joined; otherwise one queued read covers
+   * the lowest position asked while it waits for its turn.
+   */
+  readBodies(seq: number): Promise<void> {
+    if (this.bodyRead && this.bodyReadFrom <= seq) return this.bodyRead;
+    this.queuedFrom = Math.min(this.queuedFrom, seq);
+    this.queuedRead ??= (async () => {
+      // Everything asked before this read starts is part of it: wait for the running read, or one turn.
+      if (this.bodyRead) await this.bodyRead.catch(() => {});
+      else await new Promise((resolve) => setImmediate(resolve));
+      const from = this.queuedFrom;
+      this.queuedRead = null;
+      this.queuedFrom = Infinity;
+      this.bodyReadFrom = from;
+      const read = this.store.contentSince(this.stationId, from).then((rows) => {
+        for (const row of rows) {
+          const rowId = feedRowId(row.kind, row.entry);
+          if (this.contentSeq.get(rowId) !== row.seq || this.contentBodies.has(rowId)) continue;
+          this.fetched.set(rowId, this.heldOf(rowId, row));
+        }
+        this.clearCaches();
+        if (this.fetchedTimer) clearTimeout(this.fetchedTimer);
+        this.fetchedTimer = setTimeout(() => {
+          this.fetched.clear();
+          this.fetchedTimer = null;
+        }, FETCHED_BODIES_MS);
+        this.fetchedTimer.unref();
+      });
+      this.bodyRead = read;
+      try {
+        await read;
+      } finally {
+        if (this.bodyRead === read) {
+          this.bodyRead = null;
+          this.bodyReadFrom = Infinity;
+        }
+      }
+    })();
+    return this.queuedRead;
+  }
+
+  private cached(key: string, now: number, build: () => Buffer[]): Buffer[] {
+    const full = `${this.nowPlayingAge(now)}|${key}`;
+    const hit = this.frameCache.get(full);
+    if (hit) return hit;
+    const frames = build();
+    this.keep(full, frames);
+    return frames;
+  }
+
+  private clearCaches(): void {
+    this.frameCache.clear();
+    this.replayable.clear();
+  }
+
+  private keep(key: string, frames: Buffer[]): void {
+    if (this.frameCache.size >= 32) this.clearCaches();
+    this.frameCache.set(key, frames);
+  }
+
+  /** The now-playing row's age in whole seconds (its frames are derived again when it changes); null when it has none. */
+  private nowPlayingAge(now: number): number | null {
+    const nowPlaying = this.hidden.has('now-playing') ? undefined : this.fixed.get(NOW_PLAYING_ROW);
+    return nowPlaying?.nowPlayingMoment === undefined ? null : Math.floor((now - nowPlaying.nowPlayingMoment) / 1000);
+  }
+
+  private frameOf(row: HeldRow, action: FeedAction, cursor: string, now: number): Buffer {
+    const payload =
+      row.rowId === NOW_PLAYING_ROW && row.nowPlaying && row.nowPlayingMoment !== undefined
+        ? payloadJson(this.stationId, {
+            kind: 'now-playing',
+            entry: 'current',
+            data: nowPlayingAt(row.nowPlaying, new Date(now)),
+            updatedAt: row.updatedAt,
+          })
+        : row.payload;
+    return Buffer.from(eventFrame(this.stationId, row.rowId, action, row.updatedAt, payload, cursor));
+  }
+
+  private hiddenMask(): number {
+    let mask = 0;
+    for (const [i, kind] of FEED_KINDS.entries()) if (this.hidden.has(kind)) mask |= 1 << i;
+    return mask;
+  }
+
+  /** Forgets tombstones older than the history window, as the hourly prune does in Postgres. */
+  private pruneDeletions(now: number): void {
+    if (now - this.prunedAt < PRUNE_EVERY_MS) return;
+    this.prunedAt = now;
+    const horizon = now - FEED_HISTORY_MS;
+    for (const [rowId, removed] of this.deletions)
+      if (Date.parse(removed.updatedAt) < horizon) {
+        this.deletions.delete(rowId);
+        this.prunedSeq = Math.max(this.prunedSeq, removed.seq);
+      }
   }
 
   close(): void {
     this.closed = true;
     this.clearRepairTimer();
+    if (this.fetchedTimer) clearTimeout(this.fetchedTimer);
   }
 
-  /** Applies a change; returns the frame to send, or null when it is already reflected or stale. */
-  private apply(row: StoredRow): Buffer | null {
+  /** Applies a change; returns the event to send, or null when it is already reflected or stale. */
+  private apply(row: StoredRow): FeedChange | null {
     if (row.seq <= this.watermark) return null;
     const rowId = feedRowId(row.kind, row.entry);
     const known = row.kind === 'content' ? this.contentSeq.get(rowId) : this.fixed.get(rowId)?.seq;
@@ -198,27 +406,41 @@ export class StationFeed {
     const held = this.hold(row);
     const payload =
       held?.payload ?? payloadJson(this.stationId, { kind: row.kind, entry: row.entry, data: null, updatedAt: row.updatedAt });
-    return Buffer.from(eventFrame(this.stationId, rowId, action, row.updatedAt, payload));
+    return { rowId, action, updatedAt: row.updatedAt, payload, seq: row.seq };
   }
 
   /** Puts a row into the current state (or takes it out); returns the held row. */
   private hold(row: StoredRow): HeldRow | null {
     const rowId = feedRowId(row.kind, row.entry);
-    this.snapshotFrames = null;
+    this.clearCaches();
+    this.fetched.delete(rowId);
     if (row.deleted) {
       this.fixed.delete(rowId);
       this.contentSeq.delete(rowId);
       this.contentBodies.delete(rowId);
       this.tombstones.set(rowId, row.seq);
+      this.deletions.set(rowId, { seq: row.seq, updatedAt: row.updatedAt });
       this.refillIfShort();
       return null;
     }
     this.tombstones.delete(rowId);
+    this.deletions.delete(rowId);
     if (row.kind === 'content') {
       this.contentSeq.set(rowId, row.seq);
       this.contentBodies.delete(rowId);
       if (row.data === undefined) return null;
     }
+    const held = this.heldOf(rowId, row);
+    if (row.kind !== 'content') {
+      this.fixed.set(rowId, held);
+      return held;
+    }
+    this.contentBodies.set(rowId, held);
+    if (this.contentBodies.size > CONTENT_BODIES) this.dropOldestBody();
+    return held;
+  }
+
+  private heldOf(rowId: string, row: StoredRow): HeldRow {
     const held: HeldRow = { rowId, seq: row.seq, updatedAt: row.updatedAt, payload: payloadJson(this.stationId, row) };
     if (rowId === NOW_PLAYING_ROW && isNowPlaying(row.data) && row.data.track) {
       const moment = Date.parse(row.data.freshness.observedAt ?? row.data.freshness.receivedAt ?? '');
@@ -227,12 +449,6 @@ export class StationFeed {
         held.nowPlayingMoment = moment;
       }
     }
-    if (row.kind !== 'content') {
-      this.fixed.set(rowId, held);
-      return held;
-    }
-    this.contentBodies.set(rowId, held);
-    if (this.contentBodies.size > CONTENT_BODIES) this.dropOldestBody();
     return held;
   }
 

@@ -27,6 +27,8 @@ export interface StationGate {
 export interface RowsAtSeq {
   /** The station's feed sequence at the time of the read; null when the station does not exist. */
   feedSeq: number | null;
+  /** The station's feed history: its epoch and the highest seq of a pruned tombstone (cursor.ts). */
+  history: { epoch: string; prunedSeq: number } | null;
   rows: StoredRow[];
 }
 
@@ -51,6 +53,8 @@ export function hiddenKinds(modules: Partial<Modules> | null): FeedKind[] {
 
 interface RowRecord {
   feed_seq: string | number | null;
+  feed_epoch?: string | null;
+  feed_pruned_seq?: string | number | null;
   modules?: Partial<Modules> | null;
   kind: FeedKind | null;
   entry: string;
@@ -62,7 +66,7 @@ interface RowRecord {
 }
 
 function toRows(records: RowRecord[]): RowsAtSeq {
-  if (records.length === 0) return { feedSeq: null, rows: [] };
+  if (records.length === 0) return { feedSeq: null, history: null, rows: [] };
   const rows: StoredRow[] = [];
   for (const r of records) {
     if (r.kind === null) continue; // the station exists but has no matching row
@@ -70,11 +74,15 @@ function toRows(records: RowRecord[]): RowsAtSeq {
     if (r.has_data) row.data = r.data;
     rows.push(row);
   }
-  return { feedSeq: Number(records[0].feed_seq), rows };
+  const first = records[0];
+  const history = typeof first.feed_epoch === 'string' ? { epoch: first.feed_epoch, prunedSeq: Number(first.feed_pruned_seq ?? 0) } : null;
+  return { feedSeq: Number(first.feed_seq), history, rows };
 }
 
 export class FeedStore {
   private readonly pool: pg.Pool;
+  /** Queries sent so far (tests and bench:reconnect check that reconnecting clients cost none of their own). */
+  queries = 0;
   constructor(databaseUrl: string, logger: Logger, max = 4) {
     this.pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000 });
     this.pool.on('error', (err) => logger.warn({ err }, 'gateway database connection error'));
@@ -82,7 +90,7 @@ export class FeedStore {
   }
 
   async stationGate(stationId: string): Promise<StationGate | null> {
-    const { rows } = await this.pool.query<{ active: boolean; public_online: boolean; realtime: boolean | null }>(
+    const { rows } = await this.query<{ active: boolean; public_online: boolean; realtime: boolean | null }>(
       `SELECT active, public_online, (modules->>'realtime')::boolean AS realtime FROM stations WHERE id = $1`,
       [stationId],
     );
@@ -93,25 +101,26 @@ export class FeedStore {
 
   /** The feed kinds the station's modules switch off (after an admin change); null when the station is gone. */
   async hiddenKinds(stationId: string): Promise<FeedKind[] | null> {
-    const { rows } = await this.pool.query<{ modules: Partial<Modules> | null }>('SELECT modules FROM stations WHERE id = $1', [stationId]);
+    const { rows } = await this.query<{ modules: Partial<Modules> | null }>('SELECT modules FROM stations WHERE id = $1', [stationId]);
     return rows[0] ? hiddenKinds(rows[0].modules) : null;
   }
 
   /**
    * Every live row of a station, with data for the non-content kinds and for the `contentBodies` most
-   * recent content rows (older content rows come without data: the gateway only needs to know they exist).
+   * recent content rows (older content rows come without data: the gateway only needs to know they exist),
+   * and every tombstone still kept (without data): a client resuming from a cursor learns of those deletes.
    */
   async currentRows(stationId: string, contentBodies: number): Promise<CurrentRows> {
-    const { rows } = await this.pool.query<RowRecord>(
-      `SELECT s.feed_seq, s.modules, r.kind, r.entry, r.seq, false AS deleted, r.updated_at,
-              (r.kind <> 'content' OR r.rank <= $2) AS has_data,
-              CASE WHEN r.kind <> 'content' OR r.rank <= $2 THEN r.data END AS data
+    const { rows } = await this.query<RowRecord>(
+      `SELECT s.feed_seq, s.feed_epoch, s.feed_pruned_seq, s.modules, r.kind, r.entry, r.seq, r.deleted, r.updated_at,
+              (NOT r.deleted AND (r.kind <> 'content' OR r.rank <= $2)) AS has_data,
+              CASE WHEN NOT r.deleted AND (r.kind <> 'content' OR r.rank <= $2) THEN r.data END AS data
          FROM stations s
          LEFT JOIN LATERAL (
-           SELECT kind, entry, seq, data, updated_at,
-                  row_number() OVER (PARTITION BY kind = 'content' ORDER BY seq DESC) AS rank
+           SELECT kind, entry, seq, data, deleted, updated_at,
+                  row_number() OVER (PARTITION BY deleted, kind = 'content' ORDER BY seq DESC) AS rank
              FROM feed_rows
-            WHERE station_id = s.id AND NOT deleted
+            WHERE station_id = s.id
          ) r ON true
         WHERE s.id = $1
         ORDER BY r.seq`,
@@ -122,8 +131,8 @@ export class FeedStore {
 
   /** Rows changed after `afterSeq`, tombstones included, in sequence order. */
   async rowsSince(stationId: string, afterSeq: number): Promise<RowsAtSeq> {
-    const { rows } = await this.pool.query<RowRecord>(
-      `SELECT s.feed_seq, r.kind, r.entry, r.seq, r.deleted, r.updated_at, true AS has_data, r.data
+    const { rows } = await this.query<RowRecord>(
+      `SELECT s.feed_seq, s.feed_epoch, s.feed_pruned_seq, r.kind, r.entry, r.seq, r.deleted, r.updated_at, true AS has_data, r.data
          FROM stations s
          LEFT JOIN feed_rows r ON r.station_id = s.id AND r.seq > $2
         WHERE s.id = $1
@@ -133,9 +142,31 @@ export class FeedStore {
     return toRows(rows);
   }
 
+  /**
+   * Live content rows changed after `afterSeq`, with their data: the bodies a resume needs that the
+   * gateway does not hold. One read serves every client of a reconnect burst (stationFeed.ts).
+   */
+  async contentSince(stationId: string, afterSeq: number): Promise<StoredRow[]> {
+    const { rows } = await this.query<RowRecord>(
+      `SELECT NULL AS feed_seq, kind, entry, seq, deleted, updated_at, true AS has_data, data
+         FROM feed_rows
+        WHERE station_id = $1 AND kind = 'content' AND NOT deleted AND seq > $2
+        ORDER BY seq`,
+      [stationId, afterSeq],
+    );
+    return rows.map((r) => ({
+      kind: 'content',
+      entry: r.entry,
+      seq: Number(r.seq),
+      deleted: false,
+      data: r.data,
+      updatedAt: r.updated_at.toISOString(),
+    }));
+  }
+
   /** The `limit` most recent live content rows with their data (to refill the gateway's content bodies). */
   async recentContent(stationId: string, limit: number): Promise<StoredRow[]> {
-    const { rows } = await this.pool.query<RowRecord>(
+    const { rows } = await this.query<RowRecord>(
       `SELECT NULL AS feed_seq, kind, entry, seq, deleted, updated_at, true AS has_data, data
          FROM feed_rows
         WHERE station_id = $1 AND kind = 'content' AND NOT deleted
@@ -151,6 +182,11 @@ export class FeedStore {
       data: r.data,
       updatedAt: r.updated_at.toISOString(),
     }));
+  }
+
+  private query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    this.queries++;
+    return this.pool.query<R>(text, values);
   }
 
   close(): Promise<void> {

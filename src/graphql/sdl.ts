@@ -49,6 +49,7 @@ export const typeDefs = /* GraphQL */ `
   type Realtime {
     url: String!
     channel: String!
+    sse: String!
   }
   type Resources {
     schemas: String

@@ -201,24 +201,28 @@ new Gauge({
 export const gatewayConnections = new Gauge({
   name: 'waveline_gateway_connections',
   help: 'Open feed connections.',
+  labelNames: ['transport'] as const,
   registers: [registry],
 });
 
 export const gatewayFramesSent = new Counter({
   name: 'waveline_gateway_frames_sent_total',
   help: 'Feed frames sent to clients (one per receiving socket).',
+  labelNames: ['transport'] as const,
   registers: [registry],
 });
 
 export const gatewayBytesSent = new Counter({
   name: 'waveline_gateway_bytes_sent_total',
   help: 'Bytes of feed frames sent to clients (frame payloads, one count per receiving socket).',
+  labelNames: ['transport'] as const,
   registers: [registry],
 });
 
 export const gatewaySlowConsumerCloses = new Counter({
   name: 'waveline_gateway_slow_consumer_closes_total',
   help: 'Feed connections closed because the client read too slowly (GATEWAY_MAX_BACKPRESSURE_BYTES).',
+  labelNames: ['transport'] as const,
   registers: [registry],
 });
 

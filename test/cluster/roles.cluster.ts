@@ -8,7 +8,8 @@ import { createDb, type Db } from '../../src/lib/db.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createQueue } from '../../src/lib/queue.ts';
 import { createStation, eventually, listenerFixture } from '../support/factories.ts';
-import { FeedClient, realtimePath } from '../support/feed.ts';
+import { FeedClient, realtimePath, SseFeedClient, ssePath } from '../support/feed.ts';
+import { published, putType } from '../domains/content/helpers.ts';
 import { admin, request } from '../support/http.ts';
 import { ingest, ingestFixture } from '../support/ingest.ts';
 import { enabledSetting, get as spiGet } from '../domains/radiodns/helpers.ts';
@@ -210,6 +211,65 @@ describe('a cluster: every role twice on one Postgres and one Redis', function (
       }
     } finally {
       for (const client of [...reconnected, fresh]) client.close();
+    }
+  });
+
+  it('a client of gateway A resumes on gateway B after A is stopped with SIGTERM and misses nothing: only the changes made during the gap', async () => {
+    const gatewayC = await startRole('gateway', 'gateway C'); // gateway A was stopped by the previous case
+    const { station, ingestToken } = await ingestFixture(webA.url);
+    expect((await putType(webA.url, station.id, 'news')).status).to.equal(200);
+    const kept = await published(webA.url, station.id, 'news', { title: 'Kept' });
+    const gone = await published(webA.url, station.id, 'news', { title: 'Unpublished during the gap' });
+    expect((await ingest(webA.url, station, ingestToken, { artist: 'Before', title: 'The Gap' })).status).to.equal(200);
+    const onA = await FeedClient.connect(gatewayC.url.replace('http', 'ws'), realtimePath(station.id));
+    const sseOnA = await SseFeedClient.open(gatewayC.url + ssePath(station.id));
+    await onA.waitSynced();
+    await sseOnA.waitSynced();
+    await onA.waitEvent((f) => f.data.payload.kind === 'now-playing');
+    gatewayC.child.kill('SIGTERM');
+    expect((await onA.closed).code).to.equal(1012);
+    await sseOnA.ended; // the draining gateway ends its SSE streams
+    expect(await gatewayC.exited).to.equal(0);
+    const cursor = onA.lastCursor()!;
+    const lastEventId = sseOnA.messages.at(-1)!.id!;
+
+    // The gap: 4 records published, 1 unpublished, a new track — 6 rows changed.
+    const during: string[] = [];
+    for (let i = 0; i < 4; i++) during.push(await published(webB.url, station.id, 'news', { title: `During ${i}` }));
+    expect((await admin(webB.url, 'POST', `/stations/${station.id}/records/${gone}/unpublish`, {})).status).to.equal(200);
+    expect((await ingest(webB.url, station, ingestToken, { artist: 'During', title: 'The Gap' })).status).to.equal(200);
+    const expected = [...during.map((id) => `content:${id}`), `content:${gone}`, 'now-playing:current'].sort();
+
+    const onB = await FeedClient.connect(
+      gatewayB.url.replace('http', 'ws'),
+      `${realtimePath(station.id)}&lastEventId=${encodeURIComponent(cursor)}`,
+    );
+    const sseOnB = await SseFeedClient.open(gatewayB.url + ssePath(station.id), { 'Last-Event-ID': lastEventId });
+    const fresh = await FeedClient.connect(gatewayB.url.replace('http', 'ws'), realtimePath(station.id));
+    try {
+      const channel = `stations.${station.id}.feed`;
+      expect((await onB.waitSynced()).data.channels).to.deep.equal({ [channel]: 'resumed' });
+      expect((await sseOnB.waitSynced()).data.data.channels).to.deep.equal({ [channel]: 'resumed' });
+      await fresh.waitSynced();
+      const replayed = onB.events().map((f) => f.data.payload.$id);
+      expect([...replayed].sort()).to.deep.equal(expected); // one event per row changed in the gap, nothing else
+      expect(onB.eventsOf(`content:${gone}`)[0].data.events[0]).to.match(/\.delete$/);
+      const sseReplayed = sseOnB
+        .data()
+        .filter((m) => m.type === 'event')
+        .map((m) => m.data.payload.$id);
+      expect([...sseReplayed].sort()).to.deep.equal(expected);
+      // What A sent, then what B replayed: the state a fresh client of B gets (content: the 20 newest).
+      const state = onA.state();
+      for (const [rowId, data] of onB.state()) state.set(rowId, data);
+      for (const frame of onB.events()) if (frame.data.events[0].endsWith('.delete')) state.delete(frame.data.payload.$id);
+      expect([...state.keys()].sort()).to.deep.equal([...fresh.state().keys()].sort());
+      for (const [rowId, data] of fresh.state()) if (rowId !== 'now-playing:current') expect(state.get(rowId), rowId).to.deep.equal(data);
+      expect(state.has(`content:${kept}`)).to.equal(true);
+    } finally {
+      for (const client of [onB, fresh]) client.close();
+      sseOnB.close();
+      if (gatewayC.child.exitCode === null && gatewayC.child.signalCode === null) gatewayC.child.kill('SIGTERM');
     }
   });
 

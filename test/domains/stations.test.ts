@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { sharedServer, type TestServer } from '../support/server.ts';
 import { admin, request } from '../support/http.ts';
 import { createStation, createToken, listenerFixture } from '../support/factories.ts';
+import { realtimeResource } from '../../src/domains/stations/presenter.ts';
 
 describe('station document GET /api/v1/stations/{slug}', () => {
   let server: TestServer;
@@ -34,7 +35,18 @@ describe('station document GET /api/v1/stations/{slug}', () => {
     expect(res.body.delivery).to.deep.equal({ pollIntervalSeconds: 30 });
   });
 
-  it('links every resource by path, realtime as {url, channel}; weather and traffic null until delivered', async () => {
+  it('realtime.sse is the Server-Sent Events URL of the same channel on the same gateway (wss → https); realtime is null when the module is off', () => {
+    const station = { id: 'st_x', modules: { realtime: true } } as Parameters<typeof realtimeResource>[0];
+    expect(realtimeResource(station, { realtimePublicUrl: 'wss://rt.example.org' })).to.deep.equal({
+      url: 'wss://rt.example.org/v1/realtime?channels[]=stations.st_x.feed',
+      channel: 'stations.st_x.feed',
+      sse: 'https://rt.example.org/v1/realtime/sse?channels[]=stations.st_x.feed',
+    });
+    const off = { id: 'st_x', modules: { realtime: false } } as Parameters<typeof realtimeResource>[0];
+    expect(realtimeResource(off, { realtimePublicUrl: 'wss://rt.example.org' })).to.equal(null);
+  });
+
+  it('links every resource by path, realtime as {url, channel, sse}; weather and traffic null until delivered', async () => {
     const { station, token } = await listenerFixture(server.url);
     const res = await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token });
     const base = `/api/v1/stations/${station.slug}`;
@@ -54,6 +66,7 @@ describe('station document GET /api/v1/stations/{slug}', () => {
       realtime: {
         url: `ws://localhost:3001/v1/realtime?channels[]=${encodeURIComponent(`stations.${station.id}.feed`)}`,
         channel: `stations.${station.id}.feed`,
+        sse: `http://localhost:3001/v1/realtime/sse?channels[]=${encodeURIComponent(`stations.${station.id}.feed`)}`,
       },
     });
   });

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
-import { createServer as createTcpServer, connect, type Server as TcpServer } from 'node:net';
+import { createServer as createTcpServer, connect, type Server as TcpServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -80,11 +80,16 @@ function watchTitles(): void {
  * (none while it restarts: connections are refused by closing them). A restarted gateway gets a new
  * port; the listener-facing address stays.
  */
-async function relay(): Promise<{ server: TcpServer; port: number; target: { port: number | null } }> {
+async function relay(): Promise<{ server: TcpServer; port: number; target: { port: number | null }; cut: () => void }> {
   const target = { port: null as number | null };
+  const open = new Set<Socket>();
   const server = createTcpServer((client) => {
     if (target.port === null) return void client.destroy();
     const upstream = connect(target.port, '127.0.0.1');
+    for (const socket of [client, upstream]) {
+      open.add(socket);
+      socket.on('close', () => open.delete(socket));
+    }
     client.pipe(upstream).pipe(client);
     upstream.on('error', () => client.destroy());
     client.on('error', () => upstream.destroy());
@@ -92,10 +97,16 @@ async function relay(): Promise<{ server: TcpServer; port: number; target: { por
     client.on('close', () => upstream.destroy());
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, port: (server.address() as AddressInfo).port, target };
+  // A network change: every connection through the balancer drops at once.
+  const cut = () => {
+    for (const socket of open) socket.destroy();
+  };
+  return { server, port: (server.address() as AddressInfo).port, target, cut };
 }
 
 describe('now-playing widget in a real browser (/demo)', function () {
+  /** The feed's HTTP address as the widget derives it from REALTIME_PUBLIC_URL (ws: → http:). */
+  const sseBase = () => config.realtimePublicUrl.replace(/^ws/, 'http');
   this.timeout(120_000);
   let config: Readonly<Config>;
   let svc: WebServices;
@@ -265,16 +276,16 @@ describe('now-playing widget in a real browser (/demo)', function () {
     );
     expect(back).to.include({ artist: 'Harbor Lights', statusVisible: false });
     expect(back.artwork.hidden, 'no artwork for this track: the placeholder').to.equal(true);
-    // While the gateway was down Chromium itself logs each refused WebSocket attempt; nothing else may be logged as an error.
+    // While the gateway was down Chromium itself logs each failed EventSource attempt; nothing else may be logged as an error.
     const errors = consoleEntries.filter((e) => e.type === 'error' || e.type === 'pageerror');
     const refused = errors.filter(
       (e) =>
-        e.text.startsWith(`WebSocket connection to '${config.realtimePublicUrl}/v1/realtime?`) &&
-        / failed/.test(e.text) &&
+        (e.url ?? '').startsWith(`${sseBase()}/v1/realtime/sse?`) &&
+        e.text.startsWith('Failed to load resource: net::ERR_') &&
         e.at >= downSince &&
         e.at <= upAt + 1000,
     );
-    console.log(`      console: ${refused.length} refused WebSocket attempt(s) logged by Chromium during the outage, no other error`);
+    console.log(`      console: ${refused.length} failed EventSource attempt(s) logged by Chromium during the outage, no other error`);
     expect(
       errors.filter((e) => !refused.includes(e)),
       JSON.stringify(errors),
@@ -288,21 +299,70 @@ describe('now-playing widget in a real browser (/demo)', function () {
     const cdp = await other.createCDPSession();
     await cdp.send('Network.enable');
     const sockets: string[] = [];
-    cdp.on('Network.webSocketCreated', (event: { url: string }) => sockets.push(event.url));
+    cdp.on('Network.requestWillBeSent', (event: { type?: string; request: { url: string } }) => {
+      if (event.type === 'EventSource') sockets.push(event.request.url);
+    });
     await other.goto(`${url}/demo?station=st_nosuchstation`, { waitUntil: 'load' });
     const view = await pageEventually(other, readWidget, (v) => v.state === 'offline', 5000, 'offline state');
     expect(view).to.include({ mode: 'idle', title: 'Live radio', statusVisible: true });
-    // Two widgets on the page, one connection each; a refusal waits 60 s before the next attempt.
+    // Two widgets on the page, one stream each; after a refusal (404) the next attempt waits at least 3.75 s.
     expect(sockets).to.have.length(2);
     const watchedUntil = Date.now() + 3000;
     while (Date.now() < watchedUntil) {
       expect(sockets, 'no reconnect within 3 s of a refusal').to.have.length(2);
       await other.evaluate(() => new Promise((resolve) => setTimeout(resolve, 100)));
     }
+    // Chromium logs the refused stream itself (its 404 status, its JSON body); the widget logs nothing.
     expect(
-      entries.filter((e) => e.type === 'error' || e.type === 'pageerror'),
+      entries.filter((e) => (e.type === 'error' || e.type === 'pageerror') && !(e.url ?? '').startsWith(`${sseBase()}/v1/realtime/sse?`)),
       JSON.stringify(entries),
     ).to.deep.equal([]);
+    await other.close();
+  });
+
+  it('a page that loses its connection (network change, sleep) resumes with Last-Event-ID and gets only what it missed', async () => {
+    const other = await browser.newPage();
+    // Every message the page's EventSources receive, in order.
+    await other.evaluateOnNewDocument(() => {
+      const Native = window.EventSource;
+      window.feedLog = [];
+      window.EventSource = class extends Native {
+        constructor(url: string, init?: unknown) {
+          super(url, init);
+          this.addEventListener('message', (event: { data: string }) => window.feedLog.push(JSON.parse(event.data)));
+        }
+      };
+    });
+    await other.goto(`${url}/demo`, { waitUntil: 'load' });
+    const synced = () => other.evaluate(() => window.feedLog.filter((m: { type: string }) => m.type === 'synced').length);
+    await pageEventually(other, readWidget, (v) => v.state === 'live', 5000, 'live');
+    await pageEventually(
+      other,
+      () => window.feedLog.filter((m: { type: string }) => m.type === 'synced').length,
+      (n) => n === 2,
+    );
+    const before = await other.evaluate(() => window.feedLog.length);
+    front.target.port = null;
+    front.cut();
+    await pageEventually(other, readWidget, (v) => v.state === 'offline', 10_000, 'offline state');
+    const res = await ingest(url, { slug: 'demo' }, ingestToken, { artist: 'Night Shift', title: 'While You Slept' });
+    expect(res.status).to.equal(200);
+    front.target.port = gateway.port;
+    await pageEventually(other, readWidget, (v) => v.state === 'live' && v.title === 'While You Slept', 20_000, 'the missed track');
+    await pageEventually(
+      other,
+      () => window.feedLog.filter((m: { type: string }) => m.type === 'synced').length,
+      (n) => n === 4,
+    );
+    expect(await synced()).to.equal(4);
+    const after = await other.evaluate((from: number) => window.feedLog.slice(from), before);
+    const resumedSyncs = after.filter((m: { type: string }) => m.type === 'synced');
+    for (const message of resumedSyncs) expect(message.data.channels).to.deep.equal({ 'stations.st_demo.feed': 'resumed' });
+    // Only the rows the ingest changed, not the whole state again.
+    const replayed = after.filter((m: { type: string }) => m.type === 'event');
+    expect(replayed.length).to.be.greaterThan(0);
+    expect(replayed.map((m: { data: { payload: { kind: string } } }) => m.data.payload.kind)).to.not.include('schedule');
+    expect(after.some((m: { type: string }) => m.type === 'reset')).to.equal(false);
     await other.close();
   });
 });

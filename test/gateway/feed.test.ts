@@ -43,7 +43,8 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
 
     const nowPlaying = frames[2];
     expect(Object.keys(nowPlaying)).to.deep.equal(['type', 'data']);
-    expect(Object.keys(nowPlaying.data)).to.deep.equal(['events', 'channels', 'timestamp', 'payload']);
+    expect(Object.keys(nowPlaying.data)).to.deep.equal(['events', 'channels', 'timestamp', 'payload', 'cursor']);
+    expect(nowPlaying.data.cursor).to.match(/^[A-Za-z0-9._~-]{1,400}$/);
     expect(nowPlaying.data.events).to.deep.equal([
       `stations.${station.id}.feed.rows.now-playing:current.create`,
       `stations.${station.id}.feed.rows.*.create`,

@@ -19,7 +19,7 @@ describe('GraphQL: endpoint, gates, errors', () => {
       server.url,
       station.slug,
       token,
-      '{ station { contractVersion id slug name timezone profile { tagline streamUrls { url } } resources { content schedule nowPlaying realtime { url channel } } delivery { pollIntervalSeconds } } }',
+      '{ station { contractVersion id slug name timezone profile { tagline streamUrls { url } } resources { content schedule nowPlaying realtime { url channel sse } } delivery { pollIntervalSeconds } } }',
     );
     expect(res.status).to.equal(200);
     expect(res.body.errors).to.equal(undefined);

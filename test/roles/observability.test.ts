@@ -9,7 +9,7 @@ import { startWeb } from '../../src/roles/web.ts';
 import { startWorkers } from '../../workers/index.ts';
 import { startWorkerHttp } from '../../workers/http.ts';
 import { createToken, eventually, listenerFixture } from '../support/factories.ts';
-import { closeTestGateways, FeedClient, realtimePath, startTestGateway, writeRow } from '../support/feed.ts';
+import { closeTestGateways, FeedClient, realtimePath, SseFeedClient, ssePath, startTestGateway, writeRow } from '../support/feed.ts';
 import { ADMIN_TOKEN } from '../support/env.ts';
 import { admin, request } from '../support/http.ts';
 import { sharedServer, startTestServer } from '../support/server.ts';
@@ -450,22 +450,38 @@ describe('observability', () => {
       await writeRow(server.svc, station.id, 'now-playing', 'current', { track: 'x' });
       const a = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
       const b = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
+      const c = await SseFeedClient.open(base + ssePath(station.id));
+      await Promise.all([a.waitSynced(), b.waitSynced(), c.waitSynced()]);
       await writeRow(server.svc, station.id, 'now-playing', 'current', { track: 'y' });
       await a.waitFrames(2);
       await b.waitFrames(2);
+      await eventually(() => c.messages.length === 3);
       const during = await scrape();
-      const delta = (name: string) => sample(during, name) - sample(before, name);
-      expect(delta('waveline_gateway_connections')).to.equal(2);
+      const delta = (name: string, transport?: string) =>
+        sample(during, name, transport ? { transport } : {}) - sample(before, name, transport ? { transport } : {});
+      expect(delta('waveline_gateway_connections', 'websocket')).to.equal(2);
+      expect(delta('waveline_gateway_connections', 'sse')).to.equal(1);
       expect(delta('waveline_gateway_stations_subscribed')).to.equal(1);
-      expect(delta('waveline_gateway_frames_sent_total')).to.equal(4); // a snapshot frame and one event, to each
-      expect(delta('waveline_gateway_bytes_sent_total')).to.be.greaterThan(100);
+      // A snapshot frame, synced and one event, to each connection, counted per transport.
+      expect(delta('waveline_gateway_frames_sent_total', 'websocket')).to.equal(6);
+      expect(delta('waveline_gateway_frames_sent_total', 'sse')).to.equal(3);
+      expect(delta('waveline_gateway_bytes_sent_total', 'websocket')).to.be.greaterThan(100);
+      expect(delta('waveline_gateway_bytes_sent_total', 'sse')).to.be.greaterThan(100);
       a.close();
       b.close();
+      c.close();
       await eventually(
-        async () => sample(await scrape(), 'waveline_gateway_connections') === sample(before, 'waveline_gateway_connections'),
+        async () =>
+          sample(await scrape(), 'waveline_gateway_connections', { transport: 'websocket' }) ===
+            sample(before, 'waveline_gateway_connections', { transport: 'websocket' }) &&
+          sample(await scrape(), 'waveline_gateway_connections', { transport: 'sse' }) ===
+            sample(before, 'waveline_gateway_connections', { transport: 'sse' }),
       );
-      expect(sample(await scrape(), 'waveline_gateway_stations_subscribed')).to.equal(
-        sample(before, 'waveline_gateway_stations_subscribed'),
+      // The station's feed stays subscribed 2 s after its last listener (a reconnect is served from memory).
+      await eventually(
+        async () =>
+          sample(await scrape(), 'waveline_gateway_stations_subscribed') === sample(before, 'waveline_gateway_stations_subscribed'),
+        { timeoutMs: 5000 },
       );
     });
 
@@ -474,7 +490,8 @@ describe('observability', () => {
       const server = await sharedServer();
       const gateway = await startTestGateway({ GATEWAY_MAX_BACKPRESSURE_BYTES: String(64 * 1024) });
       const base = `http://127.0.0.1:${gateway.port}`;
-      const before = sample((await request(base, 'GET', '/metrics')).text, 'waveline_gateway_slow_consumer_closes_total');
+      const slowCloses = (text: string) => sample(text, 'waveline_gateway_slow_consumer_closes_total', { transport: 'websocket' });
+      const before = slowCloses((await request(base, 'GET', '/metrics')).text);
       const { station } = await listenerFixture(server.url);
       await writeRow(server.svc, station.id, 'on-air', 'current', null);
       const slow = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
@@ -484,9 +501,7 @@ describe('observability', () => {
         await writeRow(server.svc, station.id, 'content', `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, { big });
       slow.ws.resume();
       await slow.closed;
-      await eventually(
-        async () => sample((await request(base, 'GET', '/metrics')).text, 'waveline_gateway_slow_consumer_closes_total') === before + 1,
-      );
+      await eventually(async () => slowCloses((await request(base, 'GET', '/metrics')).text) === before + 1);
     });
 
     it("counts a resync: a module switched on sends the station's listeners back to a snapshot (1012)", async () => {

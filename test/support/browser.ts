@@ -20,12 +20,16 @@ export interface ConsoleEntry {
   type: string;
   text: string;
   at: number;
+  /** The resource a browser-logged message is about (a failed request), when it names one. */
+  url?: string;
 }
 
 /** Every console message and uncaught page error, with the time it arrived. */
 export function recordConsole(page: Page): ConsoleEntry[] {
   const entries: ConsoleEntry[] = [];
-  page.on('console', (message) => entries.push({ type: message.type(), text: message.text(), at: Date.now() }));
+  page.on('console', (message) =>
+    entries.push({ type: message.type(), text: message.text(), at: Date.now(), url: message.location()?.url }),
+  );
   page.on('pageerror', (error) => entries.push({ type: 'pageerror', text: String(error), at: Date.now() }));
   return entries;
 }

@@ -9,8 +9,7 @@
   if (typeof customElements === 'undefined' || customElements.get(TAG)) return;
 
   var OFFLINE_AFTER_MS = 1500; // a reconnect faster than this (a gateway restart) never shows "offline"
-  var MAX_BACKOFF_MS = 30000;
-  var REFUSED_BACKOFF_MS = 60000; // the feed refused the station (unknown, offline, realtime off)
+  var MAX_BACKOFF_MS = 60000; // after error statuses (a refused station): 5 s, 10 s … 60 s
   var RENDER_DELAY_MS = 20; // the current state arrives as several frames: draw once
 
   var CSS =
@@ -71,7 +70,7 @@
     this._render();
     this._open();
     var self = this;
-    this._online = function () { if (!self._ws) { self._later('retry', 0, function () { self._open(); }); } };
+    this._online = function () { if (!self._es) { self._later('retry', 0, function () { self._open(); }); } };
     window.addEventListener('online', this._online);
   };
 
@@ -80,15 +79,16 @@
     window.removeEventListener('online', this._online);
     for (var key in this._timers) clearTimeout(this._timers[key]);
     this._timers = {};
-    var ws = this._ws;
-    this._ws = null;
-    if (ws) ws.close(1000);
+    var es = this._es;
+    this._es = null;
+    if (es) es.close();
   };
 
   proto.attributeChangedCallback = function (name, before, after) {
     if (before === after || !this._started) return;
     this.disconnectedCallback();
     this._rows = {};
+    this._cursor = null;
     this.connectedCallback();
   };
 
@@ -97,35 +97,41 @@
     this._timers[name] = setTimeout(fn, ms);
   };
 
+  // Server-Sent Events: the browser reconnects by itself (after 3 s, the stream's `retry:`) sending
+  // Last-Event-ID, and the feed sends only what changed meanwhile: a page that slept gets what it missed.
   proto._open = function () {
     var station = this.getAttribute('station');
-    var feed = (this.getAttribute('feed') || FEED).replace(/\/+$/, '');
+    var feed = (this.getAttribute('feed') || FEED).replace(/\/+$/, '').replace(/^ws(s?):/, 'http$1:');
     if (!station || feed.indexOf('__') === 0) return this._offline();
     var self = this;
-    var refused = false;
-    var ws = new WebSocket(feed + '/v1/realtime?channels[]=' + encodeURIComponent('stations.' + station + '.feed'));
-    this._ws = ws;
     this._channel = 'stations.' + station + '.feed';
     this._station = station;
-    ws.onopen = function () {
-      if (self._ws !== ws) return;
+    var url = feed + '/v1/realtime/sse?channels[]=' + encodeURIComponent(this._channel);
+    // A stream of our own making (after the browser gave up): resume from the last cursor we kept.
+    if (this._cursor) url += '&lastEventId=' + encodeURIComponent(this._cursor);
+    var es = new EventSource(url);
+    this._es = es;
+    es.onopen = function () {
+      if (self._es !== es) return;
       self._attempt = 0;
-      self._rows = {}; // the current state follows at once and replaces what we had
       clearTimeout(self._timers.offline);
       self.setAttribute('state', 'live');
-      self._later('render', 500, function () { self._render(); }); // also when the state has no rows at all
     };
-    ws.onmessage = function (message) {
-      if (self._ws !== ws) return;
+    es.onmessage = function (message) {
+      if (self._es !== es) return;
       var frame;
       try { frame = JSON.parse(message.data); } catch (e) { return; }
-      if (frame.type === 'error') { refused = frame.data && frame.data.code !== 'PROVIDER_UNAVAILABLE'; return; }
-      if (frame.type === 'event') self._event(frame.data);
+      if (frame.data && frame.data.cursor) self._cursor = frame.data.cursor;
+      if (frame.type === 'reset') self._rows = {}; // the channel's whole state follows
+      else if (frame.type === 'synced') self._render();
+      else if (frame.type === 'event') self._event(frame.data);
     };
-    ws.onclose = function (event) {
-      if (self._ws !== ws) return;
-      self._ws = null;
-      self._reconnect(event.code, refused);
+    es.onerror = function () {
+      if (self._es !== es) return;
+      if (es.readyState !== 2) return self._reconnect(0); // the browser reconnects by itself
+      // Closed for good: the gateway answered an error status (a refused station, or unavailable).
+      self._es = null;
+      self._reconnect(Math.min(MAX_BACKOFF_MS, 5000 * Math.pow(2, self._attempt)) * (0.75 + Math.random() / 4));
     };
   };
 
@@ -144,18 +150,16 @@
     this._later('render', RENDER_DELAY_MS, function () { self._render(); });
   };
 
-  proto._reconnect = function (code, refused) {
+  proto._reconnect = function (delay) {
     var self = this;
-    var delay;
-    if (refused) delay = REFUSED_BACKOFF_MS;
-    else if (code === 1012 && this._attempt === 0) delay = 250 + Math.random() * 750; // restart: come back soon
-    else delay = Math.min(MAX_BACKOFF_MS, 1000 * Math.pow(2, this._attempt)) * (0.5 + Math.random() / 2);
-    this._attempt++;
+    if (delay) {
+      this._attempt++;
+      this._later('retry', delay, function () { if (self.isConnected && !self._es) self._open(); });
+    }
     if (this.getAttribute('state') !== 'offline') {
       this.setAttribute('state', 'connecting');
-      this._later('offline', refused ? 0 : OFFLINE_AFTER_MS, function () { self._offline(); });
+      this._later('offline', delay ? 0 : OFFLINE_AFTER_MS, function () { self._offline(); });
     }
-    this._later('retry', delay, function () { if (self.isConnected && !self._ws) self._open(); });
   };
 
   proto._offline = function () {
@@ -198,7 +202,7 @@
     } else if (programme) {
       lines = ['On air', programme, presenters ? 'with ' + presenters : '', ''];
     } else {
-      lines = ['On air', this.getAttribute('fallback') || (this._ws || this.getAttribute('state') === 'offline' ? 'Live radio' : 'Connecting…'), '', ''];
+      lines = ['On air', this.getAttribute('fallback') || (this.getAttribute('state') !== 'connecting' ? 'Live radio' : 'Connecting…'), '', ''];
     }
     var ids = ['label', 'title', 'artist', 'programme'];
     for (var j = 0; j < ids.length; j++) {

@@ -24,10 +24,16 @@ const RESOURCE_PATHS: Array<[key: Exclude<keyof StationDocument['resources'], 'r
 export const stationBasePath = (slug: string): string => `/api/v1/stations/${slug}`;
 export const mediaBasePath = (stationId: string): string => `/api/media/public/${stationId}/`;
 
+/**
+ * `{url, channel, sse}`, or null when realtime is off. `sse` is the Server-Sent Events URL of the same
+ * channel on the same gateway: REALTIME_PUBLIC_URL with `ws:`/`wss:` read as `http:`/`https:`.
+ */
 export function realtimeResource(station: Station, config: Pick<Config, 'realtimePublicUrl'>) {
   if (!station.modules.realtime) return null;
   const channel = stationChannel(station.id);
-  return { url: `${config.realtimePublicUrl}/v1/realtime?channels[]=${encodeURIComponent(channel)}`, channel };
+  const query = `?channels[]=${encodeURIComponent(channel)}`;
+  const http = config.realtimePublicUrl.replace(/^ws(s?):/, 'http$1:');
+  return { url: `${config.realtimePublicUrl}/v1/realtime${query}`, channel, sse: `${http}/v1/realtime/sse${query}` };
 }
 
 export function presentStationDocument(station: Station, config: Pick<Config, 'realtimePublicUrl'>): StationDocument {

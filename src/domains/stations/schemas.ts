@@ -169,7 +169,13 @@ export const StationDocument = Type.Object(
       calendar: Link,
       graphql: Link,
       media: Link,
-      realtime: Nullable(Type.Object({ url: Type.String(), channel: Type.String() })),
+      realtime: Nullable(
+        Type.Object({
+          url: Type.String({ description: 'WebSocket URL of the station feed (`wss://…`).' }),
+          channel: Type.String(),
+          sse: Type.String({ description: 'Server-Sent Events URL of the same feed (`https://…/v1/realtime/sse?channels[]=…`).' }),
+        }),
+      ),
     }),
     delivery: Type.Object({ pollIntervalSeconds: Type.Integer() }),
   },

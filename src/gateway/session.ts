@@ -1,0 +1,135 @@
+import { stationChannel } from '../feed/names.ts';
+import { cursorOf, parseCursor, segmentOf, type Position } from './cursor.ts';
+import { resetFrame, syncedFrame, type SyncMode } from './frames.ts';
+import type { ChannelSet } from './fanout.ts';
+import type { StationFeed } from './stationFeed.ts';
+
+// The start of a feed connection, the same for both transports (decisions.md, "Realtime feed: resume and
+// Server-Sent Events"): for each channel its full state (`fresh`, or `reset` when the cursor cannot be
+// resumed) or only what changed since the cursor (`resumed`), then `synced`, then live events. Every
+// answer comes from the gateway's memory; the only reads are shared per station (a catch-up, the bodies
+// of older content rows), so a reconnect storm costs Postgres one read per station, not one per client.
+
+/** Per-connection state (WebSocket or SSE), kept small: a gateway holds tens of thousands of these. */
+export interface Connection {
+  ip: string;
+  /** The raw query until admission has read it. */
+  query: string;
+  /** Stations whose feed this socket receives (set while it is decided; one array shared by many sockets). */
+  stationIds: readonly string[];
+  admitted: boolean;
+  closed: boolean;
+  /** A frame was dropped for backpressure (the socket is being closed as a slow consumer). */
+  slow: boolean;
+  /** The resume cursor the client passed, until its state is sent. */
+  lastEventId: string | null;
+  /** The connection's set of channels in the fan-out, once admitted. */
+  set: ChannelSet | null;
+}
+
+/** Where a connection's frames go: a WebSocket or an SSE stream. */
+export interface Sink {
+  /** Writes one message; false when the connection is gone (closed, or closed for backpressure). */
+  send(frame: Buffer | string, cursor: string | null): boolean;
+  /** Live events from here on (the same turn as the last `send`, so no change falls in between). */
+  subscribe(): void;
+}
+
+/** The last `synced` frames built: every client of a burst at the same position gets the same bytes. */
+const syncedFrames = new Map<string, Buffer>();
+
+function syncedOf(cursor: string, channels: Record<string, SyncMode>): Buffer {
+  const key = `${cursor} ${Object.values(channels).join(',')} ${Object.keys(channels).join(',')}`;
+  let frame = syncedFrames.get(key);
+  if (!frame) {
+    if (syncedFrames.size >= 64) syncedFrames.clear();
+    frame = Buffer.from(syncedFrame(cursor, channels));
+    syncedFrames.set(key, frame);
+  }
+  return frame;
+}
+
+/** What the client's cursor says of each channel of the connection. */
+type Claim = { kind: 'fresh' } | { kind: 'reset' } | { kind: 'position'; position: Position };
+
+/**
+ * Reads the cursor against the connection's stations. No cursor: every channel is fresh. A cursor that
+ * does not parse, or names a channel the connection does not have, is a reset of every channel; a
+ * channel it does not name is fresh.
+ */
+export function claimsOf(feeds: readonly StationFeed[], lastEventId: string | null): Claim[] {
+  if (lastEventId === null || lastEventId === '') return feeds.map(() => ({ kind: 'fresh' }));
+  const positions = parseCursor(lastEventId);
+  const keys = new Set(feeds.map((feed) => feed.key));
+  if (!positions || [...positions.keys()].some((key) => !keys.has(key))) return feeds.map(() => ({ kind: 'reset' }));
+  return feeds.map((feed) => {
+    const position = positions.get(feed.key);
+    return position ? { kind: 'position', position } : { kind: 'fresh' };
+  });
+}
+
+/**
+ * The reads a resume needs before it can be answered from memory: a catch-up of a station this gateway
+ * is behind on (the client saw a change from another node first), the bodies of older content rows that
+ * changed since. Resolves when they are done (a failed read makes that channel a reset later).
+ */
+export async function prepare(feeds: readonly StationFeed[], lastEventId: string | null): Promise<void> {
+  const claims = claimsOf(feeds, lastEventId);
+  await Promise.all(
+    feeds.map(async (feed, i) => {
+      const claim = claims[i];
+      if (claim.kind !== 'position') return;
+      if (feed.check(claim.position) === 'ahead') await feed.catchUp();
+      if (feed.check(claim.position) === 'resumable' && !feed.canReplay(claim.position.seq))
+        await feed.readBodies(claim.position.seq).catch(() => {});
+    }),
+  );
+}
+
+/** Whether `begin` can answer at once (the common case: no cursor, or a recent one). */
+export function ready(feeds: readonly StationFeed[], lastEventId: string | null): boolean {
+  const claims = claimsOf(feeds, lastEventId);
+  return feeds.every((feed, i) => {
+    const claim = claims[i];
+    if (claim.kind !== 'position') return true;
+    const check = feed.check(claim.position);
+    return check === 'reset' || (check === 'resumable' && feed.canReplay(claim.position.seq));
+  });
+}
+
+/**
+ * Sends each channel's state or replay, then `synced`, and subscribes the sink, in one turn. Messages
+ * before `synced` carry the cursor the connection started from (resumed channels at their old position,
+ * the others not named): a client cut off halfway resumes from there and misses nothing.
+ */
+export function begin(sink: Sink, feeds: readonly StationFeed[], lastEventId: string | null, now = Date.now()): boolean {
+  const claims = claimsOf(feeds, lastEventId);
+  const modes: SyncMode[] = feeds.map((feed, i) => {
+    const claim = claims[i];
+    if (claim.kind !== 'position') return claim.kind;
+    const check = feed.check(claim.position);
+    return check === 'resumable' && feed.canReplay(claim.position.seq) ? 'resumed' : 'reset';
+  });
+  const start = cursorOf(
+    feeds.flatMap((feed, i) => {
+      const claim = claims[i];
+      return modes[i] === 'resumed' && claim.kind === 'position' ? [segmentOf(feed.key, claim.position)] : [];
+    }),
+  );
+  const synced: Record<string, SyncMode> = {};
+  for (const [i, feed] of feeds.entries()) {
+    const claim = claims[i];
+    let frames: Buffer[] | null = null;
+    if (modes[i] === 'resumed' && claim.kind === 'position') frames = feed.replayFrames(claim.position.seq, start, now);
+    if (frames === null) {
+      if (modes[i] === 'reset' && !sink.send(resetFrame(feed.topic), null)) return false;
+      frames = feed.stateFrames(start, now);
+    }
+    for (const frame of frames) if (!sink.send(frame, start)) return false;
+    synced[stationChannel(feed.stationId)] = modes[i];
+  }
+  const cursor = cursorOf(feeds.map((feed) => feed.segment()));
+  if (!sink.send(syncedOf(cursor, synced), cursor)) return false;
+  sink.subscribe();
+  return true;
+}
