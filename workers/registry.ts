@@ -11,6 +11,7 @@ import { feedsPoll } from './feedsPoll.ts';
 import { nowPlayingFollow } from './nowPlayingFollow.ts';
 import { nowPlayingArtwork } from './nowPlayingArtwork.ts';
 import { webhooksDeliver } from './webhooksDeliver.ts';
+import { pushReceipts, pushSend, pushSweep } from './push.ts';
 
 export type JobHandler<N extends JobName> = (payload: JobPayload<N>, svc: Services, job: Job) => Promise<unknown>;
 
@@ -27,4 +28,7 @@ export const registry: { [N in JobName]: JobHandler<N> } = {
   'nowPlaying.artwork': nowPlayingArtwork,
   'webhooks.deliver': webhooksDeliver,
   'webhooks.retry': webhooksDeliver,
+  'push.send': pushSend,
+  'push.receipts': pushReceipts,
+  'push.sweep': pushSweep,
 };
