@@ -78,12 +78,15 @@ interface Claimed {
 }
 
 async function claim(svc: Svc, id: string, n: number): Promise<Claimed[]> {
+  // A materialised CTE: a LIMIT … SKIP LOCKED subquery inside IN may be evaluated more than once and
+  // claim more rows than asked.
   const result = await svc.db.raw(
-    `UPDATE push_deliveries SET state = 'inflight', claimed_at = now()
-     WHERE notification_id = ? AND state = 'pending' AND token_hash IN (
+    `WITH picked AS MATERIALIZED (
        SELECT token_hash FROM push_deliveries WHERE notification_id = ? AND state = 'pending' LIMIT ? FOR UPDATE SKIP LOCKED)
-     RETURNING token_hash AS hash, token`,
-    [id, id, n],
+     UPDATE push_deliveries d SET state = 'inflight', claimed_at = now()
+     FROM picked WHERE d.notification_id = ? AND d.token_hash = picked.token_hash AND d.state = 'pending'
+     RETURNING d.token_hash AS hash, d.token`,
+    [id, n, id],
   );
   return result.rows as Claimed[];
 }

@@ -4,6 +4,7 @@ import { admin, request } from '../../support/http.ts';
 import { createStation, createToken, eventually, type TestStation } from '../../support/factories.ts';
 import { startTestServer, type TestServer } from '../../support/server.ts';
 import { startWorkers } from '../../../workers/index.ts';
+import type { Clock } from '../../../src/lib/clock.ts';
 import { trustApnsCaForTests } from '../../../src/domains/push/providers/apns.ts';
 import {
   makeTestCa,
@@ -27,12 +28,16 @@ export interface PushWorld {
   close(): Promise<void>;
 }
 
-export async function startPushWorld(env: Record<string, string> = {}, options: { workers?: boolean } = {}): Promise<PushWorld> {
+export async function startPushWorld(
+  env: Record<string, string> = {},
+  options: { workers?: boolean; clock?: Clock } = {},
+): Promise<PushWorld> {
   const ca = makeTestCa();
   // In process, NODE_EXTRA_CA_CERTS (read at process start) cannot be set: the test hook trusts the CA.
   trustApnsCaForTests(ca.ca);
   const [fcm, apns, expo] = await Promise.all([startFakeFcm(), startFakeApns(ca), startFakeExpo()]);
   const server = await startTestServer({
+    clock: options.clock,
     env: {
       PUSH_FCM_URL: fcm.url,
       PUSH_APNS_URL: apns.url,
