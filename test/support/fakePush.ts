@@ -85,6 +85,8 @@ export interface FakeFcm extends Base {
   badAssertions: number;
   /** Refuse every access token (the project's credentials were revoked): 401 on send, 400 invalid_grant on token. */
   revoked: boolean;
+  /** Milliseconds each messages:send answer is held back (a slow provider). */
+  delayMs: number;
 }
 
 export async function startFakeFcm(script: Script = () => 'ok', options: { expiresIn?: number } = {}): Promise<FakeFcm> {
@@ -126,6 +128,7 @@ export async function startFakeFcm(script: Script = () => 'ok', options: { expir
     const nth = countOf(fake.perDevice, deviceToken);
     fake.sent.push({ token: deviceToken, headers: req.headers, body: parsed });
     const answer = fake.script(deviceToken, nth);
+    if (fake.delayMs > 0) await new Promise((r) => setTimeout(r, fake.delayMs));
     if (fake.revoked || !issued.has(bearer) || answer === 'auth' || match[1] !== fake.account.project_id)
       return json(res, 401, {
         error: { code: 401, status: 'UNAUTHENTICATED', message: 'Request had invalid authentication credentials.' },
@@ -169,6 +172,7 @@ export async function startFakeFcm(script: Script = () => 'ok', options: { expir
     issued: [],
     badAssertions: 0,
     revoked: false,
+    delayMs: 0,
     close: closer(server),
     account: {
       type: 'service_account',

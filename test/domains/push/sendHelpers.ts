@@ -58,8 +58,9 @@ export async function startPushWorld(
     async close() {
       await workers?.close();
       await server.close();
-      await Promise.all([fcm.close(), apns.close(), expo.close()]);
+      // Closes the long-lived APNs sessions first: the HTTP/2 server's close waits for them.
       trustApnsCaForTests(null);
+      await Promise.all([fcm.close(), apns.close(), expo.close()]);
       ca.remove();
     },
   };
