@@ -3,8 +3,9 @@ import type { Knex } from 'knex';
 // Push notifications (decisions.md, "Push notifications"): a station's provider credentials (secret
 // parts encrypted with AES-GCM under a key derived from WAVELINE_SECRET), its notifications, and one
 // delivery row per (notification, targeted device). The delivery row is how each device gets a
-// notification at most once: a worker claims `pending` rows (FOR UPDATE SKIP LOCKED) and marks them
-// `inflight` before the request goes out; an `inflight` row whose worker died is counted `failed` and
+// notification at most once: a worker reserves the next range of `seq` on the notification row
+// (`claimed_seq`) and marks that range's rows `inflight` in the same transaction, before any request
+// goes out; an `inflight` row whose worker died is counted `failed` and
 // never sent again. Deliveries are removed with their notification (kept 30 days).
 
 export async function up(knex: Knex): Promise<void> {
@@ -36,6 +37,7 @@ export async function up(knex: Knex): Promise<void> {
       status text NOT NULL,
       error text,
       targeted integer NOT NULL DEFAULT 0,
+      claimed_seq integer NOT NULL DEFAULT 0,
       created_at timestamptz NOT NULL,
       started_at timestamptz,
       finished_at timestamptz
@@ -51,12 +53,13 @@ export async function up(knex: Knex): Promise<void> {
       notification_id uuid NOT NULL REFERENCES push_notifications(id) ON DELETE CASCADE,
       token_hash text NOT NULL,
       token text NOT NULL,
+      seq integer NOT NULL,
       state text NOT NULL,
       claimed_at timestamptz,
       ticket_id text,
       PRIMARY KEY (notification_id, token_hash)
     );
-    CREATE INDEX push_deliveries_pending_idx ON push_deliveries (notification_id) WHERE state = 'pending';
+    CREATE UNIQUE INDEX push_deliveries_seq_idx ON push_deliveries (notification_id, seq);
     CREATE INDEX push_deliveries_inflight_idx ON push_deliveries (notification_id) WHERE state = 'inflight';
     CREATE INDEX push_deliveries_ticket_idx ON push_deliveries (notification_id) WHERE ticket_id IS NOT NULL;
   `);

@@ -2,7 +2,7 @@ import { inTransaction } from '../../lib/db.ts';
 import { pushMessages } from '../../lib/metrics.ts';
 import type { Services } from '../../services.ts';
 import { loadCredentials, type PushCredentials } from './credentials.ts';
-import { FINAL_STATUSES, finishNotification, type NotificationRow } from './notifications.ts';
+import { FINAL_STATUSES, finishNotification, SEND_PARTS, type NotificationRow } from './notifications.ts';
 import { stationPace } from './pacing.ts';
 import { apnsSender } from './providers/apns.ts';
 import { expoSender } from './providers/expo.ts';
@@ -10,12 +10,13 @@ import { fcmSender } from './providers/fcm.ts';
 import { CredentialsRefusedError, type Outcome, type PushMessage, type PushSender } from './providers/types.ts';
 
 // Sending one notification (a `push.send` job; SEND_PARTS of them share each notification, in one
-// worker or several). At most once per device: a batch of `pending` delivery rows is claimed in one
-// statement (FOR UPDATE SKIP LOCKED) and marked `inflight` before any request leaves, so no other job
-// can take them. A live job keeps its in-flight rows' `claimed_at` fresh (a heartbeat); rows whose job
+// worker or several). At most once per device: a batch of `pending` delivery rows is claimed (a range
+// of their `seq`, reserved on the notification row) and marked `inflight` before any request leaves, so
+// no other job can take them. A live job keeps its in-flight rows' `claimed_at` fresh (a heartbeat); rows whose job
 // died (SIGKILL, lost process) go stale and are counted `failed` — never sent again.
 
-const LANES = 2;
+/** Claim-send-record loops per job: while one lane waits on the database, the others send. */
+const LANES = 4;
 const MAX_ATTEMPTS = 5;
 const HEARTBEAT_MS = 3000;
 /** In-flight rows not touched for this long belong to a dead job. */
@@ -59,8 +60,8 @@ async function start(svc: Svc, id: string): Promise<NotificationRow | undefined>
     if (!row || row.status !== 'queued') return row;
     const topicColumn = row.topic === 'alerts' ? 'topic_alerts' : 'topic_content';
     await trx.raw(
-      `INSERT INTO push_deliveries (notification_id, token_hash, token, state)
-       SELECT ?, token_hash, token, 'pending' FROM push_devices WHERE station_id = ? AND provider = ? AND ${topicColumn}`,
+      `INSERT INTO push_deliveries (notification_id, token_hash, token, seq, state)
+       SELECT ?, token_hash, token, row_number() OVER (), 'pending' FROM push_devices WHERE station_id = ? AND provider = ? AND ${topicColumn}`,
       [id, row.station_id, row.provider],
     );
     const [{ n }] = await trx('push_deliveries').where({ notification_id: id }).select(trx.raw('count(*)::int AS n'));
@@ -77,18 +78,28 @@ interface Claimed {
   token: string;
 }
 
-async function claim(svc: Svc, id: string, n: number): Promise<Claimed[]> {
-  // A materialised CTE: a LIMIT … SKIP LOCKED subquery inside IN may be evaluated more than once and
-  // claim more rows than asked.
-  const result = await svc.db.raw(
-    `WITH picked AS MATERIALIZED (
-       SELECT token_hash FROM push_deliveries WHERE notification_id = ? AND state = 'pending' LIMIT ? FOR UPDATE SKIP LOCKED)
-     UPDATE push_deliveries d SET state = 'inflight', claimed_at = now()
-     FROM picked WHERE d.notification_id = ? AND d.token_hash = picked.token_hash AND d.state = 'pending'
-     RETURNING d.token_hash AS hash, d.token`,
-    [id, n, id],
-  );
-  return result.rows as Claimed[];
+/**
+ * Claims the next `n` devices: reserves the range (claimed_seq, claimed_seq + n] on the notification row
+ * and marks its pending rows in flight, in one transaction (a crash in between claims nothing). Ranges
+ * never overlap, so no two jobs ever hold one device; the PK-ordered range costs O(n) whatever the
+ * notification's size (a LIMIT … SKIP LOCKED scan slowed down with the rows already sent).
+ * Null when every range is taken.
+ */
+async function claim(svc: Svc, id: string, n: number): Promise<Claimed[] | null> {
+  return inTransaction(svc.db, async ({ trx }) => {
+    const row = await trx('push_notifications').where({ id }).forUpdate().first('claimed_seq', 'targeted');
+    if (!row || row.claimed_seq >= row.targeted) return null;
+    const lo = row.claimed_seq as number;
+    const hi = Math.min(lo + n, row.targeted as number);
+    await trx('push_notifications').where({ id }).update({ claimed_seq: hi });
+    const result = await trx.raw(
+      `UPDATE push_deliveries SET state = 'inflight', claimed_at = now()
+       WHERE notification_id = ? AND seq > ? AND seq <= ? AND state = 'pending'
+       RETURNING token_hash AS hash, token`,
+      [id, lo, hi],
+    );
+    return result.rows as Claimed[];
+  });
 }
 
 /** Moves in-flight rows to their outcome (only rows still in flight: a row another job counted failed stays so). */
@@ -207,7 +218,8 @@ export async function sendNotification(svc: Svc, notificationId: string): Promis
   if (!row || row.status !== 'sending') return { status: row?.status ?? 'gone' };
   const sender = senderFor(svc, creds);
   const pace = stationPace(svc, row.station_id, row.provider, sender.maxBatch);
-  const perLane = Math.max(1, Math.ceil(svc.config.push.concurrency / LANES));
+  // PUSH_CONCURRENCY is what one notification keeps in flight, over all its jobs and lanes.
+  const perLane = Math.max(1, Math.ceil(svc.config.push.concurrency / (LANES * SEND_PARTS)));
   const expired = () => svc.clock.now().getTime() >= expiresAt(row);
 
   const lane = async (): Promise<void> => {
@@ -219,8 +231,8 @@ export async function sendNotification(svc: Svc, notificationId: string): Promis
       }
       await pace.acquire();
       const claimed = await claim(svc, row.id, pace.batch);
-      if (claimed.length === 0) return;
-      await deliver(svc, row, sender, claimed, perLane);
+      if (claimed === null) return;
+      if (claimed.length > 0) await deliver(svc, row, sender, claimed, perLane);
     }
   };
   await Promise.all(Array.from({ length: LANES }, lane));
