@@ -2,11 +2,12 @@ import type { Knex } from 'knex';
 
 // Push notifications (decisions.md, "Push notifications"): a station's provider credentials (secret
 // parts encrypted with AES-GCM under a key derived from WAVELINE_SECRET), its notifications, and one
-// delivery row per (notification, targeted device). The delivery row is how each device gets a
-// notification at most once: a worker reserves the next range of `seq` on the notification row
-// (`claimed_seq`) and marks that range's rows `inflight` in the same transaction, before any request
-// goes out; an `inflight` row whose worker died is counted `failed` and
-// never sent again. Deliveries are removed with their notification (kept 30 days).
+// delivery row per (notification, targeted device), numbered by `seq`. Each device gets a notification
+// at most once: a job reserves the next range of `seq` (`claimed_seq` on the notification row) and
+// records it in `push_claims` in one transaction, before any request goes out; a `pending` row inside
+// the reserved part whose claim is gone or stale (its job died) is counted `failed`, never sent again.
+// Only the outcome writes a delivery row (no index covers `state`: HOT updates, fillfactor 80).
+// Deliveries and claims are removed with their notification (kept 30 days).
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -55,16 +56,21 @@ export async function up(knex: Knex): Promise<void> {
       token text NOT NULL,
       seq integer NOT NULL,
       state text NOT NULL,
-      claimed_at timestamptz,
       ticket_id text,
       PRIMARY KEY (notification_id, token_hash)
-    );
+    ) WITH (fillfactor = 80);
     CREATE UNIQUE INDEX push_deliveries_seq_idx ON push_deliveries (notification_id, seq);
-    CREATE INDEX push_deliveries_inflight_idx ON push_deliveries (notification_id) WHERE state = 'inflight';
-    CREATE INDEX push_deliveries_ticket_idx ON push_deliveries (notification_id) WHERE ticket_id IS NOT NULL;
+
+    CREATE TABLE push_claims (
+      notification_id uuid NOT NULL REFERENCES push_notifications(id) ON DELETE CASCADE,
+      lo integer NOT NULL,
+      hi integer NOT NULL,
+      claimed_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (notification_id, lo)
+    );
   `);
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw('DROP TABLE IF EXISTS push_deliveries, push_notifications, push_credentials');
+  await knex.raw('DROP TABLE IF EXISTS push_claims, push_deliveries, push_notifications, push_credentials');
 }

@@ -3,7 +3,7 @@ import type { Services } from '../../services.ts';
 import { loadCredentials } from './credentials.ts';
 import { enqueueSend, finishNotification, RETENTION_MS, type NotificationRow } from './notifications.ts';
 import { expoReceipts } from './providers/expo.ts';
-import { STALE_SECONDS } from './send.ts';
+import { failAbandoned } from './claims.ts';
 
 // Expo receipts, and the sweep: notifications are kept 30 days; a notification whose TTL ran out ends
 // `expired` even if no job was left to notice; in-flight rows of a dead job are counted failed.
@@ -78,13 +78,8 @@ export async function sweepNotifications(svc: Services): Promise<{ removed: numb
       await enqueueSend(svc, row); // its job could not be queued, or was lost
     }
   }
-  // Finished notifications whose dead jobs left rows in flight.
-  await svc
-    .db('push_deliveries')
-    .where({ state: 'inflight' })
-    .andWhereRaw(`claimed_at < now() - interval '${STALE_SECONDS} seconds'`)
-    .whereIn('notification_id', svc.db('push_notifications').whereNotIn('status', ['queued', 'sending']).select('id'))
-    .update({ state: 'failed' });
+  // Finished notifications whose dead jobs left claimed devices pending.
+  await failAbandoned(svc, null);
   return { removed, expired };
 }
 

@@ -9,6 +9,7 @@ import { canonicalJson } from '../content/canonical.ts';
 import { emitWebhookEvent } from '../webhooks/emit.ts';
 import type { NotificationListQuery, NotificationStatus, NotificationView, SendNotificationBody, Topic } from './adminSchemas.ts';
 import { findCredentialsRow } from './credentials.ts';
+import { failAbandoned } from './claims.ts';
 
 // Push notifications (decisions.md, "Push notifications"): creation (admin route and `notify` on
 // publish), the view with live counts, the list, cancel. Sending is send.ts, in the worker.
@@ -299,7 +300,7 @@ export async function notificationsPage(svc: Pick<Services, 'db' | 'config'>, st
 
 /**
  * Ends a notification that is still queued or sending (`status` one of the final ones): devices not yet
- * claimed are counted failed and never sent to. True when this call ended it; the `push.finished` event
+ * claimed are counted failed and never sent to (those in flight get their request's outcome). True when this call ended it; the `push.finished` event
  * then goes out (once: only the call that moved the status sends it).
  */
 export async function finishNotification(
@@ -314,10 +315,21 @@ export async function finishNotification(
       .whereIn('status', ['queued', 'sending'])
       .update({ status, error, finished_at: svc.clock.now() });
     if (updated === 0) return false;
-    await trx('push_deliveries').where({ notification_id: id, state: 'pending' }).update({ state: 'failed' });
+    // Devices not claimed yet are never sent to; claimed ones get the outcome of their request.
+    await trx.raw(
+      `UPDATE push_deliveries d SET state = 'failed' FROM push_notifications n
+       WHERE n.id = ? AND d.notification_id = n.id AND d.state = 'pending' AND d.seq > n.claimed_seq`,
+      [id],
+    );
+    await trx('push_notifications')
+      .where({ id })
+      .update({ claimed_seq: trx.ref('targeted') });
     return true;
   });
-  if (ended) await emitFinished(svc, id);
+  if (ended) {
+    await failAbandoned(svc, id);
+    await emitFinished(svc, id);
+  }
   return ended;
 }
 

@@ -4,23 +4,24 @@ import type { Services } from '../../services.ts';
 import { loadCredentials, type PushCredentials } from './credentials.ts';
 import { FINAL_STATUSES, finishNotification, SEND_PARTS, type NotificationRow } from './notifications.ts';
 import { stationPace } from './pacing.ts';
+import { failAbandoned } from './claims.ts';
 import { apnsSender } from './providers/apns.ts';
 import { expoSender } from './providers/expo.ts';
 import { fcmSender } from './providers/fcm.ts';
 import { CredentialsRefusedError, type Outcome, type PushMessage, type PushSender } from './providers/types.ts';
 
 // Sending one notification (a `push.send` job; SEND_PARTS of them share each notification, in one
-// worker or several). At most once per device: a batch of `pending` delivery rows is claimed (a range
-// of their `seq`, reserved on the notification row) and marked `inflight` before any request leaves, so
-// no other job can take them. A live job keeps its in-flight rows' `claimed_at` fresh (a heartbeat); rows whose job
-// died (SIGKILL, lost process) go stale and are counted `failed` — never sent again.
+// worker or several). At most once per device: a batch is claimed by reserving the next range of the
+// delivery rows' `seq` (`claimed_seq` on the notification row) and recording it in `push_claims`, in one
+// transaction, before any request leaves; ranges never overlap, so no other job can take those devices.
+// A live job keeps its claim's `claimed_at` fresh (a heartbeat). A `pending` row inside the reserved
+// part that no fresh claim covers belonged to a job that died (SIGKILL, lost process): it is counted
+// `failed`, never sent again. Only the outcome writes the delivery row (one write per device).
 
 /** Claim-send-record loops per job: while one lane waits on the database, the others send. */
 const LANES = 4;
 const MAX_ATTEMPTS = 5;
 const HEARTBEAT_MS = 3000;
-/** In-flight rows not touched for this long belong to a dead job. */
-export const STALE_SECONDS = 15;
 const MAX_RETRY_WAIT_MS = 5 * 60_000;
 
 type Svc = Services;
@@ -78,31 +79,35 @@ interface Claimed {
   token: string;
 }
 
+interface Claim {
+  lo: number;
+  devices: Claimed[];
+}
+
 /**
  * Claims the next `n` devices: reserves the range (claimed_seq, claimed_seq + n] on the notification row
- * and marks its pending rows in flight, in one transaction (a crash in between claims nothing). Ranges
- * never overlap, so no two jobs ever hold one device; the PK-ordered range costs O(n) whatever the
- * notification's size (a LIMIT … SKIP LOCKED scan slowed down with the rows already sent).
- * Null when every range is taken.
+ * (under its row lock) and records the claim, in one transaction (a crash in between claims nothing).
+ * The PK-ordered range costs O(n) whatever the notification's size (a LIMIT … FOR UPDATE SKIP LOCKED
+ * scan slowed down with the rows already sent). Null when every range is taken.
  */
-async function claim(svc: Svc, id: string, n: number): Promise<Claimed[] | null> {
+async function claim(svc: Svc, id: string, n: number): Promise<Claim | null> {
   return inTransaction(svc.db, async ({ trx }) => {
-    const row = await trx('push_notifications').where({ id }).forUpdate().first('claimed_seq', 'targeted');
-    if (!row || row.claimed_seq >= row.targeted) return null;
+    const row = await trx('push_notifications').where({ id }).forUpdate().first('claimed_seq', 'targeted', 'status');
+    if (!row || row.status !== 'sending' || row.claimed_seq >= row.targeted) return null;
     const lo = row.claimed_seq as number;
     const hi = Math.min(lo + n, row.targeted as number);
     await trx('push_notifications').where({ id }).update({ claimed_seq: hi });
-    const result = await trx.raw(
-      `UPDATE push_deliveries SET state = 'inflight', claimed_at = now()
-       WHERE notification_id = ? AND seq > ? AND seq <= ? AND state = 'pending'
-       RETURNING token_hash AS hash, token`,
-      [id, lo, hi],
-    );
-    return result.rows as Claimed[];
+    await trx('push_claims').insert({ notification_id: id, lo, hi, claimed_at: trx.fn.now() });
+    const devices: Claimed[] = await trx('push_deliveries')
+      .where({ notification_id: id, state: 'pending' })
+      .andWhere('seq', '>', lo)
+      .andWhere('seq', '<=', hi)
+      .select('token_hash as hash', 'token');
+    return { lo, devices };
   });
 }
 
-/** Moves in-flight rows to their outcome (only rows still in flight: a row another job counted failed stays so). */
+/** Moves pending rows to their outcome (only rows still pending: a row counted failed meanwhile stays so). */
 async function record(
   svc: Svc,
   row: NotificationRow,
@@ -116,33 +121,25 @@ async function record(
     await svc.db.raw(
       `UPDATE push_deliveries d SET state = 'sent', ticket_id = v.ticket
        FROM unnest(?::text[], ?::text[]) AS v(hash, ticket)
-       WHERE d.notification_id = ? AND d.state = 'inflight' AND d.token_hash = v.hash`,
+       WHERE d.notification_id = ? AND d.state = 'pending' AND d.token_hash = v.hash`,
       [hashes, tickets, row.id],
     );
   } else {
-    await svc.db('push_deliveries').where({ notification_id: row.id, state: 'inflight' }).whereIn('token_hash', hashes).update({ state });
+    await svc.db('push_deliveries').where({ notification_id: row.id, state: 'pending' }).whereIn('token_hash', hashes).update({ state });
   }
   // A dead token is removed from the station's devices (it is `pruned`, not also `sent`).
   if (state === 'pruned') await svc.db('push_devices').where({ station_id: row.station_id }).whereIn('token_hash', hashes).delete();
   pushMessages.labels(row.provider, state).inc(claimed.length);
 }
 
-async function touch(svc: Svc, id: string, claimed: Claimed[]): Promise<void> {
-  await svc
-    .db('push_deliveries')
-    .where({ notification_id: id, state: 'inflight' })
-    .whereIn(
-      'token_hash',
-      claimed.map((c) => c.hash),
-    )
-    .update({ claimed_at: svc.db.fn.now() });
-}
+const touch = (svc: Svc, id: string, lo: number) =>
+  svc.db('push_claims').where({ notification_id: id, lo }).update({ claimed_at: svc.db.fn.now() });
 
 /** Sends one claimed batch, retrying 429/5xx answers (honouring Retry-After) up to MAX_ATTEMPTS. */
-async function deliver(svc: Svc, row: NotificationRow, sender: PushSender, claimed: Claimed[], concurrency: number): Promise<void> {
+async function deliver(svc: Svc, row: NotificationRow, sender: PushSender, claim: Claim, concurrency: number): Promise<void> {
   const message = messageOf(row);
-  let todo = claimed;
-  const heartbeat = setInterval(() => touch(svc, row.id, todo).catch(() => undefined), HEARTBEAT_MS);
+  let todo = claim.devices;
+  const heartbeat = setInterval(() => touch(svc, row.id, claim.lo).catch(() => undefined), HEARTBEAT_MS);
   try {
     for (let attempt = 1; todo.length > 0; attempt++) {
       const outcomes: Outcome[] = await sender.send(
@@ -195,6 +192,8 @@ async function deliver(svc: Svc, row: NotificationRow, sender: PushSender, claim
   } finally {
     clearInterval(heartbeat);
   }
+  // Every device of the claim has its outcome (a thrown error leaves the claim to go stale).
+  await svc.db('push_claims').where({ notification_id: row.id, lo: claim.lo }).delete();
 }
 
 async function currentStatus(svc: Svc, id: string): Promise<string | undefined> {
@@ -232,7 +231,7 @@ export async function sendNotification(svc: Svc, notificationId: string): Promis
       await pace.acquire();
       const claimed = await claim(svc, row.id, pace.batch);
       if (claimed === null) return;
-      if (claimed.length > 0) await deliver(svc, row, sender, claimed, perLane);
+      await deliver(svc, row, sender, claimed, perLane);
     }
   };
   await Promise.all(Array.from({ length: LANES }, lane));
@@ -245,16 +244,8 @@ export async function sendNotification(svc: Svc, notificationId: string): Promis
       await finishNotification(svc, row.id, 'expired');
       return { status: 'expired' };
     }
-    await svc
-      .db('push_deliveries')
-      .where({ notification_id: row.id, state: 'inflight' })
-      .andWhereRaw(`claimed_at < now() - interval '${STALE_SECONDS} seconds'`)
-      .update({ state: 'failed' });
-    const open = await svc
-      .db('push_deliveries')
-      .where({ notification_id: row.id })
-      .whereIn('state', ['pending', 'inflight'])
-      .first('token_hash');
+    await failAbandoned(svc, row.id);
+    const open = await svc.db('push_deliveries').where({ notification_id: row.id, state: 'pending' }).first('seq');
     if (!open) break;
     await sleep(500);
   }
