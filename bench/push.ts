@@ -218,6 +218,7 @@ async function main(): Promise<void> {
         counts: view.counts,
         seconds: +seconds.toFixed(2),
         messagesPerSecond: Math.round(rate),
+        sendingSeconds: +((Date.parse(view.finishedAt) - Date.parse(view.startedAt)) / 1000).toFixed(2),
         workerCpuMsPer1000: +((workerCpu / view.counts.sent) * 1000).toFixed(1),
       },
       bare: {
@@ -232,6 +233,9 @@ async function main(): Promise<void> {
         sent: expoView.counts.sent,
         seconds: +expoSeconds.toFixed(2),
         messagesPerSecond: Math.round(expoView.counts.sent / expoSeconds),
+        sendingMessagesPerSecond: Math.round(
+          expoView.counts.sent / ((Date.parse(expoView.finishedAt) - Date.parse(expoView.startedAt)) / 1000),
+        ),
         pace: 600,
       },
       targets: { fcmMessagesPerSecond: 5000, ratioToBare: 0.7 },

@@ -19,7 +19,7 @@ import { CredentialsRefusedError, type Outcome, type PushMessage, type PushSende
 // `failed`, never sent again. Only the outcome writes the delivery row (one write per device).
 
 /** Claim-send-record loops per job: while one lane waits on the database, the others send. */
-const LANES = 4;
+const LANES = 8;
 const MAX_ATTEMPTS = 5;
 const HEARTBEAT_MS = 3000;
 const MAX_RETRY_WAIT_MS = 5 * 60_000;

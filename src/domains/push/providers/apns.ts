@@ -143,7 +143,7 @@ export function apnsSender(creds: Apns, options: { baseUrl: string; timeoutMs: n
   const origin = new URL(options.baseUrl).origin;
   return {
     provider: 'apns',
-    maxBatch: 250,
+    maxBatch: 200,
     async send(deviceTokens: string[], message: PushMessage, concurrency: number): Promise<Outcome[]> {
       const alert: Record<string, string> = { title: message.title };
       if (message.body !== null) alert.body = message.body;

@@ -121,7 +121,7 @@ export function fcmSender(creds: Fcm, options: { baseUrl: string; timeoutMs: num
   const endpoint = `${options.baseUrl}/v1/projects/${encodeURIComponent(creds.projectId)}/messages:send`;
   return {
     provider: 'fcm',
-    maxBatch: 250,
+    maxBatch: 200,
     async send(deviceTokens: string[], message: PushMessage, concurrency: number): Promise<Outcome[]> {
       const data = messageData(message);
       const android: Record<string, unknown> = { ttl: `${message.ttlSeconds}s`, priority: message.topic === 'alerts' ? 'HIGH' : 'NORMAL' };
