@@ -1,7 +1,7 @@
 // npm run bench:push — one station's notification to BENCH_DEVICES (default 100 000) devices through
 // the FCM fake, with one worker process, beside a baseline in the same run: a bare loop in this process
 // sending the same requests (same bodies, same access token) to the same fake with the same concurrency
-// (PUSH_CONCURRENCY, default 64). Then Expo: BENCH_EXPO_DEVICES (default 6000) at its default pace.
+// (PUSH_CONCURRENCY, default 64). Then Expo: BENCH_EXPO_DEVICES (default 12 000) at its default pace.
 //
 // Runs `waveline web` and `waveline worker` as separate processes on a database of its own
 // (BENCH_DATABASE_URL, recreated) and a Redis index of its own (BENCH_REDIS_URL, flushed); the fakes
@@ -25,7 +25,7 @@ const env = process.env;
 const DATABASE_URL = env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench_push';
 const REDIS_URL = env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
 const DEVICES = Number(env.BENCH_DEVICES ?? 100_000);
-const EXPO_DEVICES = Number(env.BENCH_EXPO_DEVICES ?? 6000);
+const EXPO_DEVICES = Number(env.BENCH_EXPO_DEVICES ?? 12000);
 const CONCURRENCY = Number(env.PUSH_CONCURRENCY ?? 64);
 const PACE = env.BENCH_PACE ?? '100000';
 const ADMIN = { authorization: `Bearer ${BENCH_ENV.WAVELINE_ADMIN_TOKEN}`, 'content-type': 'application/json' };

@@ -247,7 +247,7 @@ export async function sendNotification(svc: Svc, notificationId: string): Promis
     await failAbandoned(svc, row.id);
     const open = await svc.db('push_deliveries').where({ notification_id: row.id, state: 'pending' }).first('seq');
     if (!open) break;
-    await sleep(500);
+    await sleep(200);
   }
   if (await finishNotification(svc, row.id, 'done')) {
     if (row.provider === 'expo') await scheduleReceipts(svc, row);
