@@ -63,3 +63,21 @@ describe('push: APNs sandbox and the sweep', function () {
     countsAddUp(view);
   });
 });
+
+describe('push: the FCM access token is fetched again near its expiry', function () {
+  this.timeout(60_000);
+  let world: PushWorld;
+  // Tokens valid 4 minutes: inside the 5-minute margin, so each use needs a fresh one.
+  before(async () => (world = await startPushWorld({}, { fcmTokenSeconds: 240 })));
+  after(() => world.close());
+
+  it('a token about to expire is not reused', async () => {
+    const s = await pushStation(world, 'fcm');
+    await s.register(`fcm-expiring-${Math.random().toString(36).slice(2)}`);
+    await s.finished((await s.send({ topic: 'alerts', title: 'One' })).body.id);
+    const after1 = world.fcm.issued.length;
+    await s.finished((await s.send({ topic: 'alerts', title: 'Two' })).body.id);
+    expect(after1).to.be.at.least(1);
+    expect(world.fcm.issued.length).to.be.above(after1);
+  });
+});

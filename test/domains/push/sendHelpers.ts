@@ -30,12 +30,16 @@ export interface PushWorld {
 
 export async function startPushWorld(
   env: Record<string, string> = {},
-  options: { workers?: boolean; clock?: Clock } = {},
+  options: { workers?: boolean; clock?: Clock; fcmTokenSeconds?: number } = {},
 ): Promise<PushWorld> {
   const ca = makeTestCa();
   // In process, NODE_EXTRA_CA_CERTS (read at process start) cannot be set: the test hook trusts the CA.
   trustApnsCaForTests(ca.ca);
-  const [fcm, apns, expo] = await Promise.all([startFakeFcm(), startFakeApns(ca), startFakeExpo()]);
+  const [fcm, apns, expo] = await Promise.all([
+    startFakeFcm(() => 'ok', { expiresIn: options.fcmTokenSeconds }),
+    startFakeApns(ca),
+    startFakeExpo(),
+  ]);
   const server = await startTestServer({
     clock: options.clock,
     env: {
