@@ -91,6 +91,27 @@ export interface Config {
   };
   /** Webhooks: `WEBHOOKS_ALLOW_INSECURE=1` allows http:// and local addresses (development and tests only). */
   webhooks: { allowInsecure: boolean };
+  /** Push delivery (decisions.md, "Push notifications"; docs/push.md). Base URLs are for tests and proxies. */
+  push: {
+    /** FCM HTTP v1 base URL (`PUSH_FCM_URL`); http:// allowed. */
+    fcmUrl: string;
+    /** APNs production base URL (`PUSH_APNS_URL`): HTTP/2 over TLS. */
+    apnsUrl: string;
+    /** APNs base URL for stations whose key is for the sandbox (`PUSH_APNS_SANDBOX_URL`). */
+    apnsSandboxUrl: string;
+    /** Expo push API base URL (`PUSH_EXPO_URL`); http:// allowed. */
+    expoUrl: string;
+    /** Messages a second per station across all workers (`PUSH_MAX_PER_SECOND`). */
+    maxPerSecond: number;
+    /** The same for stations sending through Expo (`PUSH_EXPO_MAX_PER_SECOND`, Expo's documented 600/s). */
+    expoMaxPerSecond: number;
+    /** Seconds after an Expo batch before its receipts are fetched (`PUSH_EXPO_RECEIPT_DELAY_SECONDS`). */
+    expoReceiptDelaySeconds: number;
+    /** Seconds one provider request may take; a request without an answer counts `failed` (`PUSH_REQUEST_TIMEOUT_SECONDS`). */
+    requestTimeoutSeconds: number;
+    /** Provider requests one notification job keeps in flight (`PUSH_CONCURRENCY`). */
+    concurrency: number;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -212,6 +233,17 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       contact: userAgentSafe(env, 'ARTWORK_CONTACT', str(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`)),
     },
     webhooks: { allowInsecure: bool(env, 'WEBHOOKS_ALLOW_INSECURE', false) },
+    push: {
+      fcmUrl: url(env, 'PUSH_FCM_URL', 'https://fcm.googleapis.com', ['https:', 'http:']),
+      apnsUrl: url(env, 'PUSH_APNS_URL', 'https://api.push.apple.com', ['https:']),
+      apnsSandboxUrl: url(env, 'PUSH_APNS_SANDBOX_URL', 'https://api.sandbox.push.apple.com', ['https:']),
+      expoUrl: url(env, 'PUSH_EXPO_URL', 'https://exp.host', ['https:', 'http:']),
+      maxPerSecond: int(env, 'PUSH_MAX_PER_SECOND', 5000, 1, 1_000_000),
+      expoMaxPerSecond: int(env, 'PUSH_EXPO_MAX_PER_SECOND', 600, 1, 1_000_000),
+      expoReceiptDelaySeconds: int(env, 'PUSH_EXPO_RECEIPT_DELAY_SECONDS', 900, 0, 86_400),
+      requestTimeoutSeconds: int(env, 'PUSH_REQUEST_TIMEOUT_SECONDS', 10, 1, 300),
+      concurrency: int(env, 'PUSH_CONCURRENCY', 64, 1, 4096),
+    },
   };
   return Object.freeze(config);
 }

@@ -12,7 +12,9 @@ import { checkPayload } from './lib/payload.ts';
 // Webhook deliveries have queues of their own: receivers' latency never holds up the other jobs, and
 // retries (and endpoints known to be failing) wait on `webhooks-retry`, never in front of fresh events
 // to healthy endpoints (docs/webhooks.md, "Design").
-export const QUEUES = ['default', 'ingest', 'media', 'webhooks', 'webhooks-retry'] as const;
+// Push notifications have a queue of their own: a station's big alert (paced, minutes long) never
+// occupies the slots other jobs run in (docs/push.md).
+export const QUEUES = ['default', 'ingest', 'media', 'webhooks', 'webhooks-retry', 'push'] as const;
 export type QueueName = (typeof QUEUES)[number];
 
 const WEBHOOK_DELIVERY = Type.Object({
@@ -62,6 +64,22 @@ export const JOBS = {
   'webhooks.retry': { queue: 'webhooks-retry', payload: WEBHOOK_DELIVERY },
   /** Hourly: prunes feed tombstones older than the resume history (src/feed/rows.ts, pruneFeedHistory). */
   'feed.prune': { queue: 'default', payload: Type.Object({}) },
+  /** One of the jobs sending a push notification; job id = `push.send.{notificationId}.{part}` (docs/push.md). */
+  'push.send': {
+    queue: 'push',
+    payload: Type.Object({
+      notificationId: Type.String({ format: 'uuid' }),
+      stationId: Type.String({ minLength: 1 }),
+      part: Type.Integer({ minimum: 0 }),
+    }),
+  },
+  /** Expo receipts of a notification's tickets, PUSH_EXPO_RECEIPT_DELAY_SECONDS after sending; job id = `push.receipts.{id}`. */
+  'push.receipts': {
+    queue: 'push',
+    payload: Type.Object({ notificationId: Type.String({ format: 'uuid' }), stationId: Type.String({ minLength: 1 }) }),
+  },
+  /** Every 5 minutes: removes notifications older than 30 days, ends those past their TTL. */
+  'push.sweep': { queue: 'push', payload: Type.Object({}) },
 } as const satisfies Record<string, { queue: QueueName; payload: TSchema; awaited?: true }>;
 
 export type JobName = keyof typeof JOBS;

@@ -8,6 +8,7 @@ import { graphqlRoutes } from './graphql/routes.ts';
 import { previewRoutes } from './domains/preview/routes.ts';
 import { mediaRoutes } from './domains/media/routes.ts';
 import { pushRoutes } from './domains/push/routes.ts';
+import { pushAdminRoutes } from './domains/push/adminRoutes.ts';
 import { weatherRoutes } from './domains/weather/routes.ts';
 import { nowPlayingRoutes } from './domains/nowPlaying/routes.ts';
 import { adminRoutes } from './domains/admin/routes.ts';
@@ -33,6 +34,7 @@ allRoutes.push(
   ...previewRoutes,
   ...mediaRoutes,
   ...pushRoutes,
+  ...pushAdminRoutes,
   ...weatherRoutes,
   ...nowPlayingRoutes,
   ...adminRoutes,

@@ -18,10 +18,13 @@ import { Shutdown } from '../src/lib/shutdown.ts';
 import { createServices, type Services } from '../src/services.ts';
 import { registry, type JobHandler } from './registry.ts';
 import { scheduleFeedPrune } from './feedPrune.ts';
+import { ensurePushSweep } from '../src/domains/push/maintenance.ts';
 
 /** How many jobs of each queue one worker process runs at once. Media is CPU-bound (sharp); webhook
  * deliveries mostly wait on receivers (and one endpoint holds only a few of them, docs/webhooks.md). */
-const CONCURRENCY: Record<QueueName, number> = { default: 8, ingest: 16, media: 1, webhooks: 256, 'webhooks-retry': 64 };
+// Push jobs mostly wait on their station's pace and on providers: enough slots that stations sending at
+// once all progress.
+const CONCURRENCY: Record<QueueName, number> = { default: 8, ingest: 16, media: 1, webhooks: 256, 'webhooks-retry': 64, push: 16 };
 /** A delivery takes at most 5 s: a shorter lock lets a crashed worker's delivery be retried sooner. */
 const LOCK_MS: Partial<Record<QueueName, number>> = { webhooks: 10_000, 'webhooks-retry': 10_000 };
 
@@ -61,6 +64,7 @@ export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; 
   for (const [i, worker] of workers.entries()) worker.on('stalled', () => jobsStalled.labels(QUEUES[i]).inc());
   setQueueCountsSource(() => svc.jobs.counts());
   await scheduleFeedPrune(svc);
+  await ensurePushSweep(svc).catch((err) => svc.logger.warn({ err }, 'could not register the push sweep'));
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   svc.logger.info({ queues: QUEUES }, 'workers ready');
   return {

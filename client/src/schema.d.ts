@@ -772,6 +772,98 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/v1/stations/{stationId}/push/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The non-secret parts of the stored push credentials
+         * @description The non-secret parts of the stored push credentials
+         */
+        get: operations["adminGetPushCredentials"];
+        /**
+         * Store the station’s push provider credentials (encrypted; the secret parts are never returned)
+         * @description fcm: `serviceAccount` (the service-account JSON Google issues); apns: `keyId`, `teamId`, `bundleId`, `privateKey` (.p8 PEM), `environment`; expo: `accessToken?`. The answer shows only the non-secret parts.
+         */
+        put: operations["adminPutPushCredentials"];
+        post?: never;
+        /**
+         * Remove the stored push credentials
+         * @description Remove the stored push credentials
+         */
+        delete: operations["adminDeletePushCredentials"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/push/notifications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The station’s notifications, newest first (kept 30 days)
+         * @description The station’s notifications, newest first (kept 30 days)
+         */
+        get: operations["adminListPushNotifications"];
+        put?: never;
+        /**
+         * Send a push notification to every device with the topic on
+         * @description Answers 202 with the notification; the worker sends it. The same `idempotencyKey` within 24 h with the same body answers 200 with the existing notification (nothing is sent again); with another body 409 IDEMPOTENCY_CONFLICT.
+         */
+        post: operations["adminSendPushNotification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/push/notifications/{notificationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One notification with its live counts
+         * @description One notification with its live counts
+         */
+        get: operations["adminGetPushNotification"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/push/notifications/{notificationId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a notification: devices not yet sent to are not sent to
+         * @description A notification that already ended is answered as it is. Devices not yet sent to count as failed.
+         */
+        post: operations["adminCancelPushNotification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/stations/{stationSlug}/weather": {
         parameters: {
             query?: never;
@@ -1806,9 +1898,20 @@ export interface components {
              * @example 2026-11-21T10:15:02.123Z
              */
             publishedAt: string;
+            notificationId?: string | null;
+        };
+        /** PublishNotify */
+        PublishNotify: {
+            title?: string;
+            body?: string;
+            /** @description absolute https URL or a path (`/…`) */
+            url?: string;
+            ttlSeconds?: number;
+            collapseKey?: string;
         };
         AdminPublishRecordRequest: {
             revision?: number;
+            notify?: components["schemas"]["PublishNotify"];
         };
         AdminUnpublishRecordResponse: {
             id: string;
@@ -2200,6 +2303,121 @@ export interface components {
                 alerts: number;
                 content: number;
             };
+        };
+        /** PushCredentials */
+        PushCredentials: {
+            /** @enum {string} */
+            provider: "fcm" | "apns" | "expo";
+            /** @constant */
+            configured: true;
+            /**
+             * @description ISO 8601 timestamp in UTC
+             * @example 2026-11-21T10:15:02.123Z
+             */
+            updatedAt: string;
+            projectId?: string;
+            clientEmail?: string;
+            keyId?: string;
+            teamId?: string;
+            bundleId?: string;
+            /** @enum {string} */
+            environment?: "production" | "sandbox";
+            /** @description whether an access token is stored */
+            accessToken?: boolean;
+        };
+        /**
+         * PushCredentialsInput
+         * @description fcm: `serviceAccount`; apns: `keyId`, `teamId`, `bundleId`, `privateKey`, `environment`; expo: `accessToken` (optional).
+         */
+        PushCredentialsInput: {
+            /** @enum {string} */
+            provider: "fcm" | "apns" | "expo";
+            serviceAccount?: {
+                /** @constant */
+                type: "service_account";
+                project_id: string;
+                client_email: string;
+                /** @description PEM (PKCS#8) RSA key; never returned */
+                private_key: string;
+                /** @description https:// (or http:// for tests and proxies) token endpoint */
+                token_uri: string;
+            } & {
+                [key: string]: unknown;
+            };
+            keyId?: string;
+            teamId?: string;
+            bundleId?: string;
+            /** @description PEM text of the .p8 key; never returned */
+            privateKey?: string;
+            /** @enum {string} */
+            environment?: "production" | "sandbox";
+            /** @description Expo access token; never returned */
+            accessToken?: string;
+        };
+        /**
+         * PushNotificationCounts
+         * @description sent + failed + pruned + pending = targeted
+         */
+        PushNotificationCounts: {
+            targeted: number;
+            sent: number;
+            failed: number;
+            pruned: number;
+            pending: number;
+        };
+        /** PushNotification */
+        PushNotification: {
+            /**
+             * @description UUID
+             * @example 0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93
+             */
+            id: string;
+            /** @enum {string} */
+            topic: "alerts" | "content";
+            /** @enum {string} */
+            source: "admin" | "content";
+            recordId: string | null;
+            title: string;
+            body: string | null;
+            url: string | null;
+            /** @description string values only, at most 2 KiB as JSON */
+            data: {
+                [key: string]: string;
+            };
+            ttlSeconds: number;
+            collapseKey: string | null;
+            /** @enum {string} */
+            status: "queued" | "sending" | "done" | "cancelled" | "expired" | "failed";
+            error: string | null;
+            counts: components["schemas"]["PushNotificationCounts"];
+            /**
+             * @description ISO 8601 timestamp in UTC
+             * @example 2026-11-21T10:15:02.123Z
+             */
+            createdAt: string;
+            startedAt: string | null;
+            finishedAt: string | null;
+        };
+        /** PushNotificationInput */
+        PushNotificationInput: {
+            /** @enum {string} */
+            topic: "alerts" | "content";
+            title: string;
+            body?: string;
+            /** @description absolute https URL or a path (`/…`) */
+            url?: string;
+            /** @description string values only, at most 2 KiB as JSON */
+            data?: {
+                [key: string]: string;
+            };
+            ttlSeconds?: number;
+            collapseKey?: string;
+            idempotencyKey?: string;
+        };
+        /** PushNotificationList */
+        PushNotificationList: {
+            notifications: components["schemas"]["PushNotification"][];
+            nextCursor: string | null;
         };
         /** Weather */
         Weather: {
@@ -2946,7 +3164,7 @@ export interface components {
         AdminCreateWebhookRequest: {
             /** @description https:// URL of the receiver */
             url: string;
-            events: ("now-playing.changed" | "broadcast.started" | "broadcast.ended" | "schedule.changed" | "content.published" | "content.unpublished")[];
+            events: ("now-playing.changed" | "broadcast.started" | "broadcast.ended" | "schedule.changed" | "content.published" | "content.unpublished" | "push.finished")[];
             description?: string | null;
         };
         AdminListWebhooksResponse: {
@@ -2986,7 +3204,7 @@ export interface components {
         AdminPatchWebhookRequest: {
             /** @description https:// URL of the receiver */
             url?: string;
-            events?: ("now-playing.changed" | "broadcast.started" | "broadcast.ended" | "schedule.changed" | "content.published" | "content.unpublished")[];
+            events?: ("now-playing.changed" | "broadcast.started" | "broadcast.ended" | "schedule.changed" | "content.published" | "content.unpublished" | "push.finished")[];
             description?: string | null;
             active?: boolean;
         };
@@ -5986,7 +6204,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Published. */
+            /** @description Published. With `notify`, `notificationId` names the content notification of this revision (once per revision), or null when push is not configured. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -5996,7 +6214,8 @@ export interface operations {
                      * @example {
                      *       "id": "string",
                      *       "revision": 0,
-                     *       "publishedAt": "2026-11-21T10:15:02.123Z"
+                     *       "publishedAt": "2026-11-21T10:15:02.123Z",
+                     *       "notificationId": "string"
                      *     }
                      */
                     "application/json": components["schemas"]["AdminPublishRecordResponse"];
@@ -9839,6 +10058,1125 @@ export interface operations {
                 };
             };
             /** @description Station not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminGetPushCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Stored credentials. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "provider": "fcm",
+                     *       "configured": true,
+                     *       "updatedAt": "2026-11-21T10:15:02.123Z",
+                     *       "projectId": "string",
+                     *       "clientEmail": "string",
+                     *       "keyId": "string",
+                     *       "teamId": "string",
+                     *       "bundleId": "string",
+                     *       "environment": "production",
+                     *       "accessToken": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PushCredentials"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station (or notification, or credentials) not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminPutPushCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PushCredentialsInput"];
+            };
+        };
+        responses: {
+            /** @description Stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "provider": "fcm",
+                     *       "configured": true,
+                     *       "updatedAt": "2026-11-21T10:15:02.123Z",
+                     *       "projectId": "string",
+                     *       "clientEmail": "string",
+                     *       "keyId": "string",
+                     *       "teamId": "string",
+                     *       "bundleId": "string",
+                     *       "environment": "production",
+                     *       "accessToken": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PushCredentials"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station (or notification, or credentials) not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_MISMATCH: not the station’s push.provider. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminDeletePushCredentials: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed (also when there were none). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station (or notification, or credentials) not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminListPushNotifications: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of notifications. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "notifications": [
+                     *         {
+                     *           "id": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *           "topic": "alerts",
+                     *           "source": "admin",
+                     *           "recordId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *           "title": "string",
+                     *           "body": "string",
+                     *           "url": "string",
+                     *           "data": {},
+                     *           "ttlSeconds": 0,
+                     *           "collapseKey": "string",
+                     *           "status": "queued",
+                     *           "error": "string",
+                     *           "counts": {
+                     *             "targeted": 0,
+                     *             "sent": 0,
+                     *             "failed": 0,
+                     *             "pruned": 0,
+                     *             "pending": 0
+                     *           },
+                     *           "createdAt": "2026-11-21T10:15:02.123Z",
+                     *           "startedAt": "2026-11-21T10:15:02.123Z",
+                     *           "finishedAt": "2026-11-21T10:15:02.123Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PushNotificationList"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station (or notification, or credentials) not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminSendPushNotification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PushNotificationInput"];
+            };
+        };
+        responses: {
+            /** @description The notification this idempotencyKey already created. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *       "topic": "alerts",
+                     *       "source": "admin",
+                     *       "recordId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *       "title": "string",
+                     *       "body": "string",
+                     *       "url": "string",
+                     *       "data": {},
+                     *       "ttlSeconds": 0,
+                     *       "collapseKey": "string",
+                     *       "status": "queued",
+                     *       "error": "string",
+                     *       "counts": {
+                     *         "targeted": 0,
+                     *         "sent": 0,
+                     *         "failed": 0,
+                     *         "pruned": 0,
+                     *         "pending": 0
+                     *       },
+                     *       "createdAt": "2026-11-21T10:15:02.123Z",
+                     *       "startedAt": "2026-11-21T10:15:02.123Z",
+                     *       "finishedAt": "2026-11-21T10:15:02.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PushNotification"];
+                };
+            };
+            /** @description Queued. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *       "topic": "alerts",
+                     *       "source": "admin",
+                     *       "recordId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *       "title": "string",
+                     *       "body": "string",
+                     *       "url": "string",
+                     *       "data": {},
+                     *       "ttlSeconds": 0,
+                     *       "collapseKey": "string",
+                     *       "status": "queued",
+                     *       "error": "string",
+                     *       "counts": {
+                     *         "targeted": 0,
+                     *         "sent": 0,
+                     *         "failed": 0,
+                     *         "pruned": 0,
+                     *         "pending": 0
+                     *       },
+                     *       "createdAt": "2026-11-21T10:15:02.123Z",
+                     *       "startedAt": "2026-11-21T10:15:02.123Z",
+                     *       "finishedAt": "2026-11-21T10:15:02.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PushNotification"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station (or notification, or credentials) not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PUSH_NOT_CONFIGURED (no provider, no credentials, or modules.push off; the message names which) or IDEMPOTENCY_CONFLICT. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminGetPushNotification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+                /** @description UUID */
+                notificationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notification. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *       "topic": "alerts",
+                     *       "source": "admin",
+                     *       "recordId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *       "title": "string",
+                     *       "body": "string",
+                     *       "url": "string",
+                     *       "data": {},
+                     *       "ttlSeconds": 0,
+                     *       "collapseKey": "string",
+                     *       "status": "queued",
+                     *       "error": "string",
+                     *       "counts": {
+                     *         "targeted": 0,
+                     *         "sent": 0,
+                     *         "failed": 0,
+                     *         "pruned": 0,
+                     *         "pending": 0
+                     *       },
+                     *       "createdAt": "2026-11-21T10:15:02.123Z",
+                     *       "startedAt": "2026-11-21T10:15:02.123Z",
+                     *       "finishedAt": "2026-11-21T10:15:02.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PushNotification"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station (or notification, or credentials) not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminCancelPushNotification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+                /** @description UUID */
+                notificationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notification. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *       "topic": "alerts",
+                     *       "source": "admin",
+                     *       "recordId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *       "title": "string",
+                     *       "body": "string",
+                     *       "url": "string",
+                     *       "data": {},
+                     *       "ttlSeconds": 0,
+                     *       "collapseKey": "string",
+                     *       "status": "queued",
+                     *       "error": "string",
+                     *       "counts": {
+                     *         "targeted": 0,
+                     *         "sent": 0,
+                     *         "failed": 0,
+                     *         "pruned": 0,
+                     *         "pending": 0
+                     *       },
+                     *       "createdAt": "2026-11-21T10:15:02.123Z",
+                     *       "startedAt": "2026-11-21T10:15:02.123Z",
+                     *       "finishedAt": "2026-11-21T10:15:02.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PushNotification"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station (or notification, or credentials) not found. */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -71,6 +71,12 @@ export class ProviderMismatchError extends coded('PROVIDER_MISMATCH', 409) {}
 
 export class ConflictError extends coded('CONFLICT', 409) {}
 
+/** Push sending at a station without a provider, without its credentials, or with the push module off. */
+export class PushNotConfiguredError extends coded('PUSH_NOT_CONFIGURED', 409) {}
+
+/** An idempotency key used again within 24 h with another body. */
+export class IdempotencyConflictError extends coded('IDEMPOTENCY_CONFLICT', 409) {}
+
 export class PayloadTooLargeError extends coded('PAYLOAD_TOO_LARGE', 413) {}
 
 export class UnsupportedMediaTypeError extends coded('UNSUPPORTED_MEDIA_TYPE', 415) {}

@@ -172,6 +172,13 @@ export const jobsStalled = new Counter({
   registers: [registry],
 });
 
+export const pushMessages = new Counter({
+  name: 'waveline_push_messages_total',
+  help: 'Push messages by provider and result: sent, failed, pruned (dead token removed), retried (429/5xx, sent again).',
+  labelNames: ['provider', 'result'] as const,
+  registers: [registry],
+});
+
 /** Job counts of every queue by state, as the job system reports them; null when it keeps none. */
 export type QueueCounts = Record<string, Record<'waiting' | 'active' | 'delayed' | 'failed', number>>;
 let queueCountsSource: (() => Promise<QueueCounts | null>) | null = null;

@@ -346,7 +346,7 @@ describe('observability', () => {
         });
         expect(list.status).to.equal(200);
         const names = list.body.queues.map((q: { name: string }) => q.name);
-        expect(names).to.include.members(['default', 'ingest', 'media']);
+        expect(names).to.include.members(['default', 'ingest', 'media', 'push']);
         const def = list.body.queues.find((q: { name: string }) => q.name === 'default');
         expect(def.readOnlyMode).to.equal(true);
         expect(def.counts.delayed).to.be.at.least(1);

@@ -15,6 +15,7 @@ import {
 } from './schemas.ts';
 import { saveContentType } from './types.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
+import { notifyOnPublish } from '../push/publishTrigger.ts';
 
 // The admin side the editorial system calls (decisions.md, "Admin API").
 
@@ -66,13 +67,19 @@ export const contentAdminRoutes = [
     params: RecordParams,
     body: PublishBody,
     responses: {
-      200: { description: 'Published.', schema: PublishedReceipt },
+      200: {
+        description:
+          'Published. With `notify`, `notificationId` names the content notification of this revision (once per revision), or null when push is not configured.',
+        schema: PublishedReceipt,
+      },
       409: { description: 'No such revision (REVISION_CONFLICT).', schema: ErrorBody },
       ...adminErrors,
     },
     async handler({ svc, params, body }) {
-      const stationId = (await svc.stations.require(params.stationId)).id;
-      return publishRecord(svc, { stationId, recordId: params.recordId.toLowerCase(), revision: body.revision });
+      const station = await svc.stations.require(params.stationId);
+      const receipt = await publishRecord(svc, { stationId: station.id, recordId: params.recordId.toLowerCase(), revision: body.revision });
+      if (!body.notify) return receipt;
+      return { ...receipt, notificationId: await notifyOnPublish(svc, station, receipt, body.notify) };
     },
   }),
   defineRoute({

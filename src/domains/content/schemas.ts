@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Type, Nullable, StringEnum, KEY_PATTERN, Uuid, Timestamp, StationSlugParams, type Static } from '../../http/schema.ts';
 import { FIELD_KINDS } from './model.ts';
+import { PublishNotify } from '../push/adminSchemas.ts';
 
 // One schema per route input and output: ajv validates with them, OpenAPI documents them.
 
@@ -110,7 +111,13 @@ export const PutRecordBody = Type.Object(
 );
 export type PutRecordBody = Static<typeof PutRecordBody>;
 
-export const PublishBody = Type.Object({ revision: Type.Optional(Type.Integer({ minimum: 1 })) }, { additionalProperties: false });
+export const PublishBody = Type.Object(
+  {
+    revision: Type.Optional(Type.Integer({ minimum: 1 })),
+    notify: Type.Optional(PublishNotify),
+  },
+  { additionalProperties: false },
+);
 
 // ---- listener side ----
 
@@ -247,4 +254,11 @@ export const ContentList = Type.Object(
 
 export const SavedContentType = Type.Object({ key: Type.String(), version: Type.Integer() });
 export const SavedRecord = Type.Object({ id: Type.String(), revision: Type.Integer() });
-export const PublishedReceipt = Type.Object({ id: Type.String(), revision: Type.Integer(), publishedAt: Timestamp });
+export const PublishedReceipt = Type.Object({
+  id: Type.String(),
+  revision: Type.Integer(),
+  publishedAt: Timestamp,
+  notificationId: Type.Optional(
+    Nullable(Type.String({ description: 'with `notify`: the content notification of this revision; null when push is not configured' })),
+  ),
+});

@@ -9,6 +9,7 @@ export const WEBHOOK_EVENTS = [
   'schedule.changed',
   'content.published',
   'content.unpublished',
+  'push.finished',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number] | 'ping';
 

@@ -1,0 +1,146 @@
+import { adminErrorResponses, adminWrite } from '../../http/responses.ts';
+import { defineRoute } from '../../http/route.ts';
+import { ErrorBody } from '../../http/schema.ts';
+import { NotFoundError } from '../../lib/errors.ts';
+import { StationIdParams } from '../stations/schemas.ts';
+import {
+  NotificationList,
+  NotificationListQuery,
+  NotificationParams,
+  NotificationView,
+  PushCredentialsView,
+  PutPushCredentialsBody,
+  SendNotificationBody,
+} from './adminSchemas.ts';
+import { deleteCredentials, findCredentialsRow, presentCredentials, saveCredentials } from './credentials.ts';
+import { createNotification, finishNotification, notificationsPage, requireNotification, viewOf } from './notifications.ts';
+
+// Admin push routes (decisions.md, "Push notifications"; docs/push.md): credentials and notifications.
+
+const CREDENTIALS = '/admin/v1/stations/{stationId}/push/credentials';
+const NOTIFICATIONS = '/admin/v1/stations/{stationId}/push/notifications';
+const errors = adminErrorResponses('Station (or notification, or credentials) not found.');
+const notConfigured = {
+  409: {
+    description: 'PUSH_NOT_CONFIGURED (no provider, no credentials, or modules.push off; the message names which) or IDEMPOTENCY_CONFLICT.',
+    schema: ErrorBody,
+  },
+};
+
+export const pushAdminRoutes = [
+  defineRoute({
+    ...adminWrite,
+    method: 'put',
+    path: CREDENTIALS,
+    operationId: 'adminPutPushCredentials',
+    summary: 'Store the station’s push provider credentials (encrypted; the secret parts are never returned)',
+    description:
+      'fcm: `serviceAccount` (the service-account JSON Google issues); apns: `keyId`, `teamId`, `bundleId`, `privateKey` (.p8 PEM), `environment`; expo: `accessToken?`. The answer shows only the non-secret parts.',
+    params: StationIdParams,
+    body: PutPushCredentialsBody,
+    responses: {
+      200: { description: 'Stored.', schema: PushCredentialsView },
+      ...errors,
+      409: { description: 'PROVIDER_MISMATCH: not the station’s push.provider.', schema: ErrorBody },
+    },
+    async handler({ svc, params, body }) {
+      const station = await svc.stations.require(params.stationId);
+      return saveCredentials(svc.db, svc.config.secret, { station, body, now: svc.clock.now() });
+    },
+  }),
+  defineRoute({
+    ...adminWrite,
+    method: 'get',
+    path: CREDENTIALS,
+    operationId: 'adminGetPushCredentials',
+    summary: 'The non-secret parts of the stored push credentials',
+    params: StationIdParams,
+    responses: { 200: { description: 'Stored credentials.', schema: PushCredentialsView }, ...errors },
+    async handler({ svc, params }) {
+      const station = await svc.stations.require(params.stationId);
+      const row = await findCredentialsRow(svc.db, station.id);
+      if (!row) throw new NotFoundError('No push credentials are stored for this station.');
+      return presentCredentials(row);
+    },
+  }),
+  defineRoute({
+    ...adminWrite,
+    method: 'delete',
+    path: CREDENTIALS,
+    operationId: 'adminDeletePushCredentials',
+    summary: 'Remove the stored push credentials',
+    params: StationIdParams,
+    responses: { 204: { description: 'Removed (also when there were none).' }, ...errors },
+    async handler({ ctx, svc, params }) {
+      const station = await svc.stations.require(params.stationId);
+      await deleteCredentials(svc.db, station.id);
+      ctx.status = 204;
+    },
+  }),
+  defineRoute({
+    ...adminWrite,
+    method: 'post',
+    path: NOTIFICATIONS,
+    operationId: 'adminSendPushNotification',
+    summary: 'Send a push notification to every device with the topic on',
+    description:
+      'Answers 202 with the notification; the worker sends it. The same `idempotencyKey` within 24 h with the same body answers 200 with the existing notification (nothing is sent again); with another body 409 IDEMPOTENCY_CONFLICT.',
+    params: StationIdParams,
+    body: SendNotificationBody,
+    responses: {
+      202: { description: 'Queued.', schema: NotificationView },
+      200: { description: 'The notification this idempotencyKey already created.', schema: NotificationView },
+      ...errors,
+      ...notConfigured,
+    },
+    async handler({ ctx, svc, params, body }) {
+      const station = await svc.stations.require(params.stationId);
+      const { row, created } = await createNotification(svc, station, body);
+      ctx.status = created ? 202 : 200;
+      return viewOf(svc, row);
+    },
+  }),
+  defineRoute({
+    ...adminWrite,
+    method: 'get',
+    path: NOTIFICATIONS,
+    operationId: 'adminListPushNotifications',
+    summary: 'The station’s notifications, newest first (kept 30 days)',
+    params: StationIdParams,
+    query: NotificationListQuery,
+    responses: { 200: { description: 'A page of notifications.', schema: NotificationList }, ...errors },
+    async handler({ svc, params, query }) {
+      const station = await svc.stations.require(params.stationId);
+      return notificationsPage(svc, station.id, query);
+    },
+  }),
+  defineRoute({
+    ...adminWrite,
+    method: 'get',
+    path: `${NOTIFICATIONS}/{notificationId}`,
+    operationId: 'adminGetPushNotification',
+    summary: 'One notification with its live counts',
+    params: NotificationParams,
+    responses: { 200: { description: 'The notification.', schema: NotificationView }, ...errors },
+    async handler({ svc, params }) {
+      const station = await svc.stations.require(params.stationId);
+      return viewOf(svc, await requireNotification(svc, station.id, params.notificationId));
+    },
+  }),
+  defineRoute({
+    ...adminWrite,
+    method: 'post',
+    path: `${NOTIFICATIONS}/{notificationId}/cancel`,
+    operationId: 'adminCancelPushNotification',
+    summary: 'Cancel a notification: devices not yet sent to are not sent to',
+    description: 'A notification that already ended is answered as it is. Devices not yet sent to count as failed.',
+    params: NotificationParams,
+    responses: { 200: { description: 'The notification.', schema: NotificationView }, ...errors },
+    async handler({ svc, params }) {
+      const station = await svc.stations.require(params.stationId);
+      const row = await requireNotification(svc, station.id, params.notificationId);
+      await finishNotification(svc, row.id, 'cancelled');
+      return viewOf(svc, await requireNotification(svc, station.id, row.id));
+    },
+  }),
+];

@@ -1,0 +1,150 @@
+import { Nullable, StringEnum, Timestamp, Type, Uuid, type Static } from '../../http/schema.ts';
+import { PUSH_PROVIDERS } from '../stations/model.ts';
+
+// Admin push routes (decisions.md, "Push notifications"): provider credentials and notifications.
+
+export const TOPICS = ['alerts', 'content'] as const;
+export type Topic = (typeof TOPICS)[number];
+export const NOTIFICATION_STATUSES = ['queued', 'sending', 'done', 'cancelled', 'expired', 'failed'] as const;
+export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
+
+const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength });
+
+/** The service-account JSON file Google issues; members not named here are accepted and ignored. */
+const ServiceAccount = Type.Object(
+  {
+    type: Type.Literal('service_account'),
+    project_id: Text(200),
+    client_email: Text(320),
+    private_key: Type.String({ minLength: 1, maxLength: 20_000, description: 'PEM (PKCS#8) RSA key; never returned' }),
+    token_uri: Type.String({ minLength: 1, maxLength: 2048, description: 'https:// (or http:// for tests and proxies) token endpoint' }),
+  },
+  { additionalProperties: true },
+);
+
+/**
+ * One body for the three providers: which members are required depends on `provider` (checked by the
+ * command, naming the missing member), so a typo gets a suggestion like everywhere else.
+ */
+export const PutPushCredentialsBody = Type.Object(
+  {
+    provider: StringEnum(PUSH_PROVIDERS),
+    serviceAccount: Type.Optional(ServiceAccount),
+    keyId: Type.Optional(Text(64)),
+    teamId: Type.Optional(Text(64)),
+    bundleId: Type.Optional(Text(255)),
+    privateKey: Type.Optional(Type.String({ minLength: 1, maxLength: 20_000, description: 'PEM text of the .p8 key; never returned' })),
+    environment: Type.Optional(StringEnum(['production', 'sandbox'] as const)),
+    accessToken: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'Expo access token; never returned' })),
+  },
+  {
+    title: 'PushCredentialsInput',
+    additionalProperties: false,
+    description: 'fcm: `serviceAccount`; apns: `keyId`, `teamId`, `bundleId`, `privateKey`, `environment`; expo: `accessToken` (optional).',
+  },
+);
+export type PutPushCredentialsBody = Static<typeof PutPushCredentialsBody>;
+
+export const PushCredentialsView = Type.Object(
+  {
+    provider: StringEnum(PUSH_PROVIDERS),
+    configured: Type.Literal(true),
+    updatedAt: Timestamp,
+    projectId: Type.Optional(Type.String()),
+    clientEmail: Type.Optional(Type.String()),
+    keyId: Type.Optional(Type.String()),
+    teamId: Type.Optional(Type.String()),
+    bundleId: Type.Optional(Type.String()),
+    environment: Type.Optional(StringEnum(['production', 'sandbox'] as const)),
+    accessToken: Type.Optional(Type.Boolean({ description: 'whether an access token is stored' })),
+  },
+  { title: 'PushCredentials' },
+);
+export type PushCredentialsView = Static<typeof PushCredentialsView>;
+
+const NotificationData = Type.Record(Type.String(), Type.String(), { description: 'string values only, at most 2 KiB as JSON' });
+const CollapseKey = Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9._-]+$' });
+const TtlSeconds = Type.Integer({ minimum: 60, maximum: 2_419_200 });
+const NotificationUrl = Type.String({ minLength: 1, maxLength: 2048, description: 'absolute https URL or a path (`/…`)' });
+
+export const SendNotificationBody = Type.Object(
+  {
+    topic: StringEnum(TOPICS),
+    title: Text(200),
+    body: Type.Optional(Type.String({ maxLength: 1000 })),
+    url: Type.Optional(NotificationUrl),
+    data: Type.Optional(NotificationData),
+    ttlSeconds: Type.Optional(TtlSeconds),
+    collapseKey: Type.Optional(CollapseKey),
+    idempotencyKey: Type.Optional(Text(200)),
+  },
+  { title: 'PushNotificationInput', additionalProperties: false },
+);
+export type SendNotificationBody = Static<typeof SendNotificationBody>;
+
+/** `notify` on publish: a `content` notification for the published revision. */
+export const PublishNotify = Type.Object(
+  {
+    title: Type.Optional(Text(200)),
+    body: Type.Optional(Type.String({ maxLength: 1000 })),
+    url: Type.Optional(NotificationUrl),
+    ttlSeconds: Type.Optional(TtlSeconds),
+    collapseKey: Type.Optional(CollapseKey),
+  },
+  { title: 'PublishNotify', additionalProperties: false },
+);
+export type PublishNotify = Static<typeof PublishNotify>;
+
+export const NotificationCounts = Type.Object(
+  {
+    targeted: Type.Integer(),
+    sent: Type.Integer(),
+    failed: Type.Integer(),
+    pruned: Type.Integer(),
+    pending: Type.Integer(),
+  },
+  { title: 'PushNotificationCounts', description: 'sent + failed + pruned + pending = targeted' },
+);
+
+export const NotificationView = Type.Object(
+  {
+    id: Uuid,
+    topic: StringEnum(TOPICS),
+    source: StringEnum(['admin', 'content'] as const),
+    recordId: Nullable(Uuid),
+    title: Type.String(),
+    body: Nullable(Type.String()),
+    url: Nullable(Type.String()),
+    data: NotificationData,
+    ttlSeconds: Type.Integer(),
+    collapseKey: Nullable(Type.String()),
+    status: StringEnum(NOTIFICATION_STATUSES),
+    error: Nullable(Type.String()),
+    counts: NotificationCounts,
+    createdAt: Timestamp,
+    startedAt: Nullable(Timestamp),
+    finishedAt: Nullable(Timestamp),
+  },
+  { title: 'PushNotification' },
+);
+export type NotificationView = Static<typeof NotificationView>;
+
+export const NotificationList = Type.Object(
+  { notifications: Type.Array(NotificationView), nextCursor: Nullable(Type.String()) },
+  { title: 'PushNotificationList' },
+);
+
+export const NotificationParams = Type.Object(
+  { stationId: Type.String({ minLength: 1, maxLength: 80 }), notificationId: Uuid },
+  { additionalProperties: false },
+);
+export type NotificationParams = Static<typeof NotificationParams>;
+
+export const NotificationListQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 25 })),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+  },
+  { additionalProperties: false },
+);
+export type NotificationListQuery = Static<typeof NotificationListQuery>;

@@ -1,0 +1,93 @@
+import { pushMessages } from '../../lib/metrics.ts';
+import type { Services } from '../../services.ts';
+import { loadCredentials } from './credentials.ts';
+import { enqueueSend, finishNotification, RETENTION_MS, type NotificationRow } from './notifications.ts';
+import { expoReceipts } from './providers/expo.ts';
+import { failAbandoned } from './claims.ts';
+
+// Expo receipts, and the sweep: notifications are kept 30 days; a notification whose TTL ran out ends
+// `expired` even if no job was left to notice; in-flight rows of a dead job are counted failed.
+
+/** Fetches the receipts of an Expo notification's tickets: DeviceNotRegistered → pruned, other errors → failed. */
+export async function fetchExpoReceipts(svc: Services, notificationId: string): Promise<{ checked: number }> {
+  const row = await svc.db<NotificationRow>('push_notifications').where({ id: notificationId }).first();
+  if (!row) return { checked: 0 };
+  const creds = await loadCredentials(svc.db, svc.config.secret, row.station_id, 'expo');
+  if (!creds || creds.provider !== 'expo') return { checked: 0 };
+  let checked = 0;
+  for (;;) {
+    const rows: Array<{ token_hash: string; ticket_id: string }> = await svc
+      .db('push_deliveries')
+      .where({ notification_id: row.id, state: 'sent' })
+      .whereNotNull('ticket_id')
+      .limit(1000)
+      .select('token_hash', 'ticket_id');
+    if (rows.length === 0) break;
+    const receipts = await expoReceipts(
+      creds,
+      rows.map((r) => r.ticket_id),
+      { baseUrl: svc.config.push.expoUrl, timeoutMs: svc.config.push.requestTimeoutSeconds * 1000 },
+    );
+    const dead = rows.filter((r) => receipts.get(r.ticket_id) === 'DeviceNotRegistered').map((r) => r.token_hash);
+    const failed = rows.filter((r) => {
+      const error = receipts.get(r.ticket_id);
+      return typeof error === 'string' && error !== 'DeviceNotRegistered';
+    });
+    if (dead.length > 0) {
+      await svc.db('push_deliveries').where({ notification_id: row.id }).whereIn('token_hash', dead).update({ state: 'pruned' });
+      await svc.db('push_devices').where({ station_id: row.station_id }).whereIn('token_hash', dead).delete();
+      pushMessages.labels('expo', 'pruned').inc(dead.length);
+    }
+    if (failed.length > 0) {
+      await svc
+        .db('push_deliveries')
+        .where({ notification_id: row.id })
+        .whereIn(
+          'token_hash',
+          failed.map((r) => r.token_hash),
+        )
+        .update({ state: 'failed' });
+      pushMessages.labels('expo', 'failed').inc(failed.length);
+    }
+    await svc
+      .db('push_deliveries')
+      .where({ notification_id: row.id })
+      .whereIn(
+        'token_hash',
+        rows.map((r) => r.token_hash),
+      )
+      .update({ ticket_id: null });
+    checked += rows.length;
+  }
+  return { checked };
+}
+
+/** The periodic sweep (`push.sweep`). */
+export async function sweepNotifications(svc: Services): Promise<{ removed: number; expired: number }> {
+  const now = svc.clock.now();
+  const removed = await svc
+    .db('push_notifications')
+    .where('created_at', '<', new Date(now.getTime() - RETENTION_MS))
+    .delete();
+  const open: NotificationRow[] = await svc.db('push_notifications').whereIn('status', ['queued', 'sending']);
+  let expired = 0;
+  for (const row of open) {
+    if (now.getTime() >= row.created_at.getTime() + row.ttl_seconds * 1000) {
+      if (await finishNotification(svc, row.id, 'expired')) expired++;
+    } else if (row.status === 'queued' && now.getTime() - row.created_at.getTime() > 60_000) {
+      await enqueueSend(svc, row); // its job could not be queued, or was lost
+    }
+  }
+  // Finished notifications whose dead jobs left claimed devices pending.
+  await failAbandoned(svc, null);
+  return { removed, expired };
+}
+
+const sweepRegistered = new WeakSet<object>();
+
+/** Registers the repeatable sweep once per process (the worker role). */
+export async function ensurePushSweep(svc: Services): Promise<void> {
+  if (sweepRegistered.has(svc.jobs)) return;
+  await svc.jobs.queue('push').upsertJobScheduler('push.sweep', { every: 5 * 60_000 }, { name: 'push.sweep', data: {} });
+  sweepRegistered.add(svc.jobs);
+}
