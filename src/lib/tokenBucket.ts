@@ -24,6 +24,13 @@ export interface Take {
 }
 
 /**
+ * What `ahead` may exceed the capacity by and still be allowed: at Unix-ms magnitudes (~1.8e12) a double's
+ * step is ~0.0002 ms, so `now + interval - now` is not exactly a fractional `interval` (60 000 / 360), and
+ * the stored TAT is rounded to 0.001 ms. A smaller slack made a bucket of one refuse every take.
+ */
+const SLACK_MS = 0.002;
+
+/**
  * One step of GCRA. `tat` and `now` in ms; returns the new TAT, or null when the take is refused.
  * The bucket holds `burst` tokens (a minute's worth unless given; 1 = requests at least one interval apart).
  */
@@ -32,7 +39,7 @@ export function gcra(tat: number | null, now: number, perMinute: number, burst =
   const capacity = interval * burst;
   const start = tat === null || tat < now ? now : tat;
   const ahead = start + interval - now;
-  if (ahead > capacity + 1e-6) {
+  if (ahead > capacity + SLACK_MS) {
     return { take: { allowed: false, remaining: 0, retryAfterMs: ahead - capacity, fullInMs: start - now }, tat: null };
   }
   return {
@@ -55,7 +62,7 @@ if stored then
   if tat > now then start = tat end
 end
 local ahead = start + interval - now
-if ahead > capacity + 0.000001 then
+if ahead > capacity + ${SLACK_MS} then
   return {0, tostring(ahead - capacity), tostring(start - now)}
 end
 redis.call('SET', KEYS[1], string.format('%.3f', start + interval), 'PX', math.ceil(ahead))

@@ -36,6 +36,14 @@ describe('token buckets (rate limits)', () => {
     });
   });
 
+  it('grants a bucket of one at Unix-ms magnitudes with a fractional interval (float slack)', () => {
+    const now = 1_795_655_000_123.456;
+    const first = gcra(null, now, 360, 1);
+    expect(first.take.allowed).to.equal(true);
+    expect(gcra(first.tat, now + 1, 360, 1).take.allowed).to.equal(false);
+    expect(gcra(first.tat, now + 60_000 / 360, 360, 1).take.allowed).to.equal(true);
+  });
+
   describe('in Redis (TokenBuckets)', () => {
     let redis: Redis;
     before(() => {
@@ -65,6 +73,18 @@ describe('token buckets (rate limits)', () => {
       expect((await buckets.take(key, 120)).allowed).to.equal(false);
       // Buckets are separate per key.
       expect((await buckets.take(randomUUID(), 120)).remaining).to.equal(119);
+    });
+
+    it('a bucket of one with a fractional interval (360 a minute: 166.67 ms) grants its first take and one per interval after', async () => {
+      // Times are Unix milliseconds (~1.8e12), where a double's step is ~0.0002 ms: `now + interval - now`
+      // is not exactly `interval`, and a bucket of one used to refuse its very first take, forever.
+      const buckets = new TokenBuckets(redis, 'test:tb');
+      for (let i = 0; i < 20; i++) expect((await buckets.take(randomUUID(), 360, 1)).allowed, `fresh key ${i}`).to.equal(true);
+      const key = randomUUID();
+      expect((await buckets.take(key, 360, 1)).allowed).to.equal(true);
+      expect((await buckets.take(key, 360, 1)).allowed).to.equal(false);
+      const next = await eventually(async () => ((await buckets.take(key, 360, 1)).allowed ? true : null), { timeoutMs: 2_000 });
+      expect(next).to.equal(true);
     });
 
     it('keeps counting in memory while Redis cannot answer', async () => {

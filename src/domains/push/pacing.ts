@@ -30,9 +30,8 @@ export function stationPace(svc: Pick<Services, 'redis' | 'config'>, stationId: 
     batch,
     async acquire() {
       for (;;) {
-        // A bucket of two batches: with one, the Lua step's float rounding at Unix-ms magnitudes refuses
-        // the very first take when the interval is fractional (60000 / 360 ms), forever.
-        const take = await bucketsOf.take(stationId, batchesPerMinute, 2);
+        // A bucket of one batch: batches at least one interval apart, never a burst above the pace.
+        const take = await bucketsOf.take(stationId, batchesPerMinute, 1);
         if (take.allowed) return;
         await new Promise((r) => setTimeout(r, Math.max(1, Math.ceil(take.retryAfterMs))));
       }
