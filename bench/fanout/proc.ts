@@ -10,11 +10,30 @@ export interface Child {
   stop(): Promise<void>;
 }
 
+/** BENCH_CPU_PROF=<dir>: the child writes a V8 CPU profile there when it exits (as bench/support.ts's roles do). */
+const profile = (script: string): string[] =>
+  process.env.BENCH_CPU_PROF
+    ? [
+        '--cpu-prof',
+        `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`,
+        `--cpu-prof-name=${script.replace(/\W/g, '')}.${process.hrtime.bigint()}.cpuprofile`,
+      ]
+    : [];
+
 export function startChild(script: string, args: string[], env: Record<string, string | undefined> = {}): Child {
   const path = fileURLToPath(new URL(script, import.meta.url));
   const child = spawn(
     'bash',
-    ['-c', 'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$@"', 'bench-child', process.execPath, '--expose-gc', path, ...args],
+    [
+      '-c',
+      'ulimit -n "$(ulimit -Hn)" 2>/dev/null; exec "$@"',
+      'bench-child',
+      process.execPath,
+      '--expose-gc',
+      ...profile(script),
+      path,
+      ...args,
+    ],
     { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, ...env } },
   );
   let nextId = 0;
