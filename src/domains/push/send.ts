@@ -28,12 +28,12 @@ type Svc = Services;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export function senderFor(svc: Pick<Services, 'config'>, creds: PushCredentials): PushSender {
+export function senderFor(svc: Pick<Services, 'config' | 'clock'>, creds: PushCredentials): PushSender {
   const timeoutMs = svc.config.push.requestTimeoutSeconds * 1000;
   if (creds.provider === 'fcm') return fcmSender(creds, { baseUrl: svc.config.push.fcmUrl, timeoutMs });
   if (creds.provider === 'apns') {
     const baseUrl = creds.environment === 'sandbox' ? svc.config.push.apnsSandboxUrl : svc.config.push.apnsUrl;
-    return apnsSender(creds, { baseUrl, timeoutMs });
+    return apnsSender(creds, { baseUrl, timeoutMs, now: () => svc.clock.now().getTime() });
   }
   return expoSender(creds, { baseUrl: svc.config.push.expoUrl, timeoutMs });
 }

@@ -149,6 +149,22 @@ describe('push delivery', function () {
     expect(world.apns.providerTokens.size, 'one provider token reused').to.equal(1);
   });
 
+  it('APNs provider token: one token for 20 minutes of sending, a new one after 30 (decisions.md: reused 20–50 minutes)', async () => {
+    const s = await pushStation(world, 'apns');
+    const device = unique('apns-age');
+    await s.register(device);
+    const bearers = () => new Set(world.apns.sent.filter((m) => m.token === device).map((m) => String(m.headers.authorization)));
+    const sendOne = async () => expect((await s.finished((await s.send({ topic: 'alerts', title: 't' })).body.id)).counts.sent).to.equal(1);
+    await sendOne();
+    clock.advance(21 * 60_000);
+    await sendOne();
+    expect(bearers().size, 'the same token 21 minutes later').to.equal(1);
+    clock.advance(10 * 60_000);
+    await sendOne();
+    expect(bearers().size, 'a new token 31 minutes after the first').to.equal(2);
+    expect(world.apns.problems).to.deep.equal([]);
+  });
+
   it('APNs: 410 and 400 BadDeviceToken → pruned; 403 InvalidProviderToken after a fresh token → failed naming it', async () => {
     const s = await pushStation(world, 'apns');
     const [gone, bad, ok] = ['gone', 'bad', 'ok'].map((l) => unique(`apns-${l}`));

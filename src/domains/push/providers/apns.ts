@@ -73,14 +73,14 @@ const providerTokens = new Map<string, Promise<ProviderToken>>();
 
 type Apns = ApnsSettings & { secret: string | null; version: string };
 
-async function providerToken(creds: Apns, stale?: string): Promise<string> {
+async function providerToken(creds: Apns, now: () => number, stale?: string): Promise<string> {
   const cached = providerTokens.get(creds.version);
   if (cached) {
     const token = await cached.catch(() => null);
-    if (token && token.value !== stale && Date.now() - token.issuedAt < TOKEN_REUSE_MS) return token.value;
-    if (providerTokens.get(creds.version) !== cached) return providerToken(creds, stale);
+    if (token && token.value !== stale && now() - token.issuedAt < TOKEN_REUSE_MS) return token.value;
+    if (providerTokens.get(creds.version) !== cached) return providerToken(creds, now, stale);
   }
-  const issuedAt = Date.now();
+  const issuedAt = now();
   const making = new SignJWT({})
     .setProtectedHeader({ alg: 'ES256', kid: creds.keyId })
     .setIssuer(creds.teamId)
@@ -139,7 +139,8 @@ function classify(answer: Answer): Outcome | 'auth' {
   return { result: 'failed', reason: describeAnswer(answer.status, answer.reason) };
 }
 
-export function apnsSender(creds: Apns, options: { baseUrl: string; timeoutMs: number }): PushSender {
+/** `now`: the service clock (ms), which decides when the provider token is renewed. */
+export function apnsSender(creds: Apns, options: { baseUrl: string; timeoutMs: number; now: () => number }): PushSender {
   const origin = new URL(options.baseUrl).origin;
   return {
     provider: 'apns',
@@ -156,7 +157,7 @@ export function apnsSender(creds: Apns, options: { baseUrl: string; timeoutMs: n
         'content-type': 'application/json',
       };
       if (message.collapseKey !== null) headers['apns-collapse-id'] = message.collapseKey;
-      let bearer = await providerToken(creds);
+      let bearer = await providerToken(creds, options.now);
       const send = (token: string) =>
         post(origin, `/3/device/${encodeURIComponent(token)}`, { ...headers, authorization: `bearer ${bearer}` }, body, options.timeoutMs);
       return mapConcurrent(deviceTokens, concurrency, async (token): Promise<Outcome> => {
@@ -165,7 +166,7 @@ export function apnsSender(creds: Apns, options: { baseUrl: string; timeoutMs: n
           answer = await send(token);
           let outcome = classify(answer);
           if (outcome === 'auth') {
-            bearer = await providerToken(creds, bearer);
+            bearer = await providerToken(creds, options.now, bearer);
             answer = await send(token);
             outcome = classify(answer);
             if (outcome === 'auth')
