@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { IdempotencyConflictError, NotFoundError, PushNotConfiguredError, ValidationError } from '../../lib/errors.ts';
 import { inTransaction } from '../../lib/db.ts';
-import { isUuid, newId } from '../../lib/ids.ts';
-import { sign, verify } from '../../lib/tokens.ts';
+import { newId } from '../../lib/ids.ts';
+import { keysetCursor, readKeysetCursor } from '../../lib/keysetCursor.ts';
 import type { Services } from '../../services.ts';
 import type { PushProvider, Station } from '../stations/model.ts';
 import { canonicalJson } from '../content/canonical.ts';
@@ -258,26 +258,9 @@ export async function requireNotification(svc: Pick<Services, 'db'>, stationId: 
   return row;
 }
 
-interface CursorPayload {
-  s: string;
-  a: number;
-  i: string;
-}
-
 export async function notificationsPage(svc: Pick<Services, 'db' | 'config'>, stationId: string, query: NotificationListQuery) {
   const limit = query.limit ?? 25;
-  let after: CursorPayload | null = null;
-  if (query.cursor) {
-    after = verify<CursorPayload>(svc.config.secret, query.cursor);
-    if (!after || after.s !== stationId || !Number.isSafeInteger(after.a) || typeof after.i !== 'string' || !isUuid(after.i))
-      throw new ValidationError('Invalid cursor.', [
-        {
-          path: 'cursor',
-          code: 'invalid_cursor',
-          message: 'cursor must be a nextCursor of this station’s notifications, passed back unchanged',
-        },
-      ]);
-  }
+  const after = query.cursor ? readKeysetCursor(svc.config.secret, query.cursor, { s: stationId }, 'this station’s notifications') : null;
   const q = svc
     .db<NotificationRow>('push_notifications')
     .where('station_id', stationId)
@@ -286,15 +269,12 @@ export async function notificationsPage(svc: Pick<Services, 'db' | 'config'>, st
       { column: 'id', order: 'desc' },
     ])
     .limit(limit + 1);
-  if (after) q.andWhereRaw('(created_at, id) < (?::timestamptz, ?::uuid)', [new Date(after.a), after.i]);
+  if (after) q.andWhereRaw('(created_at, id) < (?::timestamptz, ?::uuid)', [after.createdAt, after.id]);
   const rows = await q;
   const page = rows.slice(0, limit);
   const counts = await countsOf(svc, page);
   const last = page[page.length - 1];
-  const nextCursor =
-    rows.length > limit && last
-      ? sign(svc.config.secret, { s: stationId, a: last.created_at.getTime(), i: last.id } satisfies CursorPayload)
-      : null;
+  const nextCursor = rows.length > limit && last ? keysetCursor(svc.config.secret, { s: stationId }, last) : null;
   return { notifications: page.map((r) => presentNotification(r, counts.get(r.id) as Counts)), nextCursor };
 }
 
