@@ -154,14 +154,7 @@ export class FeedStore {
         ORDER BY seq`,
       [stationId, afterSeq],
     );
-    return rows.map((r) => ({
-      kind: 'content',
-      entry: r.entry,
-      seq: Number(r.seq),
-      deleted: false,
-      data: r.data,
-      updatedAt: r.updated_at.toISOString(),
-    }));
+    return rows.map(liveContentRow);
   }
 
   /** The `limit` most recent live content rows with their data (to refill the gateway's content bodies). */
@@ -174,14 +167,7 @@ export class FeedStore {
         LIMIT $2`,
       [stationId, limit],
     );
-    return rows.map((r) => ({
-      kind: 'content',
-      entry: r.entry,
-      seq: Number(r.seq),
-      deleted: false,
-      data: r.data,
-      updatedAt: r.updated_at.toISOString(),
-    }));
+    return rows.map(liveContentRow);
   }
 
   private query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
@@ -192,4 +178,9 @@ export class FeedStore {
   close(): Promise<void> {
     return this.pool.end();
   }
+}
+
+/** A live content row as the gateway keeps it. */
+function liveContentRow(r: RowRecord): StoredRow {
+  return { kind: 'content', entry: r.entry, seq: Number(r.seq), deleted: false, data: r.data, updatedAt: r.updated_at.toISOString() };
 }
