@@ -231,8 +231,12 @@ describe('weather and traffic provider polling (worker)', function () {
       ['2026-11-20T23:00:00.000Z', '2026-11-21T23:00:00.000Z', 'Thunderstorm', 2.3, 8.1],
       ['2026-11-21T23:00:00.000Z', '2026-11-22T23:00:00.000Z', 'Snow', -1.5, 3.2],
     ]);
-    const source = await admin(server.url, 'GET', `/stations/${f.station.id}/weather/source`);
-    expect(source.body).to.include({ lastPolledAt: NOW.toISOString(), lastError: null });
+    // The poll records itself after storing the snapshots: wait for that write too.
+    const source = await eventually(async () => {
+      const res = await admin(server.url, 'GET', `/stations/${f.station.id}/weather/source`);
+      return res.body.lastPolledAt !== null && res.body;
+    });
+    expect(source).to.include({ lastPolledAt: NOW.toISOString(), lastError: null });
     const schedulers = async () => (await server.svc.jobs.queue('default').getJobSchedulers()).map((s) => s.key);
     expect(await schedulers()).to.include(`feeds.poll:${f.station.id}:weather`);
     expect((await admin(server.url, 'DELETE', `/stations/${f.station.id}/weather/source`)).status).to.equal(204);
