@@ -1,6 +1,7 @@
 import type { Config } from '../config.ts';
 import { stationChannel } from '../feed/names.ts';
 import { TtlCache } from '../lib/cache.ts';
+import { forwardedClient } from '../lib/clientIp.ts';
 import { keys } from '../lib/keys.ts';
 import type { Logger } from '../lib/logger.ts';
 import { createRedis, type Redis } from '../lib/redis.ts';
@@ -77,11 +78,8 @@ export function splitCursor(query: string): { query: string; lastEventId: string
 
 /** The client's IP: the socket address, or the X-Forwarded-For entry written by the nearest trusted proxy. */
 export function clientIp(socketAddress: string, forwardedFor: string, trustedProxyHops: number): string {
-  if (trustedProxyHops > 0 && forwardedFor) {
-    const hops = forwardedFor.split(',');
-    const entry = hops[Math.max(0, hops.length - trustedProxyHops)].trim();
-    if (entry) return entry;
-  }
+  const forwarded = forwardedClient(forwardedFor, trustedProxyHops);
+  if (forwarded) return forwarded;
   // uWS writes IPv4 peers as IPv4-mapped IPv6 in full hex form.
   const mapped = /^(?:0000:){5}ffff:([0-9a-f]{4}):([0-9a-f]{4})$/i.exec(socketAddress);
   if (!mapped) return socketAddress;

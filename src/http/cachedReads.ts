@@ -109,19 +109,29 @@ export function cachedReads(svc: FrameworkServices, routes: readonly RouteSpec[]
     const send = read.graphql
       ? () => report(writeBytes(res, requestId, rep.bytes, rep.contentType))
       : () => report(writeCacheable(req, res, requestId, rep.bytes, rep.contentType, rep.etag));
-    if (read.rateLimit === undefined || !svc.rateLimits.enabled(read.rateLimit)) {
-      send();
-      return true;
-    }
-    svc.rateLimits
-      .take({ set: (field, value) => res.setHeader(field, value) }, read.rateLimit, credential.id)
-      .then(send, (err: unknown) => {
-        if (!(err instanceof WavelineError)) svc.logger.error({ err, requestId, method, path: read.path }, 'unhandled error');
-        writeErrorResponse(res, err, requestId);
-        report(0);
-      });
+    sendWithinLimit(svc, res, { limit: read.rateLimit, key: credential.id, requestId, path: read.path }, send, report);
     return true;
   };
+}
+
+/**
+ * Sends an answer taken before Koa (here, storedAnswers.ts) now, or once its rate limit let it through:
+ * the token is taken here, so a refusal is written here too, in the envelope's body and headers.
+ */
+export function sendWithinLimit(
+  svc: FrameworkServices,
+  res: ServerResponse,
+  taken: { limit: LimitName | undefined; key: string; requestId: string; path: string },
+  send: () => void,
+  report: (bytes: number) => void,
+): void {
+  const { limit, key, requestId, path } = taken;
+  if (limit === undefined || !svc.rateLimits.enabled(limit)) return send();
+  svc.rateLimits.take({ set: (field, value) => res.setHeader(field, value) }, limit, key).then(send, (err: unknown) => {
+    if (!(err instanceof WavelineError)) svc.logger.error({ err, requestId, method: res.req.method, path }, 'unhandled error');
+    writeErrorResponse(res, err, requestId);
+    report(0);
+  });
 }
 
 /** What the request observer reads of a Koa context, for a request answered here. */

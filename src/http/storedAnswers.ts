@@ -1,8 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
-import { WavelineError } from '../lib/errors.ts';
+import { forwardedClient } from '../lib/clientIp.ts';
 import { RouteTable } from './dispatch.ts';
-import { requestIdOf, writeErrorResponse } from './envelope.ts';
+import { sendWithinLimit } from './cachedReads.ts';
+import { requestIdOf } from './envelope.ts';
 import { writeCacheable } from './etag.ts';
 import { headerIssue, targetIssue } from './hostile.ts';
 import type { RequestObserver } from './observe.ts';
@@ -16,18 +17,6 @@ import type { FrameworkServices, RouteServices } from './subjects.ts';
 // gate takes from); a refusal is written in the envelope's body and headers. Anything else goes to Koa.
 
 export type StoredAnswers = (req: IncomingMessage, res: ServerResponse) => boolean;
-
-/** The client address as Koa's `ctx.ip` reads it: trusted proxies' X-Forwarded-For entries from the right, else the socket. */
-function clientIp(req: IncomingMessage, hops: number): string {
-  if (hops > 0) {
-    const forwarded = req.headers['x-forwarded-for'];
-    if (typeof forwarded === 'string' && forwarded) {
-      const ips = forwarded.split(/\s*,\s*/).slice(-hops);
-      if (ips[0]) return ips[0];
-    }
-  }
-  return req.socket.remoteAddress ?? '';
-}
 
 export function storedAnswers(svc: FrameworkServices, routes: readonly RouteSpec[], observe: RequestObserver | null): StoredAnswers {
   const table = new RouteTable<RouteSpec>();
@@ -59,17 +48,10 @@ export function storedAnswers(svc: FrameworkServices, routes: readonly RouteSpec
     const report = (bytes: number) => observe?.(observed(res, route.path, bytes), requestId, startedAt);
     const send = () =>
       report(writeCacheable(req, res, requestId, answer.rep.bytes, answer.rep.contentType, answer.rep.etag, answer.cacheControl));
-    if (route.rateLimit === undefined || !svc.rateLimits.enabled(route.rateLimit)) {
-      send();
-      return true;
-    }
-    svc.rateLimits
-      .take({ set: (field, value) => res.setHeader(field, value) }, route.rateLimit, `ip:${clientIp(req, hops)}`)
-      .then(send, (err: unknown) => {
-        if (!(err instanceof WavelineError)) svc.logger.error({ err, requestId, method, path: route.path }, 'unhandled error');
-        writeErrorResponse(res, err, requestId);
-        report(0);
-      });
+    // The per-IP bucket of the route's gate: the client as Koa's `ctx.ip` reads it (Node joins repeated
+    // X-Forwarded-For headers into one string).
+    const ip = forwardedClient(req.headers['x-forwarded-for'] as string | undefined, hops) ?? req.socket.remoteAddress ?? '';
+    sendWithinLimit(svc, res, { limit: route.rateLimit, key: `ip:${ip}`, requestId, path: route.path }, send, report);
     return true;
   };
 }
