@@ -13,7 +13,7 @@ import {
   SendNotificationBody,
 } from './adminSchemas.ts';
 import { deleteCredentials, findCredentialsRow, presentCredentials, saveCredentials } from './credentials.ts';
-import { createNotification, finishNotification, notificationsPage, requireNotification, viewOf } from './notifications.ts';
+import { createNotification, finishNotification, notificationsPage, presentNotification, requireNotification } from './notifications.ts';
 
 // Admin push routes (decisions.md, "Push notifications"; docs/push.md): credentials and notifications.
 
@@ -97,7 +97,7 @@ export const pushAdminRoutes = [
       const station = await svc.stations.require(params.stationId);
       const { row, created } = await createNotification(svc, station, body);
       ctx.status = created ? 202 : 200;
-      return viewOf(svc, row);
+      return presentNotification(row);
     },
   }),
   defineRoute({
@@ -124,7 +124,7 @@ export const pushAdminRoutes = [
     responses: { 200: { description: 'The notification.', schema: NotificationView }, ...errors },
     async handler({ svc, params }) {
       const station = await svc.stations.require(params.stationId);
-      return viewOf(svc, await requireNotification(svc, station.id, params.notificationId));
+      return presentNotification(await requireNotification(svc, station.id, params.notificationId));
     },
   }),
   defineRoute({
@@ -140,7 +140,7 @@ export const pushAdminRoutes = [
       const station = await svc.stations.require(params.stationId);
       const row = await requireNotification(svc, station.id, params.notificationId);
       await finishNotification(svc, row.id, 'cancelled');
-      return viewOf(svc, await requireNotification(svc, station.id, row.id));
+      return presentNotification(await requireNotification(svc, station.id, row.id));
     },
   }),
 ];

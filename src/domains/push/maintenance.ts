@@ -16,26 +16,40 @@ export async function fetchExpoReceipts(svc: Services, notificationId: string): 
   if (!creds || creds.provider !== 'expo') return { checked: 0 };
   let checked = 0;
   for (;;) {
-    const rows: Array<{ token_hash: string; ticket_id: string }> = await svc
+    const rows: Array<{ seq: number; token_hash: string; ticket_id: string }> = await svc
       .db('push_deliveries')
       .where({ notification_id: row.id, state: 'sent' })
       .whereNotNull('ticket_id')
       .limit(1000)
-      .select('token_hash', 'ticket_id');
+      .select('seq', 'token_hash', 'ticket_id');
     if (rows.length === 0) break;
     const receipts = await expoReceipts(
       creds,
       rows.map((r) => r.ticket_id),
       { baseUrl: svc.config.push.expoUrl, timeoutMs: svc.config.push.requestTimeoutSeconds * 1000 },
     );
-    const dead = rows.filter((r) => receipts.get(r.ticket_id) === 'DeviceNotRegistered').map((r) => r.token_hash);
+    const dead = rows.filter((r) => receipts.get(r.ticket_id) === 'DeviceNotRegistered');
     const failed = rows.filter((r) => {
       const error = receipts.get(r.ticket_id);
       return typeof error === 'string' && error !== 'DeviceNotRegistered';
     });
     if (dead.length > 0) {
-      await svc.db('push_deliveries').where({ notification_id: row.id }).whereIn('token_hash', dead).update({ state: 'pruned' });
-      await svc.db('push_devices').where({ station_id: row.station_id }).whereIn('token_hash', dead).delete();
+      await svc
+        .db('push_deliveries')
+        .where({ notification_id: row.id })
+        .whereIn(
+          'seq',
+          dead.map((r) => r.seq),
+        )
+        .update({ state: 'pruned' });
+      await svc
+        .db('push_devices')
+        .where({ station_id: row.station_id })
+        .whereIn(
+          'token_hash',
+          dead.map((r) => r.token_hash),
+        )
+        .delete();
       pushMessages.labels('expo', 'pruned').inc(dead.length);
     }
     if (failed.length > 0) {
@@ -43,8 +57,8 @@ export async function fetchExpoReceipts(svc: Services, notificationId: string): 
         .db('push_deliveries')
         .where({ notification_id: row.id })
         .whereIn(
-          'token_hash',
-          failed.map((r) => r.token_hash),
+          'seq',
+          failed.map((r) => r.seq),
         )
         .update({ state: 'failed' });
       pushMessages.labels('expo', 'failed').inc(failed.length);
@@ -53,8 +67,8 @@ export async function fetchExpoReceipts(svc: Services, notificationId: string): 
       .db('push_deliveries')
       .where({ notification_id: row.id })
       .whereIn(
-        'token_hash',
-        rows.map((r) => r.token_hash),
+        'seq',
+        rows.map((r) => r.seq),
       )
       .update({ ticket_id: null });
     checked += rows.length;

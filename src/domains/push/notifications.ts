@@ -39,6 +39,10 @@ export interface NotificationRow {
   status: NotificationStatus;
   error: string | null;
   targeted: number;
+  /** Kept by a trigger on push_deliveries (migration 20261211000000_push_counts). */
+  sent_count: number;
+  failed_count: number;
+  pruned_count: number;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
@@ -204,30 +208,13 @@ export async function notifyPublished(
   }
 }
 
-/** Live counts of notifications by id: pending includes devices whose request is in flight. */
-export async function countsOf(svc: Pick<Services, 'db'>, rows: NotificationRow[]): Promise<Map<string, Counts>> {
-  const counts = new Map<string, Counts>();
-  for (const row of rows) counts.set(row.id, { targeted: row.targeted, sent: 0, failed: 0, pruned: 0, pending: 0 });
-  if (rows.length === 0) return counts;
-  const grouped: Array<{ notification_id: string; state: string; n: number }> = await svc
-    .db('push_deliveries')
-    .whereIn(
-      'notification_id',
-      rows.map((r) => r.id),
-    )
-    .groupBy('notification_id', 'state')
-    .select('notification_id', 'state', svc.db.raw('count(*)::int AS n'));
-  for (const { notification_id, state, n } of grouped) {
-    const c = counts.get(notification_id) as Counts;
-    if (state === 'sent') c.sent += n;
-    else if (state === 'failed') c.failed += n;
-    else if (state === 'pruned') c.pruned += n;
-    else c.pending += n;
-  }
-  return counts;
+/** Live counts: pending includes devices whose request is in flight. */
+export function countsOf(row: NotificationRow): Counts {
+  const { targeted, sent_count: sent, failed_count: failed, pruned_count: pruned } = row;
+  return { targeted, sent, failed, pruned, pending: targeted - sent - failed - pruned };
 }
 
-export function presentNotification(row: NotificationRow, counts: Counts): NotificationView {
+export function presentNotification(row: NotificationRow): NotificationView {
   return {
     id: row.id,
     topic: row.topic,
@@ -241,15 +228,11 @@ export function presentNotification(row: NotificationRow, counts: Counts): Notif
     collapseKey: row.collapse_key,
     status: row.status,
     error: row.error,
-    counts,
+    counts: countsOf(row),
     createdAt: row.created_at.toISOString(),
     startedAt: row.started_at ? row.started_at.toISOString() : null,
     finishedAt: row.finished_at ? row.finished_at.toISOString() : null,
   };
-}
-
-export async function viewOf(svc: Pick<Services, 'db'>, row: NotificationRow): Promise<NotificationView> {
-  return presentNotification(row, (await countsOf(svc, [row])).get(row.id) as Counts);
 }
 
 export async function requireNotification(svc: Pick<Services, 'db'>, stationId: string, id: string): Promise<NotificationRow> {
@@ -272,10 +255,9 @@ export async function notificationsPage(svc: Pick<Services, 'db' | 'config'>, st
   if (after) q.andWhereRaw('(created_at, id) < (?::timestamptz, ?::uuid)', [after.createdAt, after.id]);
   const rows = await q;
   const page = rows.slice(0, limit);
-  const counts = await countsOf(svc, page);
   const last = page[page.length - 1];
   const nextCursor = rows.length > limit && last ? keysetCursor(svc.config.secret, { s: stationId }, last) : null;
-  return { notifications: page.map((r) => presentNotification(r, counts.get(r.id) as Counts)), nextCursor };
+  return { notifications: page.map((r) => presentNotification(r)), nextCursor };
 }
 
 /**
@@ -315,5 +297,5 @@ export async function finishNotification(
 
 export async function emitFinished(svc: Pick<Services, 'db' | 'clock' | 'jobs' | 'logger' | 'webhooks'>, id: string): Promise<void> {
   const row = await svc.db<NotificationRow>('push_notifications').where({ id }).first();
-  if (row) await emitWebhookEvent(svc, row.station_id, 'push.finished', await viewOf(svc, row));
+  if (row) await emitWebhookEvent(svc, row.station_id, 'push.finished', presentNotification(row));
 }

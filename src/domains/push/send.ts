@@ -2,7 +2,7 @@ import { inTransaction } from '../../lib/db.ts';
 import { pushMessages } from '../../lib/metrics.ts';
 import type { Services } from '../../services.ts';
 import { loadCredentials, type PushCredentials } from './credentials.ts';
-import { FINAL_STATUSES, finishNotification, SEND_PARTS, type NotificationRow } from './notifications.ts';
+import { countsOf, FINAL_STATUSES, finishNotification, SEND_PARTS, type NotificationRow } from './notifications.ts';
 import { stationPace } from './pacing.ts';
 import { failAbandoned } from './claims.ts';
 import { apnsSender } from './providers/apns.ts';
@@ -60,21 +60,24 @@ async function start(svc: Svc, id: string): Promise<NotificationRow | undefined>
     const row = await trx<NotificationRow>('push_notifications').where({ id }).forUpdate().first();
     if (!row || row.status !== 'queued') return row;
     const topicColumn = row.topic === 'alerts' ? 'topic_alerts' : 'topic_content';
-    await trx.raw(
-      `INSERT INTO push_deliveries (notification_id, token_hash, token, seq, state)
-       SELECT ?, token_hash, token, row_number() OVER (), 'pending' FROM push_devices WHERE station_id = ? AND provider = ? AND ${topicColumn}`,
-      [id, row.station_id, row.provider],
+    const result = await trx.raw<{ rows: NotificationRow[] }>(
+      `WITH targets AS (
+         INSERT INTO push_deliveries (notification_id, token_hash, token, seq, state)
+         SELECT ?, token_hash, token, row_number() OVER (), 'pending' FROM push_devices
+          WHERE station_id = ? AND provider = ? AND ${topicColumn}
+         RETURNING 1
+       )
+       UPDATE push_notifications SET status = 'sending', started_at = ?, targeted = (SELECT count(*) FROM targets)
+        WHERE id = ? RETURNING *`,
+      [id, row.station_id, row.provider, svc.clock.now(), id],
     );
-    const [{ n }] = await trx('push_deliveries').where({ notification_id: id }).select(trx.raw('count(*)::int AS n'));
-    const [started] = await trx('push_notifications')
-      .where({ id })
-      .update({ status: 'sending', started_at: svc.clock.now(), targeted: n })
-      .returning('*');
+    const started = result.rows[0];
     return started as NotificationRow;
   });
 }
 
 interface Claimed {
+  seq: number;
   hash: string;
   token: string;
 }
@@ -85,51 +88,74 @@ interface Claim {
 }
 
 /**
- * Claims the next `n` devices: reserves the range (claimed_seq, claimed_seq + n] on the notification row
- * (under its row lock) and records the claim, in one transaction (a crash in between claims nothing).
- * The PK-ordered range costs O(n) whatever the notification's size (a LIMIT … FOR UPDATE SKIP LOCKED
- * scan slowed down with the rows already sent). Null when every range is taken.
+ * Claims the next `n` devices in one statement (so a crash claims nothing or all of it): locks the
+ * notification row, reserves the range (claimed_seq, claimed_seq + n], records the claim and reads the
+ * range's pending devices. The PK-ordered range costs O(n) whatever the notification's size (a LIMIT …
+ * FOR UPDATE SKIP LOCKED scan slowed down with the rows already sent). Null when the notification is no
+ * longer sending or every range is taken.
  */
 async function claim(svc: Svc, id: string, n: number): Promise<Claim | null> {
-  return inTransaction(svc.db, async ({ trx }) => {
-    const row = await trx('push_notifications').where({ id }).forUpdate().first('claimed_seq', 'targeted', 'status');
-    if (!row || row.status !== 'sending' || row.claimed_seq >= row.targeted) return null;
-    const lo = row.claimed_seq as number;
-    const hi = Math.min(lo + n, row.targeted as number);
-    await trx('push_notifications').where({ id }).update({ claimed_seq: hi });
-    await trx('push_claims').insert({ notification_id: id, lo, hi, claimed_at: trx.fn.now() });
-    const devices: Claimed[] = await trx('push_deliveries')
-      .where({ notification_id: id, state: 'pending' })
-      .andWhere('seq', '>', lo)
-      .andWhere('seq', '<=', hi)
-      .select('token_hash as hash', 'token');
-    return { lo, devices };
-  });
+  // The locked read sees the latest claimed_seq (a concurrent claim is waited for, then re-read).
+  const result = await svc.db.raw<{ rows: Array<{ lo: number; seq: number | null; hash: string | null; token: string | null }> }>(
+    `WITH o AS (
+       SELECT id, claimed_seq, targeted FROM push_notifications
+        WHERE id = ? AND status = 'sending' AND claimed_seq < targeted FOR UPDATE
+     ), r AS (
+       UPDATE push_notifications p SET claimed_seq = least(o.claimed_seq + ?, o.targeted)
+         FROM o WHERE p.id = o.id RETURNING p.id, o.claimed_seq AS lo, p.claimed_seq AS hi
+     ), c AS (
+       INSERT INTO push_claims (notification_id, lo, hi, claimed_at) SELECT id, lo, hi, now() FROM r
+     )
+     SELECT r.lo, d.seq, d.token_hash AS hash, d.token FROM r
+       LEFT JOIN push_deliveries d ON d.notification_id = r.id AND d.seq > r.lo AND d.seq <= r.hi AND d.state = 'pending'
+      ORDER BY d.seq`,
+    [id, n],
+  );
+  const rows = result.rows;
+  if (rows.length === 0) return null;
+  const devices: Claimed[] = [];
+  for (const r of rows) if (r.seq !== null) devices.push({ seq: r.seq, hash: r.hash as string, token: r.token as string });
+  return { lo: rows[0].lo, devices };
 }
 
-/** Moves pending rows to their outcome (only rows still pending: a row counted failed meanwhile stays so). */
-async function record(
-  svc: Svc,
-  row: NotificationRow,
-  state: 'sent' | 'failed' | 'pruned',
-  claimed: Claimed[],
-  tickets?: string[],
-): Promise<void> {
-  if (claimed.length === 0) return;
-  const hashes = claimed.map((c) => c.hash);
-  if (tickets) {
-    await svc.db.raw(
-      `UPDATE push_deliveries d SET state = 'sent', ticket_id = v.ticket
-       FROM unnest(?::text[], ?::text[]) AS v(hash, ticket)
-       WHERE d.notification_id = ? AND d.state = 'pending' AND d.token_hash = v.hash`,
-      [hashes, tickets, row.id],
-    );
-  } else {
-    await svc.db('push_deliveries').where({ notification_id: row.id, state: 'pending' }).whereIn('token_hash', hashes).update({ state });
+interface Outcomes {
+  seqs: number[];
+  states: Array<'sent' | 'failed' | 'pruned'>;
+  tickets: Array<string | null>;
+  /** Token hashes of the dead tokens (removed from the station's devices). */
+  dead: string[];
+}
+
+const noOutcomes = (): Outcomes => ({ seqs: [], states: [], tickets: [], dead: [] });
+
+/**
+ * Moves a batch's pending rows to their outcomes in one statement (rows counted failed meanwhile stay
+ * so), and removes dead tokens from the station's devices. With `doneLo`, the claim is dropped too.
+ */
+async function record(svc: Svc, row: NotificationRow, out: Outcomes, doneLo: number | null): Promise<void> {
+  if (out.seqs.length === 0 && doneLo === null) return;
+  // Data-modifying CTEs all run, read or not; the trigger on push_deliveries moves the counts.
+  await svc.db.raw(
+    `WITH moved AS (
+       UPDATE push_deliveries d SET state = v.state, ticket_id = v.ticket
+         FROM unnest(?::int[], ?::text[], ?::text[]) AS v(seq, state, ticket)
+        WHERE d.notification_id = ? AND d.seq = v.seq AND d.state = 'pending'
+     ), dead AS (
+       DELETE FROM push_devices WHERE station_id = ? AND token_hash = ANY(?::text[])
+     )
+     DELETE FROM push_claims WHERE notification_id = ? AND lo = ?`,
+    // (null tickets are SQL NULLs; knex's binding type does not say arrays may hold null)
+    [out.seqs, out.states, out.tickets as string[], row.id, row.station_id, out.dead, row.id, doneLo ?? -1],
+  );
+  let sent = 0;
+  let failed = 0;
+  for (const state of out.states) {
+    if (state === 'sent') sent++;
+    else if (state === 'failed') failed++;
   }
-  // A dead token is removed from the station's devices (it is `pruned`, not also `sent`).
-  if (state === 'pruned') await svc.db('push_devices').where({ station_id: row.station_id }).whereIn('token_hash', hashes).delete();
-  pushMessages.labels(row.provider, state).inc(claimed.length);
+  if (sent > 0) pushMessages.labels(row.provider, 'sent').inc(sent);
+  if (failed > 0) pushMessages.labels(row.provider, 'failed').inc(failed);
+  if (out.dead.length > 0) pushMessages.labels(row.provider, 'pruned').inc(out.dead.length);
 }
 
 const touch = (svc: Svc, id: string, lo: number) =>
@@ -137,8 +163,10 @@ const touch = (svc: Svc, id: string, lo: number) =>
 
 /** Sends one claimed batch, retrying 429/5xx answers (honouring Retry-After) up to MAX_ATTEMPTS. */
 async function deliver(svc: Svc, row: NotificationRow, sender: PushSender, claim: Claim, concurrency: number): Promise<void> {
-  const message = messageOf(row);
   let todo = claim.devices;
+  // Every device of the range was counted failed meanwhile (cancelled, abandoned): only the claim goes.
+  if (todo.length === 0) return record(svc, row, noOutcomes(), claim.lo);
+  const message = messageOf(row);
   const heartbeat = setInterval(() => touch(svc, row.id, claim.lo).catch(() => undefined), HEARTBEAT_MS);
   try {
     for (let attempt = 1; todo.length > 0; attempt++) {
@@ -147,43 +175,49 @@ async function deliver(svc: Svc, row: NotificationRow, sender: PushSender, claim
         message,
         concurrency,
       );
-      const sent: Claimed[] = [];
-      const tickets: string[] = [];
-      const failed: Claimed[] = [];
-      const pruned: Claimed[] = [];
+      const out = noOutcomes();
       const retry: Claimed[] = [];
       let waitMs = 0;
-      outcomes.forEach((o, i) => {
+      for (let i = 0; i < outcomes.length; i++) {
+        const o = outcomes[i];
         const c = todo[i];
-        if (o.result === 'sent') {
-          sent.push(c);
-          tickets.push(o.ticketId ?? '');
-        } else if (o.result === 'pruned') pruned.push(c);
-        else if (o.result === 'failed') failed.push(c);
-        else {
+        if (o.result === 'retry') {
           retry.push(c);
           waitMs = Math.max(waitMs, o.retryAfterMs ?? 0);
+          continue;
         }
-      });
-      const withTickets = tickets.some((t) => t !== '');
-      await record(svc, row, 'sent', sent, withTickets ? tickets : undefined);
-      await record(svc, row, 'failed', failed);
-      await record(svc, row, 'pruned', pruned);
+        out.seqs.push(c.seq);
+        out.states.push(o.result);
+        out.tickets.push(o.result === 'sent' ? (o.ticketId ?? null) : null);
+        // A dead token is removed from the station's devices (it is `pruned`, not also `sent`).
+        if (o.result === 'pruned') out.dead.push(c.hash);
+      }
       const retryAt = Date.now() + Math.min(MAX_RETRY_WAIT_MS, Math.max(waitMs, 500 * 2 ** (attempt - 1)));
-      if (retry.length > 0 && (attempt >= MAX_ATTEMPTS || retryAt > expiresAt(row) - (svc.clock.now().getTime() - Date.now()))) {
-        await record(svc, row, 'failed', retry);
-        todo = [];
-      } else {
-        todo = retry;
-        if (retry.length > 0) {
-          pushMessages.labels(row.provider, 'retried').inc(retry.length);
-          await sleep(retryAt - Date.now());
+      const giveUp = attempt >= MAX_ATTEMPTS || retryAt > expiresAt(row) - (svc.clock.now().getTime() - Date.now());
+      if (retry.length > 0 && giveUp) {
+        for (const c of retry) {
+          out.seqs.push(c.seq);
+          out.states.push('failed');
+          out.tickets.push(null);
         }
+        todo = [];
+      } else todo = retry;
+      // The last write of the batch also drops its claim.
+      await record(svc, row, out, todo.length === 0 ? claim.lo : null);
+      if (todo.length > 0) {
+        pushMessages.labels(row.provider, 'retried').inc(todo.length);
+        await sleep(retryAt - Date.now());
       }
     }
   } catch (err) {
     if (!(err instanceof CredentialsRefusedError)) throw err;
-    await record(svc, row, 'failed', todo);
+    const out = noOutcomes();
+    for (const c of todo) {
+      out.seqs.push(c.seq);
+      out.states.push('failed');
+      out.tickets.push(null);
+    }
+    await record(svc, row, out, claim.lo);
     await finishNotification(svc, row.id, 'failed', err.message);
     svc.logger.warn(
       { notificationId: row.id, stationId: row.station_id, provider: row.provider, error: err.message },
@@ -192,8 +226,6 @@ async function deliver(svc: Svc, row: NotificationRow, sender: PushSender, claim
   } finally {
     clearInterval(heartbeat);
   }
-  // Every device of the claim has its outcome (a thrown error leaves the claim to go stale).
-  await svc.db('push_claims').where({ notification_id: row.id, lo: claim.lo }).delete();
 }
 
 async function currentStatus(svc: Svc, id: string): Promise<string | undefined> {
@@ -223,7 +255,6 @@ export async function sendNotification(svc: Svc, notificationId: string): Promis
 
   const lane = async (): Promise<void> => {
     for (;;) {
-      if ((await currentStatus(svc, row.id)) !== 'sending') return;
       if (expired()) {
         await finishNotification(svc, row.id, 'expired');
         return;
@@ -238,15 +269,14 @@ export async function sendNotification(svc: Svc, notificationId: string): Promis
 
   // Nothing left to claim: wait for other jobs' in-flight requests; a dead job's rows go stale and count failed.
   for (;;) {
-    const status = await currentStatus(svc, row.id);
-    if (status !== 'sending') return { status: status ?? 'gone' };
+    await failAbandoned(svc, row.id);
+    const now = await svc.db<NotificationRow>('push_notifications').where({ id: row.id }).first();
+    if (!now || now.status !== 'sending') return { status: now?.status ?? 'gone' };
     if (expired()) {
       await finishNotification(svc, row.id, 'expired');
       return { status: 'expired' };
     }
-    await failAbandoned(svc, row.id);
-    const open = await svc.db('push_deliveries').where({ notification_id: row.id, state: 'pending' }).first('seq');
-    if (!open) break;
+    if (countsOf(now).pending === 0) break;
     await sleep(200);
   }
   if (await finishNotification(svc, row.id, 'done')) {
