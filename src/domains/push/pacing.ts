@@ -13,8 +13,8 @@ const buckets = new WeakMap<object, TokenBuckets>();
 export interface Pace {
   /** Devices per batch (one token). */
   batch: number;
-  /** Waits until the station may send one more batch. */
-  acquire(): Promise<void>;
+  /** Waits until the station may send one more batch: true, or false once `stop()` says to give up. */
+  acquire(stop?: () => boolean): Promise<boolean>;
 }
 
 export function stationPace(svc: Pick<Services, 'redis' | 'config'>, stationId: string, provider: PushProvider, maxBatch: number): Pace {
@@ -28,11 +28,12 @@ export function stationPace(svc: Pick<Services, 'redis' | 'config'>, stationId: 
   const batchesPerMinute = (perSecond * 60) / batch;
   return {
     batch,
-    async acquire() {
+    async acquire(stop) {
       for (;;) {
+        if (stop?.()) return false;
         // A bucket of one batch: batches at least one interval apart, never a burst above the pace.
         const take = await bucketsOf.take(stationId, batchesPerMinute, 1);
-        if (take.allowed) return;
+        if (take.allowed) return true;
         await new Promise((r) => setTimeout(r, Math.max(1, Math.ceil(take.retryAfterMs))));
       }
     },

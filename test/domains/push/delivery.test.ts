@@ -277,4 +277,18 @@ describe('push pacing', function () {
     // 200 messages at 50/s (one batch's worth may go at once) take at least ~3.5 s.
     expect(Date.now() - started).to.be.at.least(3500);
   });
+
+  it('a paced notification ends once its last batch is out: lanes waiting for the pace do not each take a token first', async () => {
+    // 50/s → batches of 10, 200 ms apart: 30 devices are 3 batches (about 0.4 s). The job's 16 lanes all
+    // wait for the pace; if each had to win a token before finding nothing left to claim, the
+    // notification would stay open 13 × 200 ms = 2.6 s longer.
+    const station = await pushStation(world, 'fcm');
+    await station.registerMany(Array.from({ length: 30 }, (_, i) => `pace-end-${station.station.id}-${i}`));
+    const sent = await station.send({ topic: 'alerts', title: 'Short' });
+    const done = await station.finished(sent.body.id);
+    expect(done.counts.sent).to.equal(30);
+    const sendingMs = Date.parse(done.finishedAt) - Date.parse(done.startedAt);
+    expect(sendingMs).to.be.at.least(300);
+    expect(sendingMs).to.be.below(2000);
+  });
 });
