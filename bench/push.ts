@@ -7,8 +7,8 @@
 // (BENCH_DATABASE_URL, recreated) and a Redis index of its own (BENCH_REDIS_URL, flushed); the fakes
 // (bench/push/fake.ts) run in a third process. FCM is measured with the pace raised out of the way
 // (BENCH_PACE, default 100 000/s) so the figure is the worker's; Expo at its default 600/s.
-// Reported: messages/s and CPU ms per 1 000 messages (the worker's for Waveline, this process' for the
-// bare loop). The machine is shared (2 cores): compare within one run.
+// Reported: messages/s and CPU ms per 1 000 messages (the worker's and Postgres' for Waveline, this
+// process' for the bare loop). The machine is shared (2 cores): compare within one run.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
@@ -19,7 +19,7 @@ import { SignJWT } from 'jose';
 import { createPrivateKey } from 'node:crypto';
 import { migrate } from '../src/roles/migrate.ts';
 import { loadConfig } from '../src/config.ts';
-import { BENCH_ENV, cpuMs, freePort, recreateDatabase, startRole, stopRole, waitUntilReady } from './support.ts';
+import { BENCH_ENV, cpuMs, cpuMsOf, freePort, recreateDatabase, startRole, stopRole, waitUntilReady } from './support.ts';
 
 const env = process.env;
 const DATABASE_URL = env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench_push';
@@ -178,6 +178,7 @@ async function main(): Promise<void> {
     await waitDone(base, warmStation.id, warm.id);
 
     const cpu0 = cpuMs(worker.pid!);
+    const pg0 = cpuMsOf('postgres');
     const started = performance.now();
     const sent = await api(base, 'POST', `/stations/${fcmStation.id}/push/notifications`, {
       topic: 'alerts',
@@ -187,6 +188,8 @@ async function main(): Promise<void> {
     const view = await waitDone(base, fcmStation.id, sent.id);
     const seconds = (performance.now() - started) / 1000;
     const workerCpu = cpuMs(worker.pid!) - cpu0;
+    // Postgres' share (every backend that lived through the run: the worker's pool, the web's reads).
+    const postgresCpu = cpuMsOf('postgres') - pg0;
     const bare = await bareLoop(fakes.fcmUrl, fakes.account, tokens);
 
     const expoStation = await api(base, 'POST', '/stations', {
@@ -220,6 +223,7 @@ async function main(): Promise<void> {
         messagesPerSecond: Math.round(rate),
         sendingSeconds: +((Date.parse(view.finishedAt) - Date.parse(view.startedAt)) / 1000).toFixed(2),
         workerCpuMsPer1000: +((workerCpu / view.counts.sent) * 1000).toFixed(1),
+        postgresCpuMsPer1000: +((postgresCpu / view.counts.sent) * 1000).toFixed(1),
       },
       bare: {
         seconds: +bare.seconds.toFixed(2),
