@@ -20,6 +20,7 @@ export async function fetchExpoReceipts(svc: Services, notificationId: string): 
       .db('push_deliveries')
       .where({ notification_id: row.id, state: 'sent' })
       .whereNotNull('ticket_id')
+      .orderBy('seq')
       .limit(1000)
       .select('seq', 'token_hash', 'ticket_id');
     if (rows.length === 0) break;
@@ -28,49 +29,25 @@ export async function fetchExpoReceipts(svc: Services, notificationId: string): 
       rows.map((r) => r.ticket_id),
       { baseUrl: svc.config.push.expoUrl, timeoutMs: svc.config.push.requestTimeoutSeconds * 1000 },
     );
-    const dead = rows.filter((r) => receipts.get(r.ticket_id) === 'DeviceNotRegistered');
-    const failed = rows.filter((r) => {
+    // Each checked row: its ticket is done with; DeviceNotRegistered → pruned (the device removed),
+    // another error → failed, no error → still sent. One statement; seq bounds as in claims.ts' record.
+    const states = rows.map((r) => {
       const error = receipts.get(r.ticket_id);
-      return typeof error === 'string' && error !== 'DeviceNotRegistered';
+      return error === 'DeviceNotRegistered' ? 'pruned' : typeof error === 'string' ? 'failed' : 'sent';
     });
-    if (dead.length > 0) {
-      await svc
-        .db('push_deliveries')
-        .where({ notification_id: row.id })
-        .whereIn(
-          'seq',
-          dead.map((r) => r.seq),
-        )
-        .update({ state: 'pruned' });
-      await svc
-        .db('push_devices')
-        .where({ station_id: row.station_id })
-        .whereIn(
-          'token_hash',
-          dead.map((r) => r.token_hash),
-        )
-        .delete();
-      pushMessages.labels('expo', 'pruned').inc(dead.length);
-    }
-    if (failed.length > 0) {
-      await svc
-        .db('push_deliveries')
-        .where({ notification_id: row.id })
-        .whereIn(
-          'seq',
-          failed.map((r) => r.seq),
-        )
-        .update({ state: 'failed' });
-      pushMessages.labels('expo', 'failed').inc(failed.length);
-    }
-    await svc
-      .db('push_deliveries')
-      .where({ notification_id: row.id })
-      .whereIn(
-        'seq',
-        rows.map((r) => r.seq),
-      )
-      .update({ ticket_id: null });
+    const dead = rows.filter((_, i) => states[i] === 'pruned').map((r) => r.token_hash);
+    await svc.db.raw(
+      `WITH checked AS (
+         UPDATE push_deliveries d SET state = v.state, ticket_id = NULL
+           FROM unnest(?::int[], ?::text[]) AS v(seq, state)
+          WHERE d.notification_id = ? AND d.seq = v.seq AND d.seq BETWEEN ? AND ?
+       )
+       DELETE FROM push_devices WHERE station_id = ? AND token_hash = ANY(?::text[])`,
+      [rows.map((r) => r.seq), states, row.id, rows[0].seq, rows[rows.length - 1].seq, row.station_id, dead],
+    );
+    const failed = states.filter((s) => s === 'failed').length;
+    if (dead.length > 0) pushMessages.labels('expo', 'pruned').inc(dead.length);
+    if (failed > 0) pushMessages.labels('expo', 'failed').inc(failed);
     checked += rows.length;
   }
   return { checked };
