@@ -68,12 +68,14 @@ export function splitCursor(query: string): { query: string; lastEventId: string
   const end = query.indexOf('&', at);
   const raw = query.slice(at + 'lastEventId='.length, end < 0 ? query.length : end);
   const rest = end < 0 ? query.slice(0, Math.max(0, at - 1)) : query.slice(0, at) + query.slice(end + 1);
-  let lastEventId: string;
-  try {
-    lastEventId = decodeURIComponent(raw.replace(/\+/g, ' '));
-  } catch {
-    lastEventId = raw; // not a cursor this gateway wrote: a reset, never an error
-  }
+  // A cursor this gateway wrote needs no decoding ([A-Za-z0-9._~-]).
+  let lastEventId = raw;
+  if (raw.includes('%') || raw.includes('+'))
+    try {
+      lastEventId = decodeURIComponent(raw.replace(/\+/g, ' '));
+    } catch {
+      // not a cursor this gateway wrote: a reset, never an error
+    }
   return { query: splitCursor(rest).query, lastEventId }; // a repeated parameter: the first one counts
 }
 

@@ -11,16 +11,7 @@ import { SseClients } from './sseRoute.ts';
 import { requestIdOf } from './requestId.ts';
 import type { StationFeed } from './stationFeed.ts';
 import { FeedStore } from './store.ts';
-import {
-  gatewayBytesSent,
-  gatewayConnections,
-  gatewayFramesSent,
-  gatewayResyncs,
-  gatewaySlowConsumerCloses,
-  metricsAnswer,
-  metricsEnabled,
-  startProcessMetrics,
-} from '../lib/metrics.ts';
+import { gatewayResyncs, gatewayTallies, metricsAnswer, metricsEnabled, startProcessMetrics } from '../lib/metrics.ts';
 
 // The realtime gateway (decisions.md, "Realtime feed"). It never imports Koa or knex: Postgres through a
 // small `pg` pool (station gate, current rows, catch-up), Redis for the feed bus and invalidations.
@@ -66,15 +57,9 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   const admission = new Admission(config, store, logger);
   const metrics = metricsEnabled() && config.observability.metrics;
   startProcessMetrics(config.observability);
-  /** The per-transport series, looked up once (a label look-up per frame would cost more than the frame). */
-  const series = (transport: Transport) => ({
-    connections: gatewayConnections.labels(transport),
-    frames: gatewayFramesSent.labels(transport),
-    bytes: gatewayBytesSent.labels(transport),
-    slow: gatewaySlowConsumerCloses.labels(transport),
-  });
-  const counted = { websocket: series('websocket'), sse: series('sse') };
-  if (metrics) for (const transport of Object.values(counted)) for (const metric of Object.values(transport)) metric.inc(0);
+  /** The per-transport series, looked up once and counted in plain numbers (metrics.ts, `Tally`). */
+  const counted = { websocket: gatewayTallies('websocket'), sse: gatewayTallies('sse') };
+  if (metrics) for (const transport of Object.values(counted)) for (const metric of Object.values(transport)) metric.show();
   /** Counts frames as sent to `receivers` clients (waveline_gateway_frames_sent_total, bytes). */
   const sent = (frame: Buffer | string, receivers = 1, transport: Transport = 'websocket'): void => {
     if (!metrics || receivers === 0) return;
