@@ -115,8 +115,9 @@ interface Opening {
   messages: Message[];
 }
 
-const openings = new Map<string, Opening>();
-const OPENINGS = 64;
+/** Openings by the connection's first feed (a feed dropped with its station takes its openings along), then by cursor and channels. */
+const openings = new WeakMap<StationFeed, Map<string, Opening>>();
+const OPENINGS_PER_FEED = 64;
 
 const openingKey = (feeds: readonly StationFeed[], lastEventId: string | null): string => {
   let key = lastEventId ?? '';
@@ -126,7 +127,8 @@ const openingKey = (feeds: readonly StationFeed[], lastEventId: string | null): 
 
 /** The opening last sent for this cursor and these very feeds, when none of them has changed since. */
 function reusable(feeds: readonly StationFeed[], lastEventId: string | null, now: number): Opening | undefined {
-  const opening = openings.get(openingKey(feeds, lastEventId));
+  if (feeds.length === 0) return undefined;
+  const opening = openings.get(feeds[0])?.get(openingKey(feeds, lastEventId));
   if (!opening || opening.feeds.length !== feeds.length) return undefined;
   for (const [i, feed] of feeds.entries())
     if (opening.feeds[i] !== feed || opening.generations[i] !== feed.generation(now)) return undefined;
@@ -181,9 +183,11 @@ function open(feeds: readonly StationFeed[], lastEventId: string | null, now: nu
   const cursor = cursorOf(feeds.map((feed) => feed.segment()));
   messages.push({ frame: syncedOf(cursor, synced), cursor });
   const opening: Opening = { feeds, generations, messages };
-  if (answeredFromMemory) {
-    if (openings.size >= OPENINGS) openings.clear();
-    openings.set(openingKey(feeds, lastEventId), opening);
+  if (answeredFromMemory && feeds.length > 0) {
+    let kept = openings.get(feeds[0]);
+    if (!kept) openings.set(feeds[0], (kept = new Map()));
+    if (kept.size >= OPENINGS_PER_FEED) kept.clear();
+    kept.set(openingKey(feeds, lastEventId), opening);
   }
   return opening;
 }
