@@ -42,6 +42,8 @@ const ONLY = process.env.BENCH_ONLY ?? '';
 
 interface Stats {
   cpuMicros: number;
+  user: number;
+  system: number;
   rss: number;
   heapUsed: number;
   queries: number;
@@ -52,6 +54,7 @@ interface Opened {
   synced: number;
   ms: number;
   messagesPerClient: number;
+  bytesPerClient: number;
 }
 
 const config = loadConfig();
@@ -114,8 +117,10 @@ async function storm() {
         failed: opened.failed,
         msUntilAllSynced: opened.ms,
         messagesPerClient: opened.messagesPerClient,
+        bytesPerClient: opened.bytesPerClient,
         gatewayCpuMs: Math.round(cpuMs),
         gatewayCpuMicrosPerReconnect: Math.round((cpuMs * 1000) / CLIENTS),
+        ...userAndSystem(before, after),
         postgresQueries: after.queries - before.queries,
         postgresQueriesPerReconnect: (after.queries - before.queries) / CLIENTS,
       };
@@ -148,9 +153,19 @@ async function storm() {
   }
 }
 
-/** The floor: the same storm on a bare uWS app that only accepts, upgrades and sends one small message. */
-async function bareStorm() {
-  const bare = startChild('./bare.ts', ['waveline:bench:bare:reconnect', String(config.gateway.maxBackpressureBytes), 'greet']);
+/** Gateway CPU of a phase in user and system time, µs per reconnect. */
+const userAndSystem = (before: Stats, after: Stats) => ({
+  userMicrosPerReconnect: Math.round((after.user - before.user) / CLIENTS),
+  systemMicrosPerReconnect: Math.round((after.system - before.system) / CLIENTS),
+});
+
+/**
+ * The floor: the same storm on a bare uWS app. `greet`: it accepts, upgrades natively (no JavaScript)
+ * and sends one small message. `resume:<bytes>`: an upgrade handler reads the URL (what any feed
+ * addressed by its URL does) and two messages of (b)'s size are sent, in one write like (b)'s.
+ */
+async function bareStorm(phase: string, greet: string) {
+  const bare = startChild('./bare.ts', ['waveline:bench:bare:reconnect', String(config.gateway.maxBackpressureBytes), greet]);
   const fleet = startChild('../reconnect/fleet.ts', []);
   try {
     const port = await bare.request<number>({ type: 'port' });
@@ -163,14 +178,16 @@ async function bareStorm() {
     const after = await bare.request<Stats>({ type: 'stats', collect: false });
     const cpuMs = (after.cpuMicros - before.cpuMicros) / 1000;
     return {
-      phase: '(floor) bare uWS, one message',
+      phase,
       clients: CLIENTS,
       synced: opened.synced,
       failed: opened.failed,
       msUntilAllSynced: opened.ms,
       messagesPerClient: opened.messagesPerClient,
+      bytesPerClient: opened.bytesPerClient,
       gatewayCpuMs: Math.round(cpuMs),
       gatewayCpuMicrosPerReconnect: Math.round((cpuMs * 1000) / CLIENTS),
+      ...userAndSystem(before, after),
       postgresQueries: 0,
       postgresQueriesPerReconnect: 0,
     };
@@ -212,8 +229,12 @@ async function idleMemory(transport: 'ws' | 'sse') {
 
 const started = performance.now();
 const [a, b, c] = ONLY === 'memory' ? [] : await storm();
-const floor = ONLY === 'memory' ? undefined : await bareStorm();
-for (const result of [a, b, c, floor]) if (result) console.log(JSON.stringify(result));
+const floor = ONLY === 'memory' ? undefined : await bareStorm('(floor) bare uWS, one message', 'greet');
+const floorResume =
+  ONLY === 'memory' || !b
+    ? undefined
+    : await bareStorm("(floor') bare uWS, reads the URL, (b)'s two messages", `resume:${b.bytesPerClient}`);
+for (const result of [a, b, c, floor, floorResume]) if (result) console.log(JSON.stringify(result));
 const memory = [];
 for (const transport of ONLY === 'storm' ? [] : (['ws', 'sse'] as const)) {
   const result = await idleMemory(transport);
@@ -223,17 +244,19 @@ for (const transport of ONLY === 'storm' ? [] : (['ws', 'sse'] as const)) {
 
 console.log(`\nbench:reconnect ${new Date().toISOString()} (${Math.round((performance.now() - started) / 1000)} s)\n`);
 console.log(
-  '| phase | clients synced | time until all synced | messages per client | gateway CPU | CPU per reconnect | Postgres queries (per reconnect) |',
+  '| phase | clients synced | time until all synced | messages (bytes) per client | gateway CPU | CPU per reconnect (user + system) | Postgres queries (per reconnect) |',
 );
 console.log('|---|---|---|---|---|---|---|');
-for (const r of a && b && c && floor ? [a, b, c, floor] : [])
+for (const r of a && b && c && floor && floorResume ? [a, b, c, floor, floorResume] : [])
   console.log(
-    `| ${r.phase} | ${r.synced}/${r.clients} | ${r.msUntilAllSynced} ms | ${r.messagesPerClient} | ${r.gatewayCpuMs} ms | ${r.gatewayCpuMicrosPerReconnect} µs | ${r.postgresQueries} (${r.postgresQueriesPerReconnect}) |`,
+    `| ${r.phase} | ${r.synced}/${r.clients} | ${r.msUntilAllSynced} ms | ${r.messagesPerClient} (${r.bytesPerClient} B) | ${r.gatewayCpuMs} ms | ${r.gatewayCpuMicrosPerReconnect} µs (${r.userMicrosPerReconnect} + ${r.systemMicrosPerReconnect}) | ${r.postgresQueries} (${r.postgresQueriesPerReconnect}) |`,
   );
-if (a && b && floor)
+if (a && b && floor && floorResume) {
+  const above = (base: typeof floor) => ((b.gatewayCpuMs - base.gatewayCpuMs) / (a.gatewayCpuMs - base.gatewayCpuMs)).toFixed(2);
   console.log(
-    `(b) / (a) gateway CPU: ${(b.gatewayCpuMs / a.gatewayCpuMs).toFixed(2)} (target ≤ 0.20); above the bare floor: ${((b.gatewayCpuMs - floor.gatewayCpuMs) / (a.gatewayCpuMs - floor.gatewayCpuMs)).toFixed(2)}\n`,
+    `(b) / (a) gateway CPU: ${(b.gatewayCpuMs / a.gatewayCpuMs).toFixed(2)} (target ≤ 0.20); floor / (a): ${(floor.gatewayCpuMs / a.gatewayCpuMs).toFixed(2)}, floor' / (a): ${(floorResume.gatewayCpuMs / a.gatewayCpuMs).toFixed(2)}; above the floor: ${above(floor)}, above floor': ${above(floorResume)}\n`,
   );
+}
 console.log('| transport | idle connections | RSS per idle connection | heap per idle connection |');
 console.log('|---|---|---|---|');
 for (const m of memory)

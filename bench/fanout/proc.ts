@@ -69,10 +69,24 @@ export function serve(handler: (message: { type: string; [key: string]: unknown 
   });
 }
 
-/** CPU time (user + system, µs) and resident memory of this process, after a full collection when `collect`. */
-export function processStats(collect: boolean): { cpuMicros: number; rss: number; heapUsed: number; heapTotal: number } {
+/** CPU time (user + system, and each, µs) and resident memory of this process, after a full collection when `collect`. */
+export function processStats(collect: boolean): {
+  cpuMicros: number;
+  user: number;
+  system: number;
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+} {
   if (collect) (globalThis as { gc?: () => void }).gc?.();
   const cpu = process.cpuUsage();
   const memory = process.memoryUsage();
-  return { cpuMicros: cpu.user + cpu.system, rss: memory.rss, heapUsed: memory.heapUsed, heapTotal: memory.heapTotal };
+  return {
+    cpuMicros: cpu.user + cpu.system,
+    user: cpu.user,
+    system: cpu.system,
+    rss: memory.rss,
+    heapUsed: memory.heapUsed,
+    heapTotal: memory.heapTotal,
+  };
 }

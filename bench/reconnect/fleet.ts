@@ -17,6 +17,8 @@ interface Listener {
   cursor: string | null;
   synced: boolean;
   messages: number;
+  /** Payload bytes of those messages. */
+  bytes: number;
 }
 
 let listeners: Listener[] = [];
@@ -27,6 +29,7 @@ function openOne(url: string, listener: Listener, useCursor: boolean): Promise<b
     const target = useCursor && listener.cursor ? `${url}&lastEventId=${encodeURIComponent(listener.cursor)}` : url;
     listener.synced = false;
     listener.messages = 0;
+    listener.bytes = 0;
     const Client = url.startsWith('http') ? BenchSseClient : BenchClient;
     listener.client = new Client(new URL(target), {
       onOpen() {
@@ -35,6 +38,7 @@ function openOne(url: string, listener: Listener, useCursor: boolean): Promise<b
       },
       onFrame(payload) {
         listener.messages++;
+        listener.bytes += payload.length;
         const text = payload.toString('latin1');
         const match = CURSOR.exec(text);
         if (match) listener.cursor = match[1];
@@ -48,7 +52,8 @@ function openOne(url: string, listener: Listener, useCursor: boolean): Promise<b
 }
 
 async function open(url: string, count: number, useCursor: boolean, inFlight: number, timeoutMs: number) {
-  if (listeners.length === 0) listeners = Array.from({ length: count }, () => ({ client: null, cursor: null, synced: false, messages: 0 }));
+  if (listeners.length === 0)
+    listeners = Array.from({ length: count }, () => ({ client: null, cursor: null, synced: false, messages: 0, bytes: 0 }));
   const started = now();
   let next = 0;
   let failed = 0;
@@ -64,12 +69,14 @@ async function open(url: string, count: number, useCursor: boolean, inFlight: nu
     await new Promise((r) => setTimeout(r, 5));
   }
   const messages = listeners.reduce((sum, l) => sum + l.messages, 0);
+  const bytes = listeners.reduce((sum, l) => sum + l.bytes, 0);
   return {
     count: listeners.length,
     failed,
     synced,
     ms: Math.round(now() - started),
     messagesPerClient: +(messages / listeners.length).toFixed(2),
+    bytesPerClient: Math.round(bytes / listeners.length),
   };
 }
 

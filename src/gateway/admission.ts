@@ -1,3 +1,4 @@
+import type * as uWS from 'uWebSockets.js';
 import type { Config } from '../config.ts';
 import { stationChannel } from '../feed/names.ts';
 import { TtlCache } from '../lib/cache.ts';
@@ -67,13 +68,36 @@ export function splitCursor(query: string): { query: string; lastEventId: string
   const end = query.indexOf('&', at);
   const raw = query.slice(at + 'lastEventId='.length, end < 0 ? query.length : end);
   const rest = end < 0 ? query.slice(0, Math.max(0, at - 1)) : query.slice(0, at) + query.slice(end + 1);
-  let lastEventId: string;
-  try {
-    lastEventId = decodeURIComponent(raw.replace(/\+/g, ' '));
-  } catch {
-    lastEventId = raw; // not a cursor this gateway wrote: a reset, never an error
-  }
+  // A cursor this gateway wrote needs no decoding ([A-Za-z0-9._~-]).
+  let lastEventId = raw;
+  if (raw.includes('%') || raw.includes('+'))
+    try {
+      lastEventId = decodeURIComponent(raw.replace(/\+/g, ' '));
+    } catch {
+      // not a cursor this gateway wrote: a reset, never an error
+    }
   return { query: splitCursor(rest).query, lastEventId }; // a repeated parameter: the first one counts
+}
+
+/**
+ * The client's IP of an upgrade or SSE request: the X-Forwarded-For entry written by the nearest trusted
+ * proxy, else the socket's address — read only then, and in binary (uWS's text form costs an snprintf).
+ */
+export function requestIp(res: uWS.HttpResponse, req: uWS.HttpRequest, trustedProxyHops: number): string {
+  return forwardedClient(req.getHeader('x-forwarded-for'), trustedProxyHops) ?? socketAddress(res.getRemoteAddress());
+}
+
+/** A socket address as `clientIp` writes it: IPv4 (also IPv4-mapped IPv6) dotted, IPv6 as uWS's text (8 groups of 4 hex digits). */
+export function socketAddress(address: ArrayBuffer): string {
+  const b = new Uint8Array(address);
+  if (b.length === 4) return `${b[0]}.${b[1]}.${b[2]}.${b[3]}`;
+  let mapped = b.length === 16 && b[10] === 0xff && b[11] === 0xff;
+  for (let i = 0; mapped && i < 10; i++) mapped = b[i] === 0;
+  if (mapped) return `${b[12]}.${b[13]}.${b[14]}.${b[15]}`;
+  const hex = Buffer.from(b.buffer, b.byteOffset, b.length).toString('hex');
+  const groups: string[] = [];
+  for (let i = 0; i < hex.length; i += 4) groups.push(hex.slice(i, i + 4));
+  return groups.join(':');
 }
 
 /** The client's IP: the socket address, or the X-Forwarded-For entry written by the nearest trusted proxy. */

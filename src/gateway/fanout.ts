@@ -35,6 +35,8 @@ export function sseMessage(frame: Buffer | string, cursor: string | null): Buffe
 export class Fanout {
   private readonly sets = new Map<string, ChannelSet>();
   private readonly setsOfStation = new Map<string, Set<ChannelSet>>();
+  /** The live set last joined with a list of station ids. */
+  private readonly setOfList = new WeakMap<readonly string[], ChannelSet>();
   private readonly feed: (stationId: string) => StationFeed | undefined;
   private readonly publishWs: (topic: string, frame: Buffer) => void;
   private readonly sent: (frames: number, bytes: number) => void;
@@ -54,6 +56,12 @@ export class Fanout {
 
   /** The set of a connection's stations (counted until `leave`). */
   join(stationIds: readonly string[]): ChannelSet {
+    // Admission hands every listener of a query the same list: no sort, key or look-up per connection.
+    const known = this.setOfList.get(stationIds);
+    if (known && known.refs > 0) {
+      known.refs++;
+      return known;
+    }
     const sorted = [...stationIds].sort();
     const topic = sorted.length === 1 ? `stations.${sorted[0]}.feed` : `set:${sorted.join(',')}`;
     let set = this.sets.get(topic);
@@ -67,6 +75,7 @@ export class Fanout {
       }
     }
     set.refs++;
+    this.setOfList.set(stationIds, set);
     return set;
   }
 

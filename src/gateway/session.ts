@@ -87,7 +87,8 @@ export async function prepare(feeds: readonly StationFeed[], lastEventId: string
 }
 
 /** Whether `begin` can answer at once (the common case: no cursor, or a recent one). */
-export function ready(feeds: readonly StationFeed[], lastEventId: string | null): boolean {
+export function ready(feeds: readonly StationFeed[], lastEventId: string | null, now = Date.now()): boolean {
+  if (reusable(feeds, lastEventId, now)) return true;
   const claims = claimsOf(feeds, lastEventId);
   return feeds.every((feed, i) => {
     const claim = claims[i];
@@ -97,18 +98,68 @@ export function ready(feeds: readonly StationFeed[], lastEventId: string | null)
   });
 }
 
+/** One message of a connection's start, and the cursor it carries (SSE writes it as the `id:` line). */
+interface Message {
+  frame: Buffer;
+  cursor: string | null;
+}
+
+/**
+ * What `begin` sent for a cursor and a set of feeds, while none of them has changed (`generation`): the
+ * clients of a reconnect burst mostly bring the same cursor, and each would otherwise cost the same
+ * claims, checks and cache keys again.
+ */
+interface Opening {
+  feeds: readonly StationFeed[];
+  generations: number[];
+  messages: Message[];
+}
+
+/** Openings by the connection's first feed (a feed dropped with its station takes its openings along), then by cursor and channels. */
+const openings = new WeakMap<StationFeed, Map<string, Opening>>();
+const OPENINGS_PER_FEED = 64;
+
+const openingKey = (feeds: readonly StationFeed[], lastEventId: string | null): string => {
+  let key = lastEventId ?? '';
+  for (const feed of feeds) key += ` ${feed.key}`;
+  return key;
+};
+
+/** The opening last sent for this cursor and these very feeds, when none of them has changed since. */
+function reusable(feeds: readonly StationFeed[], lastEventId: string | null, now: number): Opening | undefined {
+  if (feeds.length === 0) return undefined;
+  const opening = openings.get(feeds[0])?.get(openingKey(feeds, lastEventId));
+  if (!opening || opening.feeds.length !== feeds.length) return undefined;
+  for (const [i, feed] of feeds.entries())
+    if (opening.feeds[i] !== feed || opening.generations[i] !== feed.generation(now)) return undefined;
+  return opening;
+}
+
 /**
  * Sends each channel's state or replay, then `synced`, and subscribes the sink, in one turn. Messages
  * before `synced` carry the cursor the connection started from (resumed channels at their old position,
  * the others not named): a client cut off halfway resumes from there and misses nothing.
  */
 export function begin(sink: Sink, feeds: readonly StationFeed[], lastEventId: string | null, now = Date.now()): boolean {
+  const opening = reusable(feeds, lastEventId, now) ?? open(feeds, lastEventId, now);
+  for (const message of opening.messages) if (!sink.send(message.frame, message.cursor)) return false;
+  sink.subscribe();
+  return true;
+}
+
+/** The messages of a connection's start; kept for the next clients when it needed no read. */
+function open(feeds: readonly StationFeed[], lastEventId: string | null, now: number): Opening {
+  const generations = feeds.map((feed) => feed.generation(now));
   const claims = claimsOf(feeds, lastEventId);
+  let answeredFromMemory = true;
   const modes: SyncMode[] = feeds.map((feed, i) => {
     const claim = claims[i];
     if (claim.kind !== 'position') return claim.kind;
     const check = feed.check(claim.position);
-    return check === 'resumable' && feed.canReplay(claim.position.seq) ? 'resumed' : 'reset';
+    if (check === 'resumable' && feed.canReplay(claim.position.seq)) return 'resumed';
+    // What `prepare` would have read (or tried to): the next client may find it in.
+    if (check !== 'reset') answeredFromMemory = false;
+    return 'reset';
   });
   const start = cursorOf(
     feeds.flatMap((feed, i) => {
@@ -116,20 +167,27 @@ export function begin(sink: Sink, feeds: readonly StationFeed[], lastEventId: st
       return modes[i] === 'resumed' && claim.kind === 'position' ? [segmentOf(feed.key, claim.position)] : [];
     }),
   );
+  const messages: Message[] = [];
   const synced: Record<string, SyncMode> = {};
   for (const [i, feed] of feeds.entries()) {
     const claim = claims[i];
     let frames: Buffer[] | null = null;
     if (modes[i] === 'resumed' && claim.kind === 'position') frames = feed.replayFrames(claim.position.seq, start, now);
     if (frames === null) {
-      if (modes[i] === 'reset' && !sink.send(resetFrame(feed.topic), null)) return false;
+      if (modes[i] === 'reset') messages.push({ frame: Buffer.from(resetFrame(feed.topic)), cursor: null });
       frames = feed.stateFrames(start, now);
     }
-    for (const frame of frames) if (!sink.send(frame, start)) return false;
+    for (const frame of frames) messages.push({ frame, cursor: start });
     synced[stationChannel(feed.stationId)] = modes[i];
   }
   const cursor = cursorOf(feeds.map((feed) => feed.segment()));
-  if (!sink.send(syncedOf(cursor, synced), cursor)) return false;
-  sink.subscribe();
-  return true;
+  messages.push({ frame: syncedOf(cursor, synced), cursor });
+  const opening: Opening = { feeds, generations, messages };
+  if (answeredFromMemory && feeds.length > 0) {
+    let kept = openings.get(feeds[0]);
+    if (!kept) openings.set(feeds[0], (kept = new Map()));
+    if (kept.size >= OPENINGS_PER_FEED) kept.clear();
+    kept.set(openingKey(feeds, lastEventId), opening);
+  }
+  return opening;
 }

@@ -1,7 +1,7 @@
 import type * as uWS from 'uWebSockets.js';
 import type { Config } from '../config.ts';
 import type { Logger } from '../lib/logger.ts';
-import { clientIp, splitCursor, UNAVAILABLE, type Rejection } from './admission.ts';
+import { requestIp, splitCursor, UNAVAILABLE, type Rejection } from './admission.ts';
 import { errorFrame } from './frames.ts';
 import { requestIdOf } from './requestId.ts';
 import type { Connection, Sink } from './session.ts';
@@ -21,7 +21,7 @@ export interface SseDeps {
   admitNow(conn: Connection): Rejection | null | undefined;
   admitLater(conn: Connection): Promise<Rejection | null>;
   release(conn: Connection): void;
-  start(conn: Connection, sink: Sink, cork: (run: () => void) => void): void;
+  start(conn: Connection, sink: Sink, cork: (run: () => void) => void, corked: boolean): void;
   /** Live events from now on (the fan-out's set of the connection's channels). */
   subscribe(conn: Connection, stream: SseStream): void;
   leave(conn: Connection, stream: SseStream): void;
@@ -79,7 +79,7 @@ export class SseClients {
     const { config, metrics } = this.deps;
     const requestId = requestIdOf(req);
     if (this.deps.draining()) return refuseRequest(res, requestId, DRAINING);
-    const ip = clientIp(Buffer.from(res.getRemoteAddressAsText()).toString(), req.getHeader('x-forwarded-for'), config.trustedProxyHops);
+    const ip = requestIp(res, req, config.trustedProxyHops);
     const split = splitCursor(req.getQuery() ?? '');
     // The browser's Last-Event-ID header wins over `lastEventId` in the URL (its first connection's).
     const lastEventId = req.getHeader('last-event-id') || split.lastEventId;
@@ -143,7 +143,7 @@ export class SseClients {
       send: (frame, cursor) => client.stream.send(frame, cursor),
       subscribe: () => this.deps.subscribe(client.conn, client.stream),
     };
-    this.deps.start(client.conn, sink, (run) => void res.cork(run));
+    this.deps.start(client.conn, sink, (run) => void res.cork(run), true); // `open` runs corked
   }
 
   /** Forgets a client whose connection is gone (once). */

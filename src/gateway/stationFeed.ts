@@ -47,6 +47,9 @@ const NOW_PLAYING_ROW = feedRowId('now-playing', 'current');
 
 const FIXED_ORDER = new Map<string, number>(FEED_KINDS.map((kind, i) => [kind, i]));
 
+/** The last generation handed out (`StationFeed.generation`): one sequence for every feed, so two never share one. */
+let generations = 0;
+
 /**
  * The current feed rows of one station, kept warm from the bus, and the sequence bookkeeping that makes
  * sure no change is lost.
@@ -108,6 +111,8 @@ export class StationFeed {
   private catchUpAfterLoad = false;
   /** Kinds whose module the station has switched off: held and accounted for, never sent. */
   private hidden: ReadonlySet<string> = new Set<FeedKind>();
+  private gen = ++generations;
+  private genAge: number | null = null;
 
   constructor(stationId: string, store: FeedStore, publish: (change: FeedChange) => void, logger: Logger) {
     this.stationId = stationId;
@@ -128,6 +133,7 @@ export class StationFeed {
     this.epoch = current.history?.epoch ?? '';
     this.prunedSeq = current.history?.prunedSeq ?? 0;
     this.loaded = true;
+    this.changed();
     const buffered = this.buffered;
     this.buffered = [];
     for (const row of buffered) this.receive(row);
@@ -193,6 +199,21 @@ export class StationFeed {
   /** The station's position as a cursor names it: every change up to the watermark is applied. */
   position(): Position {
     return { epoch: this.epoch, seq: this.watermark, mask: this.hiddenMask() };
+  }
+
+  /**
+   * A number that changes whenever what a connection's start is built from may have changed: a row, the
+   * watermark, the modules, the pruned history, the now-playing row's age in whole seconds. Sessions keep
+   * a start they built while it stays the same (session.ts).
+   */
+  generation(now = Date.now()): number {
+    this.pruneDeletions(now);
+    const age = this.nowPlayingAge(now);
+    if (age !== this.genAge) {
+      this.genAge = age;
+      this.changed();
+    }
+    return this.gen;
   }
 
   /** This channel's cursor segment at the current position. */
@@ -344,6 +365,11 @@ export class StationFeed {
   private clearCaches(): void {
     this.frameCache.clear();
     this.replayable.clear();
+    this.changed();
+  }
+
+  private changed(): void {
+    this.gen = ++generations;
   }
 
   private keep(key: string, frames: Buffer[]): void {
@@ -385,11 +411,13 @@ export class StationFeed {
       if (Date.parse(removed.updatedAt) < horizon) {
         this.deletions.delete(rowId);
         this.prunedSeq = Math.max(this.prunedSeq, removed.seq);
+        this.clearCaches();
       }
   }
 
   close(): void {
     this.closed = true;
+    this.changed();
     this.clearRepairTimer();
     if (this.fetchedTimer) clearTimeout(this.fetchedTimer);
   }
@@ -488,6 +516,7 @@ export class StationFeed {
   private raiseWatermark(seq: number): void {
     if (seq <= this.watermark) return;
     this.watermark = seq;
+    this.changed();
     for (const s of this.ahead) if (s <= seq) this.ahead.delete(s);
     while (this.ahead.delete(this.watermark + 1)) this.watermark++;
     for (const [rowId, s] of this.tombstones) if (s <= this.watermark) this.tombstones.delete(rowId);

@@ -205,11 +205,51 @@ new Gauge({
 
 // ---- gateway ----
 
+/**
+ * A series of a labelled counter or gauge that adds up in a plain number and hands the sum to prom-client
+ * when the registry is read. prom-client's `labels(…).inc()` hashes and checks its labels on every call,
+ * and the gateway counts per connection and per frame (a reconnect storm: tens of thousands a second).
+ */
+interface Series {
+  inc(value: number): void;
+  dec?(value: number): void;
+}
+
+export class Tally {
+  private delta = 0;
+  private readonly series: Series;
+  constructor(series: Series) {
+    this.series = series;
+  }
+  inc(value = 1): void {
+    this.delta += value;
+  }
+  dec(value = 1): void {
+    this.delta -= value;
+  }
+  /** Lists the series at 0 before anything is counted. */
+  show(): void {
+    this.series.inc(0);
+  }
+  flush(): void {
+    const delta = this.delta;
+    this.delta = 0;
+    if (delta > 0) this.series.inc(delta);
+    else if (delta < 0) this.series.dec?.(-delta);
+  }
+}
+
+const gatewayTallyList: Tally[] = [];
+function flushGatewayTallies(): void {
+  for (const tally of gatewayTallyList) tally.flush();
+}
+
 export const gatewayConnections = new Gauge({
   name: 'waveline_gateway_connections',
   help: 'Open feed connections.',
   labelNames: ['transport'] as const,
   registers: [registry],
+  collect: flushGatewayTallies,
 });
 
 export const gatewayFramesSent = new Counter({
@@ -217,6 +257,7 @@ export const gatewayFramesSent = new Counter({
   help: 'Feed frames sent to clients (one per receiving socket).',
   labelNames: ['transport'] as const,
   registers: [registry],
+  collect: flushGatewayTallies,
 });
 
 export const gatewayBytesSent = new Counter({
@@ -224,6 +265,7 @@ export const gatewayBytesSent = new Counter({
   help: 'Bytes of feed frames sent to clients (frame payloads, one count per receiving socket).',
   labelNames: ['transport'] as const,
   registers: [registry],
+  collect: flushGatewayTallies,
 });
 
 export const gatewaySlowConsumerCloses = new Counter({
@@ -231,7 +273,31 @@ export const gatewaySlowConsumerCloses = new Counter({
   help: 'Feed connections closed because the client read too slowly (GATEWAY_MAX_BACKPRESSURE_BYTES).',
   labelNames: ['transport'] as const,
   registers: [registry],
+  collect: flushGatewayTallies,
 });
+
+type TransportTallies = { connections: Tally; frames: Tally; bytes: Tally; slow: Tally };
+const transportTallies = new Map<string, TransportTallies>();
+
+/** The per-connection and per-frame series of a transport, as tallies (one set per process, shared by its gateways). */
+export function gatewayTallies(transport: 'websocket' | 'sse'): TransportTallies {
+  let tallies = transportTallies.get(transport);
+  if (!tallies) {
+    const tally = (series: Series) => {
+      const made = new Tally(series);
+      gatewayTallyList.push(made);
+      return made;
+    };
+    tallies = {
+      connections: tally(gatewayConnections.labels(transport)),
+      frames: tally(gatewayFramesSent.labels(transport)),
+      bytes: tally(gatewayBytesSent.labels(transport)),
+      slow: tally(gatewaySlowConsumerCloses.labels(transport)),
+    };
+    transportTallies.set(transport, tallies);
+  }
+  return tallies;
+}
 
 export const gatewayResyncs = new Counter({
   name: 'waveline_gateway_resyncs_total',

@@ -38,5 +38,6 @@ describe('realtime feed: the cursor', () => {
     });
     expect(splitCursor('channels[]=a&lastEventId=1&lastEventId=2')).to.deep.equal({ query: 'channels[]=a', lastEventId: '1' });
     expect(splitCursor('channels[]=a&lastEventId=%E0%A4%A')).to.deep.equal({ query: 'channels[]=a', lastEventId: '%E0%A4%A' });
+    expect(splitCursor('lastEventId=c1+x&channels[]=a')).to.deep.equal({ query: 'channels[]=a', lastEventId: 'c1 x' });
   });
 });

@@ -49,4 +49,25 @@ describe('realtime feed: SSE fan-out', () => {
     expect(late.writes[0]).to.include('content:r3');
     expect(counted).to.equal(4);
   });
+
+  it('connections with the same channels share one set, in any order; a set left by everyone is gone, and the next joiner starts a live one', () => {
+    const published: string[] = [];
+    const fanout = new Fanout(
+      (id) => feedOf(id),
+      (topic) => published.push(topic),
+      () => {},
+    );
+    const list = Object.freeze(['st_b', 'st_a']);
+    const first = fanout.join(list);
+    expect(fanout.join(list)).to.equal(first);
+    expect(fanout.join(['st_a', 'st_b'])).to.equal(first);
+    expect(first.topic).to.equal('set:st_a,st_b');
+    for (let i = 0; i < 3; i++) fanout.leave(first);
+    fanout.change('st_a', change(1));
+    expect(published).to.deep.equal([]);
+    const next = fanout.join(list);
+    expect(next).to.not.equal(first);
+    fanout.change('st_a', change(2));
+    expect(published).to.deep.equal(['set:st_a,st_b']);
+  });
 });

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { sharedServer, type TestServer } from '../support/server.ts';
 import { createStation, eventually } from '../support/factories.ts';
-import { closeTestGateways, FeedClient, realtimePath, startTestGateway, writeRow } from '../support/feed.ts';
+import { socketAddress } from '../../src/gateway/admission.ts';
+import { closeTestGateways, FeedClient, realtimePath, SseFeedClient, ssePath, startTestGateway, writeRow } from '../support/feed.ts';
 
 // Connection limits, client frames, heartbeats.
 
@@ -38,6 +39,28 @@ describe('realtime feed: limits and heartbeats', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
       return retry.closeCode === null;
     });
+  });
+
+  it('without a trusted proxy (TRUSTED_PROXY_HOPS=0) the socket address is the client IP: X-Forwarded-For cannot make a new client, on either transport', async () => {
+    const gateway = await startTestGateway({ GATEWAY_MAX_CONNECTIONS_PER_IP: '1', TRUSTED_PROXY_HOPS: '0' });
+    const station = await createStation(server.url);
+    await writeRow(server.svc, station.id, 'now-playing', 'current', { track: 'x' });
+    await FeedClient.ready(gateway.url, realtimePath(station.id), 1, fromIp());
+    const again = new FeedClient(gateway.url + realtimePath(station.id), fromIp());
+    expect((await again.closed).code).to.equal(1008);
+    expect(again.frames[0].data.code).to.equal('RATE_LIMITED');
+    const sse = await SseFeedClient.open(gateway.url.replace('ws:', 'http:') + ssePath(station.id), fromIp().headers);
+    expect(sse.status).to.equal(429);
+  });
+
+  it('writes socket addresses as before: IPv4 and IPv4-mapped IPv6 dotted, IPv6 as uWS writes it (per-IP counts and rate-limit buckets keep their keys)', () => {
+    const bytes = (...b: number[]) => new Uint8Array(b).buffer;
+    expect(socketAddress(bytes(127, 0, 0, 1))).to.equal('127.0.0.1');
+    expect(socketAddress(bytes(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 203, 0, 113, 50))).to.equal('203.0.113.50');
+    expect(socketAddress(bytes(0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 0, 1))).to.equal(
+      '2001:0db8:0000:0000:0000:ffff:0000:0001',
+    );
+    expect(socketAddress(bytes(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1))).to.equal('0000:0000:0000:0000:0000:0000:0000:0001');
   });
 
   it('limits connection attempts per client IP to RATE_LIMIT_ANONYMOUS_PER_MINUTE', async () => {

@@ -108,4 +108,33 @@ describe('realtime feed: starting a connection (session)', () => {
     expect(reset.messages[0]).to.deep.equal({ type: 'reset', data: { channel: 'stations.st_y.feed' } });
     expect(reset.messages.at(-1).data.channels).to.deep.equal({ 'stations.st_y.feed': 'reset' });
   });
+
+  it('the clients of a burst at one cursor get the same bytes, and the first client after a change gets that change', async () => {
+    const rows = [row('a', 1), row('b', 2), row('c', 3)];
+    const store = memoryStore(rows, () => 3);
+    const feed = new StationFeed('st_z', store as unknown as FeedStore, () => {}, logger);
+    await feed.load();
+    const cursor = cursorOf([segmentOf(feed.key, { epoch: 'e1', seq: 2, mask: 0 })]);
+    const raw = () => {
+      const frames: Array<Buffer | string> = [];
+      return { frames, send: (frame: Buffer | string) => (frames.push(frame), true), subscribe: () => {} };
+    };
+    const first = raw();
+    const second = raw();
+    begin(first, [feed], cursor);
+    begin(second, [feed], cursor);
+    expect(second.frames).to.have.length(2); // c, then synced
+    second.frames.forEach((frame, i) => expect(frame).to.equal(first.frames[i]));
+
+    feed.receive(row('b', 4, { data: { entry: 'b', changed: true } }));
+    const later = recorder();
+    begin(later, [feed], cursor);
+    expect(later.messages.map((m) => m.data.events?.[0] ?? m.type)).to.deep.equal([
+      'stations.st_z.feed.rows.content:c.update',
+      'stations.st_z.feed.rows.content:b.update',
+      'synced',
+    ]);
+    expect(JSON.parse(later.messages[1].data.payload.data_json).data).to.deep.equal({ entry: 'b', changed: true });
+    expect(later.messages[2].data.cursor).to.equal(cursorOf([segmentOf(feed.key, { epoch: 'e1', seq: 4, mask: 0 })]));
+  });
 });
