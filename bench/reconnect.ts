@@ -109,21 +109,7 @@ async function storm() {
       const before = await target.request<Stats>({ type: 'stats', collect: false });
       const opened = await fleet.request<Opened>({ type: 'open', url: targetUrl, count: CLIENTS, useCursor, inFlight: IN_FLIGHT });
       const after = await target.request<Stats>({ type: 'stats', collect: false });
-      const cpuMs = (after.cpuMicros - before.cpuMicros) / 1000;
-      return {
-        phase: name,
-        clients: CLIENTS,
-        synced: opened.synced,
-        failed: opened.failed,
-        msUntilAllSynced: opened.ms,
-        messagesPerClient: opened.messagesPerClient,
-        bytesPerClient: opened.bytesPerClient,
-        gatewayCpuMs: Math.round(cpuMs),
-        gatewayCpuMicrosPerReconnect: Math.round((cpuMs * 1000) / CLIENTS),
-        ...userAndSystem(before, after),
-        postgresQueries: after.queries - before.queries,
-        postgresQueriesPerReconnect: (after.queries - before.queries) / CLIENTS,
-      };
+      return figures(name, opened, before, after, after.queries - before.queries);
     };
     const a = await phase('(a) no cursor', false, async () => {});
     const b = await phase(`(b) cursor, ${CHANGES} changes meanwhile`, true, async () => {
@@ -153,11 +139,25 @@ async function storm() {
   }
 }
 
-/** Gateway CPU of a phase in user and system time, µs per reconnect. */
-const userAndSystem = (before: Stats, after: Stats) => ({
-  userMicrosPerReconnect: Math.round((after.user - before.user) / CLIENTS),
-  systemMicrosPerReconnect: Math.round((after.system - before.system) / CLIENTS),
-});
+/** A storm's figures: the fleet's view, and the server's CPU (total, user, system) and queries per reconnect. */
+function figures(phase: string, opened: Opened, before: Stats, after: Stats, queries: number) {
+  const cpuMs = (after.cpuMicros - before.cpuMicros) / 1000;
+  return {
+    phase,
+    clients: CLIENTS,
+    synced: opened.synced,
+    failed: opened.failed,
+    msUntilAllSynced: opened.ms,
+    messagesPerClient: opened.messagesPerClient,
+    bytesPerClient: opened.bytesPerClient,
+    gatewayCpuMs: Math.round(cpuMs),
+    gatewayCpuMicrosPerReconnect: Math.round((cpuMs * 1000) / CLIENTS),
+    userMicrosPerReconnect: Math.round((after.user - before.user) / CLIENTS),
+    systemMicrosPerReconnect: Math.round((after.system - before.system) / CLIENTS),
+    postgresQueries: queries,
+    postgresQueriesPerReconnect: queries / CLIENTS,
+  };
+}
 
 /**
  * The floor: the same storm on a bare uWS app. `greet`: it accepts, upgrades natively (no JavaScript)
@@ -176,21 +176,7 @@ async function bareStorm(phase: string, greet: string) {
     const before = await bare.request<Stats>({ type: 'stats', collect: false });
     const opened = await fleet.request<Opened>({ type: 'open', url, count: CLIENTS, useCursor: false, inFlight: IN_FLIGHT });
     const after = await bare.request<Stats>({ type: 'stats', collect: false });
-    const cpuMs = (after.cpuMicros - before.cpuMicros) / 1000;
-    return {
-      phase,
-      clients: CLIENTS,
-      synced: opened.synced,
-      failed: opened.failed,
-      msUntilAllSynced: opened.ms,
-      messagesPerClient: opened.messagesPerClient,
-      bytesPerClient: opened.bytesPerClient,
-      gatewayCpuMs: Math.round(cpuMs),
-      gatewayCpuMicrosPerReconnect: Math.round((cpuMs * 1000) / CLIENTS),
-      ...userAndSystem(before, after),
-      postgresQueries: 0,
-      postgresQueriesPerReconnect: 0,
-    };
+    return figures(phase, opened, before, after, 0);
   } finally {
     await fleet.request({ type: 'close' }).catch(() => {});
     await fleet.stop();

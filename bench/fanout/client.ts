@@ -14,21 +14,25 @@ export interface ClientEvents {
   onClose(): void;
 }
 
-export class BenchClient {
-  private readonly socket: Socket;
+/**
+ * What both bench clients share: one TCP socket, one GET, the response head (`status` expected, else the
+ * socket is dropped), then the body handed to `consume`, which returns how many bytes it used (the rest
+ * waits for the next chunk).
+ */
+export abstract class BenchStreamClient {
+  protected readonly socket: Socket;
+  protected readonly events: ClientEvents;
   private pending: Buffer | null = null;
-  private upgraded = false;
-  private readonly events: ClientEvents;
+  private opened = false;
+  private readonly status: string;
 
-  constructor(url: URL, events: ClientEvents) {
+  constructor(url: URL, events: ClientEvents, headers: string, status: string) {
     this.events = events;
+    this.status = status;
     this.socket = connect(Number(url.port), url.hostname);
     this.socket.setNoDelay(true);
     this.socket.on('connect', () => {
-      this.socket.write(
-        `GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-          'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n',
-      );
+      this.socket.write(`GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\n${headers}\r\n`);
     });
     this.socket.on('data', (chunk: Buffer) => this.read(chunk));
     this.socket.on('close', () => events.onClose());
@@ -44,23 +48,42 @@ export class BenchClient {
     this.socket.resetAndDestroy();
   }
 
+  /** Reads what `data` holds of the body; returns the bytes used. */
+  protected abstract consume(data: Buffer): number;
+
   private read(chunk: Buffer): void {
     let data = this.pending ? Buffer.concat([this.pending, chunk]) : chunk;
     this.pending = null;
-    if (!this.upgraded) {
+    if (!this.opened) {
       const end = data.indexOf('\r\n\r\n');
       if (end < 0) {
         this.pending = data;
         return;
       }
-      if (!data.subarray(0, 12).toString('latin1').includes(' 101')) {
+      if (!data.subarray(0, 12).toString('latin1').includes(this.status)) {
         this.socket.destroy();
         return;
       }
-      this.upgraded = true;
+      this.opened = true;
       this.events.onOpen();
       data = data.subarray(end + 4);
     }
+    const used = this.consume(data);
+    if (used < data.length) this.pending = Buffer.from(data.subarray(used));
+  }
+}
+
+export class BenchClient extends BenchStreamClient {
+  constructor(url: URL, events: ClientEvents) {
+    super(
+      url,
+      events,
+      'Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n',
+      ' 101',
+    );
+  }
+
+  protected consume(data: Buffer): number {
     let offset = 0;
     while (data.length - offset >= 2) {
       const opcode = data[offset] & 0x0f;
@@ -82,7 +105,7 @@ export class BenchClient {
       else if (opcode === OP_PING) this.pong(payload);
       else if (opcode === OP_CLOSE) this.socket.end();
     }
-    if (offset < data.length) this.pending = Buffer.from(data.subarray(offset));
+    return offset;
   }
 
   /** Client frames must be masked; a zero mask leaves the payload as it is. */

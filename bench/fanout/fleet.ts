@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { BenchClient } from './client.ts';
+import { BenchClient, type BenchStreamClient } from './client.ts';
 import { BenchSseClient } from './sseClient.ts';
 import { serve } from './proc.ts';
 
@@ -9,7 +9,7 @@ import { serve } from './proc.ts';
 const SENT_AT = /sentAt\\?":([0-9.]+)/;
 const now = () => performance.timeOrigin + performance.now();
 
-let clients: Array<BenchClient | BenchSseClient> = [];
+let clients: Array<BenchStreamClient> = [];
 let measuring = false;
 let snapshotFrames = 0;
 let delivered = 0;
@@ -48,7 +48,7 @@ async function connect(url: string, count: number, sampleEvery: number, snapshot
       const sampled = index % sampleEvery === 0;
       let opened = false;
       const Client = url.startsWith('http') ? BenchSseClient : BenchClient;
-      const client: BenchClient | BenchSseClient = new Client(new URL(url), {
+      const client: BenchStreamClient = new Client(new URL(url), {
         onOpen() {
           opened = true;
           clients.push(client);

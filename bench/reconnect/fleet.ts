@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { BenchClient } from '../fanout/client.ts';
+import { BenchClient, type BenchStreamClient } from '../fanout/client.ts';
 import { BenchSseClient } from '../fanout/sseClient.ts';
 import { serve } from '../fanout/proc.ts';
 
@@ -13,7 +13,7 @@ const SYNCED = Buffer.from('"type":"synced"');
 const now = () => performance.timeOrigin + performance.now();
 
 interface Listener {
-  client: BenchClient | BenchSseClient | null;
+  client: BenchStreamClient | null;
   cursor: string | null;
   synced: boolean;
   messages: number;

@@ -1,3 +1,4 @@
+import type { Knex } from 'knex';
 import { ValidationError } from './errors.ts';
 import { isUuid } from './ids.ts';
 import { sign, verify } from './tokens.ts';
@@ -26,4 +27,30 @@ export function readKeysetCursor(
     ]);
   }
   return { createdAt: new Date(payload.a as number), id: payload.i };
+}
+
+/**
+ * One newest-first page of `rows` (a query of the list's rows, filtered to its owner): at most `limit`
+ * (default 25) after the position `cursor` names, and the `nextCursor` after the last when more follow.
+ */
+export async function keysetPage<Row extends { created_at: Date; id: string }>(
+  rows: Knex.QueryBuilder,
+  secret: string,
+  bind: Readonly<Record<string, string>>,
+  what: string,
+  query: { limit?: number; cursor?: string },
+): Promise<{ page: Row[]; nextCursor: string | null }> {
+  const limit = query.limit ?? 25;
+  const after = query.cursor ? readKeysetCursor(secret, query.cursor, bind, what) : null;
+  rows
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(limit + 1);
+  if (after) rows.andWhereRaw('(created_at, id) < (?::timestamptz, ?::uuid)', [after.createdAt, after.id]);
+  const found: Row[] = await rows;
+  const page = found.slice(0, limit);
+  const last = page[page.length - 1];
+  return { page, nextCursor: found.length > limit && last ? keysetCursor(secret, bind, last) : null };
 }

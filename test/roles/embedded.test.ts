@@ -1,39 +1,23 @@
 import { expect } from 'chai';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { ADMIN_TOKEN } from '../support/env.ts';
 import { eventually } from '../support/factories.ts';
 import { freePort } from '../support/ports.ts';
+import { startProcess, type RoleProcess } from '../support/processes.ts';
 
 // The embedded default (decisions.md, "Process roles"; docs/embedded.md) as a user meets it: processes
 // started from the CLI with DATABASE_URL and REDIS_URL unset, data in a directory of the test's own.
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-
-interface Proc {
-  child: ChildProcess;
-  output: () => string;
-  exited: Promise<number | null>;
-}
+type Proc = RoleProcess;
 
 /** Processes of the running test, killed after it whatever happened. */
 const started: Proc[] = [];
 
 function start(args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ['src/main.ts', ...args], {
-    cwd: root,
-    env: { ...process.env, DATABASE_URL: '', REDIS_URL: '', LOG_LEVEL: 'info', WAVELINE_DEMO: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((ok) => child.on('exit', (code) => ok(code)));
-  const proc = { child, output: () => out, exited };
+  const proc = startProcess(args, { DATABASE_URL: '', REDIS_URL: '', WAVELINE_DEMO: '0', ...env });
   started.push(proc);
   return proc;
 }

@@ -1,28 +1,15 @@
 import { expect } from 'chai';
 import { requiresRedis } from '../support/mode.ts';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { eventually } from '../support/factories.ts';
 import { freePort } from '../support/ports.ts';
+import { repoRoot as root, startProcess, type RoleProcess } from '../support/processes.ts';
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const start = (role: string, env: Record<string, string>): RoleProcess => startProcess([role], env);
 
-function start(role: string, env: Record<string, string>): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['src/main.ts', role], {
-    cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const exited = new Promise<number | null>((ok) => child.on('exit', (code) => ok(code)));
-  return { child, output: () => out, exited };
-}
-
-async function stopWithin(proc: ReturnType<typeof start>, ms: number): Promise<number | null> {
+async function stopWithin(proc: RoleProcess, ms: number): Promise<number | null> {
   const startedAt = Date.now();
   proc.child.kill('SIGTERM');
   const code = await proc.exited;

@@ -10,7 +10,9 @@ export const STALE_SECONDS = 15;
 
 /**
  * Counts `failed` the pending rows of the reserved part that no fresh claim covers (their job died), and
- * drops stale claims. For one notification, or (id null) every notification that ended.
+ * drops stale claims. For one notification, or (id null) every notification that ended; only those with
+ * devices still pending by their counts are looked into (the sweep would otherwise read every delivery
+ * row of 30 days).
  */
 export async function failAbandoned(svc: Pick<Services, 'db'>, id: string | null): Promise<void> {
   const stale = `now() - interval '${STALE_SECONDS} seconds'`;
@@ -18,6 +20,7 @@ export async function failAbandoned(svc: Pick<Services, 'db'>, id: string | null
     `UPDATE push_deliveries d SET state = 'failed'
      FROM push_notifications n
      WHERE d.notification_id = n.id AND ${id ? 'n.id = ?' : "n.status NOT IN ('queued', 'sending')"}
+       AND n.targeted > n.sent_count + n.failed_count + n.pruned_count
        AND d.state = 'pending' AND d.seq <= n.claimed_seq
        AND NOT EXISTS (SELECT 1 FROM push_claims c WHERE c.notification_id = d.notification_id
                        AND d.seq > c.lo AND d.seq <= c.hi AND c.claimed_at > ${stale})`,

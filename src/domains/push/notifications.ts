@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { IdempotencyConflictError, NotFoundError, PushNotConfiguredError, ValidationError } from '../../lib/errors.ts';
 import { inTransaction } from '../../lib/db.ts';
 import { newId } from '../../lib/ids.ts';
-import { keysetCursor, readKeysetCursor } from '../../lib/keysetCursor.ts';
+import { keysetPage } from '../../lib/keysetCursor.ts';
 import type { Services } from '../../services.ts';
 import type { PushProvider, Station } from '../stations/model.ts';
 import { canonicalJson } from '../content/canonical.ts';
@@ -242,22 +242,15 @@ export async function requireNotification(svc: Pick<Services, 'db'>, stationId: 
 }
 
 export async function notificationsPage(svc: Pick<Services, 'db' | 'config'>, stationId: string, query: NotificationListQuery) {
-  const limit = query.limit ?? 25;
-  const after = query.cursor ? readKeysetCursor(svc.config.secret, query.cursor, { s: stationId }, 'this station’s notifications') : null;
-  const q = svc
-    .db<NotificationRow>('push_notifications')
-    .where('station_id', stationId)
-    .orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ])
-    .limit(limit + 1);
-  if (after) q.andWhereRaw('(created_at, id) < (?::timestamptz, ?::uuid)', [after.createdAt, after.id]);
-  const rows = await q;
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  const nextCursor = rows.length > limit && last ? keysetCursor(svc.config.secret, { s: stationId }, last) : null;
-  return { notifications: page.map((r) => presentNotification(r)), nextCursor };
+  const rows = svc.db<NotificationRow>('push_notifications').where('station_id', stationId);
+  const { page, nextCursor } = await keysetPage<NotificationRow>(
+    rows,
+    svc.config.secret,
+    { s: stationId },
+    'this station’s notifications',
+    query,
+  );
+  return { notifications: page.map(presentNotification), nextCursor };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { keysetCursor, readKeysetCursor } from '../../lib/keysetCursor.ts';
+import { keysetPage } from '../../lib/keysetCursor.ts';
 import type { Services } from '../../services.ts';
 import { LOG_RETENTION_MS, type DeliveryRow } from './model.ts';
 
@@ -22,21 +22,10 @@ export async function deliveriesPage(
   webhookId: string,
   query: { limit?: number; cursor?: string },
 ) {
-  const limit = query.limit ?? 25;
-  const after = query.cursor ? readKeysetCursor(svc.config.secret, query.cursor, { w: webhookId }, 'this webhook’s deliveries') : null;
-  const q = svc
+  const rows = svc
     .db<DeliveryRow>('webhook_deliveries')
     .where('webhook_id', webhookId)
-    .andWhere('created_at', '>=', new Date(svc.clock.now().getTime() - LOG_RETENTION_MS))
-    .orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ])
-    .limit(limit + 1);
-  if (after) q.andWhereRaw('(created_at, id) < (?::timestamptz, ?::uuid)', [after.createdAt, after.id]);
-  const rows = await q;
-  const page = rows.slice(0, limit);
-  const last = page[page.length - 1];
-  const nextCursor = rows.length > limit && last ? keysetCursor(svc.config.secret, { w: webhookId }, last) : null;
+    .andWhere('created_at', '>=', new Date(svc.clock.now().getTime() - LOG_RETENTION_MS));
+  const { page, nextCursor } = await keysetPage<DeliveryRow>(rows, svc.config.secret, { w: webhookId }, 'this webhook’s deliveries', query);
   return { deliveries: page.map(presentDelivery), nextCursor };
 }

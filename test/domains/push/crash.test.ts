@@ -1,29 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { eventually } from '../../support/factories.ts';
 import { requiresRedis } from '../../support/mode.ts';
+import { startProcess, type RoleProcess } from '../../support/processes.ts';
 import { countsAddUp, pushStation, startPushWorld, type PushWorld } from './sendHelpers.ts';
 
 // decisions.md, "Push notifications", targets: each device receives a notification at most once, also
 // when a worker dies or the notification is sent from several workers at once (a device whose request got
 // no answer is counted failed, never re-sent). Two worker processes share a notification; one is killed
 // (SIGKILL) in the middle of its batch; the fake counts requests per device.
-
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-
-function startWorkerProcess(env: Record<string, string>): { child: ChildProcess; exited: Promise<unknown>; output: () => string } {
-  const child = spawn(process.execPath, ['src/main.ts', 'worker'], {
-    cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  return { child, exited: new Promise((ok) => child.on('exit', ok)), output: () => out };
-}
 
 describe('push: two workers, one killed mid-batch', function () {
   this.timeout(120_000);
@@ -43,8 +27,8 @@ describe('push: two workers, one killed mid-batch', function () {
       NODE_EXTRA_CA_CERTS: world.ca.caFile,
     };
     // A takes both jobs of the notification; B starts while A sends and must finish A's work after A is killed.
-    const a = startWorkerProcess(env);
-    let b: ReturnType<typeof startWorkerProcess> | null = null;
+    const a = startProcess(['worker'], env);
+    let b: RoleProcess | null = null;
     try {
       await eventually(() => a.output().includes('workers ready'), { timeoutMs: 20_000, intervalMs: 100 });
       const s = await pushStation(world, 'fcm');
@@ -54,7 +38,7 @@ describe('push: two workers, one killed mid-batch', function () {
       const res = await s.send({ topic: 'alerts', title: 'Crash test' });
       expect(res.status).to.equal(202);
       await eventually(() => world.fcm.sent.length >= 100, { timeoutMs: 20_000, intervalMs: 10 });
-      b = startWorkerProcess(env);
+      b = startProcess(['worker'], env);
       const started = b;
       await eventually(() => started.output().includes('workers ready'), { timeoutMs: 20_000, intervalMs: 100 });
       expect((await s.get(res.body.id)).status, 'still sending when A is killed').to.equal('sending');

@@ -1,14 +1,13 @@
-import { spawn } from 'node:child_process';
 import { testMode } from '../../support/mode.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createServer as createNetServer } from 'node:net';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { startTestServer } from '../../support/server.ts';
 import { request } from '../../support/http.ts';
 import { createStation, createToken, eventually } from '../../support/factories.ts';
+import { freePort } from '../../support/ports.ts';
+import { startProcess } from '../../support/processes.ts';
 
 // Push routes: the 'push' rate limit, and device tokens never reaching the log.
 
@@ -37,14 +36,6 @@ describe('push device tokens in logs', function () {
   this.timeout(30_000);
 
   it('a web process logging at trace level never writes a device token, whatever the outcome', async () => {
-    const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-    const freePort = () =>
-      new Promise<number>((ok) => {
-        const probe = createNetServer().listen(0, () => {
-          const address = probe.address() as { port: number };
-          probe.close(() => ok(address.port));
-        });
-      });
     const port = await freePort();
     // Embedded, the web role runs inside `waveline dev` on a data directory of its own (web alone needs Redis).
     const embedded = testMode() === 'embedded';
@@ -52,15 +43,7 @@ describe('push device tokens in logs', function () {
     const own = embedded
       ? { DATABASE_URL: '', REDIS_URL: '', WAVELINE_DATA_DIR: dataDir, WAVELINE_DEMO: '0', GATEWAY_PORT: String(await freePort()) }
       : {};
-    const child = spawn(process.execPath, ['src/main.ts', embedded ? 'dev' : 'web'], {
-      cwd: root,
-      env: { ...process.env, PORT: String(port), LOG_LEVEL: 'trace', ...own },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout!.on('data', (d) => (output += d));
-    child.stderr!.on('data', (d) => (output += d));
-    const exited = new Promise((ok) => child.on('exit', ok));
+    const proc = startProcess([embedded ? 'dev' : 'web'], { PORT: String(port), LOG_LEVEL: 'trace', ...own });
     try {
       const base = `http://127.0.0.1:${port}`;
       await eventually(async () => (await fetch(`${base}/healthz`)).ok, { timeoutMs: 15_000, intervalMs: 100 });
@@ -83,10 +66,11 @@ describe('push device tokens in logs', function () {
           .status,
       ).to.equal(400);
     } finally {
-      child.kill('SIGTERM');
-      await exited;
+      proc.child.kill('SIGTERM');
+      await proc.exited;
       if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     }
+    const output = proc.output();
     expect(output, 'the process did log').to.include('web listening');
     expect(output).not.to.include('secret-device-token-');
   });

@@ -1,27 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { expect } from 'chai';
 import { admin, request } from '../../support/http.ts';
 import { createStation, createToken, eventually } from '../../support/factories.ts';
 import { testMode } from '../../support/mode.ts';
+import { freePort } from '../../support/ports.ts';
+import { startProcess } from '../../support/processes.ts';
 import { makeTestCa, startFakeApns, startFakeExpo, startFakeFcm } from '../../support/fakePush.ts';
 
 // decisions.md, "Push notifications": private keys and access tokens are never logged. Web and worker run
 // at LOG_LEVEL=trace through storing, reading, refusing and using the credentials; their output never
 // holds a private key, an access token (Expo's, or the FCM access tokens the worker obtained) or a device token.
-
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-const freePort = () =>
-  new Promise<number>((ok) => {
-    const probe = createNetServer().listen(0, () => {
-      const address = probe.address() as { port: number };
-      probe.close(() => ok(address.port));
-    });
-  });
 
 /** A distinctive piece of a PEM key's body (the line-wrapped base64 in the middle). */
 const keyBody = (pem: string): string => pem.split('\n').slice(2, 4).join('');
@@ -40,7 +30,6 @@ describe('push credentials in logs', function () {
     const embedded = testMode() === 'embedded';
     const dataDir = embedded ? mkdtempSync(join(tmpdir(), 'waveline-push-secrets-')) : '';
     const env = {
-      ...process.env,
       LOG_LEVEL: 'trace',
       PORT: String(port),
       WORKER_PORT: '0',
@@ -52,18 +41,12 @@ describe('push credentials in logs', function () {
         ? { DATABASE_URL: '', REDIS_URL: '', WAVELINE_DATA_DIR: dataDir, WAVELINE_DEMO: '0', GATEWAY_PORT: String(await freePort()) }
         : {}),
     };
-    let output = '';
-    const children: ChildProcess[] = (embedded ? ['dev'] : ['web', 'worker']).map((role) => {
-      const child = spawn(process.execPath, ['src/main.ts', role], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-      child.stdout!.on('data', (d) => (output += d));
-      child.stderr!.on('data', (d) => (output += d));
-      return child;
-    });
-    const exits = children.map((c) => new Promise((ok) => c.on('exit', ok)));
+    const children = (embedded ? ['dev'] : ['web', 'worker']).map((role) => startProcess([role], env));
+    const output = () => children.map((c) => c.output()).join('');
     const devices: string[] = [];
     try {
       const base = `http://127.0.0.1:${port}`;
-      await eventually(async () => (await fetch(`${base}/healthz`)).ok && output.includes('workers ready'), {
+      await eventually(async () => (await fetch(`${base}/healthz`)).ok && output().includes('workers ready'), {
         timeoutMs: 30_000,
         intervalMs: 100,
       });
@@ -118,13 +101,13 @@ describe('push credentials in logs', function () {
       }
       expect(fcm.issued.length).to.be.at.least(1);
     } finally {
-      for (const c of children) c.kill('SIGTERM');
-      await Promise.all(exits);
+      for (const c of children) c.child.kill('SIGTERM');
+      await Promise.all(children.map((c) => c.exited));
       await Promise.all([fcm.close(), apns.close(), expoFake.close()]);
       ca.remove();
       if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     }
-    expect(output, 'the processes did log').to.include('web listening');
+    expect(output(), 'the processes did log').to.include('web listening');
     for (const secret of [
       keyBody(fcm.account.private_key),
       keyBody(apns.key.privateKey),
@@ -132,8 +115,8 @@ describe('push credentials in logs', function () {
       ...fcm.issued,
       ...devices,
     ]) {
-      expect(output.includes(secret), `log holds a secret (${secret.slice(0, 12)}…)`).to.equal(false);
+      expect(output().includes(secret), `log holds a secret (${secret.slice(0, 12)}…)`).to.equal(false);
     }
-    expect(output).not.to.include('PRIVATE KEY');
+    expect(output()).not.to.include('PRIVATE KEY');
   });
 });

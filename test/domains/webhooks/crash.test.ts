@@ -1,6 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { admin } from '../../support/http.ts';
 import { createStation, eventually } from '../../support/factories.ts';
@@ -8,23 +5,10 @@ import { startReceiver } from '../../support/receiver.ts';
 import { sharedServer } from '../../support/server.ts';
 import { arrived, createHook, deliveries } from './helpers.ts';
 import { requiresRedis } from '../../support/mode.ts';
+import { startProcess, type RoleProcess } from '../../support/processes.ts';
 
 // decisions.md, "Webhooks": at-least-once. A worker killed in the middle of a delivery loses no event:
 // the job's lock runs out, another worker takes it and delivers it with the same webhook-id.
-
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
-
-function startWorkerProcess(): { child: ChildProcess; exited: Promise<unknown>; output: () => string } {
-  const child = spawn(process.execPath, ['src/main.ts', 'worker'], {
-    cwd: root,
-    env: { ...process.env, LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  return { child, exited: new Promise((ok) => child.on('exit', ok)), output: () => out };
-}
 
 describe('webhooks: a worker killed mid-delivery', function () {
   this.timeout(60_000);
@@ -32,7 +16,7 @@ describe('webhooks: a worker killed mid-delivery', function () {
   it('delivers the event after a restart, with the same webhook-id', async function () {
     requiresRedis(this, 'a worker process of its own, killed and restarted, on a shared queue');
     const server = await sharedServer();
-    let first: ReturnType<typeof startWorkerProcess> | null = startWorkerProcess();
+    let first: RoleProcess | null = startProcess(['worker']);
     const firstWorker = first;
     // The first request reaches the receiver, which holds it while the worker is killed (SIGKILL: no cleanup).
     const receiver = await startReceiver((n) => {
@@ -42,7 +26,7 @@ describe('webhooks: a worker killed mid-delivery', function () {
       }
       return 200;
     });
-    let second: ReturnType<typeof startWorkerProcess> | null = null;
+    let second: RoleProcess | null = null;
     try {
       await eventually(() => firstWorker.output().includes('workers ready'), { timeoutMs: 15_000, intervalMs: 100 });
       const station = await createStation(server.url);
@@ -52,14 +36,14 @@ describe('webhooks: a worker killed mid-delivery', function () {
       await eventually(() => receiver.received.length === 1, { timeoutMs: 10_000 });
       await firstWorker.exited;
       first = null;
-      second = startWorkerProcess();
+      second = startProcess(['worker']);
       await eventually(() => receiver.received.length === 2, { timeoutMs: 40_000, intervalMs: 200 });
       expect(receiver.received[1].headers['webhook-id']).to.equal(res.body.eventId);
       expect(receiver.received[1].body).to.equal(receiver.received[0].body);
       const [row] = await arrived(() => deliveries(server.url, station.id, hook.id));
       expect(row).to.include({ eventId: res.body.eventId, status: 'succeeded', httpStatus: 200 });
     } finally {
-      const stillRunning = [first, second].filter((p): p is ReturnType<typeof startWorkerProcess> => p !== null);
+      const stillRunning = [first, second].filter((p): p is RoleProcess => p !== null);
       for (const proc of stillRunning) {
         proc.child.kill('SIGTERM');
         await proc.exited;
