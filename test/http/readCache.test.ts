@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { refreshRecordsUsingMedia } from '../../src/domains/content/publish.ts';
-import { startTestServer, useClockedServer, type TestServer } from '../support/server.ts';
+import { queriesDuring, startTestServer, useClockedServer, type TestServer } from '../support/server.ts';
 import { admin, request, type Reply } from '../support/http.ts';
 import { createToken, eventually, listenerFixture } from '../support/factories.ts';
 import { ingest } from '../support/ingest.ts';
@@ -20,24 +20,6 @@ import { startWorkers } from '../../workers/index.ts';
 
 const get = (server: TestServer, token: string, path: string, headers: Record<string, string> = {}) =>
   request(server.url, 'GET', path, { token, headers });
-
-/**
- * Database statements a server runs while `fn` runs (knex's query event), leaving out the gates' own
- * caches (station and credential look-ups and last-used stamps expire on their own clocks).
- */
-async function queriesDuring(server: TestServer, fn: () => Promise<unknown>): Promise<number> {
-  let count = 0;
-  const count1 = (query: { sql?: string }) => {
-    if (!/\b(from|update)\s+"?(stations|credentials)"?/i.test(query.sql ?? '')) count++;
-  };
-  server.svc.db.on('query', count1);
-  try {
-    await fn();
-  } finally {
-    server.svc.db.removeListener('query', count1);
-  }
-  return count;
-}
 
 describe('listener reads from cached bytes', () => {
   describe('every kind of write is visible on the next read in a second web process', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { useClockedServer, sharedServer } from '../../support/server.ts';
+import { queriesDuring, useClockedServer, sharedServer } from '../../support/server.ts';
 import { request, type Reply } from '../../support/http.ts';
 import { ingest, ingestFixture } from '../../support/ingest.ts';
 import { putBroadcast, putProgram } from '../schedule/helpers.ts';
@@ -79,6 +79,33 @@ describe('listener time: reads with stream={key}', () => {
     expect(audible.status).to.equal(200);
     expect(audible.body.track.title).to.equal('Two');
     expect(audible.body.freshness.ageSeconds).to.equal(0);
+  });
+
+  it('a repeated stream read (200 and 304) runs no database statement until its moment: no query per request', async () => {
+    const { station, ingestToken, listenerToken } = await fixture();
+    await ingest(server.url, station, ingestToken, song('One', T0.getTime() - 60_000));
+    await ingest(server.url, station, ingestToken, song('Two', T0.getTime() - 2_000));
+    for (const path of ['now-playing?stream=mp3', 'track-history?stream=mp3', 'broadcast/current?stream=mp3', 'live?stream=mp3']) {
+      const first = await get(station.slug, listenerToken, path);
+      expect(first.status, path).to.equal(200);
+      const etag = first.headers.get('etag') as string;
+      const statements = await queriesDuring(server, async () => {
+        for (let i = 0; i < 3; i++) {
+          expect((await get(station.slug, listenerToken, path, { 'if-none-match': etag })).status).to.equal(304);
+          expect((await get(station.slug, listenerToken, path)).text).to.equal(first.text);
+        }
+      });
+      expect(statements, path).to.equal(0);
+    }
+    // At the moment "Two" becomes audible (T0 + 4 s) the answer is computed again, once.
+    clock.set(T0.getTime() + 4_000);
+    let changed = '';
+    expect(
+      await queriesDuring(server, async () => {
+        changed = (await get(station.slug, listenerToken, 'now-playing?stream=mp3')).body.track.title;
+      }),
+    ).to.be.above(0);
+    expect(changed).to.equal('Two');
   });
 
   it('track-history: items not yet audible on the stream are left out; they appear when they become audible', async () => {

@@ -106,6 +106,11 @@ describe('up next and GET …/live', () => {
     expect((await onAirRow(fx.station.id)).position.title).to.equal('Talk');
     expect(titles((await onAirRow(fx.station.id)).upNext)).to.deep.equal(['C']);
     expect(titles((await live(fx.station.slug, fx.token)).body.upNext)).to.deep.equal(['C']);
+    // On a stream 6 s behind, the match is not audible until 09:58:06: up next follows the plan till then.
+    clock.set('2026-06-10T09:58:05.999Z');
+    expect(titles((await live(fx.station.slug, fx.token, '?stream=mp3')).body.upNext)).to.deep.equal(['B', 'Talk', 'C']);
+    clock.set('2026-06-10T09:58:06Z');
+    expect(titles((await live(fx.station.slug, fx.token, '?stream=mp3')).body.upNext)).to.deep.equal(['C']);
 
     clock.set('2026-06-10T11:30:00Z');
     const off = await live(fx.station.slug, fx.token);
