@@ -10,32 +10,20 @@ import { TRACK_COLUMNS, type ObservationRow, type TrackRow } from './model.ts';
 /**
  * The station's latest observation: greatest observedAt (its receipt when absent), ties by later
  * receipt, so a late retry of an old track never replaces the current one (decisions.md, Clarifications).
+ * With `heardAt` (a stream's heard time), the latest one whose play time (`sort_at`) is at or before it.
  */
-export async function latestTrack(db: Knex, stationId: string): Promise<TrackRow | null> {
-  const row = await db<ObservationRow>('observations')
+export async function latestTrack(db: Knex, stationId: string, heardAt?: Date): Promise<TrackRow | null> {
+  const query = db<ObservationRow>('observations')
     .select([...TRACK_COLUMNS])
-    .where('station_id', stationId)
+    .where('station_id', stationId);
+  if (heardAt) query.andWhere('sort_at', '<=', heardAt);
+  const row = await query
     .orderBy([
       { column: 'sort_at', order: 'desc' },
       { column: 'receipt_seq', order: 'desc' },
     ])
     .first()
-    .options({ name: 'nowplaying_latest_track' });
-  return (row as TrackRow | undefined) ?? null;
-}
-
-/** The latest observation whose play time (`sort_at`) is at or before `at`: now-playing at heard time. */
-export async function latestTrackAt(db: Knex, stationId: string, at: Date): Promise<TrackRow | null> {
-  const row = await db<ObservationRow>('observations')
-    .select([...TRACK_COLUMNS])
-    .where('station_id', stationId)
-    .andWhere('sort_at', '<=', at)
-    .orderBy([
-      { column: 'sort_at', order: 'desc' },
-      { column: 'receipt_seq', order: 'desc' },
-    ])
-    .first()
-    .options({ name: 'nowplaying_latest_track_at' });
+    .options({ name: heardAt ? 'nowplaying_latest_track_at' : 'nowplaying_latest_track' });
   return (row as TrackRow | undefined) ?? null;
 }
 

@@ -6,7 +6,7 @@ import { sha256Hex, sign, verify } from '../../lib/tokens.ts';
 import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
 import { presentHistoryItem, presentNowPlaying } from './presenter.ts';
-import { historyRows, latestTrack, latestTrackAt, nextPlayAfter, type HistoryFilters, type HistoryPosition } from './queries.ts';
+import { historyRows, latestTrack, nextPlayAfter, type HistoryFilters, type HistoryPosition } from './queries.ts';
 import type { NowPlaying, TrackHistory, TrackHistoryQuery } from './schemas.ts';
 import { listenerTime, streamOf, streamPart, type ListenerTime } from '../stations/streams.ts';
 import type { TrackRow } from './model.ts';
@@ -29,11 +29,12 @@ export async function nowPlayingHeard(
   station: Station,
   time: ListenerTime,
 ): Promise<{ body: NowPlaying; validUntil: number }> {
-  if (!time.stream) {
-    const latest = await latestTrack(svc.db, station.id);
-    return { body: presentNowPlaying(station, latest, time.at), validUntil: nowPlayingValidUntil(latest, time) };
-  }
-  const [latest, next] = await Promise.all([latestTrackAt(svc.db, station.id, time.at), nextPlayAfter(svc.db, station.id, time.at)]);
+  const heardAt = time.stream ? time.at : undefined;
+  const [latest, next] = await Promise.all([
+    latestTrack(svc.db, station.id, heardAt),
+    // Without a stream a new observation is audible as it arrives: its ingest drops the answer.
+    heardAt ? nextPlayAfter(svc.db, station.id, heardAt) : null,
+  ]);
   const audible = next ? next.getTime() + time.shiftMs : Infinity;
   return {
     body: presentNowPlaying(station, latest, time.at, time.shiftMs),
