@@ -161,6 +161,31 @@ describe('listener reads from cached bytes', () => {
       await eventually(async () => (await get(b, token, `${base}/now-playing`)).body.track?.title === 'Three');
     });
 
+    it('listener time: a stream read follows an ingest already audible on the stream, and a latency change, in every process', async () => {
+      const stream = (latencySeconds: number) => ({
+        streamUrls: [{ url: 'https://stream.example.org/a.mp3', key: 'mp3', latencySeconds }],
+      });
+      const { station, token } = await listenerFixture(a.url, { rundownFollowing: false, profile: stream(120) });
+      const { token: ingestToken } = await createToken(a.url, station.id, ['ingest:write']);
+      const path = `/api/v1/stations/${station.slug}/track-history?stream=mp3`;
+      const titles = (res: Reply) => (res.body.items as Array<{ title: string }>).map((i) => i.title);
+      await ingest(a.url, station, ingestToken, { observedAt: Date.now() - 5_000, artist: 'A', title: 'Recent' });
+      // Played 200 s ago (its report came late): audible on a 120 s stream at once.
+      await crossProcess(
+        token,
+        path,
+        () => ingest(a.url, station, ingestToken, { observedAt: Date.now() - 200_000, artist: 'A', title: 'Late report' }),
+        (res) => titles(res).includes('Late report'),
+      );
+      expect(titles(await get(b, token, path)), 'played 5 s ago: not audible on a 120 s stream').not.to.include('Recent');
+      await crossProcess(
+        token,
+        path,
+        () => admin(a.url, 'PATCH', `/stations/${station.id}`, { profile: stream(0) }),
+        (res) => titles(res)[0] === 'Recent',
+      );
+    });
+
     it('rundown following: the track history filtered by broadcast lists an observation once a worker tied it to the broadcast', async () => {
       const { station, token } = await listenerFixture(a.url, { rundownFollowing: true });
       const { token: ingestToken } = await createToken(a.url, station.id, ['ingest:write']);
