@@ -51,12 +51,15 @@ async function seed(base: string) {
     name: 'Bench FM',
     timezone: 'Europe/Berlin',
     rundownFollowing: false,
+    upNext: { enabled: true, count: 2 },
     modules: feeds,
     entitlements: feeds,
     redistribution: feeds,
     profile: {
       tagline: 'Benchmarks all day',
-      streamUrls: [{ label: 'MP3', url: 'https://stream.example/live.mp3', mime: 'audio/mpeg', bitrateKbps: 128 }],
+      streamUrls: [
+        { label: 'MP3', url: 'https://stream.example/live.mp3', mime: 'audio/mpeg', bitrateKbps: 128, key: 'mp3', latencySeconds: 6 },
+      ],
     },
   });
   const { token } = await admin('POST', `/stations/${station.id}/credentials`, { scopes: ['listener:read'] });
@@ -196,6 +199,9 @@ async function main() {
       ['programs', `${api}/programs`, true],
       ['broadcast/current', `${api}/broadcast/current`, true],
       ['now-playing', `${api}/now-playing`, true],
+      ['now-playing?stream=', `${api}/now-playing?stream=mp3`, true],
+      ['live', `${api}/live`, true],
+      ['live?stream=', `${api}/live?stream=mp3`, true],
       ['track-history', `${api}/track-history`, true],
       ['weather', `${api}/weather`, true],
       ['traffic', `${api}/traffic`, true],

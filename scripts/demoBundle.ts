@@ -172,9 +172,24 @@ async function bundle() {
           'Waveline Demo FM is sample data: it shows every part of the station delivery API with content, a schedule that always has something on air, and images.',
         frequencyLabel: 'FM 101.7',
         websiteUrls: ['https://demo.waveline.example'],
+        // Two streams heard at different delays (docs/now-playing.md, "Heard time"): `?stream=mp3` and
+        // `?stream=hls` on now-playing, track-history, broadcast/current and live answer in their time.
         streamUrls: [
-          { label: 'MP3 128k', url: 'https://stream.waveline.example/demo.mp3', mime: 'audio/mpeg', bitrateKbps: 128 },
-          { label: 'AAC 64k', url: 'https://stream.waveline.example/demo.aac', mime: 'audio/aac', bitrateKbps: 64 },
+          {
+            label: 'MP3 128k (Icecast)',
+            url: 'https://stream.waveline.example/demo.mp3',
+            mime: 'audio/mpeg',
+            bitrateKbps: 128,
+            key: 'mp3',
+            latencySeconds: 6,
+          },
+          {
+            label: 'HLS (adaptive)',
+            url: 'https://stream.waveline.example/demo/live.m3u8',
+            mime: 'application/vnd.apple.mpegurl',
+            key: 'hls',
+            latencySeconds: 30,
+          },
         ],
         contactEmail: 'studio@demo.waveline.example',
         phone: '+49 30 555 0101',

@@ -465,7 +465,7 @@ export interface paths {
         };
         /**
          * The broadcast on air now, or null
-         * @description The broadcast on air now, or null
+         * @description With `stream={key}`: the broadcast on air at that stream’s heard time (now − latencySeconds), and `stream` in the body.
          */
         get: operations["getCurrentBroadcast"];
         put?: never;
@@ -1029,9 +1029,29 @@ export interface paths {
         };
         /**
          * The latest reported track with timing and freshness
-         * @description The latest reported track with timing and freshness
+         * @description With `stream={key}`: the track that stream’s listeners hear now — everything at heard time (now − the stream’s latencySeconds), `endsAt` shifted by the latency, and `stream` in the body (docs/now-playing.md, "Heard time").
          */
         get: operations["getNowPlaying"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stations/{stationSlug}/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a player shows: the broadcast, now playing and up next, at one instant
+         * @description Every part is computed at the same instant — heard time (now − latencySeconds) with `stream={key}` — so the parts never disagree. `broadcast` as in the schedule (null when nothing is on air); `nowPlaying` as the now-playing response; `upNext` null unless the station switched it on (docs/now-playing.md, "Up next").
+         */
+        get: operations["getLive"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1049,7 +1069,7 @@ export interface paths {
         };
         /**
          * Reported tracks that were playing, newest first
-         * @description Reported tracks that were playing, newest first
+         * @description With `stream={key}`: only the items that stream’s listeners have heard (played at or before now − latencySeconds).
          */
         get: operations["getTrackHistory"];
         put?: never;
@@ -1400,6 +1420,8 @@ export interface components {
                     url: string;
                     mime: string | null;
                     bitrateKbps: number | null;
+                    key: string;
+                    latencySeconds: number;
                 }[] | null;
                 contactEmail: string | null;
                 phone: string | null;
@@ -1466,6 +1488,8 @@ export interface components {
                     url: string;
                     mime: string | null;
                     bitrateKbps: number | null;
+                    key: string;
+                    latencySeconds: number;
                 }[] | null;
                 contactEmail: string | null;
                 phone: string | null;
@@ -1494,6 +1518,10 @@ export interface components {
             artworkLookup: boolean;
             nowPlayingFreshnessSeconds: number;
             rundownFollowing: boolean;
+            upNext: {
+                enabled: boolean;
+                count: number;
+            };
             radiodns: components["schemas"]["RadioDnsSetting"];
             createdAt: string;
             updatedAt: string;
@@ -1542,6 +1570,13 @@ export interface components {
                     url: string;
                     mime?: string | null;
                     bitrateKbps?: number | null;
+                    /** @description unique within the station; `stream-{n}` (1-based position) when left out, stored so it does not move */
+                    key?: string;
+                    /**
+                     * @description how far behind on-air time this stream’s listeners hear (measure it: docs/now-playing.md)
+                     * @default 0
+                     */
+                    latencySeconds?: number;
                 }[] | null;
                 contactEmail?: string | null;
                 phone?: string | null;
@@ -1582,6 +1617,12 @@ export interface components {
             artworkLookup?: boolean;
             nowPlayingFreshnessSeconds?: number;
             rundownFollowing?: boolean;
+            upNext?: {
+                /** @description default false: switch on only where the licence allows announcing */
+                enabled?: boolean;
+                /** @description items listed, default 1 */
+                count?: number;
+            };
             active?: boolean;
             publicOnline?: boolean;
             radiodns?: components["schemas"]["RadioDnsSettingInput"];
@@ -1604,6 +1645,13 @@ export interface components {
                     url: string;
                     mime?: string | null;
                     bitrateKbps?: number | null;
+                    /** @description unique within the station; `stream-{n}` (1-based position) when left out, stored so it does not move */
+                    key?: string;
+                    /**
+                     * @description how far behind on-air time this stream’s listeners hear (measure it: docs/now-playing.md)
+                     * @default 0
+                     */
+                    latencySeconds?: number;
                 }[] | null;
                 contactEmail?: string | null;
                 phone?: string | null;
@@ -1644,6 +1692,12 @@ export interface components {
             artworkLookup?: boolean;
             nowPlayingFreshnessSeconds?: number;
             rundownFollowing?: boolean;
+            upNext?: {
+                /** @description default false: switch on only where the licence allows announcing */
+                enabled?: boolean;
+                /** @description items listed, default 1 */
+                count?: number;
+            };
             active?: boolean;
             publicOnline?: boolean;
             radiodns?: components["schemas"]["RadioDnsSettingInput"];
@@ -2019,6 +2073,11 @@ export interface components {
             throughDate: string;
             programs: components["schemas"]["ProgramSummary"][];
         };
+        /** StreamRef */
+        StreamRef: {
+            key: string;
+            latencySeconds: number;
+        };
         /** CurrentBroadcast */
         CurrentBroadcast: {
             /** @constant */
@@ -2030,6 +2089,7 @@ export interface components {
              */
             asOf: string;
             broadcast: components["schemas"]["Broadcast"] | null;
+            stream?: components["schemas"]["StreamRef"];
         };
         AdminPutPresenterResponse: {
             /**
@@ -2685,6 +2745,114 @@ export interface components {
             elapsedSeconds: number | null;
             endsAt: string | null;
             freshness: components["schemas"]["Freshness"];
+            stream?: components["schemas"]["StreamRef"];
+        };
+        /** LiveNowPlaying */
+        LiveNowPlaying: {
+            track: components["schemas"]["Track"] | null;
+            elapsedSeconds: number | null;
+            endsAt: string | null;
+            freshness: components["schemas"]["Freshness"];
+        };
+        /** UpNextItem */
+        UpNextItem: {
+            /**
+             * @description UUID
+             * @example 0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93
+             */
+            itemId: string;
+            /** @enum {string} */
+            kind: "track" | "talk" | "ad" | "jingle";
+            artist: string | null;
+            title: string;
+            durationSeconds: number | null;
+            /**
+             * @description ISO 8601 timestamp in UTC
+             * @example 2026-11-21T10:15:02.123Z
+             */
+            plannedStartsAt: string;
+        };
+        /**
+         * Live
+         * @example {
+         *       "contractVersion": 1,
+         *       "stationId": "st_demo0000000000000000",
+         *       "timezone": "Europe/Berlin",
+         *       "asOf": "2026-11-21T10:15:02.123Z",
+         *       "stream": {
+         *         "key": "mp3",
+         *         "latencySeconds": 6
+         *       },
+         *       "broadcast": {
+         *         "id": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+         *         "title": "Morning Show",
+         *         "startsAt": "2026-11-21T06:00:00.000Z",
+         *         "endsAt": "2026-11-21T10:00:00.000Z",
+         *         "timezone": "Europe/Berlin",
+         *         "localDate": "2026-11-21",
+         *         "resolution": "exact",
+         *         "status": "live",
+         *         "cancellationReason": "",
+         *         "repeatOfId": null,
+         *         "nature": "live",
+         *         "program": {
+         *           "id": "5d0c1f7e-2b9a-4c4e-8f3d-7a6b5c4d3e2f",
+         *           "title": "Morning Show",
+         *           "profileId": null
+         *         },
+         *         "presenters": [
+         *           {
+         *             "id": "9e8d7c6b-5a49-4837-a625-140f1e2d3c4b",
+         *             "title": "Ana"
+         *           }
+         *         ]
+         *       },
+         *       "nowPlaying": {
+         *         "track": {
+         *           "artist": "Nina Simone",
+         *           "title": "Feeling Good",
+         *           "album": "I Put a Spell on You",
+         *           "durationSeconds": 173,
+         *           "isPlaying": true,
+         *           "observedAt": "2026-11-21T10:14:20.000Z",
+         *           "receivedAt": "2026-11-21T10:14:20.412Z"
+         *         },
+         *         "elapsedSeconds": 36,
+         *         "endsAt": "2026-11-21T10:17:19.000Z",
+         *         "freshness": {
+         *           "status": "fresh",
+         *           "thresholdSeconds": 600,
+         *           "ageSeconds": 36,
+         *           "observedAt": "2026-11-21T10:14:20.000Z",
+         *           "receivedAt": "2026-11-21T10:14:20.412Z"
+         *         }
+         *       },
+         *       "upNext": [
+         *         {
+         *           "itemId": "3c2b1a09-8f7e-4d6c-b5a4-9382716f5e4d",
+         *           "kind": "track",
+         *           "artist": "Miles Davis",
+         *           "title": "So What",
+         *           "durationSeconds": 562,
+         *           "plannedStartsAt": "2026-11-21T10:17:13.000Z"
+         *         }
+         *       ]
+         *     }
+         */
+        Live: {
+            /** @constant */
+            contractVersion: 1;
+            stationId: string;
+            timezone: string;
+            /**
+             * @description ISO 8601 timestamp in UTC
+             * @example 2026-11-21T10:15:02.123Z
+             */
+            asOf: string;
+            stream: components["schemas"]["StreamRef"] | null;
+            broadcast: components["schemas"]["Broadcast"] | null;
+            nowPlaying: components["schemas"]["LiveNowPlaying"];
+            upNext: components["schemas"]["UpNextItem"][] | null;
         };
         /** TrackHistoryItem */
         TrackHistoryItem: {
@@ -2700,6 +2868,7 @@ export interface components {
             contractVersion: 1;
             items: components["schemas"]["TrackHistoryItem"][];
             nextCursor: string | null;
+            stream?: components["schemas"]["StreamRef"];
         };
         AdminImportBundle201Response: {
             station: {
@@ -2717,6 +2886,8 @@ export interface components {
                         url: string;
                         mime: string | null;
                         bitrateKbps: number | null;
+                        key: string;
+                        latencySeconds: number;
                     }[] | null;
                     contactEmail: string | null;
                     phone: string | null;
@@ -2745,6 +2916,10 @@ export interface components {
                 artworkLookup: boolean;
                 nowPlayingFreshnessSeconds: number;
                 rundownFollowing: boolean;
+                upNext: {
+                    enabled: boolean;
+                    count: number;
+                };
                 radiodns: components["schemas"]["RadioDnsSetting"];
                 createdAt: string;
                 updatedAt: string;
@@ -2843,6 +3018,13 @@ export interface components {
                         url: string;
                         mime?: string | null;
                         bitrateKbps?: number | null;
+                        /** @description unique within the station; `stream-{n}` (1-based position) when left out, stored so it does not move */
+                        key?: string;
+                        /**
+                         * @description how far behind on-air time this stream’s listeners hear (measure it: docs/now-playing.md)
+                         * @default 0
+                         */
+                        latencySeconds?: number;
                     }[] | null;
                     contactEmail?: string | null;
                     phone?: string | null;
@@ -2883,6 +3065,12 @@ export interface components {
                 artworkLookup?: boolean;
                 nowPlayingFreshnessSeconds?: number;
                 rundownFollowing?: boolean;
+                upNext?: {
+                    /** @description default false: switch on only where the licence allows announcing */
+                    enabled?: boolean;
+                    /** @description items listed, default 1 */
+                    count?: number;
+                };
                 active?: boolean;
                 publicOnline?: boolean;
                 /** @description the radiodns setting; `logoKey` names the bundle media entry used as the logo */
@@ -3520,7 +3708,9 @@ export interface operations {
                      *             "label": "string",
                      *             "url": "string",
                      *             "mime": "string",
-                     *             "bitrateKbps": 0
+                     *             "bitrateKbps": 0,
+                     *             "key": "string",
+                     *             "latencySeconds": 0
                      *           }
                      *         ],
                      *         "contactEmail": "string",
@@ -3736,7 +3926,9 @@ export interface operations {
                      *             "label": "string",
                      *             "url": "string",
                      *             "mime": "string",
-                     *             "bitrateKbps": 0
+                     *             "bitrateKbps": 0,
+                     *             "key": "string",
+                     *             "latencySeconds": 0
                      *           }
                      *         ],
                      *         "contactEmail": "string",
@@ -3766,6 +3958,10 @@ export interface operations {
                      *       "artworkLookup": true,
                      *       "nowPlayingFreshnessSeconds": 0,
                      *       "rundownFollowing": true,
+                     *       "upNext": {
+                     *         "enabled": true,
+                     *         "count": 0
+                     *       },
                      *       "radiodns": {
                      *         "enabled": true,
                      *         "fqdn": "string",
@@ -3960,7 +4156,9 @@ export interface operations {
                      *             "label": "string",
                      *             "url": "string",
                      *             "mime": "string",
-                     *             "bitrateKbps": 0
+                     *             "bitrateKbps": 0,
+                     *             "key": "string",
+                     *             "latencySeconds": 0
                      *           }
                      *         ],
                      *         "contactEmail": "string",
@@ -3990,6 +4188,10 @@ export interface operations {
                      *       "artworkLookup": true,
                      *       "nowPlayingFreshnessSeconds": 0,
                      *       "rundownFollowing": true,
+                     *       "upNext": {
+                     *         "enabled": true,
+                     *         "count": 0
+                     *       },
                      *       "radiodns": {
                      *         "enabled": true,
                      *         "fqdn": "string",
@@ -4162,7 +4364,9 @@ export interface operations {
                      *             "label": "string",
                      *             "url": "string",
                      *             "mime": "string",
-                     *             "bitrateKbps": 0
+                     *             "bitrateKbps": 0,
+                     *             "key": "string",
+                     *             "latencySeconds": 0
                      *           }
                      *         ],
                      *         "contactEmail": "string",
@@ -4192,6 +4396,10 @@ export interface operations {
                      *       "artworkLookup": true,
                      *       "nowPlayingFreshnessSeconds": 0,
                      *       "rundownFollowing": true,
+                     *       "upNext": {
+                     *         "enabled": true,
+                     *         "count": 0
+                     *       },
                      *       "radiodns": {
                      *         "enabled": true,
                      *         "fqdn": "string",
@@ -6881,7 +7089,10 @@ export interface operations {
     };
     getCurrentBroadcast: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description a key of the station’s `profile.streamUrls[]`: the answer is the one that stream’s listeners hear now (at now − latencySeconds) */
+                stream?: string;
+            };
             header?: never;
             path: {
                 /** @description public station slug */
@@ -6925,6 +7136,10 @@ export interface operations {
                      *             "title": "string"
                      *           }
                      *         ]
+                     *       },
+                     *       "stream": {
+                     *         "key": "string",
+                     *         "latencySeconds": 0
                      *       }
                      *     }
                      */
@@ -12829,7 +13044,10 @@ export interface operations {
     };
     getNowPlaying: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description a key of the station’s `profile.streamUrls[]`: the answer is the one that stream’s listeners hear now (at now − latencySeconds) */
+                stream?: string;
+            };
             header?: never;
             path: {
                 /** @description public station slug */
@@ -12868,10 +13086,243 @@ export interface operations {
                      *         "ageSeconds": 0,
                      *         "observedAt": "2026-11-21T10:15:02.123Z",
                      *         "receivedAt": "2026-11-21T10:15:02.123Z"
+                     *       },
+                     *       "stream": {
+                     *         "key": "string",
+                     *         "latencySeconds": 0
                      *       }
                      *     }
                      */
                     "application/json": components["schemas"]["NowPlaying"];
+                };
+            };
+            /** @description Not modified (If-None-Match matched the current ETag). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid parameters. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid credential. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station unknown, inactive or offline, or the resource switched off. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getLive: {
+        parameters: {
+            query?: {
+                /** @description a key of the station’s `profile.streamUrls[]`: the answer is the one that stream’s listeners hear now (at now − latencySeconds) */
+                stream?: string;
+            };
+            header?: never;
+            path: {
+                /** @description public station slug */
+                stationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "contractVersion": 1,
+                     *       "stationId": "st_demo0000000000000000",
+                     *       "timezone": "Europe/Berlin",
+                     *       "asOf": "2026-11-21T10:15:02.123Z",
+                     *       "stream": {
+                     *         "key": "mp3",
+                     *         "latencySeconds": 6
+                     *       },
+                     *       "broadcast": {
+                     *         "id": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *         "title": "Morning Show",
+                     *         "startsAt": "2026-11-21T06:00:00.000Z",
+                     *         "endsAt": "2026-11-21T10:00:00.000Z",
+                     *         "timezone": "Europe/Berlin",
+                     *         "localDate": "2026-11-21",
+                     *         "resolution": "exact",
+                     *         "status": "live",
+                     *         "cancellationReason": "",
+                     *         "repeatOfId": null,
+                     *         "nature": "live",
+                     *         "program": {
+                     *           "id": "5d0c1f7e-2b9a-4c4e-8f3d-7a6b5c4d3e2f",
+                     *           "title": "Morning Show",
+                     *           "profileId": null
+                     *         },
+                     *         "presenters": [
+                     *           {
+                     *             "id": "9e8d7c6b-5a49-4837-a625-140f1e2d3c4b",
+                     *             "title": "Ana"
+                     *           }
+                     *         ]
+                     *       },
+                     *       "nowPlaying": {
+                     *         "track": {
+                     *           "artist": "Nina Simone",
+                     *           "title": "Feeling Good",
+                     *           "album": "I Put a Spell on You",
+                     *           "durationSeconds": 173,
+                     *           "isPlaying": true,
+                     *           "observedAt": "2026-11-21T10:14:20.000Z",
+                     *           "receivedAt": "2026-11-21T10:14:20.412Z"
+                     *         },
+                     *         "elapsedSeconds": 36,
+                     *         "endsAt": "2026-11-21T10:17:19.000Z",
+                     *         "freshness": {
+                     *           "status": "fresh",
+                     *           "thresholdSeconds": 600,
+                     *           "ageSeconds": 36,
+                     *           "observedAt": "2026-11-21T10:14:20.000Z",
+                     *           "receivedAt": "2026-11-21T10:14:20.412Z"
+                     *         }
+                     *       },
+                     *       "upNext": [
+                     *         {
+                     *           "itemId": "3c2b1a09-8f7e-4d6c-b5a4-9382716f5e4d",
+                     *           "kind": "track",
+                     *           "artist": "Miles Davis",
+                     *           "title": "So What",
+                     *           "durationSeconds": 562,
+                     *           "plannedStartsAt": "2026-11-21T10:17:13.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Live"];
                 };
             };
             /** @description Not modified (If-None-Match matched the current ETag). */
@@ -13025,6 +13476,8 @@ export interface operations {
                 to?: string;
                 /** @description only items rundown following tied to this broadcast */
                 broadcastId?: string;
+                /** @description a key of the station’s `profile.streamUrls[]`: the answer is the one that stream’s listeners hear now (at now − latencySeconds) */
+                stream?: string;
             };
             header?: never;
             path: {
@@ -13057,7 +13510,11 @@ export interface operations {
                      *           "receivedAt": "2026-11-21T10:15:02.123Z"
                      *         }
                      *       ],
-                     *       "nextCursor": "string"
+                     *       "nextCursor": "string",
+                     *       "stream": {
+                     *         "key": "string",
+                     *         "latencySeconds": 0
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["TrackHistory"];
@@ -13240,7 +13697,9 @@ export interface operations {
                      *               "label": "string",
                      *               "url": "string",
                      *               "mime": "string",
-                     *               "bitrateKbps": 0
+                     *               "bitrateKbps": 0,
+                     *               "key": "string",
+                     *               "latencySeconds": 0
                      *             }
                      *           ],
                      *           "contactEmail": "string",
@@ -13270,6 +13729,10 @@ export interface operations {
                      *         "artworkLookup": true,
                      *         "nowPlayingFreshnessSeconds": 0,
                      *         "rundownFollowing": true,
+                     *         "upNext": {
+                     *           "enabled": true,
+                     *           "count": 0
+                     *         },
                      *         "radiodns": {
                      *           "enabled": true,
                      *           "fqdn": "string",

@@ -2,7 +2,7 @@ import type { Station, ModuleKey } from '../domains/stations/model.ts';
 import type { Credential } from '../domains/auth/model.ts';
 import type { WebServices } from '../services.ts';
 import { ModuleDisabledError } from '../lib/errors.ts';
-import { readKey, type ReadArea, type Representation } from '../lib/readCache.ts';
+import { readKey, type ReadArea, type ReadAreas, type Representation } from '../lib/readCache.ts';
 
 // What every GraphQL resolver is given, and the helpers they all share: written once here, so the root
 // resolvers (resolvers.ts) and the read resolvers (reads.ts) both import it and not each other.
@@ -38,7 +38,7 @@ export function requireModule(ctx: GraphQLContext, module: ModuleKey): void {
 export async function cached(
   ctx: GraphQLContext,
   operationId: string,
-  area: ReadArea,
+  area: ReadAreas,
   query: Record<string, string>,
   compute: () => Promise<Representation>,
   path = '',
@@ -48,7 +48,7 @@ export async function cached(
   const rep = await ctx.svc.reads.read(key, stationId, area, ctx.svc.clock.now().getTime(), compute);
   const answer = ctx.answer;
   if (answer) {
-    answer.areas.add(area);
+    for (const each of typeof area === 'string' ? [area] : area) answer.areas.add(each);
     if (rep.validUntil < answer.validUntil) answer.validUntil = rep.validUntil;
   }
   return rep;

@@ -7,7 +7,8 @@ import { delivers } from '../domains/stations/model.ts';
 import { feedRead } from '../domains/weather/reads.ts';
 import { Representation } from '../lib/readCache.ts';
 import { nowPlayingRead, trackHistoryPage } from '../domains/nowPlaying/reads.ts';
-import { TrackHistoryQuery } from '../domains/nowPlaying/schemas.ts';
+import { StreamQuery, TrackHistoryQuery } from '../domains/nowPlaying/schemas.ts';
+import { liveRead } from '../domains/nowPlaying/live.ts';
 import { guard } from './errors.ts';
 import { cached, requireModule, type Args, type GraphQLContext } from './context.ts';
 
@@ -42,6 +43,12 @@ function withoutVersion(rep: Representation): unknown {
   return value;
 }
 
+/** The `stream` argument as the REST query carries it (so both surfaces share one cached answer). */
+function streamParams(args: Args<StreamQuery>): { stream?: string } {
+  const query = validate<StreamQuery>(StreamQuery, 'query', args.stream != null ? { stream: args.stream } : {});
+  return query.stream !== undefined ? { stream: query.stream } : {};
+}
+
 export const readResolvers = {
   schedule: (args: Args<WindowQuery>, ctx: GraphQLContext) =>
     guard(async () => {
@@ -57,16 +64,26 @@ export const readResolvers = {
       return (await cached(ctx, 'getPrograms', 'schedule', query, () => programsRead(ctx.svc, ctx.station, query))).value;
     }),
 
-  currentBroadcast: (_: unknown, ctx: GraphQLContext) =>
+  currentBroadcast: (args: Args<StreamQuery>, ctx: GraphQLContext) =>
     guard(async () => {
       requireModule(ctx, 'currentBroadcast');
-      return (await cached(ctx, 'getCurrentBroadcast', 'schedule', {}, () => currentBroadcastRead(ctx.svc, ctx.station))).value;
+      const params = streamParams(args);
+      return (await cached(ctx, 'getCurrentBroadcast', 'schedule', params, () => currentBroadcastRead(ctx.svc, ctx.station, params.stream)))
+        .value;
     }),
 
-  nowPlaying: (_: unknown, ctx: GraphQLContext) =>
+  nowPlaying: (args: Args<StreamQuery>, ctx: GraphQLContext) =>
     guard(async () => {
       requireModule(ctx, 'nowPlaying');
-      return (await cached(ctx, 'getNowPlaying', 'nowPlaying', {}, () => nowPlayingRead(ctx.svc, ctx.station))).value;
+      const params = streamParams(args);
+      return (await cached(ctx, 'getNowPlaying', 'nowPlaying', params, () => nowPlayingRead(ctx.svc, ctx.station, params.stream))).value;
+    }),
+
+  live: (args: Args<StreamQuery>, ctx: GraphQLContext) =>
+    guard(async () => {
+      requireModule(ctx, 'nowPlaying');
+      const params = streamParams(args);
+      return (await cached(ctx, 'getLive', ['nowPlaying', 'schedule'], params, () => liveRead(ctx.svc, ctx.station, params.stream))).value;
     }),
 
   trackHistory: (args: Args<TrackHistoryQuery>, ctx: GraphQLContext) =>
@@ -78,6 +95,7 @@ export const readResolvers = {
         ...(args.from != null ? { from: args.from } : {}),
         ...(args.to != null ? { to: args.to } : {}),
         ...(args.broadcastId != null ? { broadcastId: args.broadcastId } : {}),
+        ...(args.stream != null ? { stream: args.stream } : {}),
       });
       const params: Record<string, string> = {
         ...(query.cursor !== undefined ? { cursor: query.cursor } : {}),
@@ -85,12 +103,9 @@ export const readResolvers = {
         ...(query.from !== undefined ? { from: query.from } : {}),
         ...(query.to !== undefined ? { to: query.to } : {}),
         ...(query.broadcastId !== undefined ? { broadcastId: query.broadcastId } : {}),
+        ...(query.stream !== undefined ? { stream: query.stream } : {}),
       };
-      return (
-        await cached(ctx, 'getTrackHistory', 'nowPlaying', params, async () =>
-          Representation.json(await trackHistoryPage(ctx.svc, ctx.station, query)),
-        )
-      ).value;
+      return (await cached(ctx, 'getTrackHistory', 'nowPlaying', params, () => trackHistoryPage(ctx.svc, ctx.station, query))).value;
     }),
 
   weather: (_: unknown, ctx: GraphQLContext) =>

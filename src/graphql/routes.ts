@@ -79,6 +79,7 @@ const CACHED_FIELDS = new Set([
   'programs',
   'currentBroadcast',
   'nowPlaying',
+  'live',
   'trackHistory',
   'weather',
   'traffic',

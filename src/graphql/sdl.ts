@@ -30,6 +30,8 @@ export const typeDefs = /* GraphQL */ `
     url: String!
     mime: String
     bitrateKbps: Int
+    key: String!
+    latencySeconds: Int!
   }
   type SocialLink {
     network: String!
@@ -180,6 +182,8 @@ export const typeDefs = /* GraphQL */ `
     timezone: String!
     asOf: String!
     broadcast: Broadcast
+    "present when the read named a stream"
+    stream: StreamRef
   }
 
   type Track {
@@ -201,6 +205,37 @@ export const typeDefs = /* GraphQL */ `
     elapsedSeconds: Int
     endsAt: String
     freshness: Freshness!
+    "present when the read named a stream"
+    stream: StreamRef
+  }
+  type StreamRef {
+    key: String!
+    latencySeconds: Int!
+  }
+  type LiveNowPlaying {
+    track: Track
+    elapsedSeconds: Int
+    endsAt: String
+    freshness: Freshness!
+  }
+  type UpNextItem {
+    itemId: ID!
+    kind: String!
+    artist: String
+    title: String!
+    durationSeconds: Float
+    plannedStartsAt: String!
+  }
+  type Live {
+    contractVersion: Int!
+    stationId: String!
+    timezone: String!
+    asOf: String!
+    stream: StreamRef
+    broadcast: Broadcast
+    nowPlaying: LiveNowPlaying!
+    "null when the station has up next off"
+    upNext: [UpNextItem!]
   }
   type TrackHistoryItem {
     id: ID!
@@ -217,6 +252,8 @@ export const typeDefs = /* GraphQL */ `
     contractVersion: Int!
     items: [TrackHistoryItem!]!
     nextCursor: String
+    "present when the read named a stream"
+    stream: StreamRef
   }
 
   type Freshness {
@@ -270,10 +307,14 @@ export const typeDefs = /* GraphQL */ `
     contentBySlug(type: String!, slug: String!): PublishedRecord
     schedule(fromDate: String, throughDate: String): Schedule
     programs(fromDate: String, throughDate: String): Programs
-    currentBroadcast: CurrentBroadcast
-    nowPlaying: NowPlaying
+    "stream: the broadcast on air at that stream's heard time"
+    currentBroadcast(stream: String): CurrentBroadcast
+    "stream: a key of the station's profile.streamUrls; the track that stream's listeners hear now"
+    nowPlaying(stream: String): NowPlaying
+    "broadcast, now playing and up next at one instant (heard time with stream)"
+    live(stream: String): Live
     "from/to: ISO 8601 instants, [from, to); broadcastId: items rundown following tied to that broadcast. A cursor works only with the filters it was issued for."
-    trackHistory(cursor: String, limit: Int = 25, from: String, to: String, broadcastId: ID): TrackHistory
+    trackHistory(cursor: String, limit: Int = 25, from: String, to: String, broadcastId: ID, stream: String): TrackHistory
     "null when the station does not deliver weather (no error)"
     weather: Weather
     "null when the station does not deliver traffic (no error)"

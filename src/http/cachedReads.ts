@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import { WavelineError } from '../lib/errors.ts';
 import { cacheLookup } from '../lib/metrics.ts';
-import { graphqlKey, readKey, type ReadArea } from '../lib/readCache.ts';
+import { areasLabel, graphqlKey, readKey } from '../lib/readCache.ts';
 import { hashToken, TOKEN_LENGTH } from '../lib/tokens.ts';
 import { RouteTable } from './dispatch.ts';
 import { requestIdOf, writeErrorResponse } from './envelope.ts';
@@ -35,8 +35,8 @@ interface CachedRead {
   /** The route template: the metrics and request-log label. */
   path: string;
   operationId: string;
-  /** The metrics label of the look-up: the read's area, or `graphql`. */
-  area: ReadArea | 'graphql';
+  /** The metrics label of the look-up: the read's area(s), or `graphql`. */
+  area: string;
   /** A GraphQL query over GET: its whole response, kept by graphql/routes.ts under `graphqlKey`. */
   graphql: boolean;
   scope: RouteScope;
@@ -59,7 +59,7 @@ export function cachedReads(svc: FrameworkServices, routes: readonly RouteSpec[]
     table.add('get', route.path, {
       path: route.path,
       operationId: route.operationId,
-      area: route.cache ?? 'graphql',
+      area: route.cache !== undefined ? areasLabel(route.cache) : 'graphql',
       graphql,
       scope: route.scope,
       module: route.module,

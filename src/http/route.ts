@@ -13,7 +13,7 @@ import { adminGate, bearerToken, credentialGate, moduleGate, rateLimitGate, stat
 import { UnauthenticatedError } from '../lib/errors.ts';
 import type { LimitName } from './ratelimit.ts';
 import { sendCacheable, sendJson } from './etag.ts';
-import { readKey, Representation, type ReadArea } from '../lib/readCache.ts';
+import { readKey, Representation, type ReadAreas } from '../lib/readCache.ts';
 import { validate } from './validate.ts';
 import { byteLimit, readJsonBody, readJsonObject } from './body.ts';
 import type { ErrorShape } from './envelope.ts';
@@ -114,7 +114,7 @@ export interface RouteSpec<
    * returned value as JSON) is kept as bytes + ETag in `svc.reads` until a write to that area of the
    * station or until its `validUntil`; repeated reads, and 304s, then do no work after the gates.
    */
-  cache?: ReadArea;
+  cache?: ReadAreas;
   /**
    * Anonymous GETs whose answers a domain keeps as bytes (RadioDNS SPI documents): the stored answer for
    * the request's (decoded) path parameters and headers, or undefined to let the route run. Asked before
@@ -225,7 +225,7 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
   const handleCached = (ctx: Context): Promise<void> | void => {
     const stationId = (ctx.state.station as Station).id;
     const key = readKey(route.operationId, stationId, pathInKey ? ctx.path : '', ctx.querystring);
-    const answer = svc.reads.read(key, stationId, area as ReadArea, svc.clock.now().getTime(), () => compute(ctx).then(toRepresentation));
+    const answer = svc.reads.read(key, stationId, area as ReadAreas, svc.clock.now().getTime(), () => compute(ctx).then(toRepresentation));
     if (answer instanceof Representation) return sendCacheable(ctx, answer.bytes, answer.contentType, answer.etag);
     return answer.then((rep) => sendCacheable(ctx, rep.bytes, rep.contentType, rep.etag));
   };

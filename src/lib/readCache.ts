@@ -27,6 +27,15 @@ export const readKey = (operationId: string, stationId: string, path = '', query
 export const graphqlKey = (method: string, stationId: string, accept: string, contentType: string, payload: string): string =>
   readKey(`graphql${method}`, stationId, `${accept}\n${contentType}`, payload);
 
+/**
+ * What a read's answer shows: one area, or several (`live` shows now-playing and the schedule; a
+ * GraphQL answer may show any): an invalidation of any of them drops it.
+ */
+export type ReadAreas = ReadArea | readonly ReadArea[];
+
+/** The metrics label of a look-up (a fixed name per read, never a key). */
+export const areasLabel = (areas: ReadAreas): string => (typeof areas === 'string' ? areas : areas.join('+'));
+
 /** The id of a `reads` invalidation: `<stationId>:<area>`. */
 export const readsTopic = (stationId: string, area: ReadArea): string => `${stationId}:${area}`;
 
@@ -142,7 +151,7 @@ export class ReadCache {
   read(
     key: string,
     stationId: string,
-    area: ReadArea,
+    area: ReadAreas,
     nowMs: number,
     compute: () => Promise<Representation>,
   ): Representation | Promise<Representation> {
@@ -150,9 +159,9 @@ export class ReadCache {
     // Past its safety age but not its validUntil: recomputed, and kept as it was if it shows the same.
     const lapsed = entry !== undefined && nowMs < entry.expires && Date.now() >= entry.hardExpiry ? entry.rep : undefined;
     const hit = this.peek(key, nowMs);
-    cacheLookup(area, hit !== undefined);
+    cacheLookup(areasLabel(area), hit !== undefined);
     if (hit !== undefined) return hit;
-    const generation = this.generation(stationId, area);
+    const generation = this.generation(stationId, typeof area === 'string' ? area : undefined);
     const inFlight = this.pending.get(key);
     if (inFlight !== undefined && inFlight.generation === generation) {
       // Joined a computation started a moment earlier: its answer must still be exact at this read's time.

@@ -13,7 +13,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { typeDefs } from '../../src/graphql/sdl.ts';
 import { StationDocument } from '../../src/domains/stations/schemas.ts';
 import { CurrentBroadcastResponse, ProgramsResponse, ScheduleResponse } from '../../src/domains/schedule/schemas.ts';
-import { NowPlaying, TrackHistory } from '../../src/domains/nowPlaying/schemas.ts';
+import { Live, NowPlaying, TrackHistory } from '../../src/domains/nowPlaying/schemas.ts';
 import { PublishedRecord } from '../../src/domains/content/schemas.ts';
 
 // One source per shape: the REST answers are TypeBox schemas (which give the TypeScript types through
@@ -108,6 +108,7 @@ const PAIRS: Array<[string, TSchema]> = [
   ['CurrentBroadcast', CurrentBroadcastResponse],
   ['NowPlaying', NowPlaying],
   ['TrackHistory', TrackHistory],
+  ['Live', Live],
   ['PublishedRecord', PublishedRecord],
 ];
 

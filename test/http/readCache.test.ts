@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { refreshRecordsUsingMedia } from '../../src/domains/content/publish.ts';
-import { startTestServer, useClockedServer, type TestServer } from '../support/server.ts';
+import { queriesDuring, startTestServer, useClockedServer, type TestServer } from '../support/server.ts';
 import { admin, request, type Reply } from '../support/http.ts';
 import { createToken, eventually, listenerFixture } from '../support/factories.ts';
 import { ingest } from '../support/ingest.ts';
@@ -20,24 +20,6 @@ import { startWorkers } from '../../workers/index.ts';
 
 const get = (server: TestServer, token: string, path: string, headers: Record<string, string> = {}) =>
   request(server.url, 'GET', path, { token, headers });
-
-/**
- * Database statements a server runs while `fn` runs (knex's query event), leaving out the gates' own
- * caches (station and credential look-ups and last-used stamps expire on their own clocks).
- */
-async function queriesDuring(server: TestServer, fn: () => Promise<unknown>): Promise<number> {
-  let count = 0;
-  const count1 = (query: { sql?: string }) => {
-    if (!/\b(from|update)\s+"?(stations|credentials)"?/i.test(query.sql ?? '')) count++;
-  };
-  server.svc.db.on('query', count1);
-  try {
-    await fn();
-  } finally {
-    server.svc.db.removeListener('query', count1);
-  }
-  return count;
-}
 
 describe('listener reads from cached bytes', () => {
   describe('every kind of write is visible on the next read in a second web process', () => {
@@ -177,6 +159,31 @@ describe('listener reads from cached bytes', () => {
       await ingest(a.url, station, ingestToken, { artist: 'C', title: 'Three' });
       expect((await get(a, token, `${base}/now-playing`)).body.track.title).to.equal('Three');
       await eventually(async () => (await get(b, token, `${base}/now-playing`)).body.track?.title === 'Three');
+    });
+
+    it('listener time: a stream read follows an ingest already audible on the stream, and a latency change, in every process', async () => {
+      const stream = (latencySeconds: number) => ({
+        streamUrls: [{ url: 'https://stream.example.org/a.mp3', key: 'mp3', latencySeconds }],
+      });
+      const { station, token } = await listenerFixture(a.url, { rundownFollowing: false, profile: stream(120) });
+      const { token: ingestToken } = await createToken(a.url, station.id, ['ingest:write']);
+      const path = `/api/v1/stations/${station.slug}/track-history?stream=mp3`;
+      const titles = (res: Reply) => (res.body.items as Array<{ title: string }>).map((i) => i.title);
+      await ingest(a.url, station, ingestToken, { observedAt: Date.now() - 5_000, artist: 'A', title: 'Recent' });
+      // Played 200 s ago (its report came late): audible on a 120 s stream at once.
+      await crossProcess(
+        token,
+        path,
+        () => ingest(a.url, station, ingestToken, { observedAt: Date.now() - 200_000, artist: 'A', title: 'Late report' }),
+        (res) => titles(res).includes('Late report'),
+      );
+      expect(titles(await get(b, token, path)), 'played 5 s ago: not audible on a 120 s stream').not.to.include('Recent');
+      await crossProcess(
+        token,
+        path,
+        () => admin(a.url, 'PATCH', `/stations/${station.id}`, { profile: stream(0) }),
+        (res) => titles(res)[0] === 'Recent',
+      );
     });
 
     it('rundown following: the track history filtered by broadcast lists an observation once a worker tied it to the broadcast', async () => {

@@ -114,3 +114,21 @@ export async function stopAllServers(): Promise<void> {
   for (const server of [...running]) await server.close();
   shared = null;
 }
+
+/**
+ * Database statements a server runs while `fn` runs (knex's query event), leaving out the gates' own
+ * caches (station and credential look-ups and last-used stamps expire on their own clocks).
+ */
+export async function queriesDuring(server: TestServer, fn: () => Promise<unknown>): Promise<number> {
+  let count = 0;
+  const count1 = (query: { sql?: string }) => {
+    if (!/\b(from|update)\s+"?(stations|credentials)"?/i.test(query.sql ?? '')) count++;
+  };
+  server.svc.db.on('query', count1);
+  try {
+    await fn();
+  } finally {
+    server.svc.db.removeListener('query', count1);
+  }
+  return count;
+}

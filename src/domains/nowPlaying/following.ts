@@ -11,6 +11,7 @@ import { MAX_BROADCAST_MS, type RundownItemRow } from '../schedule/model.ts';
 import type { OnAir } from '../schedule/schemas.ts';
 import { bestItem, outcomeFor, type PlannedItem } from './matching.ts';
 import type { IngestResult, Outcome } from './model.ts';
+import { DEFAULT_UP_NEXT, type UpNextSetting } from '../stations/model.ts';
 
 // Rundown following (decisions.md, Ingest rules 6–8), run by the `nowPlaying.follow` job after the
 // observation was committed. Idempotent: an observation is followed once; a repeat returns what is stored.
@@ -54,6 +55,8 @@ interface FollowRow {
   on_air_deleted: boolean | null;
   /** When the stored on-air row was last written (the writer's clock), epoch ms. */
   on_air_updated_ms: number | null;
+  /** The station's up-next setting as stored. */
+  up_next: Partial<UpNextSetting> | null;
 }
 
 interface PlannedRow {
@@ -125,7 +128,8 @@ const LOAD_SQL =
             n.id AS now_broadcast_id,
             ${FOLLOWED("'matched', 'uncertain'")} AS followed,
             ${FOLLOWED("'matched'")} AS matched,
-            f.data AS on_air, f.deleted AS on_air_deleted, (extract(epoch FROM f.updated_at) * 1000)::float8 AS on_air_updated_ms
+            f.data AS on_air, f.deleted AS on_air_deleted, (extract(epoch FROM f.updated_at) * 1000)::float8 AS on_air_updated_ms,
+            (SELECT up_next FROM stations WHERE id = o.station_id) AS up_next
        FROM observations o
        LEFT JOIN LATERAL (${LIVE_AT('o.sort_at')}) b ON true
        LEFT JOIN programs pr ON pr.id = b.program_id
@@ -217,7 +221,7 @@ function onAirAfter(row: FollowRow, decision: Decision, now: Date): { data: OnAi
     },
     program: { id: row.program_id as string, title: row.program_title as string, profileId: row.program_profile_id },
   };
-  return { data: buildOnAir(live, items, now, followed, matched) };
+  return { data: buildOnAir(live, items, now, followed, matched, { ...DEFAULT_UP_NEXT, ...row.up_next }) };
 }
 
 /**

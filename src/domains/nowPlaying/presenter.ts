@@ -43,9 +43,10 @@ type StationView = Pick<Station, 'id' | 'timezone' | 'nowPlayingFreshnessSeconds
 
 /**
  * The now-playing response for the latest observation (or none), with timing and freshness derived
- * at `now` (decisions.md, "Listener reads": freshness, elapsedSeconds, endsAt).
+ * at `now` (decisions.md, "Listener reads": freshness, elapsedSeconds, endsAt). For a stream, `now` is
+ * heard time and `shiftMs` its latency: `endsAt` is when that stream's listeners hear the end.
  */
-export function presentNowPlaying(station: StationView, latest: TrackRow | null, now: Date): NowPlaying {
+export function presentNowPlaying(station: StationView, latest: TrackRow | null, now: Date, shiftMs = 0): NowPlaying {
   const base = { contractVersion: CONTRACT_VERSION, stationId: station.id, timezone: station.timezone };
   if (!latest) {
     return {
@@ -64,7 +65,7 @@ export function presentNowPlaying(station: StationView, latest: TrackRow | null,
     ...base,
     track: presentTrack(latest),
     elapsedSeconds,
-    endsAt: timed ? new Date(moment.getTime() + Math.round((latest.duration_seconds as number) * 1000)).toISOString() : null,
+    endsAt: timed ? new Date(moment.getTime() + Math.round((latest.duration_seconds as number) * 1000) + shiftMs).toISOString() : null,
     freshness: {
       status,
       thresholdSeconds: threshold,

@@ -10,18 +10,35 @@ import { TRACK_COLUMNS, type ObservationRow, type TrackRow } from './model.ts';
 /**
  * The station's latest observation: greatest observedAt (its receipt when absent), ties by later
  * receipt, so a late retry of an old track never replaces the current one (decisions.md, Clarifications).
+ * With `heardAt` (a stream's heard time), the latest one whose play time (`sort_at`) is at or before it.
  */
-export async function latestTrack(db: Knex, stationId: string): Promise<TrackRow | null> {
-  const row = await db<ObservationRow>('observations')
+export async function latestTrack(db: Knex, stationId: string, heardAt?: Date): Promise<TrackRow | null> {
+  const query = db<ObservationRow>('observations')
     .select([...TRACK_COLUMNS])
-    .where('station_id', stationId)
+    .where('station_id', stationId);
+  if (heardAt) query.andWhere('sort_at', '<=', heardAt);
+  const row = await query
     .orderBy([
       { column: 'sort_at', order: 'desc' },
       { column: 'receipt_seq', order: 'desc' },
     ])
     .first()
-    .options({ name: 'nowplaying_latest_track' });
+    .options({ name: heardAt ? 'nowplaying_latest_track_at' : 'nowplaying_latest_track' });
   return (row as TrackRow | undefined) ?? null;
+}
+
+/**
+ * The earliest play time after `at` of a stored observation (playing ones only with `playing`): on a
+ * stream heard at `at`, the answer changes when that one becomes audible.
+ */
+export async function nextPlayAfter(db: Knex, stationId: string, at: Date, playing = false): Promise<Date | null> {
+  const query = db<ObservationRow>('observations').select('sort_at').where('station_id', stationId).andWhere('sort_at', '>', at);
+  if (playing) query.andWhere('is_playing', true);
+  const row = await query
+    .orderBy('sort_at', 'asc')
+    .first()
+    .options({ name: playing ? 'nowplaying_next_playing_after' : 'nowplaying_next_play_after' });
+  return (row as { sort_at: Date } | undefined)?.sort_at ?? null;
 }
 
 const TIMESTAMPS = ['observed_at', 'received_at', 'sort_at', 'followed_at'] as const;
@@ -79,6 +96,8 @@ export interface HistoryFilters {
   from?: Date;
   to?: Date;
   broadcastId?: string;
+  /** Heard time of a stream: only items played at or before it (audible there). */
+  heardAt?: Date;
 }
 
 export async function historyRows(
@@ -100,5 +119,6 @@ export async function historyRows(
   if (filters.from) query.andWhere('sort_at', '>=', filters.from);
   if (filters.to) query.andWhere('sort_at', '<', filters.to);
   if (filters.broadcastId) query.andWhere('broadcast_id', filters.broadcastId);
+  if (filters.heardAt) query.andWhere('sort_at', '<=', filters.heardAt);
   return (await query) as unknown as TrackRow[];
 }

@@ -6,17 +6,47 @@ import { sha256Hex, sign, verify } from '../../lib/tokens.ts';
 import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
 import { presentHistoryItem, presentNowPlaying } from './presenter.ts';
-import { historyRows, latestTrack, type HistoryFilters, type HistoryPosition } from './queries.ts';
-import type { TrackHistory, TrackHistoryQuery } from './schemas.ts';
+import { historyRows, latestTrack, nextPlayAfter, type HistoryFilters, type HistoryPosition } from './queries.ts';
+import type { NowPlaying, TrackHistory, TrackHistoryQuery } from './schemas.ts';
+import { listenerTime, streamOf, streamPart, type ListenerTime } from '../stations/streams.ts';
+import type { TrackRow } from './model.ts';
 
-// The two listener reads, shared by REST and GraphQL.
+// The two listener reads, shared by REST and GraphQL. With `stream` they answer at that stream's heard
+// time (decisions.md, "Listener time"), and each answer is exact until the next stored change becomes
+// audible there: its `validUntil` is that instant, so the cached bytes change exactly then, in every
+// process, with no timer to clear and no query per request (docs/architecture.md, "Listener read cache").
 
-/** Now-playing as a cached answer: exact until its age (and elapsed time) moves to the next whole second. */
-export async function nowPlayingRead(svc: Pick<Services, 'db' | 'clock'>, station: Station): Promise<Representation> {
-  const now = svc.clock.now();
-  const latest = await latestTrack(svc.db, station.id);
-  const validUntil = latest ? nextAgeTick(momentOf(latest).getTime(), now.getTime()) : Infinity;
-  return Representation.json(presentNowPlaying(station, latest, now), validUntil);
+type ReadServices = Pick<Services, 'db' | 'clock'>;
+
+/** Until when a now-playing answer at `time` is exact: its next age tick, heard on the stream's clock. */
+export function nowPlayingValidUntil(latest: TrackRow | null, time: ListenerTime): number {
+  return latest ? nextAgeTick(momentOf(latest).getTime(), time.at.getTime()) + time.shiftMs : Infinity;
+}
+
+/** The latest observation at `time` and, for a stream, when the next stored one becomes audible there. */
+export async function nowPlayingHeard(
+  svc: ReadServices,
+  station: Station,
+  time: ListenerTime,
+): Promise<{ body: NowPlaying; validUntil: number }> {
+  const heardAt = time.stream ? time.at : undefined;
+  const [latest, next] = await Promise.all([
+    latestTrack(svc.db, station.id, heardAt),
+    // Without a stream a new observation is audible as it arrives: its ingest drops the answer.
+    heardAt ? nextPlayAfter(svc.db, station.id, heardAt) : null,
+  ]);
+  const audible = next ? next.getTime() + time.shiftMs : Infinity;
+  return {
+    body: presentNowPlaying(station, latest, time.at, time.shiftMs),
+    validUntil: Math.min(nowPlayingValidUntil(latest, time), audible),
+  };
+}
+
+/** Now-playing as a cached answer: exact until its age (and elapsed time) moves to the next whole second, or a change becomes audible. */
+export async function nowPlayingRead(svc: ReadServices, station: Station, streamKey?: string): Promise<Representation> {
+  const time = listenerTime(streamOf(station, streamKey), svc.clock.now());
+  const { body, validUntil } = await nowPlayingHeard(svc, station, time);
+  return Representation.json({ ...body, ...streamPart(time) }, validUntil);
 }
 
 interface CursorPayload extends HistoryPosition {
@@ -37,6 +67,7 @@ function filtersOf(query: TrackHistoryQuery): { filters: HistoryFilters; binding
   }
   if (!filters.from && !filters.to && !filters.broadcastId) return { filters, binding: undefined };
   const parts = [filters.from?.getTime() ?? null, filters.to?.getTime() ?? null, filters.broadcastId ?? null];
+  // The stream is not bound: pages of two streams differ only in their newest items, never in a cursor's position.
   return {
     filters,
     binding: Buffer.from(sha256Hex(JSON.stringify(parts)), 'hex')
@@ -76,16 +107,25 @@ function readCursor(secret: string, cursor: string | undefined, stationId: strin
   return { sortAt: payload.sortAt, seq: payload.seq };
 }
 
-/** One page of track history: playing observations, newest first; `limit` 1..100, default 25; optional from/to/broadcastId filters. */
+/**
+ * One page of track history: playing observations, newest first; `limit` 1..100, default 25; optional
+ * from/to/broadcastId filters. With `stream`, only items already audible there; exact until the next
+ * stored one becomes audible.
+ */
 export async function trackHistoryPage(
-  svc: Pick<Services, 'db' | 'config'>,
+  svc: Pick<Services, 'db' | 'config' | 'clock'>,
   station: Station,
   query: TrackHistoryQuery,
-): Promise<TrackHistory> {
+): Promise<Representation> {
   const limit = query.limit ?? 25;
+  const time = listenerTime(streamOf(station, query.stream), svc.clock.now());
   const { filters, binding } = filtersOf(query);
   const after = readCursor(svc.config.secret, query.cursor, station.id, binding);
-  const rows = await historyRows(svc.db, station.id, limit, after, filters);
+  if (time.stream) filters.heardAt = time.at;
+  const [rows, next] = await Promise.all([
+    historyRows(svc.db, station.id, limit, after, filters),
+    time.stream ? nextPlayAfter(svc.db, station.id, time.at, true) : null,
+  ]);
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   const nextCursor =
@@ -97,5 +137,6 @@ export async function trackHistoryPage(
           ...(binding ? { f: binding } : {}),
         } satisfies CursorPayload)
       : null;
-  return { contractVersion: 1, items: page.map(presentHistoryItem), nextCursor };
+  const body: TrackHistory = { contractVersion: 1, items: page.map(presentHistoryItem), nextCursor, ...streamPart(time) };
+  return Representation.json(body, next ? next.getTime() + time.shiftMs : Infinity);
 }

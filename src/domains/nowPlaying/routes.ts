@@ -5,7 +5,18 @@ import { bindObservation } from './bind.ts';
 import { ingestObservation } from './commands.ts';
 import { INGEST_BODY_LIMIT } from './model.ts';
 import { nowPlayingRead, trackHistoryPage } from './reads.ts';
-import { IngestBody, IngestQuery, IngestResponse, NowPlaying, StationSlugParams, TrackHistory, TrackHistoryQuery } from './schemas.ts';
+import { liveRead } from './live.ts';
+import {
+  IngestBody,
+  IngestQuery,
+  IngestResponse,
+  Live,
+  NowPlaying,
+  StationSlugParams,
+  StreamQuery,
+  TrackHistory,
+  TrackHistoryQuery,
+} from './schemas.ts';
 
 const listenerErrors = {
   304: { description: 'Not modified (If-None-Match matched the current ETag).' },
@@ -57,13 +68,35 @@ export const nowPlayingRoutes = [
     path: '/api/v1/stations/{stationSlug}/now-playing',
     operationId: 'getNowPlaying',
     summary: 'The latest reported track with timing and freshness',
+    description:
+      'With `stream={key}`: the track that stream’s listeners hear now — everything at heard time (now − the stream’s latencySeconds), `endsAt` shifted by the latency, and `stream` in the body (docs/now-playing.md, "Heard time").',
     ...listenerRead,
     module: 'nowPlaying',
     cache: 'nowPlaying',
     params: StationSlugParams,
+    query: StreamQuery,
     responses: { 200: { description: 'Now playing.', schema: NowPlaying }, ...listenerErrors },
-    handler({ svc, station }) {
-      return nowPlayingRead(svc, station);
+    handler({ svc, station, query }) {
+      return nowPlayingRead(svc, station, query.stream);
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/api/v1/stations/{stationSlug}/live',
+    operationId: 'getLive',
+    summary: 'What a player shows: the broadcast, now playing and up next, at one instant',
+    description:
+      'Every part is computed at the same instant — heard time (now − latencySeconds) with `stream={key}` — so the parts never disagree. ' +
+      '`broadcast` as in the schedule (null when nothing is on air); `nowPlaying` as the now-playing response; `upNext` null unless the station switched it on ' +
+      '(docs/now-playing.md, "Up next").',
+    ...listenerRead,
+    module: 'nowPlaying',
+    cache: ['nowPlaying', 'schedule'],
+    params: StationSlugParams,
+    query: StreamQuery,
+    responses: { 200: { description: 'The live answer.', schema: Live }, ...listenerErrors },
+    handler({ svc, station, query }) {
+      return liveRead(svc, station, query.stream);
     },
   }),
   defineRoute({
@@ -71,6 +104,7 @@ export const nowPlayingRoutes = [
     path: '/api/v1/stations/{stationSlug}/track-history',
     operationId: 'getTrackHistory',
     summary: 'Reported tracks that were playing, newest first',
+    description: 'With `stream={key}`: only the items that stream’s listeners have heard (played at or before now − latencySeconds).',
     ...listenerRead,
     module: 'trackHistory',
     cache: 'nowPlaying',

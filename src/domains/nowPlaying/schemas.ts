@@ -1,6 +1,8 @@
 import { Type, Nullable, StringEnum, StationSlugParams, Timestamp, Uuid, type Static } from '../../http/schema.ts';
 import { UUID_PATTERN } from '../../lib/ids.ts';
 import { OUTCOMES } from './model.ts';
+import { StreamParam, StreamQuery, StreamRef } from '../stations/streams.ts';
+import { Broadcast, UpNext } from '../schedule/schemas.ts';
 
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
 const Seconds = Type.Number({ minimum: 0, maximum: 86400 });
@@ -86,6 +88,7 @@ export const NowPlaying = Type.Object(
     elapsedSeconds: Nullable(Type.Integer({ minimum: 0 })),
     endsAt: Nullable(Timestamp),
     freshness: Freshness,
+    stream: Type.Optional(StreamRef),
   },
   { title: 'NowPlaying' },
 );
@@ -100,6 +103,7 @@ export const TrackHistoryQuery = Type.Object(
     ),
     to: Type.Optional(Type.String({ format: 'date-time', description: 'only items played before this instant (ISO 8601 with zone)' })),
     broadcastId: Type.Optional(Type.String({ pattern: UUID_PATTERN, description: 'only items rundown following tied to this broadcast' })),
+    stream: Type.Optional(StreamParam),
   },
   { additionalProperties: false },
 );
@@ -112,9 +116,82 @@ export const TrackHistory = Type.Object(
     contractVersion: Type.Literal(1),
     items: Type.Array(TrackHistoryItem),
     nextCursor: Nullable(Type.String()),
+    stream: Type.Optional(StreamRef),
   },
   { title: 'TrackHistory' },
 );
 export type TrackHistory = Static<typeof TrackHistory>;
 
-export { StationSlugParams };
+const LIVE_EXAMPLE = {
+  contractVersion: 1,
+  stationId: 'st_demo0000000000000000',
+  timezone: 'Europe/Berlin',
+  asOf: '2026-11-21T10:15:02.123Z',
+  stream: { key: 'mp3', latencySeconds: 6 },
+  broadcast: {
+    id: '0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93',
+    title: 'Morning Show',
+    startsAt: '2026-11-21T06:00:00.000Z',
+    endsAt: '2026-11-21T10:00:00.000Z',
+    timezone: 'Europe/Berlin',
+    localDate: '2026-11-21',
+    resolution: 'exact',
+    status: 'live',
+    cancellationReason: '',
+    repeatOfId: null,
+    nature: 'live',
+    program: { id: '5d0c1f7e-2b9a-4c4e-8f3d-7a6b5c4d3e2f', title: 'Morning Show', profileId: null },
+    presenters: [{ id: '9e8d7c6b-5a49-4837-a625-140f1e2d3c4b', title: 'Ana' }],
+  },
+  nowPlaying: {
+    track: {
+      artist: 'Nina Simone',
+      title: 'Feeling Good',
+      album: 'I Put a Spell on You',
+      durationSeconds: 173,
+      isPlaying: true,
+      observedAt: '2026-11-21T10:14:20.000Z',
+      receivedAt: '2026-11-21T10:14:20.412Z',
+    },
+    elapsedSeconds: 36,
+    endsAt: '2026-11-21T10:17:19.000Z',
+    freshness: {
+      status: 'fresh',
+      thresholdSeconds: 600,
+      ageSeconds: 36,
+      observedAt: '2026-11-21T10:14:20.000Z',
+      receivedAt: '2026-11-21T10:14:20.412Z',
+    },
+  },
+  upNext: [
+    {
+      itemId: '3c2b1a09-8f7e-4d6c-b5a4-9382716f5e4d',
+      kind: 'track',
+      artist: 'Miles Davis',
+      title: 'So What',
+      durationSeconds: 562,
+      plannedStartsAt: '2026-11-21T10:17:13.000Z',
+    },
+  ],
+};
+
+/** `GET …/live` (decisions.md, "Up next and the live answer"): what a player shows, every part at one instant. */
+export const Live = Type.Object(
+  {
+    contractVersion: Type.Literal(1),
+    stationId: Type.String(),
+    timezone: Type.String(),
+    asOf: Timestamp,
+    stream: Nullable(StreamRef),
+    broadcast: Nullable(Broadcast),
+    nowPlaying: Type.Object(
+      { track: Nullable(Track), elapsedSeconds: Nullable(Type.Integer({ minimum: 0 })), endsAt: Nullable(Timestamp), freshness: Freshness },
+      { title: 'LiveNowPlaying' },
+    ),
+    upNext: Nullable(UpNext),
+  },
+  { title: 'Live', examples: [LIVE_EXAMPLE] },
+);
+export type Live = Static<typeof Live>;
+
+export { StationSlugParams, StreamQuery };

@@ -4,7 +4,8 @@ import { inTransaction, type Tx } from '../../lib/db.ts';
 import type { FeedBus } from '../../feed/bus.ts';
 import { plannedEnds, type ResolvedBroadcast, type RundownItemRow } from './model.ts';
 import { liveBroadcast, rundownOf } from './queries.ts';
-import type { OnAir } from './schemas.ts';
+import type { OnAir, UpNext } from './schemas.ts';
+import { DEFAULT_UP_NEXT, type UpNextSetting } from '../stations/model.ts';
 import { writeRowIfChanged } from './feed.ts';
 import { lockStation } from '../stations/lock.ts';
 import { onAirTransition, type ScheduleEventServices } from '../webhooks/scheduleEvents.ts';
@@ -23,8 +24,9 @@ async function latestFollowed(
   stationId: string,
   broadcast: { id: string; starts_at: Date },
   outcomes: string[],
+  heardAt?: Date,
 ): Promise<FollowedObservation | null> {
-  const row = await db('observations')
+  const query = db('observations')
     .where({ station_id: stationId, broadcast_id: broadcast.id })
     .whereNotNull('rundown_item_id')
     .whereIn('outcome', outcomes)
@@ -37,13 +39,16 @@ async function latestFollowed(
         .from('rundown_items as ri')
         .whereRaw('ri.id = observations.rundown_item_id')
         .andWhere('ri.broadcast_id', broadcast.id),
-    )
+    );
+  // At a stream's heard time only what was played by then is known to its listeners.
+  if (heardAt) query.andWhere('sort_at', '<=', heardAt);
+  const row = await query
     .orderBy([
       { column: 'sort_at', order: 'desc' },
       { column: 'receipt_seq', order: 'desc' },
     ])
     .first<FollowedObservation | undefined>('rundown_item_id', 'outcome', 'sort_at as at')
-    .options({ name: `onair_latest_followed_${outcomes.length}` });
+    .options({ name: `onair_latest_followed_${outcomes.length}${heardAt ? '_heard' : ''}` });
   return row ?? null;
 }
 
@@ -74,12 +79,47 @@ export interface LiveBroadcast {
   program: { id: string; title: string; profileId: string | null };
 }
 
+/** Ads and jingles are never announced as up next. */
+const ANNOUNCED = (item: RundownItemRow): boolean => item.kind !== 'ad' && item.kind !== 'jingle';
+
+/**
+ * Up next (decisions.md, "Up next and the live answer"): the next `count` items after the current
+ * position `index`, ads and jingles skipped. Between planned items (no position) the items planned
+ * after `at` follow.
+ */
+export function upNextAfter(items: RundownItemRow[], index: number | null, at: Date, count: number): UpNext {
+  const following = index === null ? items.filter((item) => item.planned_starts_at > at) : items.slice(index + 1);
+  return following
+    .filter(ANNOUNCED)
+    .slice(0, count)
+    .map((item) => ({
+      itemId: item.id,
+      kind: item.kind,
+      artist: item.artist,
+      title: item.title,
+      durationSeconds: item.duration_seconds,
+      plannedStartsAt: item.planned_starts_at.toISOString(),
+    }));
+}
+
+/** The first planned item boundary after `at`: the position (and so up next) may change then. */
+export function nextPlannedBoundary(items: RundownItemRow[], broadcastEndsAt: Date, at: Date): number {
+  const ends = plannedEnds(items, broadcastEndsAt);
+  let next = Infinity;
+  items.forEach((item, i) => {
+    for (const instant of [item.planned_starts_at.getTime(), ends[i].getTime()])
+      if (instant > at.getTime() && instant < next) next = instant;
+  });
+  return next;
+}
+
 /**
  * The `on-air` data at `at` (decisions.md, "Realtime feed") for the broadcast live at `at`:
  * - followed: the newest observation of that broadcast matched or uncertainly matched to an item.
  * - position: the item of the newest `matched` observation when that observation is at least as recent
  *   as the moment the planned position last changed; otherwise the planned item at `at` (null in a gap).
- * Pure: the callers load the broadcast, its rundown and the two newest followed observations.
+ * - upNext: only when the station switched it on (`upNextAfter`); the key is absent otherwise.
+ * Pure: the callers load the broadcast, its rundown, the two newest followed observations and the setting.
  */
 export function buildOnAir(
   live: LiveBroadcast,
@@ -87,6 +127,7 @@ export function buildOnAir(
   at: Date,
   followed: FollowedObservation | null,
   matched: FollowedObservation | null,
+  upNext: UpNextSetting = DEFAULT_UP_NEXT,
 ): OnAir {
   const { row, program } = live;
   const ends = plannedEnds(items, row.ends_at);
@@ -120,6 +161,39 @@ export function buildOnAir(
         : null,
     followed:
       followed && items.length ? { itemId: followed.rundown_item_id, outcome: followed.outcome, at: followed.at.toISOString() } : null,
+    ...(upNext.enabled ? { upNext: upNextAfter(items, index, at, upNext.count) } : {}),
+  };
+}
+
+/** The station's up-next setting as stored (read with the on-air row's other inputs). */
+async function upNextSetting(db: Knex | Knex.Transaction, stationId: string): Promise<UpNextSetting> {
+  const row = await db('stations')
+    .where({ id: stationId })
+    .first<{ up_next: Partial<UpNextSetting> | null } | undefined>('up_next')
+    .options({ name: 'onair_up_next_setting' });
+  return { ...DEFAULT_UP_NEXT, ...row?.up_next };
+}
+
+/**
+ * The on-air data of `current` (the broadcast live at `at`, loaded by the caller) and the next planned
+ * boundary of its rundown. `heard`: `at` is a stream's heard time, so observations played after it are
+ * not known yet.
+ */
+export async function onAirOf(
+  db: Knex | Knex.Transaction,
+  stationId: string,
+  current: LiveBroadcast,
+  at: Date,
+  options: { upNext: UpNextSetting; heard?: boolean },
+): Promise<{ onAir: NonNullable<OnAir>; nextBoundary: number }> {
+  const items = await rundownOf(db, current.row.id);
+  const heardAt = options.heard ? at : undefined;
+  const followed = items.length ? await latestFollowed(db, stationId, current.row, ['matched', 'uncertain'], heardAt) : null;
+  const matched =
+    followed?.outcome === 'matched' ? followed : followed ? await latestFollowed(db, stationId, current.row, ['matched'], heardAt) : null;
+  return {
+    onAir: buildOnAir(current, items, at, followed, matched, options.upNext) as NonNullable<OnAir>,
+    nextBoundary: nextPlannedBoundary(items, current.row.ends_at, at),
   };
 }
 
@@ -127,11 +201,7 @@ export function buildOnAir(
 export async function computeOnAir(db: Knex | Knex.Transaction, stationId: string, at: Date): Promise<OnAir> {
   const current = await liveBroadcast(db, stationId, at);
   if (!current) return null;
-  const items = await rundownOf(db, current.row.id);
-  const followed = items.length ? await latestFollowed(db, stationId, current.row, ['matched', 'uncertain']) : null;
-  const matched =
-    followed?.outcome === 'matched' ? followed : followed ? await latestFollowed(db, stationId, current.row, ['matched']) : null;
-  return buildOnAir(current, items, at, followed, matched);
+  return (await onAirOf(db, stationId, current, at, { upNext: await upNextSetting(db, stationId) })).onAir;
 }
 
 /**

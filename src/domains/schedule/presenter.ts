@@ -43,12 +43,18 @@ export function presentSchedule(broadcasts: ResolvedBroadcast[], truncated: bool
   };
 }
 
-export function presentCurrentBroadcast(current: ResolvedBroadcast | null, timezone: string, now: Date): CurrentBroadcastResponse {
+/** `at`: the instant the broadcast is current at (heard time on a stream); `asOf`: when the answer was computed. */
+export function presentCurrentBroadcast(
+  current: ResolvedBroadcast | null,
+  timezone: string,
+  at: Date,
+  asOf = at,
+): CurrentBroadcastResponse {
   return {
     contractVersion: CONTRACT_VERSION,
     timezone,
-    asOf: now.toISOString(),
-    broadcast: current ? presentBroadcast(current, timezone, now) : null,
+    asOf: asOf.toISOString(),
+    broadcast: current ? presentBroadcast(current, timezone, at) : null,
   };
 }
 

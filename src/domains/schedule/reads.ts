@@ -7,6 +7,7 @@ import { presentCurrentBroadcast, presentPrograms, presentSchedule } from './pre
 import { buildCalendar, ICS_CONTENT_TYPE } from './ics.ts';
 import { nextLocalMidnight, resolveWindow } from './window.ts';
 import type { WindowQuery } from './schemas.ts';
+import { listenerTime, streamOf, streamPart, type ListenerTime } from '../stations/streams.ts';
 
 // The schedule's listener reads as cached answers (REST and GraphQL share them): each answer says
 // until when its bytes stay exact — the window of a default `fromDate` is "today" until local
@@ -48,12 +49,32 @@ export async function programsRead(svc: ReadServices, station: Station, query: W
   return Representation.json(presentPrograms(programs, window, station.timezone), windowValidUntil(query, station, now));
 }
 
-/** `asOf` is when the answer was computed (decisions.md, Clarifications), so it may be reused until the on-air broadcast changes. */
-export async function currentBroadcastRead(svc: ReadServices, station: Station): Promise<Representation> {
+/**
+ * The broadcast on air at `time` (heard time on a stream) and until when that stays so, heard on the
+ * stream's clock: its end or the next start, shifted by the latency.
+ */
+export async function broadcastHeard(
+  svc: ReadServices,
+  station: Station,
+  time: ListenerTime,
+): Promise<{ current: ResolvedBroadcast | null; validUntil: number }> {
+  const [current, nextStart] = await Promise.all([
+    broadcastOnAir(svc.db, station.id, time.at),
+    nextBroadcastStart(svc.db, station.id, time.at),
+  ]);
+  const change = Math.min(current ? current.row.ends_at.getTime() : Infinity, nextStart ? nextStart.getTime() : Infinity);
+  return { current, validUntil: change + time.shiftMs };
+}
+
+/**
+ * `asOf` is when the answer was computed (decisions.md, Clarifications), so it may be reused until the
+ * on-air broadcast changes. With `stream`, the broadcast current at that stream's heard time.
+ */
+export async function currentBroadcastRead(svc: ReadServices, station: Station, streamKey?: string): Promise<Representation> {
   const now = svc.clock.now();
-  const [current, nextStart] = await Promise.all([broadcastOnAir(svc.db, station.id, now), nextBroadcastStart(svc.db, station.id, now)]);
-  const validUntil = Math.min(current ? current.row.ends_at.getTime() : Infinity, nextStart ? nextStart.getTime() : Infinity);
-  const value = presentCurrentBroadcast(current, station.timezone, now);
+  const time = listenerTime(streamOf(station, streamKey), now);
+  const { current, validUntil } = await broadcastHeard(svc, station, time);
+  const value = { ...presentCurrentBroadcast(current, station.timezone, time.at, now), ...streamPart(time) };
   return Representation.json(value, validUntil, JSON.stringify({ ...value, asOf: null }));
 }
 

@@ -1,6 +1,7 @@
 import { listenerErrorResponses, listenerRead } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
 import { CurrentBroadcastResponse, ProgramsResponse, ScheduleResponse, StationSlugParams, WindowQuery } from './schemas.ts';
+import { StreamQuery } from '../stations/streams.ts';
 import { calendarRead, currentBroadcastRead, programsRead, scheduleRead } from './reads.ts';
 import { scheduleAdminRoutes } from './adminRoutes.ts';
 
@@ -45,13 +46,15 @@ export const scheduleListenerRoutes = [
     path: '/api/v1/stations/{stationSlug}/broadcast/current',
     operationId: 'getCurrentBroadcast',
     summary: 'The broadcast on air now, or null',
+    description: 'With `stream={key}`: the broadcast on air at that stream’s heard time (now − latencySeconds), and `stream` in the body.',
     module: 'currentBroadcast',
+    query: StreamQuery,
     responses: {
       200: { description: 'The current broadcast (null when nothing is on air).', schema: CurrentBroadcastResponse },
       ...listenerErrors,
     },
-    handler({ svc, station }) {
-      return currentBroadcastRead(svc, station);
+    handler({ svc, station, query }) {
+      return currentBroadcastRead(svc, station, query.stream);
     },
   }),
   defineRoute({

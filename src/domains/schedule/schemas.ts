@@ -1,5 +1,6 @@
 import { Type, Nullable, StringEnum, Uuid, Timestamp, LocalDate, StationSlugParams, type Static } from '../../http/schema.ts';
 import { ITEM_KINDS, NATURES } from './model.ts';
+import { StreamRef } from '../stations/streams.ts';
 
 export { StationSlugParams };
 
@@ -98,10 +99,29 @@ export const CurrentBroadcastResponse = Type.Object(
     timezone: Type.String(),
     asOf: Timestamp,
     broadcast: Nullable(Broadcast),
+    stream: Type.Optional(StreamRef),
   },
   { title: 'CurrentBroadcast' },
 );
 export type CurrentBroadcastResponse = Static<typeof CurrentBroadcastResponse>;
+
+/**
+ * Up next (decisions.md, "Up next and the live answer"): the next `count` rundown items after the
+ * current position, ads and jingles skipped. Only where the station switched it on.
+ */
+export const UpNextItem = Type.Object(
+  {
+    itemId: Uuid,
+    kind: StringEnum(ITEM_KINDS),
+    artist: Nullable(Type.String()),
+    title: Type.String(),
+    durationSeconds: Nullable(Type.Number()),
+    plannedStartsAt: Timestamp,
+  },
+  { title: 'UpNextItem' },
+);
+export const UpNext = Type.Array(UpNextItem, { maxItems: 5 });
+export type UpNext = Static<typeof UpNext>;
 
 export const OnAir = Nullable(
   Type.Object({
@@ -125,6 +145,7 @@ export const OnAir = Nullable(
       }),
     ),
     followed: Nullable(Type.Object({ itemId: Uuid, outcome: Type.String(), at: Timestamp })),
+    upNext: Type.Optional(UpNext),
   }),
 );
 export type OnAir = Static<typeof OnAir>;

@@ -4,7 +4,7 @@ import { ConflictError, NotFoundError, ValidationError } from '../../lib/errors.
 import { newStationId } from '../../lib/ids.ts';
 import { canonicalJson } from '../content/canonical.ts';
 import type { Invalidation } from '../../lib/invalidation.ts';
-import { DEFAULT_MODULES, stationFromRow, type Station, type StationRow } from './model.ts';
+import { DEFAULT_MODULES, DEFAULT_UP_NEXT, defaultStreamKey, stationFromRow, type Station, type StationRow } from './model.ts';
 import type { CreateStationBody, PatchStationBody } from './schemas.ts';
 import { checkRadioDns, mergeRadioDns } from '../radiodns/settings.ts';
 
@@ -32,11 +32,37 @@ function uniqueViolation(err: unknown): ConflictError | null {
 }
 
 type Settings = Omit<PatchStationBody, 'slug' | 'name' | 'timezone' | 'radiodns'>;
+type ProfileInput = NonNullable<Settings['profile']>;
+
+/**
+ * The profile as stored: each written stream entry gets its key (`stream-{n}` by 1-based position when
+ * it has none) and its latency (default 0), so neither moves when entries are added later; a key used
+ * twice is 400 naming the entry (decisions.md, "Listener time").
+ */
+function profileToStore(profile: ProfileInput): ProfileInput {
+  if (!profile.streamUrls) return profile;
+  const seen = new Map<string, number>();
+  const streamUrls = profile.streamUrls.map((entry, i) => {
+    const key = entry.key ?? defaultStreamKey(i);
+    const first = seen.get(key);
+    if (first !== undefined)
+      throw new ValidationError('Duplicate stream key.', [
+        {
+          path: `profile.streamUrls.${i}.key`,
+          code: 'duplicate',
+          message: `profile.streamUrls.${i}.key "${key}" is already the key of profile.streamUrls.${first}; keys are unique within the station`,
+        },
+      ]);
+    seen.set(key, i);
+    return { ...entry, key, latencySeconds: entry.latencySeconds ?? 0 };
+  });
+  return { ...profile, streamUrls };
+}
 
 /** Column values for the settings present in the input; JSON settings merge into what is stored. */
 function settingsColumns(input: Settings, current?: StationRow): Partial<Record<keyof StationRow, unknown>> {
   const cols: Partial<Record<keyof StationRow, unknown>> = {};
-  if (input.profile !== undefined) cols.profile = JSON.stringify({ ...current?.profile, ...input.profile });
+  if (input.profile !== undefined) cols.profile = JSON.stringify({ ...current?.profile, ...profileToStore(input.profile) });
   if (input.modules !== undefined) cols.modules = JSON.stringify({ ...DEFAULT_MODULES, ...current?.modules, ...input.modules });
   if (input.entitlements !== undefined) cols.entitlements = JSON.stringify({ ...current?.entitlements, ...input.entitlements });
   if (input.redistribution !== undefined) cols.redistribution = JSON.stringify({ ...current?.redistribution, ...input.redistribution });
@@ -44,6 +70,7 @@ function settingsColumns(input: Settings, current?: StationRow): Partial<Record<
   if (input.artworkLookup !== undefined) cols.artwork_lookup = input.artworkLookup;
   if (input.nowPlayingFreshnessSeconds !== undefined) cols.now_playing_freshness_seconds = input.nowPlayingFreshnessSeconds;
   if (input.rundownFollowing !== undefined) cols.rundown_following = input.rundownFollowing;
+  if (input.upNext !== undefined) cols.up_next = JSON.stringify({ ...DEFAULT_UP_NEXT, ...current?.up_next, ...input.upNext });
   if (input.active !== undefined) cols.active = input.active;
   if (input.publicOnline !== undefined) cols.public_online = input.publicOnline;
   return cols;

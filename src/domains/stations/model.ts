@@ -36,12 +36,29 @@ export type PushProvider = (typeof PUSH_PROVIDERS)[number];
 // This file owns the station's constants and types; schemas.ts builds its schemas from them (never the
 // other way round, so the two never import each other).
 
+/** A stream entry's key: `^[a-z0-9][a-z0-9-]{0,31}$`, unique within the station (decisions.md, "Listener time"). */
+export const STREAM_KEY_PATTERN = '^[a-z0-9][a-z0-9-]{0,31}$';
+/** How far behind on-air time a stream's listeners hear, at most. */
+export const MAX_LATENCY_SECONDS = 600;
+
+/** The key a stream entry without one gets: `stream-{n}` by its 1-based position (stored at write time). */
+export const defaultStreamKey = (index: number): string => `stream-${index + 1}`;
+
 export interface StreamUrl {
   label: string | null;
   url: string;
   mime: string | null;
   bitrateKbps: number | null;
+  key: string;
+  latencySeconds: number;
 }
+
+/** Up next (decisions.md, "Up next and the live answer"): off by default, 1–5 items. */
+export interface UpNextSetting {
+  enabled: boolean;
+  count: number;
+}
+export const DEFAULT_UP_NEXT: UpNextSetting = Object.freeze({ enabled: false, count: 1 });
 
 /** The stored and served profile, every key present (schemas.ts checks that `ProfileOut` has this shape). */
 export interface Profile {
@@ -83,6 +100,7 @@ export interface Station {
   artworkLookup: boolean;
   nowPlayingFreshnessSeconds: number;
   rundownFollowing: boolean;
+  upNext: UpNextSetting;
   /** RadioDNS SPI (decisions.md, "Hybrid radio"); every key present. */
   radiodns: RadioDns;
   createdAt: string;
@@ -121,6 +139,7 @@ export interface StationRow {
   artwork_lookup: boolean;
   now_playing_freshness_seconds: number;
   rundown_following: boolean;
+  up_next: Partial<UpNextSetting> | null;
   radiodns: Partial<RadioDns> | null;
   created_at: Date;
   updated_at: Date;
@@ -131,11 +150,14 @@ export function stationFromRow(row: StationRow): Station {
   for (const key of PROFILE_KEYS) profile[key] = row.profile?.[key] ?? null;
   // Every value null when unset (decisions.md), inside the stream URL entries too.
   if (Array.isArray(profile.streamUrls)) {
-    profile.streamUrls = (profile.streamUrls as Array<Record<string, unknown>>).map((s) => ({
+    // Keys are stored at write time (and backfilled); the fallback only covers a row written otherwise.
+    profile.streamUrls = (profile.streamUrls as Array<Record<string, unknown>>).map((s, i) => ({
       label: s.label ?? null,
       url: s.url,
       mime: s.mime ?? null,
       bitrateKbps: s.bitrateKbps ?? null,
+      key: s.key ?? defaultStreamKey(i),
+      latencySeconds: s.latencySeconds ?? 0,
     }));
   }
   return {
@@ -153,6 +175,7 @@ export function stationFromRow(row: StationRow): Station {
     artworkLookup: row.artwork_lookup,
     nowPlayingFreshnessSeconds: row.now_playing_freshness_seconds,
     rundownFollowing: row.rundown_following,
+    upNext: { ...DEFAULT_UP_NEXT, ...row.up_next },
     radiodns: radiodnsFromStored(row.radiodns),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),

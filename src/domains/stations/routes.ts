@@ -5,6 +5,7 @@ import { ValidationError } from '../../lib/errors.ts';
 import { ErrorBody } from '../../http/schema.ts';
 import { createStation, updateStation } from './commands.ts';
 import { requestLogoRenditions } from '../radiodns/logos.ts';
+import { refreshOnAir } from '../schedule/onair.ts';
 import { presentAdminStation, presentStationDocument } from './presenter.ts';
 import { AdminStation, CreateStationBody, PatchStationBody, StationDocument, StationIdParams, StationSlugParams } from './schemas.ts';
 
@@ -86,6 +87,8 @@ export const stationRoutes = [
       const station = await updateStation(svc.db, svc.invalidation, params.stationId, changes, svc.clock.now());
       // A new logo is rendered by the worker (one job per version: the same PATCH again adds none).
       if (changes.radiodns?.logoVersionId) await requestLogoRenditions(svc, station);
+      // The on-air feed row carries `upNext` only while the setting is on: rebuilt when it changes.
+      if (changes.upNext !== undefined) await refreshOnAir(svc, station.id);
       return presentAdminStation(station);
     },
   }),

@@ -1,6 +1,6 @@
 import type { TBoolean } from '@sinclair/typebox';
 import { Type, Nullable, StringEnum, SLUG_PATTERN, StationSlugParams, ErrorBody, type Static } from '../../http/schema.ts';
-import { MODULE_KEYS, PUSH_PROVIDERS, type Profile } from './model.ts';
+import { MAX_LATENCY_SECONDS, MODULE_KEYS, PUSH_PROVIDERS, STREAM_KEY_PATTERN, type Profile } from './model.ts';
 import { RadioDnsInput, RadioDnsOut } from '../radiodns/schemas.ts';
 
 const Text = (max: number) => Nullable(Type.String({ maxLength: max }));
@@ -20,6 +20,20 @@ export const ProfileSchema = Type.Object(
               url: Type.String({ format: 'uri', maxLength: 2048 }),
               mime: Type.Optional(Text(100)),
               bitrateKbps: Type.Optional(Nullable(Type.Integer({ minimum: 1, maximum: 100000 }))),
+              key: Type.Optional(
+                Type.String({
+                  pattern: STREAM_KEY_PATTERN,
+                  description: 'unique within the station; `stream-{n}` (1-based position) when left out, stored so it does not move',
+                }),
+              ),
+              latencySeconds: Type.Optional(
+                Type.Integer({
+                  minimum: 0,
+                  maximum: MAX_LATENCY_SECONDS,
+                  default: 0,
+                  description: 'how far behind on-air time this stream’s listeners hear (measure it: docs/now-playing.md)',
+                }),
+              ),
             },
             { additionalProperties: false },
           ),
@@ -60,6 +74,15 @@ const settings = {
   artworkLookup: Type.Optional(Type.Boolean()),
   nowPlayingFreshnessSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86400 })),
   rundownFollowing: Type.Optional(Type.Boolean()),
+  upNext: Type.Optional(
+    Type.Object(
+      {
+        enabled: Type.Optional(Type.Boolean({ description: 'default false: switch on only where the licence allows announcing' })),
+        count: Type.Optional(Type.Integer({ minimum: 1, maximum: 5, description: 'items listed, default 1' })),
+      },
+      { additionalProperties: false },
+    ),
+  ),
   active: Type.Optional(Type.Boolean()),
   publicOnline: Type.Optional(Type.Boolean()),
   radiodns: Type.Optional(RadioDnsInput),
@@ -112,6 +135,8 @@ export const ProfileOut = Type.Object({
         url: Type.String(),
         mime: Nullable(Type.String()),
         bitrateKbps: Nullable(Type.Integer()),
+        key: Type.String(),
+        latencySeconds: Type.Integer(),
       }),
     ),
   ),
@@ -141,6 +166,7 @@ export const AdminStation = Type.Object({
   artworkLookup: Type.Boolean(),
   nowPlayingFreshnessSeconds: Type.Integer(),
   rundownFollowing: Type.Boolean(),
+  upNext: Type.Object({ enabled: Type.Boolean(), count: Type.Integer() }),
   radiodns: RadioDnsOut,
   createdAt: Type.String(),
   updatedAt: Type.String(),

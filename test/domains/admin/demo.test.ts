@@ -94,6 +94,14 @@ describe('waveline dev: the demo station in an empty database', function () {
     const doc = await get('');
     expect(doc.status).to.equal(200);
     for (const key of PROFILE_KEYS) expect(doc.body.profile[key], key).to.not.equal(null);
+    // Two streams heard at different delays (decisions.md, "Listener time"): mp3 (Icecast) 6 s, hls 30 s.
+    expect(doc.body.profile.streamUrls.map((s: { key: string; latencySeconds: number }) => [s.key, s.latencySeconds])).to.deep.equal([
+      ['mp3', 6],
+      ['hls', 30],
+    ]);
+    const heard = await get('/now-playing?stream=hls');
+    expect(heard.status).to.equal(200);
+    expect(heard.body.stream).to.deep.equal({ key: 'hls', latencySeconds: 30 });
   });
 
   it('delivers the news and episode types with six published records, one with an image whose bytes are served', async () => {

@@ -168,6 +168,33 @@ describe('POST /admin/v1/import', function () {
     expect(second.body.values.related).to.deep.equal([ids.news[0]]);
   });
 
+  it('imports stream keys and latencies (stream-{n} where left out) and the upNext setting; the on-air row carries upNext', async () => {
+    const ids = bundleIds();
+    const bundle = sampleBundle(ids, image) as ReturnType<typeof sampleBundle> & Record<string, unknown>;
+    bundle.station = {
+      ...bundle.station,
+      profile: {
+        ...bundle.station.profile,
+        streamUrls: [
+          { url: 'https://stream.import.example/a.mp3', key: 'mp3', latencySeconds: 8 },
+          { url: 'https://stream.import.example/b.aac' },
+        ],
+      },
+      upNext: { enabled: true, count: 3 },
+    } as typeof bundle.station;
+    const res = await admin(server.url, 'POST', '/import', bundle);
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    expect(res.body.station.upNext).to.deep.equal({ enabled: true, count: 3 });
+    expect(
+      res.body.station.profile.streamUrls.map((u: { key: string; latencySeconds: number }) => [u.key, u.latencySeconds]),
+    ).to.deep.equal([
+      ['mp3', 8],
+      ['stream-2', 0],
+    ]);
+    const row = await server.svc.db('feed_rows').where({ station_id: res.body.station.id, kind: 'on-air', entry: 'current' }).first('data');
+    expect(row.data.upNext, 'a broadcast of the bundle is on air at the import').to.be.an('array');
+  });
+
   it('needs the operator token (401)', async () => {
     const res = await request(server.url, 'POST', '/admin/v1/import', { json: sampleBundle(bundleIds(), image) });
     expect(res.status).to.equal(401);

@@ -66,6 +66,24 @@ describe('POST /admin/v1/import: errors and atomicity', function () {
       issueAt(res, 'broadcasts.1.relative.start');
     });
 
+    it('for a stream key given twice or a latency out of range (decisions.md, "Listener time"), at the station path', async () => {
+      const keyTwice = await refused(400, (b) => {
+        b.station.profile = {
+          streamUrls: [
+            { url: 'https://stream.example.org/a.mp3', key: 'live' },
+            { url: 'https://stream.example.org/b.m3u8', key: 'live' },
+          ],
+        };
+      });
+      expect(issueAt(keyTwice, 'station.profile.streamUrls.1.key').code).to.equal('duplicate');
+      const late = await refused(400, (b) => {
+        b.station.profile = { streamUrls: [{ url: 'https://stream.example.org/a.mp3', latencySeconds: 601 }] };
+        b.station.upNext = { enabled: true, count: 9 };
+      });
+      issueAt(late, 'station.profile.streamUrls.0.latencySeconds');
+      issueAt(late, 'station.upNext.count');
+    });
+
     it('for ids given twice, unknown media keys (with suggestion), both or neither broadcast time forms, a rundown of no bundle broadcast', async () => {
       const res = await refused(400, (b, ids) => {
         b.records[2].id = ids.news[0].toUpperCase();

@@ -395,6 +395,25 @@ describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
       });
     });
 
+    it('with upNext on, a match moves up next on the on-air row written by following (ads and jingles skipped), as a rebuild gives it', async () => {
+      workers ??= await startWorkers(server.svc);
+      const { station, ingestToken, itemIds } = await liveStation({ upNext: { enabled: true, count: 2 } }, [
+        ...RUNDOWN.slice(0, 2),
+        { kind: 'ad', title: 'Spot' },
+        ...RUNDOWN.slice(2),
+        { artist: 'Air', title: 'Sexy Boy' },
+      ]);
+      clock.set(at(minutes(1) + 50_000));
+      expect(
+        (await ingest(server.url, station, ingestToken, { observedAt: at(minutes(1)), artist: 'Daft Punk', title: 'One More Time' })).body
+          .outcome,
+      ).to.equal('matched');
+      const data = await onAirRow(station.id);
+      expect(data.position.itemId).to.equal(itemIds[0]);
+      expect(data.upNext.map((i: { itemId: string }) => i.itemId)).to.deep.equal([itemIds[1], itemIds[3]]);
+      expect(data).to.deep.equal(JSON.parse(JSON.stringify(await computeOnAir(server.svc.db, station.id, clock.now()))));
+    });
+
     it('keeps the newest followed observation when many unplanned ones came after it and an older match is followed late', async () => {
       workers ??= await startWorkers(server.svc);
       const { station, ingestToken, itemIds } = await liveStation();

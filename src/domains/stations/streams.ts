@@ -1,0 +1,66 @@
+import { ValidationError, type Issue } from '../../lib/errors.ts';
+import { suggest } from '../../http/validate.ts';
+import { Type, type Static } from '../../http/schema.ts';
+import type { Station } from './model.ts';
+
+// Listener time (decisions.md, "Listener time: now-playing as each stream's listeners hear it"): a read
+// with `stream={key}` answers at heard time, `now − latencySeconds` of that stream.
+
+/** The `stream` query parameter of the listener reads that answer in listener time. */
+export const StreamParam = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description:
+    'a key of the station’s `profile.streamUrls[]`: the answer is the one that stream’s listeners hear now (at now − latencySeconds)',
+});
+
+/** The query of reads that take only `stream` (now-playing, current broadcast, live). */
+export const StreamQuery = Type.Object({ stream: Type.Optional(StreamParam) }, { additionalProperties: false });
+export type StreamQuery = Static<typeof StreamQuery>;
+
+/** The `stream` part of an answer: `{key, latencySeconds}`. */
+export const StreamRef = Type.Object({ key: Type.String(), latencySeconds: Type.Integer({ minimum: 0 }) }, { title: 'StreamRef' });
+
+export interface StreamView {
+  key: string;
+  latencySeconds: number;
+}
+
+/** The instant a read answers for, and how far that lies behind now (0 without a stream). */
+export interface ListenerTime {
+  stream: StreamView | null;
+  /** Heard time: now − latency. */
+  at: Date;
+  /** The latency in ms: a stored change at play time t is heard at t + shiftMs. */
+  shiftMs: number;
+}
+
+/**
+ * The stream a read names, or null without one; an unknown key is 400 naming `stream`, its message
+ * listing the station's keys and its suggestion the closest one (the first when none is close).
+ */
+export function streamOf(station: Pick<Station, 'profile'>, key: string | undefined): StreamView | null {
+  if (key === undefined) return null;
+  const streams = station.profile.streamUrls ?? [];
+  const found = streams.find((s) => s.key === key);
+  if (found) return { key: found.key, latencySeconds: found.latencySeconds };
+  const keys = streams.map((s) => s.key);
+  const issue: Issue = {
+    path: 'stream',
+    code: 'invalid_value',
+    message: keys.length
+      ? `stream must be a key of one of the station’s streams: ${keys.join(', ')} (got "${key}")`
+      : `the station lists no streams, so stream cannot be used (got "${key}")`,
+  };
+  if (keys.length) issue.suggestion = suggest(key, keys) ?? keys[0];
+  throw new ValidationError('Unknown stream.', [issue]);
+}
+
+/** Heard time for `stream` at `now` (`now` itself without a stream). */
+export function listenerTime(stream: StreamView | null, now: Date): ListenerTime {
+  const shiftMs = stream ? stream.latencySeconds * 1000 : 0;
+  return { stream, at: shiftMs ? new Date(now.getTime() - shiftMs) : now, shiftMs };
+}
+
+/** `{stream}` to spread into an answer: present only when the read named one ("without stream nothing changes"). */
+export const streamPart = (time: ListenerTime): { stream?: StreamView } => (time.stream ? { stream: time.stream } : {});
