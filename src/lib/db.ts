@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import { isEmbeddedDatabase, shareEmbeddedSession } from './embedded/postgres.ts';
@@ -25,7 +26,7 @@ const EMBEDDED_WAIT_MS = 60_000;
 
 export function createDb(databaseUrl: string, pool: { min?: number; max?: number } = {}): Db {
   const waitMs = isEmbeddedDatabase(databaseUrl) ? EMBEDDED_WAIT_MS : CONNECT_TIMEOUT_MS;
-  return knex({
+  return withCommitHooks(knex({
     client: 'pg',
     // Pipeline mode: statements queued on one connection are written without waiting for the answer
     // before (lib/pipeline.ts batches the hot paths' statements). One statement at a time, as knex
@@ -45,7 +46,51 @@ export function createDb(databaseUrl: string, pool: { min?: number; max?: number
         done(null, conn);
       },
     },
-  });
+  }));
+}
+
+/**
+ * A statement the current request wants inside the first transaction it commits (the admin audit entry,
+ * http/audit.ts): `beforeCommit` runs in that transaction after its work, with the work's result, so the
+ * two commit or roll back together and the entry costs one statement, not a transaction of its own.
+ */
+export interface CommitHook {
+  /** False once the request no longer wants it (its handler returned, or a transaction already took it). */
+  wanted: boolean;
+  beforeCommit(trx: Trx, result: unknown): Promise<void>;
+  /** The transaction that ran `beforeCommit` committed. */
+  committed(): void;
+}
+
+/** The hook of the request running now (AsyncLocalStorage: follows the request's promises, nothing else). */
+export const commitHooks = new AsyncLocalStorage<CommitHook>();
+
+/** Wraps `db.transaction(fn)` so the running request's hook, if any, joins the first transaction it opens. */
+function withCommitHooks(db: Db): Db {
+  const transaction = db.transaction.bind(db) as (handler?: unknown, config?: unknown) => unknown;
+  const hooked = (handler?: unknown, config?: unknown): unknown => {
+    const hook = commitHooks.getStore();
+    if (typeof handler !== 'function' || !hook?.wanted) return transaction(handler, config);
+    hook.wanted = false;
+    const work = handler as (trx: Trx) => Promise<unknown>;
+    const done = transaction(async (trx: Trx) => {
+      const result = await work(trx);
+      await hook.beforeCommit(trx, result);
+      return result;
+    }, config) as Promise<unknown>;
+    return done.then(
+      (result) => {
+        hook.committed();
+        return result;
+      },
+      (err: unknown) => {
+        hook.wanted = true; // rolled back: the request records its entry (with its error status) itself
+        throw err;
+      },
+    );
+  };
+  (db as unknown as { transaction: unknown }).transaction = hooked;
+  return db;
 }
 
 /** A transaction with an after-commit queue: feed rows and jobs go out only once the write is durable. */
