@@ -89,7 +89,7 @@ function withCommitHooks(db: Db): Db {
       },
     );
   };
-  (db as unknown as { transaction: unknown }).transaction = hooked;
+  Object.defineProperty(db, 'transaction', { value: hooked, configurable: true });
   return db;
 }
 
