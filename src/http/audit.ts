@@ -44,8 +44,9 @@ function targetOf(params: Record<string, string> | undefined): string | null {
   return names.length > 0 ? params[names[names.length - 1]] : null;
 }
 
-/** A created resource's id, from what the command's transaction returned (`{id}` or `{row: {id}}`). */
+/** A created resource's id, from what the command's transaction returned (`{id}`, `{row: {id}}` or `[{id}]`). */
 function createdId(result: unknown): string | null {
+  if (Array.isArray(result)) return result.length === 1 ? createdId(result[0]) : null;
   if (!result || typeof result !== 'object') return null;
   const { id, row } = result as { id?: unknown; row?: { id?: unknown } };
   if (typeof id === 'string') return id;
@@ -103,13 +104,16 @@ export async function audited(
     hook.wanted = false;
     if (!stored) {
       entry.status = statusOf(err);
-      await svc.audit.record(null, entry).catch((failure: unknown) => svc.logger.error({ err: failure, action }, 'could not store an audit entry'));
+      await svc.audit
+        .record(null, entry)
+        .catch((failure: unknown) => svc.logger.error({ err: failure, action }, 'could not store an audit entry'));
     }
     throw err;
   }
   hook.wanted = false;
   if (stored) return;
   entry.status = ctx.status;
+  entry.target ??= createdId(ctx.body);
   try {
     await svc.audit.record(null, entry);
   } catch (err) {

@@ -19,7 +19,7 @@ async function auditPage(db: Db, secret: string, stationId: string | null, query
   if (query.action) rows.where({ action: query.action });
   if (query.keyId) rows.where({ key_id: query.keyId });
   // A cursor holds its list and filters: passed with others it is a 400, never another list's page.
-  const bind = { s: stationId ?? '*', f: query.from ?? '', t: query.to ?? '', a: query.action ?? '', k: query.keyId ?? '' };
+  const bind = { s: stationId ?? '*', from: query.from ?? '', to: query.to ?? '', action: query.action ?? '', key: query.keyId ?? '' };
   const { page, nextCursor } = await keysetPage<AuditRow>(rows, secret, bind, 'this audit list with the same filters', {
     limit: query.limit ?? 50,
     cursor: query.cursor,
