@@ -25,7 +25,11 @@ describe('operator keys (decisions.md, "Operator keys and the audit trail")', ()
 
   it('creates wvo_ keys of 40 base62 characters, shown once, stored only as a SHA-256 hash', async () => {
     const station = await createStation(server.url);
-    const res = await admin(server.url, 'POST', '/operator-keys', { label: 'editorial', stations: [station.id], scopes: ['content:write'] });
+    const res = await admin(server.url, 'POST', '/operator-keys', {
+      label: 'editorial',
+      stations: [station.id],
+      scopes: ['content:write'],
+    });
     expect(res.status, JSON.stringify(res.body)).to.equal(201);
     expect(res.body.key).to.match(/^wvo_[0-9A-Za-z]{40}$/);
     expect(res.body).to.include({ label: 'editorial' });
@@ -93,7 +97,11 @@ describe('operator keys (decisions.md, "Operator keys and the audit trail")', ()
     expect((await asKey(server.url, key, 'GET', `/stations/${other.id}/audit`)).status).to.equal(404);
 
     // Its station, another area (writes and reads): 403 naming the scope.
-    const push = await asKey(server.url, key, 'POST', `/stations/${mine.id}/push/notifications`, { topic: 'alerts', title: 'x', body: 'y' });
+    const push = await asKey(server.url, key, 'POST', `/stations/${mine.id}/push/notifications`, {
+      topic: 'alerts',
+      title: 'x',
+      body: 'y',
+    });
     expect(push.status).to.equal(403);
     expect(push.body.error.code).to.equal('FORBIDDEN');
     expect(push.body.error.message).to.include('push:send');
@@ -143,7 +151,10 @@ describe('operator keys (decisions.md, "Operator keys and the audit trail")', ()
       expiresAt: new Date(Date.now() + 1500).toISOString(),
     });
     const listener = await admin(server.url, 'POST', `/stations/${station.id}/credentials`, { scopes: ['listener:read'] });
-    await eventually(async () => (await asKey(server.url, expiring.key, 'GET', path)).status === 401, { timeoutMs: 10_000, intervalMs: 200 });
+    await eventually(async () => (await asKey(server.url, expiring.key, 'GET', path)).status === 401, {
+      timeoutMs: 10_000,
+      intervalMs: 200,
+    });
     const refused = [rotated.key, deleted.key, `wvo_${'A'.repeat(40)}`, 'wvo_short', listener.body.token, 'not-a-key'];
     for (const value of refused) {
       const res = await asKey(server.url, value, 'GET', path);
