@@ -1,7 +1,9 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import { isEmbeddedDatabase, shareEmbeddedSession } from './embedded/postgres.ts';
+import { commitHooks } from './commitHooks.ts';
+
+export { commitHooks, type CommitHook } from './commitHooks.ts';
 
 export type Db = Knex;
 export type Trx = Knex.Transaction;
@@ -26,44 +28,30 @@ const EMBEDDED_WAIT_MS = 60_000;
 
 export function createDb(databaseUrl: string, pool: { min?: number; max?: number } = {}): Db {
   const waitMs = isEmbeddedDatabase(databaseUrl) ? EMBEDDED_WAIT_MS : CONNECT_TIMEOUT_MS;
-  return withCommitHooks(knex({
-    client: 'pg',
-    // Pipeline mode: statements queued on one connection are written without waiting for the answer
-    // before (lib/pipeline.ts batches the hot paths' statements). One statement at a time, as knex
-    // sends them, behaves exactly as without it. Keep-alive notices a peer gone silent.
-    connection: {
-      connectionString: databaseUrl,
-      pipeline: true,
-      connectionTimeoutMillis: waitMs,
-      keepAlive: true,
-    } as Knex.PgConnectionConfig,
-    acquireConnectionTimeout: waitMs,
-    pool: {
-      min: pool.min ?? 0,
-      max: pool.max ?? 10,
-      afterCreate: (conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) => {
-        shareEmbeddedSession(conn);
-        done(null, conn);
+  return withCommitHooks(
+    knex({
+      client: 'pg',
+      // Pipeline mode: statements queued on one connection are written without waiting for the answer
+      // before (lib/pipeline.ts batches the hot paths' statements). One statement at a time, as knex
+      // sends them, behaves exactly as without it. Keep-alive notices a peer gone silent.
+      connection: {
+        connectionString: databaseUrl,
+        pipeline: true,
+        connectionTimeoutMillis: waitMs,
+        keepAlive: true,
+      } as Knex.PgConnectionConfig,
+      acquireConnectionTimeout: waitMs,
+      pool: {
+        min: pool.min ?? 0,
+        max: pool.max ?? 10,
+        afterCreate: (conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) => {
+          shareEmbeddedSession(conn);
+          done(null, conn);
+        },
       },
-    },
-  }));
+    }),
+  );
 }
-
-/**
- * A statement the current request wants inside the first transaction it commits (the admin audit entry,
- * http/audit.ts): `beforeCommit` runs in that transaction after its work, with the work's result, so the
- * two commit or roll back together and the entry costs one statement, not a transaction of its own.
- */
-export interface CommitHook {
-  /** False once the request no longer wants it (its handler returned, or a transaction already took it). */
-  wanted: boolean;
-  beforeCommit(trx: Trx, result: unknown): Promise<void>;
-  /** The transaction that ran `beforeCommit` committed. */
-  committed(): void;
-}
-
-/** The hook of the request running now (AsyncLocalStorage: follows the request's promises, nothing else). */
-export const commitHooks = new AsyncLocalStorage<CommitHook>();
 
 /** Wraps `db.transaction(fn)` so the running request's hook, if any, joins the first transaction it opens. */
 function withCommitHooks(db: Db): Db {
