@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { sharedServer, type TestServer } from '../../support/server.ts';
+import { sharedServer, startTestServer, type TestServer } from '../../support/server.ts';
+import { requiresRedis } from '../../support/mode.ts';
 import { admin, request } from '../../support/http.ts';
 import { createStation, eventually } from '../../support/factories.ts';
 import { hashToken } from '../../../src/lib/tokens.ts';
@@ -163,6 +164,27 @@ describe('operator keys (decisions.md, "Operator keys and the audit trail")', ()
     }
     expect((await request(server.url, 'GET', `/admin/v1${path}`)).status).to.equal(401);
     expect((await asKey(server.url, rotation.body.key, 'GET', path)).status).to.equal(200);
+  });
+
+  it('stops a rotated or deleted key at once in every web process (the caches are dropped over Redis)', async function () {
+    requiresRedis(this, 'two web processes share invalidations only through Redis');
+    const other = await startTestServer();
+    try {
+      const station = await createStation(server.url);
+      const path = `/stations/${station.id}`;
+      const rotated = await createKey(server.url, { stations: '*', scopes: ['stations:write'] });
+      const deleted = await createKey(server.url, { stations: '*', scopes: ['stations:write'] });
+      // Both processes hold both keys in their caches.
+      for (const base of [server.url, other.url]) {
+        for (const k of [rotated, deleted]) expect((await asKey(base, k.key, 'GET', path)).status).to.equal(200);
+      }
+      expect((await admin(server.url, 'POST', `/operator-keys/${rotated.id}/rotate`)).status).to.equal(201);
+      expect((await admin(server.url, 'DELETE', `/operator-keys/${deleted.id}`)).status).to.equal(204);
+      // The very next request in the other process is refused: the writer answered once every process dropped them.
+      for (const k of [rotated, deleted]) expect((await asKey(other.url, k.key, 'GET', path)).status).to.equal(401);
+    } finally {
+      await other.close();
+    }
   });
 
   it('compares the root key in constant time and finds operator keys only by their SHA-256 hash', () => {
