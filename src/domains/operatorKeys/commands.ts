@@ -20,7 +20,11 @@ function expiryFrom(now: Date, requested?: string): Date {
   const at = new Date(requested);
   if (Number.isNaN(at.getTime()) || at.getTime() <= now.getTime() || at > twoYears) {
     throw new ValidationError('Invalid expiresAt.', [
-      { path: 'expiresAt', code: 'out_of_range', message: 'expiresAt must be an ISO 8601 timestamp in the future, at most two years ahead' },
+      {
+        path: 'expiresAt',
+        code: 'out_of_range',
+        message: 'expiresAt must be an ISO 8601 timestamp in the future, at most two years ahead',
+      },
     ]);
   }
   return at;
@@ -44,16 +48,16 @@ export async function createOperatorKey(db: Db, input: CreateOperatorKeyInput): 
   return db.transaction(async (trx) => {
     await checkStations(trx, input.stations);
     const [row] = await trx<OperatorKeyRow>('operator_keys')
-    .insert({
-      id: newId(),
-      label: input.label,
-      key_hash: hashToken(key),
-      all_stations: input.stations === '*',
-      station_ids: input.stations === '*' ? [] : input.stations,
-      scopes: input.scopes,
-      expires_at: expiryFrom(input.now, input.expiresAt),
-      created_at: input.now,
-    })
+      .insert({
+        id: newId(),
+        label: input.label,
+        key_hash: hashToken(key),
+        all_stations: input.stations === '*',
+        station_ids: input.stations === '*' ? [] : input.stations,
+        scopes: input.scopes,
+        expires_at: expiryFrom(input.now, input.expiresAt),
+        created_at: input.now,
+      })
       .returning('*');
     return { row: row as OperatorKeyRow, key };
   });
@@ -83,7 +87,11 @@ export async function rotateOperatorKey(db: Db, id: string, now: Date): Promise<
 /** Deletes (revokes) a key; returns its hash, for the caches. */
 export async function deleteOperatorKey(db: Db, id: string, now: Date): Promise<string> {
   return db.transaction(async (trx) => {
-    const [row] = await trx<OperatorKeyRow>('operator_keys').where({ id }).whereNull('revoked_at').update({ revoked_at: now }).returning('*');
+    const [row] = await trx<OperatorKeyRow>('operator_keys')
+      .where({ id })
+      .whereNull('revoked_at')
+      .update({ revoked_at: now })
+      .returning('*');
     if (!row) throw new NotFoundError('Operator key not found.');
     return (row as OperatorKeyRow).key_hash;
   });

@@ -43,7 +43,10 @@ export const operatorKeyRoutes = [
     access: { scope: 'root' },
     responses: { 200: { description: 'Keys.', schema: Type.Object({ keys: Type.Array(OperatorKeyView) }) }, ...errors },
     async handler({ svc }) {
-      const rows = await svc.db<OperatorKeyRow>('operator_keys').whereNull('revoked_at').orderBy([{ column: 'created_at' }, { column: 'id' }]);
+      const rows = await svc
+        .db<OperatorKeyRow>('operator_keys')
+        .whereNull('revoked_at')
+        .orderBy([{ column: 'created_at' }, { column: 'id' }]);
       return { keys: rows.map(presentOperatorKey) };
     },
   }),

@@ -3,9 +3,12 @@ import { OPERATOR_SCOPES } from '../../lib/operatorScopes.ts';
 
 export const OperatorKeyParams = Type.Object({ keyId: Uuid }, { additionalProperties: false });
 
-const Stations = Type.Union([Type.Array(Type.String({ minLength: 1, maxLength: 80 }), { minItems: 1, maxItems: 1000, uniqueItems: true }), Type.Literal('*')], {
-  description: 'The station ids the key may reach, or "*" for every station (present and future).',
-});
+const Stations = Type.Union(
+  [Type.Array(Type.String({ minLength: 1, maxLength: 80 }), { minItems: 1, maxItems: 1000, uniqueItems: true }), Type.Literal('*')],
+  {
+    description: 'The station ids the key may reach, or "*" for every station (present and future).',
+  },
+);
 
 export const CreateOperatorKeyBody = Type.Object(
   {
