@@ -17,9 +17,8 @@ import { readKey, Representation, type ReadArea } from '../lib/readCache.ts';
 import { validate } from './validate.ts';
 import { byteLimit, readJsonBody, readJsonObject } from './body.ts';
 import type { ErrorShape } from './envelope.ts';
+import { adminRoute } from './adminRoute.ts';
 import type { AdminAccess } from '../lib/operatorScopes.ts';
-import { authenticateAdmin, authorize } from './adminAccess.ts';
-import { audited } from './audit.ts';
 
 /**
  * Who a route serves. Its gates come from what the definition declares (`station`, `scope`,
@@ -76,7 +75,7 @@ export interface RouteSpec<
   module?: ModuleKey;
   /**
    * Admin routes (required): the operator-key scope the call needs, or `root`, and for a write the
-   * audit action its entries carry. A route without it does not mount (adminAccessProblem).
+   * audit action its entries carry. A route without it does not mount (adminRoute.ts, adminAccessProblem).
    */
   access?: AdminAccess;
   rateLimit?: LimitName;
@@ -151,28 +150,6 @@ export function defineRoute<
 export const keyHoldsPath = (openapiPath: string): boolean => /\{(?!stationSlug\})/.test(openapiPath);
 
 export const koaPath = (openapiPath: string): string => openapiPath.replace(/\{([^}]+)\}/g, ':$1');
-
-const WRITES = new Set(['post', 'put', 'patch', 'delete']);
-
-/**
- * What is wrong with an admin route's declared access, in words that say what to add; null when
- * nothing. Mounting refuses such a route, and test/http/adminAccess.test.ts walks the table with it.
- */
-export function adminAccessProblem(route: RouteSpec): string | null {
-  if (route.surface !== 'admin') return null;
-  const where = `admin route ${route.method.toUpperCase()} ${route.path} (${route.operationId})`;
-  const example = WRITES.has(route.method) ? `{ scope: 'content:write', action: 'content.publish' }` : `{ scope: 'content:write' }`;
-  if (!route.access) {
-    return `${where} declares no access: add \`access: ${example}\` beside its path — the operator-key scope it needs (one of src/lib/operatorScopes.ts OPERATOR_SCOPES, a GET needing its area's scope) or 'root' for the root key alone${WRITES.has(route.method) ? ', and the audit action (<area>.<verb>) its entries carry' : ''}`;
-  }
-  if (WRITES.has(route.method) && !route.access.action) {
-    return `${where} is a write without an audit action: add \`action: '<area>.<verb>'\` to its access, e.g. ${example}`;
-  }
-  return null;
-}
-
-/** The status a write answers when it succeeds: the first 2xx it documents. */
-const successStatus = (route: RouteSpec): number => Number(Object.keys(route.responses).find((status) => status.startsWith('2')) ?? 200);
 
 function gatesFor(route: RouteSpec, svc: Services): Gate[] {
   if (route.surface === 'admin') return []; // adminRoute() authenticates, authorizes and audits
@@ -284,30 +261,6 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
     return runFrom(ctx, 0);
   };
   return route.surface === 'admin' ? adminRoute(route, svc, run) : run;
-}
-
-/**
- * An admin route: the root key or an operator key (adminAccess.ts) before anything else, then — for a
- * write inside its audit entry (audit.ts) — the station and scope of the key, validation and handler.
- */
-function adminRoute(route: RouteSpec, svc: Services, run: (ctx: Context) => Promise<void> | void): Middleware {
-  const problem = adminAccessProblem(route);
-  if (problem) throw new Error(problem);
-  const access = route.access as AdminAccess;
-  if (!WRITES.has(route.method)) {
-    return async (ctx) => {
-      authorize(await authenticateAdmin(svc, ctx), access, ctx);
-      await run(ctx);
-    };
-  }
-  const status = successStatus(route);
-  return async (ctx) => {
-    const principal = await authenticateAdmin(svc, ctx);
-    await audited(svc, ctx, principal, access.action as string, status, () => {
-      authorize(principal, access, ctx);
-      return run(ctx);
-    });
-  };
 }
 
 /** Registers a route with @koa/router (admin and other routes; listener reads use dispatch.ts). */

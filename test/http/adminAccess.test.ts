@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { allRoutes } from '../../src/routes.ts';
-import { adminAccessProblem, defineRoute } from '../../src/http/route.ts';
+import { defineRoute } from '../../src/http/route.ts';
+import { adminAccessProblem } from '../../src/http/adminRoute.ts';
 import { buildApp } from '../../src/http/app.ts';
 import { OPERATOR_SCOPES } from '../../src/lib/operatorScopes.ts';
 import { sharedServer } from '../support/server.ts';
