@@ -51,6 +51,7 @@ export const BENCH_ENV = {
   RATE_LIMIT_PUSH_PER_MINUTE: '0',
   RATE_LIMIT_INGEST_PER_MINUTE: '0',
   RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0',
+  RATE_LIMIT_ADMIN_FAILURES_PER_MINUTE: '0',
 } as const;
 
 /** Starts `waveline <role>` as its own Node process (as the Procfile does). */

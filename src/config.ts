@@ -31,6 +31,8 @@ export interface Config {
     push: number;
     ingest: number;
     anonymous: number;
+    /** Failed admin authentications one client address may make a minute (decisions.md: ten). */
+    adminFailures: number;
   };
   /** Gateway limits. */
   gateway: {
@@ -201,6 +203,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       push: int(env, 'RATE_LIMIT_PUSH_PER_MINUTE', 60),
       ingest: int(env, 'RATE_LIMIT_INGEST_PER_MINUTE', 600),
       anonymous: int(env, 'RATE_LIMIT_ANONYMOUS_PER_MINUTE', 600),
+      adminFailures: int(env, 'RATE_LIMIT_ADMIN_FAILURES_PER_MINUTE', 10),
     },
     gateway: {
       maxConnectionsPerIp: int(env, 'GATEWAY_MAX_CONNECTIONS_PER_IP', 1000, 1),

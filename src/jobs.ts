@@ -64,6 +64,8 @@ export const JOBS = {
   'webhooks.retry': { queue: 'webhooks-retry', payload: WEBHOOK_DELIVERY },
   /** Hourly: prunes feed tombstones older than the resume history (src/feed/rows.ts, pruneFeedHistory). */
   'feed.prune': { queue: 'default', payload: Type.Object({}) },
+  /** Daily: drops audit entries older than 400 days (src/domains/audit/store.ts, pruneAuditLog). */
+  'audit.prune': { queue: 'default', payload: Type.Object({}) },
   /** One of the jobs sending a push notification; job id = `push.send.{notificationId}.{part}` (docs/push.md). */
   'push.send': {
     queue: 'push',

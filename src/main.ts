@@ -10,7 +10,8 @@ const USAGE = `usage: waveline <command>
   gateway   realtime WebSocket feed (PORT when run alone)
   migrate   apply database migrations, then exit
   dev       web + worker + gateway in one process (what \`npm start\` runs)
-  admin     one admin API call from the command line: waveline admin <METHOD> <PATH> [JSON|@file]
+  admin     one admin API call from the command line: waveline admin [--key wvo_…] <METHOD> <PATH> [JSON|@file]
+  keys      operator keys: waveline keys create|list|get|rotate|delete (root key)
 `;
 
 const roles: Record<string, () => Promise<{ run(config: ReturnType<typeof loadConfig>): Promise<unknown> }>> = {
@@ -20,6 +21,7 @@ const roles: Record<string, () => Promise<{ run(config: ReturnType<typeof loadCo
   migrate: () => import('./roles/migrate.ts'),
   dev: () => import('./roles/dev.ts'),
   admin: () => import('./roles/admin.ts'),
+  keys: () => import('./roles/keys.ts'),
 };
 
 async function main(): Promise<void> {

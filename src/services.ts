@@ -9,6 +9,8 @@ import { Jobs } from './jobs.ts';
 import { JobResults } from './lib/jobResults.ts';
 import { StationCache } from './domains/stations/cache.ts';
 import { CredentialCache } from './domains/auth/cache.ts';
+import { OperatorKeyCache } from './domains/operatorKeys/cache.ts';
+import { AuditLog } from './domains/audit/store.ts';
 import { RateLimits } from './http/ratelimit.ts';
 import { ReadCache } from './lib/readCache.ts';
 import { WebhookSubscriptions } from './domains/webhooks/subscriptions.ts';
@@ -41,6 +43,9 @@ export interface Services {
 /** What only a web process serves requests with: the credential gate's cache, the rate limits, the read cache. */
 export interface WebServices extends Services {
   credentials: CredentialCache;
+  /** The admin gate's operator keys by hash (admin routes only). */
+  operatorKeys: OperatorKeyCache;
+  audit: AuditLog;
   rateLimits: RateLimits;
   /** Listener reads' answers (bytes + ETag), dropped by `reads`/`station` invalidation. */
   reads: ReadCache;
@@ -97,6 +102,8 @@ export async function createWebServices(config: Readonly<Config>, logger: Logger
   return {
     ...svc,
     credentials: new CredentialCache(svc.db, svc.invalidation, logger),
+    operatorKeys: new OperatorKeyCache(svc.db, svc.invalidation, logger),
+    audit: new AuditLog(svc.db),
     rateLimits: new RateLimits(svc.redis, config.rateLimits),
     reads: new ReadCache(config.readCacheMaxBytes, READ_CACHE_MAX_AGE_MS, svc.invalidation),
   };

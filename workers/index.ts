@@ -18,6 +18,7 @@ import { Shutdown } from '../src/lib/shutdown.ts';
 import { createServices, type Services } from '../src/services.ts';
 import { registry, type JobHandler } from './registry.ts';
 import { scheduleFeedPrune } from './feedPrune.ts';
+import { scheduleAuditPrune } from './auditPrune.ts';
 import { ensurePushSweep } from '../src/domains/push/maintenance.ts';
 
 /** How many jobs of each queue one worker process runs at once. Media is CPU-bound (sharp); webhook
@@ -64,6 +65,7 @@ export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; 
   for (const [i, worker] of workers.entries()) worker.on('stalled', () => jobsStalled.labels(QUEUES[i]).inc());
   setQueueCountsSource(() => svc.jobs.counts());
   await scheduleFeedPrune(svc);
+  await scheduleAuditPrune(svc);
   await ensurePushSweep(svc).catch((err) => svc.logger.warn({ err }, 'could not register the push sweep'));
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   svc.logger.info({ queues: QUEUES }, 'workers ready');

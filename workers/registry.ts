@@ -13,6 +13,7 @@ import { nowPlayingFollow } from './nowPlayingFollow.ts';
 import { nowPlayingArtwork } from './nowPlayingArtwork.ts';
 import { webhooksDeliver } from './webhooksDeliver.ts';
 import { feedPrune } from './feedPrune.ts';
+import { auditPrune } from './auditPrune.ts';
 import { pushReceipts, pushSend, pushSweep } from './push.ts';
 
 export type JobHandler<N extends JobName> = (payload: JobPayload<N>, svc: Services, job: Job) => Promise<unknown>;
@@ -32,6 +33,7 @@ export const registry: { [N in JobName]: JobHandler<N> } = {
   'webhooks.deliver': webhooksDeliver,
   'webhooks.retry': webhooksDeliver,
   'feed.prune': feedPrune,
+  'audit.prune': auditPrune,
   'push.send': pushSend,
   'push.receipts': pushReceipts,
   'push.sweep': pushSweep,

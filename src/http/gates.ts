@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import { ForbiddenError, ModuleDisabledError, NotFoundError, UnauthenticatedError, ValidationError } from '../lib/errors.ts';
-import { hashToken, isWellFormedToken, safeEqual, TOKEN_LENGTH } from '../lib/tokens.ts';
+import { hashToken, isWellFormedToken, TOKEN_LENGTH } from '../lib/tokens.ts';
 import {
   isPublic,
   type FrameworkServices as Services,
@@ -189,16 +189,5 @@ export function rateLimitGate(svc: Services, name: LimitName): Gate {
 export function moduleGate(module: ModuleKey): Gate {
   return function moduleSwitch(ctx: Context): void {
     if (!stationOf(ctx).modules[module]) throw new ModuleDisabledError(module);
-  };
-}
-
-/** Operator auth for /admin/v1: constant-time comparison with WAVELINE_ADMIN_TOKEN. */
-export function adminGate(svc: Services): Gate {
-  return function admin(ctx: Context): void {
-    const token = bearerToken(ctx);
-    const expected = svc.config.adminToken;
-    if (!expected || !token || !safeEqual(token, expected)) {
-      throw new UnauthenticatedError('A valid operator token is needed.');
-    }
   };
 }

@@ -160,6 +160,26 @@ const EVERY_ROUTE: Record<string, ResponseSpec> = {
   503: { description: 'PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds.', schema: ErrorBody },
 };
 
+/** What every admin route may answer besides its own (decisions.md, "Operator keys and the audit trail"). */
+const ADMIN_REFUSALS: Record<string, ResponseSpec> = {
+  401: { description: 'UNAUTHENTICATED: a missing, unknown, expired or revoked key (or a listener credential).', schema: ErrorBody },
+  403: {
+    description: 'FORBIDDEN: the operator key lacks the scope the call needs, or the call needs the root key (the message names which).',
+    schema: ErrorBody,
+  },
+  429: {
+    description:
+      'RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds.',
+    schema: ErrorBody,
+  },
+};
+
+/** How an admin route's access reads in its description. */
+const accessNote = (route: RouteSpec): string =>
+  route.access?.scope === 'root'
+    ? 'Root key (WAVELINE_ADMIN_TOKEN) only.'
+    : `Root key, or an operator key with \`${route.access?.scope}\` reaching the station.`;
+
 /** A route with a rate limit that does not describe its 429 itself (docs/errors.md, "Rate limits"). */
 const RATE_LIMITED: ResponseSpec = {
   description: 'RATE_LIMITED: the credential’s bucket is empty; retry after `Retry-After` seconds (`RateLimit` says the same).',
@@ -172,7 +192,8 @@ const TAGS: Record<string, string> = {
   graphql: 'The GraphQL endpoint over the same data as the listener reads.',
   ingest: 'Now-playing ingest from encoders and automation systems.',
   media: 'Published media bytes and image renditions (anonymous).',
-  admin: 'The operator API (WAVELINE_ADMIN_TOKEN).',
+  admin:
+    'The operator API: the root key (WAVELINE_ADMIN_TOKEN) or an operator key (wvo_…) with the scope the operation names; every write is audited.',
   system: 'Health, this document, the reference page, the widget.',
   radiodns: 'RadioDNS SPI documents (ETSI TS 102 818) and station logos for hybrid radio receivers (anonymous, XML and PNG).',
 };
@@ -184,7 +205,8 @@ export function buildOpenApi(routes: RouteSpec[], info: { version: string; serve
   for (const route of routes) {
     const base = pascal(route.operationId);
     const responses: Record<string, unknown> = {};
-    const own = route.rateLimit && !route.responses[429] ? { ...route.responses, 429: RATE_LIMITED } : route.responses;
+    const declared = route.surface === 'admin' ? { ...ADMIN_REFUSALS, ...route.responses } : route.responses;
+    const own = route.rateLimit && !declared[429] ? { ...declared, 429: RATE_LIMITED } : declared;
     const stated =
       route.surface === 'system' || route.surface === 'ingest'
         ? own
@@ -212,7 +234,8 @@ export function buildOpenApi(routes: RouteSpec[], info: { version: string; serve
     const operation: Record<string, unknown> = {
       operationId: route.operationId,
       summary: route.summary,
-      description: route.description ?? route.summary,
+      description:
+        route.surface === 'admin' ? `${route.description ?? route.summary}\n\n${accessNote(route)}` : (route.description ?? route.summary),
       tags: route.tags,
       security: SECURITY[route.surface],
       parameters: parameters(route),
@@ -220,6 +243,8 @@ export function buildOpenApi(routes: RouteSpec[], info: { version: string; serve
     };
     if (route.scope) operation['x-waveline-scope'] = route.scope;
     if (route.module) operation['x-waveline-module'] = route.module;
+    if (route.access) operation['x-waveline-operator-scope'] = route.access.scope;
+    if (route.access?.action) operation['x-waveline-audit-action'] = route.access.action;
     if (route.body) {
       operation.requestBody = { required: true, content: { 'application/json': { schema: components.ref(route.body, `${base}Request`) } } };
     } else if (route.rawBody) {
@@ -246,7 +271,12 @@ export function buildOpenApi(routes: RouteSpec[], info: { version: string; serve
       schemas: components.schemas,
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'Station credential (wvl_…) with the scope the operation names.' },
-        operator: { type: 'http', scheme: 'bearer', description: 'WAVELINE_ADMIN_TOKEN.' },
+        operator: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'The root key (WAVELINE_ADMIN_TOKEN: everything; alone manages operator keys, creates stations, imports bundles and reads the whole audit log) or an operator key (`wvo_` + 40 base62 characters, POST /admin/v1/operator-keys) limited to its stations and scopes (`x-waveline-operator-scope` on each operation).',
+        },
       },
     },
   };

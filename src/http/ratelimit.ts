@@ -41,7 +41,25 @@ export class RateLimits {
       ctx.set('RateLimit', `"${name}";r=${take.remaining};t=${Math.ceil(take.fullInMs / 1000)}`);
       return;
     }
-    const retryAfter = Math.max(1, Math.ceil(take.retryAfterMs / 1000));
+    this.refuse(ctx, name, take.retryAfterMs);
+  }
+
+  /**
+   * Refuses (as `take` does) when the bucket of `key` is empty, without taking a token: for limits
+   * counted only on some outcomes (failed admin authentications), checked before the request runs.
+   */
+  async refuseWhenEmpty(ctx: HeaderTarget, name: LimitName, key: string): Promise<void> {
+    const limit = this.perMinute[name];
+    if (limit <= 0) return;
+    const waitMs = await this.buckets.emptyFor(`${name}:${key}`, limit);
+    if (waitMs > 0) {
+      ctx.set('RateLimit-Policy', `"${name}";q=${limit};w=60`);
+      this.refuse(ctx, name, waitMs);
+    }
+  }
+
+  private refuse(ctx: HeaderTarget, name: LimitName, retryAfterMs: number): never {
+    const retryAfter = Math.max(1, Math.ceil(retryAfterMs / 1000));
     ctx.set('RateLimit', `"${name}";r=0;t=${retryAfter}`);
     ctx.set('Retry-After', String(retryAfter));
     if (metricsEnabled()) rateLimitRefusals.labels(name).inc();

@@ -9,7 +9,7 @@ import type {
   RouteServices as Services,
   RouteStation as Station,
 } from './subjects.ts';
-import { adminGate, bearerToken, credentialGate, moduleGate, rateLimitGate, stationGates, type Gate, type StationSource } from './gates.ts';
+import { bearerToken, credentialGate, moduleGate, rateLimitGate, stationGates, type Gate, type StationSource } from './gates.ts';
 import { UnauthenticatedError } from '../lib/errors.ts';
 import type { LimitName } from './ratelimit.ts';
 import { sendCacheable, sendJson } from './etag.ts';
@@ -17,6 +17,8 @@ import { readKey, Representation, type ReadAreas } from '../lib/readCache.ts';
 import { validate } from './validate.ts';
 import { byteLimit, readJsonBody, readJsonObject } from './body.ts';
 import type { ErrorShape } from './envelope.ts';
+import { adminRoute } from './adminRoute.ts';
+import type { AdminAccess } from '../lib/operatorScopes.ts';
 
 /**
  * Who a route serves. Its gates come from what the definition declares (`station`, `scope`,
@@ -71,6 +73,11 @@ export interface RouteSpec<
   /** The credential scope the route needs (after the station gate). */
   scope?: Scope;
   module?: ModuleKey;
+  /**
+   * Admin routes (required): the operator-key scope the call needs, or `root`, and for a write the
+   * audit action its entries carry. A route without it does not mount (adminRoute.ts, adminAccessProblem).
+   */
+  access?: AdminAccess;
   rateLimit?: LimitName;
   params?: P;
   query?: Q;
@@ -145,7 +152,7 @@ export const keyHoldsPath = (openapiPath: string): boolean => /\{(?!stationSlug\
 export const koaPath = (openapiPath: string): string => openapiPath.replace(/\{([^}]+)\}/g, ':$1');
 
 function gatesFor(route: RouteSpec, svc: Services): Gate[] {
-  if (route.surface === 'admin') return [adminGate(svc)];
+  if (route.surface === 'admin') return []; // adminRoute() authenticates, authorizes and audits
   // A credential belongs to one station: the route must say where that station is named.
   if (route.scope && !route.station)
     throw new Error(`route ${route.operationId} declares a scope but not where its station is named (station)`);
@@ -241,7 +248,7 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
   };
 
   const page = route.page;
-  const run: Middleware = (ctx) => {
+  const run = (ctx: Context): Promise<void> | void => {
     ctx.state.route = route.path; // the template, for metrics and the request log (observe.ts)
     if (legacyErrors) ctx.state.errorShape = 'legacy' satisfies ErrorShape;
     if (page && prefersHtml(ctx)) return Promise.resolve(page(ctx, svc));
@@ -253,7 +260,7 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
     }
     return runFrom(ctx, 0);
   };
-  return run;
+  return route.surface === 'admin' ? adminRoute(route, svc, run) : run;
 }
 
 /** Registers a route with @koa/router (admin and other routes; listener reads use dispatch.ts). */

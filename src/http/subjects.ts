@@ -4,6 +4,9 @@ import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { ReadCache } from '../lib/readCache.ts';
 import type { RateLimits } from './ratelimit.ts';
+import type { Trx } from '../lib/db.ts';
+import type { OperatorScope } from '../lib/operatorScopes.ts';
+import type { AuditEntry } from './audit.ts';
 
 // What the framework knows of the station, credential, scope and module a route is gated by, and of
 // the services its handlers get — without importing a domain or the composition. The domains fill the registry in by declaration merging (as Koa's DefaultState
@@ -35,6 +38,16 @@ export interface GatedCredential {
   revokedAt: Date | null;
 }
 
+/** What the admin gate reads of an operator key. */
+export interface GatedOperatorKey {
+  id: string;
+  label: string;
+  stations: readonly string[] | '*';
+  scopes: readonly OperatorScope[];
+  expiresAt: Date;
+  revokedAt: Date | null;
+}
+
 /**
  * What the framework itself uses of the services: the gates' lookups (answering synchronously from
  * memory when they can: `undefined` means not cached), the rate limits, the read cache, the settings.
@@ -54,6 +67,13 @@ export interface FrameworkServices {
     byHash(hash: string): Promise<RouteCredential | null>;
     touch(credential: RouteCredential, now: Date): void;
   };
+  /** Operator keys by hash (admin routes only). */
+  operatorKeys: {
+    byHash(hash: string): Promise<RouteOperatorKey | null>;
+    touch(key: RouteOperatorKey, now: Date): void;
+  };
+  /** Stores an audit entry, in `trx` when given (the change's own transaction). */
+  audit: { record(trx: Trx | null, entry: AuditEntry): Promise<void> };
   rateLimits: RateLimits;
   reads: ReadCache;
   /** The BullMQ queues for the dashboard, or null when jobs run in-process. */
@@ -63,6 +83,7 @@ export interface FrameworkServices {
 export type RouteStation = Subject<'station', GatedStation>;
 export type RouteCredential = Subject<'credential', GatedCredential>;
 export type RouteScope = Subject<'scope', string>;
+export type RouteOperatorKey = Subject<'operatorKey', GatedOperatorKey>;
 export type RouteModuleKey = Subject<'moduleKey', string>;
 /** What route handlers get as `svc` (the composition's web services once registered). */
 export type RouteServices = Subject<'services', FrameworkServices>;

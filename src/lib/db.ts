@@ -1,6 +1,9 @@
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import { isEmbeddedDatabase, shareEmbeddedSession } from './embedded/postgres.ts';
+import { commitHooks } from './commitHooks.ts';
+
+export { commitHooks, type CommitHook } from './commitHooks.ts';
 
 export type Db = Knex;
 export type Trx = Knex.Transaction;
@@ -25,27 +28,57 @@ const EMBEDDED_WAIT_MS = 60_000;
 
 export function createDb(databaseUrl: string, pool: { min?: number; max?: number } = {}): Db {
   const waitMs = isEmbeddedDatabase(databaseUrl) ? EMBEDDED_WAIT_MS : CONNECT_TIMEOUT_MS;
-  return knex({
-    client: 'pg',
-    // Pipeline mode: statements queued on one connection are written without waiting for the answer
-    // before (lib/pipeline.ts batches the hot paths' statements). One statement at a time, as knex
-    // sends them, behaves exactly as without it. Keep-alive notices a peer gone silent.
-    connection: {
-      connectionString: databaseUrl,
-      pipeline: true,
-      connectionTimeoutMillis: waitMs,
-      keepAlive: true,
-    } as Knex.PgConnectionConfig,
-    acquireConnectionTimeout: waitMs,
-    pool: {
-      min: pool.min ?? 0,
-      max: pool.max ?? 10,
-      afterCreate: (conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) => {
-        shareEmbeddedSession(conn);
-        done(null, conn);
+  return withCommitHooks(
+    knex({
+      client: 'pg',
+      // Pipeline mode: statements queued on one connection are written without waiting for the answer
+      // before (lib/pipeline.ts batches the hot paths' statements). One statement at a time, as knex
+      // sends them, behaves exactly as without it. Keep-alive notices a peer gone silent.
+      connection: {
+        connectionString: databaseUrl,
+        pipeline: true,
+        connectionTimeoutMillis: waitMs,
+        keepAlive: true,
+      } as Knex.PgConnectionConfig,
+      acquireConnectionTimeout: waitMs,
+      pool: {
+        min: pool.min ?? 0,
+        max: pool.max ?? 10,
+        afterCreate: (conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) => {
+          shareEmbeddedSession(conn);
+          done(null, conn);
+        },
       },
-    },
-  });
+    }),
+  );
+}
+
+/** Wraps `db.transaction(fn)` so the running request's hook, if any, joins the first transaction it opens. */
+function withCommitHooks(db: Db): Db {
+  const transaction = db.transaction.bind(db) as (handler?: unknown, config?: unknown) => unknown;
+  const hooked = (handler?: unknown, config?: unknown): unknown => {
+    const hook = commitHooks.getStore();
+    if (typeof handler !== 'function' || !hook?.wanted) return transaction(handler, config);
+    hook.wanted = false;
+    const work = handler as (trx: Trx) => Promise<unknown>;
+    const done = transaction(async (trx: Trx) => {
+      const result = await work(trx);
+      await hook.beforeCommit(trx, result);
+      return result;
+    }, config) as Promise<unknown>;
+    return done.then(
+      (result) => {
+        hook.committed();
+        return result;
+      },
+      (err: unknown) => {
+        hook.wanted = true; // rolled back: the request records its entry (with its error status) itself
+        throw err;
+      },
+    );
+  };
+  Object.defineProperty(db, 'transaction', { value: hooked, configurable: true });
+  return db;
 }
 
 /** A transaction with an after-commit queue: feed rows and jobs go out only once the write is durable. */

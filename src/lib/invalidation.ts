@@ -4,11 +4,12 @@ import { keys } from './keys.ts';
 import type { Logger } from './logger.ts';
 
 /** `reads`: a listener read's data changed (id `<stationId>:<area>`, lib/readCache.ts). */
-export type InvalidationTopic = 'station' | 'credential' | 'reads' | 'webhooks';
+/** `operator-key`: an operator key was rotated or deleted (id: its old key hash). */
+export type InvalidationTopic = 'station' | 'credential' | 'reads' | 'webhooks' | 'operator-key';
 type Handler = (id: string) => void;
 
 /** Topics whose change must hold in every process on the next read (a revoked credential, a station offline). */
-const CONFIRMED: ReadonlySet<InvalidationTopic> = new Set(['station', 'credential']);
+const CONFIRMED: ReadonlySet<InvalidationTopic> = new Set(['station', 'credential', 'operator-key']);
 /** How long a writer waits for the other processes' acknowledgements before it answers anyway. */
 const CONFIRM_TIMEOUT_MS = 1000;
 

@@ -69,11 +69,28 @@ redis.call('SET', KEYS[1], string.format('%.3f', start + interval), 'PX', math.c
 return {1, tostring(math.max(0, capacity - ahead)), tostring(ahead)}
 `;
 
+// Whether a take would be refused now, without taking: the ms until a token is back, or 0.
+const EMPTY_FOR_SCRIPT = `
+local stored = redis.call('GET', KEYS[1])
+if not stored then return '0' end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local interval = 60000 / tonumber(ARGV[1])
+local tat = tonumber(stored)
+local start = now
+if tat > now then start = tat end
+local ahead = start + interval - now
+if ahead > interval * tonumber(ARGV[2]) + ${SLACK_MS} then return tostring(ahead - interval * tonumber(ARGV[2])) end
+return '0'
+`;
+
+type EmptyForCommand = (key: string, perMinute: number, burst: number) => Promise<string>;
+
 type TakeCommand = (key: string, perMinute: number, burst: number) => Promise<[number, string, string]>;
 
 /** Buckets in Redis; in this process' memory while Redis cannot answer (a Redis outage never fails a request). */
 export class TokenBuckets {
-  private readonly redis: Redis & { wavelineTakeToken?: TakeCommand };
+  private readonly redis: Redis & { wavelineTakeToken?: TakeCommand; wavelineBucketEmptyFor?: EmptyForCommand };
   private readonly prefix: string;
   private readonly fallback = new Map<string, number>();
   /** Without Redis (the embedded default) the buckets live in this process, the only one. */
@@ -83,6 +100,21 @@ export class TokenBuckets {
     this.prefix = prefix;
     this.inProcess = isMemoryRedis(redis);
     if (!this.redis.wavelineTakeToken) redis.defineCommand('wavelineTakeToken', { numberOfKeys: 1, lua: TAKE_SCRIPT });
+    if (!this.redis.wavelineBucketEmptyFor) redis.defineCommand('wavelineBucketEmptyFor', { numberOfKeys: 1, lua: EMPTY_FOR_SCRIPT });
+  }
+
+  /** Ms until the bucket has a token again when it is empty now, else 0; takes nothing. */
+  async emptyFor(key: string, perMinute: number, burst = perMinute): Promise<number> {
+    const inMemory = (): number => {
+      const tat = this.fallback.get(key);
+      return tat === undefined ? 0 : gcra(tat, Date.now(), perMinute, burst).take.retryAfterMs;
+    };
+    if (this.inProcess) return inMemory();
+    try {
+      return Number(await (this.redis.wavelineBucketEmptyFor as EmptyForCommand)(`${this.prefix}:${key}`, perMinute, burst));
+    } catch {
+      return inMemory();
+    }
   }
 
   /** Takes a token; `burst` is how many the bucket holds (default: a minute's worth). */

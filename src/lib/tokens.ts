@@ -24,11 +24,26 @@ export function checksum(random: string): string {
   return toBase62(crc32(random), 6);
 }
 
-export function generateToken(): string {
+function randomBase62(length: number): string {
   let random = '';
-  for (let i = 0; i < 40; i++) random += ALPHABET[randomInt(62)];
+  for (let i = 0; i < length; i++) random += ALPHABET[randomInt(62)];
+  return random;
+}
+
+export function generateToken(): string {
+  const random = randomBase62(40);
   return TOKEN_PREFIX + random + checksum(random);
 }
+
+// Operator keys (decisions.md, "Operator keys and the audit trail"): `wvo_` + 40 base62 characters,
+// literally — no checksum suffix; hashed and compared like listener tokens.
+export const OPERATOR_KEY_PREFIX = 'wvo_';
+const OPERATOR_KEY_PATTERN = /^wvo_[0-9A-Za-z]{40}$/;
+
+export const generateOperatorKey = (): string => OPERATOR_KEY_PREFIX + randomBase62(40);
+
+/** True when the value has the operator-key shape (what is worth a look-up at all). */
+export const isOperatorKeyShaped = (value: string): boolean => OPERATOR_KEY_PATTERN.test(value);
 
 /** True when the token has the product shape and its checksum holds. No database involved. */
 export function isWellFormedToken(token: string): boolean {

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { OPERATOR_SCOPES } from '../../src/lib/operatorScopes.ts';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { sharedServer } from '../support/server.ts';
 import { request } from '../support/http.ts';
@@ -46,7 +47,8 @@ describe('/openapi.json', () => {
       expect(response, `${route.method.toUpperCase()} ${route.path}`).to.be.an('object');
       expect(response.content['application/json'].schema.$ref).to.match(/^#\/components\/schemas\/(Error|LegacyError)$/);
     }
-    const scopes = ['listener:read', 'push:register', 'ingest:write'];
+    // Station credentials' scopes and operator keys' (decisions.md, "Operator keys and the audit trail").
+    const scopes: string[] = ['listener:read', 'push:register', 'ingest:write', ...OPERATOR_SCOPES];
     const named = JSON.stringify(doc).match(/\b[a-z]+:(read|write|register)\b/g) ?? [];
     expect([...new Set(named)].filter((scope) => !scopes.includes(scope))).to.deep.equal([]);
   });

@@ -9,6 +9,7 @@ process.env.WAVELINE_SECRET = 'test-secret-0123456789abcdef';
 process.env.WEBHOOKS_ALLOW_INSECURE = '1';
 process.env.LOG_LEVEL = process.env.TEST_LOG_LEVEL ?? 'silent';
 process.env.WORKER_PORT ??= '0'; // an ephemeral port: test workers never collide on 3002
-for (const name of ['LISTENER', 'GRAPHQL', 'PUSH', 'INGEST', 'ANONYMOUS']) process.env[`RATE_LIMIT_${name}_PER_MINUTE`] ??= '0';
+for (const name of ['LISTENER', 'GRAPHQL', 'PUSH', 'INGEST', 'ANONYMOUS', 'ADMIN_FAILURES'])
+  process.env[`RATE_LIMIT_${name}_PER_MINUTE`] ??= '0';
 
 export const ADMIN_TOKEN = process.env.WAVELINE_ADMIN_TOKEN;

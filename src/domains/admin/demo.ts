@@ -48,7 +48,12 @@ export function demoCredentialsBlock(result: ImportResult, publicBaseUrl: string
     `  curl -H "Authorization: Bearer ${token('ingest:write')}" -H "Content-Type: application/json" \\`,
     `       -d '{"artist":"Lumen Fields","title":"Northern Lights"}' "${publicBaseUrl}/api/v1/integrations/playback?stationSlug=${slug}"`,
     `  curl ${publicBaseUrl}/radiodns/spi/3.1/SI.xml   (RadioDNS Service Information: no credential, docs/radiodns.md)`,
-    'Lost them? Create new ones: waveline admin POST /stations/' + id + '/credentials \'{"scopes":["listener:read"]}\'',
+    'Admin calls with a key of only the scopes they need (docs/operations.md, "Operator keys"), e.g. an editor:',
+    `  waveline keys create --label "Demo editor" --stations ${id} --scopes content:write,schedule:write`,
+    `  waveline admin --key wvo_… PUT /stations/${id}/presenters/<uuid> '{"title":"Ada"}'`,
+    `Lost the credentials? A key with credentials:write makes new ones:`,
+    `  waveline keys create --label "Demo credentials" --stations ${id} --scopes credentials:write`,
+    `  waveline admin --key wvo_… POST /stations/${id}/credentials '{"scopes":["listener:read"]}'`,
     'Skip the demo: WAVELINE_DEMO=0 (docs/demo.md).',
     rule,
   ].join('\n');

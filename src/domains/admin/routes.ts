@@ -11,6 +11,7 @@ export const adminRoutes = [
     method: 'post',
     path: '/admin/v1/import',
     operationId: 'adminImportBundle',
+    access: { scope: 'root', action: 'station.import' },
     summary: 'Create a station with its credentials, content types, media, records and schedule from one bundle',
     description:
       'All or nothing: one transaction. Errors name the bundle path (e.g. `records.3.values.title`). A bundle for a slug or id that exists is 409 (there is no upsert). The created credentials’ secrets are in the response, shown once. Bundle format: docs/demo.md.',

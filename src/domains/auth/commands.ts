@@ -35,17 +35,21 @@ function expiryFrom(now: Date, requested?: string): Date {
 /** Creates a credential and returns the raw secret (shown once; only its hash is stored). */
 export async function createCredential(db: Knex, input: CreateCredentialInput): Promise<{ row: CredentialRow; token: string }> {
   const token = generateToken();
-  const [row] = await db<CredentialRow>('credentials')
-    .insert({
-      id: newId(),
-      station_id: input.stationId,
-      label: input.label ?? null,
-      token_hash: hashToken(token),
-      scopes: [...new Set(input.scopes)],
-      expires_at: expiryFrom(input.now, input.expiresAt),
-      created_at: input.now,
-    })
-    .returning('*');
+  // A transaction of one statement: the admin audit entry joins it (http/audit.ts).
+  const [row] = await db.transaction((trx) =>
+    trx<CredentialRow>('credentials').insert(
+      {
+        id: newId(),
+        station_id: input.stationId,
+        label: input.label ?? null,
+        token_hash: hashToken(token),
+        scopes: [...new Set(input.scopes)],
+        expires_at: expiryFrom(input.now, input.expiresAt),
+        created_at: input.now,
+      },
+      '*',
+    ),
+  );
   return { row: row as CredentialRow, token };
 }
 
@@ -69,10 +73,12 @@ export async function rotateCredential(
 }
 
 export async function revokeCredential(db: Knex, stationId: string, id: string, now: Date): Promise<string> {
-  const [row] = await db<CredentialRow>('credentials')
-    .where({ id, station_id: stationId })
-    .update({ revoked_at: db.raw('coalesce(revoked_at, ?)', [now]) as unknown as Date })
-    .returning('*');
+  const [row] = await db.transaction((trx) =>
+    trx<CredentialRow>('credentials')
+      .where({ id, station_id: stationId })
+      .update({ revoked_at: trx.raw('coalesce(revoked_at, ?)', [now]) as unknown as Date })
+      .returning('*'),
+  );
   if (!row) throw new NotFoundError('Credential not found.');
   return (row as CredentialRow).token_hash;
 }

@@ -79,6 +79,7 @@ export const mediaRoutes = [
     method: 'post',
     path: '/admin/v1/stations/{stationId}/media',
     operationId: 'adminUploadMedia',
+    access: { scope: 'content:write', action: 'content.media-upload' },
     summary: 'Upload a media file: a new asset, or with `assetId` a new version of one',
     description:
       'The body is the file’s raw bytes with their Content-Type, at most 50 MiB (413 past that). The kind follows the mime (image/*, audio/*, video/*, else file). Images must decode as the declared type (400 otherwise); their variants are rendered by a worker after the upload.',

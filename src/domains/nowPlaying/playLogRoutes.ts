@@ -42,6 +42,7 @@ export const playLogRoutes = [
     method: 'get',
     path: '/admin/v1/stations/{stationId}/plays',
     operationId: 'adminPlayLog',
+    access: { scope: 'plays:read' },
     summary: 'The play log for music reporting: every observation with a track in [from, to)',
     description:
       'Ordered by play time (observedAt, else receivedAt). `format=json` (default) answers the schema below; `format=csv` answers `text/csv; charset=utf-8` ' +

@@ -11,6 +11,7 @@ export const previewRoutes = [
     method: 'post',
     path: '/admin/v1/stations/{stationId}/preview-grants',
     operationId: 'adminCreatePreviewGrant',
+    access: { scope: 'content:write', action: 'content.preview-grant' },
     summary: 'Issue a 15-minute editorial preview grant for one record',
     tags: ['admin'],
     surface: 'admin',

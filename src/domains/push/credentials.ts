@@ -140,7 +140,7 @@ export async function saveCredentials(
     secret_enc: secret === null ? null : encryptSecret(serverSecret, secret),
     updated_at: input.now,
   };
-  await db(TABLE).insert(row).onConflict('station_id').merge();
+  await db.transaction((trx) => trx(TABLE).insert(row).onConflict('station_id').merge());
   return presentCredentials({ settings, updated_at: input.now });
 }
 
@@ -149,7 +149,7 @@ export async function findCredentialsRow(db: Db, stationId: string): Promise<Cre
 }
 
 export async function deleteCredentials(db: Db, stationId: string): Promise<void> {
-  await db(TABLE).where({ station_id: stationId }).delete();
+  await db.transaction((trx) => trx(TABLE).where({ station_id: stationId }).delete());
 }
 
 /** The station's credentials for `provider`, decrypted; null when none are stored for that provider. */

@@ -89,6 +89,7 @@ export const pushRoutes = [
     method: 'get',
     path: '/admin/v1/stations/{stationId}/push/devices/count',
     operationId: 'adminCountPushDevices',
+    access: { scope: 'push:send' },
     summary: 'How many devices are registered, by platform and by topic switched on',
     tags: ['admin'],
     surface: 'admin',

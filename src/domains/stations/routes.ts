@@ -32,6 +32,7 @@ export const stationRoutes = [
     method: 'post',
     path: '/admin/v1/stations',
     operationId: 'adminCreateStation',
+    access: { scope: 'root', action: 'station.create' },
     summary: 'Create a station',
     tags: ['admin'],
     surface: 'admin',
@@ -52,6 +53,7 @@ export const stationRoutes = [
     method: 'get',
     path: '/admin/v1/stations/{stationId}',
     operationId: 'adminGetStation',
+    access: { scope: 'stations:write' },
     summary: 'Read a station with its settings',
     tags: ['admin'],
     surface: 'admin',
@@ -66,6 +68,7 @@ export const stationRoutes = [
     method: 'patch',
     path: '/admin/v1/stations/{stationId}',
     operationId: 'adminUpdateStation',
+    access: { scope: 'stations:write', action: 'station.update' },
     summary: 'Change a station’s name, slug, time zone or settings',
     description:
       'Only the fields sent change; profile, modules, entitlements and redistribution merge into what is stored. The same PATCH again writes nothing (`updatedAt` stays).',

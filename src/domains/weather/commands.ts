@@ -80,10 +80,12 @@ export async function storeWeather(db: Db, input: { stationId: string; body: Put
   const snapshots = body.snapshots.map(presentWeatherSnapshot);
   const json = JSON.stringify(snapshots);
   const row = { observed_at: observedAt, received_at: now, snapshots: json, snapshots_json: json };
-  await db('weather_snapshots')
-    .insert({ station_id: stationId, ...row })
-    .onConflict('station_id')
-    .merge(row);
+  await db.transaction((trx) =>
+    trx('weather_snapshots')
+      .insert({ station_id: stationId, ...row })
+      .onConflict('station_id')
+      .merge(row),
+  );
   return { observedAt: observedAt.toISOString(), receivedAt: now.toISOString(), count: snapshots.length };
 }
 
@@ -94,9 +96,11 @@ export async function storeTraffic(db: Db, input: { stationId: string; body: Put
   const snapshot = presentTrafficSnapshot(observedAt, body.snapshot);
   const json = JSON.stringify(snapshot);
   const row = { observed_at: observedAt, received_at: now, snapshot: json, snapshot_json: json };
-  await db('traffic_snapshots')
-    .insert({ station_id: stationId, ...row })
-    .onConflict('station_id')
-    .merge(row);
+  await db.transaction((trx) =>
+    trx('traffic_snapshots')
+      .insert({ station_id: stationId, ...row })
+      .onConflict('station_id')
+      .merge(row),
+  );
   return { observedAt: observedAt.toISOString(), receivedAt: now.toISOString(), count: snapshot.incidents.length };
 }

@@ -24,6 +24,7 @@ function readAndDelete(feed: Feed) {
       method: 'get',
       path,
       operationId: `adminGet${Feed}Source`,
+      access: { scope: 'feeds:write' },
       summary: `The ${feed} provider source and its last poll (API keys are never shown)`,
       responses: { 200: { description: 'The source.', schema: FeedSourceView }, ...adminErrors },
       async handler({ svc, params }) {
@@ -37,6 +38,7 @@ function readAndDelete(feed: Feed) {
       method: 'delete',
       path,
       operationId: `adminDelete${Feed}Source`,
+      access: { scope: 'feeds:write', action: `feeds.${feed}-source-delete` },
       summary: `Stop polling a ${feed} provider (stored data stays until replaced)`,
       responses: { 204: { description: 'Removed (also when there was none).' }, ...adminErrors },
       async handler({ ctx, svc, params }) {
@@ -53,6 +55,7 @@ export const sourceRoutes = [
     method: 'put',
     path: '/admin/v1/stations/{stationId}/weather/source',
     operationId: 'adminPutWeatherSource',
+    access: { scope: 'feeds:write', action: 'feeds.weather-source-save' },
     summary: 'Poll Open-Meteo for the station’s weather (first poll at once, then every intervalSeconds)',
     body: OpenMeteoSourceBody,
     responses: { 200: { description: 'The source.', schema: FeedSourceView }, ...adminErrors },
@@ -66,6 +69,7 @@ export const sourceRoutes = [
     method: 'put',
     path: '/admin/v1/stations/{stationId}/traffic/source',
     operationId: 'adminPutTrafficSource',
+    access: { scope: 'feeds:write', action: 'feeds.traffic-source-save' },
     summary: 'Poll TomTom Traffic Incident Details for the station’s traffic (first poll at once, then every intervalSeconds)',
     body: TomTomSourceBody,
     responses: { 200: { description: 'The source (without the API key).', schema: FeedSourceView }, ...adminErrors },

@@ -56,10 +56,12 @@ export async function saveSource(db: Db, jobs: Jobs, source: FeedSource, now: Da
     last_error: null,
     updated_at: now,
   };
-  await db('feed_sources')
-    .insert({ station_id: source.stationId, feed: source.feed, created_at: now, ...row })
-    .onConflict(['station_id', 'feed'])
-    .merge(row);
+  await db.transaction((trx) =>
+    trx('feed_sources')
+      .insert({ station_id: source.stationId, feed: source.feed, created_at: now, ...row })
+      .onConflict(['station_id', 'feed'])
+      .merge(row),
+  );
   await jobs.schedule(schedulerId(source.stationId, source.feed), source.intervalSeconds * 1000, 'feeds.poll', {
     stationId: source.stationId,
     feed: source.feed,
@@ -68,8 +70,9 @@ export async function saveSource(db: Db, jobs: Jobs, source: FeedSource, now: Da
 }
 
 export async function deleteSource(db: Db, jobs: Jobs, stationId: string, feed: Feed): Promise<void> {
+  // The row first (an admin audit entry joins its transaction, http/audit.ts), then the poll.
+  await db.transaction((trx) => trx('feed_sources').where({ station_id: stationId, feed }).delete());
   await jobs.unschedule(schedulerId(stationId, feed), 'feeds.poll');
-  await db('feed_sources').where({ station_id: stationId, feed }).delete();
 }
 
 export async function findSource(db: Db, stationId: string, feed: Feed): Promise<FeedSource | null> {

@@ -67,14 +67,16 @@ export async function patchWebhook(svc: Services, stationId: string, webhookId: 
     // Switched on again: the failure streak starts over.
     if (body.active) changes.failing_since = null;
   }
-  const [row] = await svc.db<WebhookRow>('webhooks').where({ id: webhookId, station_id: stationId }).update(changes).returning('*');
+  const [row] = await svc.db.transaction((trx) =>
+    trx<WebhookRow>('webhooks').where({ id: webhookId, station_id: stationId }).update(changes).returning('*'),
+  );
   await svc.invalidation.invalidate('webhooks', stationId);
   return row as WebhookRow;
 }
 
 export async function deleteWebhook(svc: Services, stationId: string, webhookId: string): Promise<void> {
   await requireWebhook(svc, stationId, webhookId);
-  await svc.db('webhooks').where({ id: webhookId, station_id: stationId }).delete();
+  await svc.db.transaction((trx) => trx('webhooks').where({ id: webhookId, station_id: stationId }).delete());
   await svc.invalidation.invalidate('webhooks', stationId);
 }
 
@@ -88,14 +90,15 @@ export async function rotateWebhookSecret(
   const secret = generateSigningSecret();
   const now = svc.clock.now();
   const previousSecretExpiresAt = new Date(now.getTime() + ROTATION_OVERLAP_MS);
-  await svc
-    .db('webhooks')
-    .where({ id: hook.id })
-    .update({
-      secret_enc: encryptSecret(svc.config.secret, secret),
-      previous_secret_enc: hook.secret_enc,
-      previous_secret_expires_at: previousSecretExpiresAt,
-      updated_at: now,
-    });
+  await svc.db.transaction((trx) =>
+    trx('webhooks')
+      .where({ id: hook.id })
+      .update({
+        secret_enc: encryptSecret(svc.config.secret, secret),
+        previous_secret_enc: hook.secret_enc,
+        previous_secret_expires_at: previousSecretExpiresAt,
+        updated_at: now,
+      }),
+  );
   return { secret, previousSecretExpiresAt };
 }

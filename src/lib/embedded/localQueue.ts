@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import { withoutCommitHook } from '../commitHooks.ts';
 import { LocalJob, setSchedulerDefaults, store, type LocalJobOptions, type QueueStore, type State } from './queueStore.ts';
 
 // The in-process job queue's producer and worker, shaped as the parts of BullMQ's Queue and Worker that
@@ -93,7 +94,8 @@ export class LocalWorker extends EventEmitter {
     while (!this.closing && this.running.size < this.concurrency) {
       const job = queue.take();
       if (!job) return;
-      const run: Promise<void> = this.process(queue, job).finally(() => {
+      // A job a request enqueued runs outside that request's audit hook (lib/commitHooks.ts).
+      const run: Promise<void> = withoutCommitHook(() => this.process(queue, job)).finally(() => {
         this.running.delete(run);
         this.poke();
       });

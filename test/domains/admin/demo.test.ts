@@ -88,6 +88,12 @@ describe('waveline dev: the demo station in an empty database', function () {
         c.scopes[0],
       ).to.have.length(1);
     expect(block).to.include('http://localhost:3000/api/v1/stations/demo');
+    // How to make a key with only the scopes a task needs (decisions.md, "Operator keys and the audit trail").
+    expect(block).to.include(
+      `waveline keys create --label "Demo editor" --stations ${result.station.id} --scopes content:write,schedule:write`,
+    );
+    expect(block).to.include(`--stations ${result.station.id} --scopes credentials:write`);
+    expect(block).not.to.match(/WAVELINE_ADMIN_TOKEN/);
   });
 
   it('serves the station document with a full profile', async () => {

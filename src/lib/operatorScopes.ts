@@ -1,0 +1,25 @@
+// The operator-key scopes of decisions.md ("Operator keys and the audit trail"), and what an admin route
+// declares beside itself (route.ts `access`): the scope it needs — or `root`, the WAVELINE_ADMIN_TOKEN
+// alone — and, for a write, the audit action its entries carry.
+
+export const OPERATOR_SCOPES = [
+  'stations:write',
+  'credentials:write',
+  'content:write',
+  'schedule:write',
+  'feeds:write',
+  'push:credentials',
+  'push:send',
+  'webhooks:write',
+  'plays:read',
+  'audit:read',
+] as const;
+export type OperatorScope = (typeof OPERATOR_SCOPES)[number];
+
+/** What an admin route needs and what its audit entries say (a write must name its `action`). */
+export interface AdminAccess {
+  /** The operator-key scope a call needs (a GET: that area's scope), or `root`: the root key alone. */
+  scope: OperatorScope | 'root';
+  /** Writes: the audit action, `<area>.<verb>` (e.g. `content.publish`, `push.send`). */
+  action?: string;
+}

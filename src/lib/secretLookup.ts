@@ -1,0 +1,62 @@
+import { TtlCache } from './cache.ts';
+import type { Db } from './db.ts';
+import type { Invalidation, InvalidationTopic } from './invalidation.ts';
+import type { Logger } from './logger.ts';
+
+const LAST_USED_EVERY_MS = 60_000;
+
+/** Where a kind of secret is stored: its table, the column of its SHA-256 hash, and its cache topic. */
+export interface SecretTable<Row, T> {
+  table: string;
+  hashColumn: string;
+  /** Rotate and revoke publish the old hash on this topic; every process drops it. */
+  topic: InvalidationTopic;
+  fromRow(row: Row): T;
+  /** For the log line when `last_used_at` cannot be written. */
+  what: string;
+}
+
+/**
+ * Secrets (station credentials, operator keys) looked up by the hash of the presented value, kept in
+ * memory for a short TTL so requests do not hit Postgres each time; a confirmed invalidation drops an
+ * entry in every process at once. `last_used_at` is written at most once a minute per secret and process.
+ */
+export class SecretLookup<Row extends object, T extends { id: string }> {
+  private readonly entries = new TtlCache<string, T | null>(30_000);
+  private readonly lastUsedWritten = new TtlCache<string, true>(LAST_USED_EVERY_MS);
+  private readonly db: Db;
+  private readonly logger: Logger;
+  private readonly kind: SecretTable<Row, T>;
+  constructor(db: Db, invalidation: Invalidation, logger: Logger, kind: SecretTable<Row, T>) {
+    this.db = db;
+    this.logger = logger;
+    this.kind = kind;
+    invalidation.on(kind.topic, (hash) => this.entries.delete(hash));
+  }
+
+  /** The cached entry without waiting: a secret, null (known unknown), or undefined (not cached). */
+  peek(hash: string): T | null | undefined {
+    return this.entries.get(hash);
+  }
+
+  async byHash(hash: string): Promise<T | null> {
+    const hit = this.entries.get(hash);
+    if (hit !== undefined) return hit;
+    const row = (await this.db(this.kind.table)
+      .where({ [this.kind.hashColumn]: hash })
+      .first()) as Row | undefined;
+    const found = row ? this.kind.fromRow(row) : null;
+    this.entries.set(hash, found);
+    return found;
+  }
+
+  /** Records use at most once a minute per secret per process, off the request path. */
+  touch(secret: T, now: Date): void {
+    if (this.lastUsedWritten.get(secret.id)) return;
+    this.lastUsedWritten.set(secret.id, true);
+    this.db(this.kind.table)
+      .where({ id: secret.id })
+      .update({ last_used_at: now })
+      .catch((err: unknown) => this.logger.warn({ err }, `could not record ${this.kind.what} use`));
+  }
+}
