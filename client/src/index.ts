@@ -4,6 +4,7 @@ import createClient, { type Client, type ClientOptions, type Middleware } from '
 import type { components, operations, paths } from './schema.d.ts';
 
 export type { components, operations, paths, Middleware };
+export * from './realtime.ts';
 
 /** Every named schema of the document: `Schemas['Station']`, `Schemas['NowPlaying']`, … */
 export type Schemas = components['schemas'];

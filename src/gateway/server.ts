@@ -219,9 +219,9 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       if (conn.closed) return;
       const lastEventId = conn.lastEventId;
       conn.lastEventId = null;
-      begin(sink, feeds, lastEventId);
+      begin(sink, feeds, lastEventId, conn.resume);
     };
-    if (ready(feeds, conn.lastEventId)) return corked ? run() : cork(run);
+    if (ready(feeds, conn.lastEventId, conn.resume)) return corked ? run() : cork(run);
     prepare(feeds, conn.lastEventId)
       .catch((err: unknown) => logger.warn({ err }, 'resume read failed; the channels are reset'))
       .then(() => (conn.closed ? undefined : cork(run)));
@@ -259,7 +259,9 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       }
       const ip = requestIp(res, req, config.trustedProxyHops);
       const { query, lastEventId } = splitCursor(req.getQuery() ?? '');
-      const conn: Connection = { ip, query, stationIds: [], admitted: false, closed: false, slow: false, lastEventId, set: null };
+      // Only a client that passed `lastEventId` (even empty) asked for resume and meets `reset` and `synced`.
+      const resume = lastEventId !== null;
+      const conn: Connection = { ip, query, stationIds: [], admitted: false, closed: false, slow: false, lastEventId, resume, set: null };
       res.upgrade<SocketData>(
         { conn },
         req.getHeader('sec-websocket-key'),
