@@ -208,10 +208,11 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   }
 
   /**
-   * Each channel's state or replay, `synced`, then live events (session.ts): in one turn, so no change
-   * falls in between. `corked`: called inside a uWS callback, whose writes uWS corks already (the 101
-   * and every message then leave in one write); otherwise, and for a resume that needs a shared read
-   * first (a catch-up, older content bodies) and is answered once it is in, `cork` runs it corked.
+   * Each channel's state or replay, `synced` (when the client asked for resume), then live events
+   * (session.ts): in one turn, so no change falls in between. `corked`: called inside a uWS callback,
+   * whose writes uWS corks already (the 101 and every message then leave in one write); otherwise, and
+   * for a resume that needs a shared read first (a catch-up, older content bodies) and is answered once
+   * it is in, `cork` runs it corked.
    */
   function start(conn: Connection, sink: Sink, cork: (run: () => void) => void, corked: boolean): void {
     const feeds = conn.stationIds.map((stationId) => bridge.feed(stationId)).filter((feed): feed is StationFeed => !!feed);
