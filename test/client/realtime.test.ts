@@ -4,7 +4,7 @@ import { sharedServer } from '../support/server.ts';
 import { createStation } from '../support/factories.ts';
 import { closeTestGateways, FeedClient, realtimePath, startTestGateway, withCursor, writeRow } from '../support/feed.ts';
 
-// The typed client's realtime part (client/src/realtime.ts): its URLs are the gateway's, and the message
+// The typed client's realtime part (client/src/index.ts): its URLs are the gateway's, and the message
 // union of a plain connection is what such a connection receives.
 
 describe('typed client (client/): realtime feed URLs and messages', () => {
