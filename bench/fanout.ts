@@ -81,7 +81,7 @@ const trackData = (i: number) => ({
 await inTransaction(svc.db, (tx) =>
   upsertFeedRow(tx, svc.bus, { stationId: station.id, kind: 'now-playing', entry: 'current', data: trackData(-1) }),
 );
-/** Messages a new gateway connection receives before live events: the two rows, then `synced`. */
+/** Messages a new gateway connection receives before live events: the two rows, then `synced` (WebSocket: with `lastEventId=`). */
 const SNAPSHOT_MESSAGES = 3;
 
 interface Stats {
@@ -198,7 +198,7 @@ async function run(app: App, n: number, follow?: { paced: number[]; burst: numbe
   const query = `?channels[]=${encodeURIComponent(channel)}`;
   const url =
     app === 'gateway'
-      ? `ws://127.0.0.1:${port}/v1/realtime${query}`
+      ? `ws://127.0.0.1:${port}/v1/realtime${query}&lastEventId=` // asks for `synced` after the state
       : app === 'gateway-sse'
         ? `http://127.0.0.1:${port}/v1/realtime/sse${query}`
         : `ws://127.0.0.1:${port}/bare`;

@@ -6,7 +6,7 @@ import { processStats, serve } from './proc.ts';
 // receives on a Redis channel to every socket, with no parsing, state or checks.
 const [channel, maxBackpressure, greet = ''] = process.argv.slice(2);
 /** bench:reconnect's floor: every new socket gets one small message (its `synced`), nothing else. */
-const GREETING = '{"type":"synced","data":{"cursor":"c1","channels":{}}}';
+const GREETING = '{"type":"synced","data":{"cursor":"c1","states":{}}}';
 /**
  * bench:reconnect's floor with a resume's bytes (`resume:<bytes>`): an upgrade handler that hands the
  * request's query to the socket, as any app with a URL-addressed feed needs, and two messages of that

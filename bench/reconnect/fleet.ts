@@ -6,7 +6,8 @@ import { serve } from '../fanout/proc.ts';
 // The reconnecting fleet: N clients of one gateway (WebSocket, or SSE for an http: URL). Each keeps the
 // last cursor it received and counts its messages; `drop` cuts every connection at once (RST, as a lost
 // network does), `open` connects them all again — with their cursors or without — and answers when every
-// one has received `synced`.
+// one has received `synced` (WebSocket clients always pass `lastEventId`, empty without a cursor, so
+// they get it).
 
 const CURSOR = /"cursor":"([A-Za-z0-9._~-]+)"/;
 const SYNCED = Buffer.from('"type":"synced"');
@@ -26,7 +27,9 @@ let listeners: Listener[] = [];
 function openOne(url: string, listener: Listener, useCursor: boolean): Promise<boolean> {
   return new Promise((resolve) => {
     let opened = false;
-    const target = useCursor && listener.cursor ? `${url}&lastEventId=${encodeURIComponent(listener.cursor)}` : url;
+    // A WebSocket gets `synced` only when it asks for resume: `lastEventId=` (empty) when it has no cursor.
+    const cursor = useCursor && listener.cursor ? listener.cursor : null;
+    const target = cursor !== null || !url.startsWith('http') ? `${url}&lastEventId=${encodeURIComponent(cursor ?? '')}` : url;
     listener.synced = false;
     listener.messages = 0;
     listener.bytes = 0;

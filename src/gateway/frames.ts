@@ -52,9 +52,12 @@ export function resetFrame(channel: string): string {
   return JSON.stringify({ type: 'reset', data: { channel } });
 }
 
-/** `{type: "synced", data: {cursor, channels}}`: the state or replay of every channel was sent; live events follow. */
-export function syncedFrame(cursor: string, channels: Record<string, SyncMode>): string {
-  return JSON.stringify({ type: 'synced', data: { cursor, channels } });
+/**
+ * `{type: "synced", data: {cursor, states}}`: the state or replay of every channel was sent; live events
+ * follow. The map is `states`, never `channels`: in every `event` message `data.channels` is an array.
+ */
+export function syncedFrame(cursor: string, states: Record<string, SyncMode>): string {
+  return JSON.stringify({ type: 'synced', data: { cursor, states } });
 }
 
 /** Codes of the feed's error message, in the contract's error vocabulary. */

@@ -208,10 +208,11 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   }
 
   /**
-   * Each channel's state or replay, `synced`, then live events (session.ts): in one turn, so no change
-   * falls in between. `corked`: called inside a uWS callback, whose writes uWS corks already (the 101
-   * and every message then leave in one write); otherwise, and for a resume that needs a shared read
-   * first (a catch-up, older content bodies) and is answered once it is in, `cork` runs it corked.
+   * Each channel's state or replay, `synced` (when the client asked for resume), then live events
+   * (session.ts): in one turn, so no change falls in between. `corked`: called inside a uWS callback,
+   * whose writes uWS corks already (the 101 and every message then leave in one write); otherwise, and
+   * for a resume that needs a shared read first (a catch-up, older content bodies) and is answered once
+   * it is in, `cork` runs it corked.
    */
   function start(conn: Connection, sink: Sink, cork: (run: () => void) => void, corked: boolean): void {
     const feeds = conn.stationIds.map((stationId) => bridge.feed(stationId)).filter((feed): feed is StationFeed => !!feed);
@@ -219,9 +220,9 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       if (conn.closed) return;
       const lastEventId = conn.lastEventId;
       conn.lastEventId = null;
-      begin(sink, feeds, lastEventId);
+      begin(sink, feeds, lastEventId, conn.resume);
     };
-    if (ready(feeds, conn.lastEventId)) return corked ? run() : cork(run);
+    if (ready(feeds, conn.lastEventId, conn.resume)) return corked ? run() : cork(run);
     prepare(feeds, conn.lastEventId)
       .catch((err: unknown) => logger.warn({ err }, 'resume read failed; the channels are reset'))
       .then(() => (conn.closed ? undefined : cork(run)));
@@ -259,7 +260,9 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       }
       const ip = requestIp(res, req, config.trustedProxyHops);
       const { query, lastEventId } = splitCursor(req.getQuery() ?? '');
-      const conn: Connection = { ip, query, stationIds: [], admitted: false, closed: false, slow: false, lastEventId, set: null };
+      // Only a client that passed `lastEventId` (even empty) asked for resume and meets `reset` and `synced`.
+      const resume = lastEventId !== null;
+      const conn: Connection = { ip, query, stationIds: [], admitted: false, closed: false, slow: false, lastEventId, resume, set: null };
       res.upgrade<SocketData>(
         { conn },
         req.getHeader('sec-websocket-key'),

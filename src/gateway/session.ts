@@ -23,6 +23,12 @@ export interface Connection {
   slow: boolean;
   /** The resume cursor the client passed, until its state is sent. */
   lastEventId: string | null;
+  /**
+   * Whether the client asked for resume and so meets `reset` and `synced`: every SSE stream, and a
+   * WebSocket only with a `lastEventId` parameter (even empty). A WebSocket client written to the API
+   * document alone receives `event` and `error` messages only.
+   */
+  resume: boolean;
   /** The connection's set of channels in the fan-out, once admitted. */
   set: ChannelSet | null;
 }
@@ -38,12 +44,12 @@ export interface Sink {
 /** The last `synced` frames built: every client of a burst at the same position gets the same bytes. */
 const syncedFrames = new Map<string, Buffer>();
 
-function syncedOf(cursor: string, channels: Record<string, SyncMode>): Buffer {
-  const key = `${cursor} ${Object.values(channels).join(',')} ${Object.keys(channels).join(',')}`;
+function syncedOf(cursor: string, states: Record<string, SyncMode>): Buffer {
+  const key = `${cursor} ${Object.values(states).join(',')} ${Object.keys(states).join(',')}`;
   let frame = syncedFrames.get(key);
   if (!frame) {
     if (syncedFrames.size >= 64) syncedFrames.clear();
-    frame = Buffer.from(syncedFrame(cursor, channels));
+    frame = Buffer.from(syncedFrame(cursor, states));
     syncedFrames.set(key, frame);
   }
   return frame;
@@ -87,8 +93,8 @@ export async function prepare(feeds: readonly StationFeed[], lastEventId: string
 }
 
 /** Whether `begin` can answer at once (the common case: no cursor, or a recent one). */
-export function ready(feeds: readonly StationFeed[], lastEventId: string | null, now = Date.now()): boolean {
-  if (reusable(feeds, lastEventId, now)) return true;
+export function ready(feeds: readonly StationFeed[], lastEventId: string | null, resume: boolean, now = Date.now()): boolean {
+  if (reusable(feeds, lastEventId, resume, now)) return true;
   const claims = claimsOf(feeds, lastEventId);
   return feeds.every((feed, i) => {
     const claim = claims[i];
@@ -119,16 +125,18 @@ interface Opening {
 const openings = new WeakMap<StationFeed, Map<string, Opening>>();
 const OPENINGS_PER_FEED = 64;
 
-const openingKey = (feeds: readonly StationFeed[], lastEventId: string | null): string => {
-  let key = lastEventId ?? '';
+// `+` / `-` first: a start with `synced` (resume asked, even with an empty cursor) and one without are
+// different bytes for the same cursor.
+const openingKey = (feeds: readonly StationFeed[], lastEventId: string | null, resume: boolean): string => {
+  let key = (resume ? '+' : '-') + (lastEventId ?? '');
   for (const feed of feeds) key += ` ${feed.key}`;
   return key;
 };
 
 /** The opening last sent for this cursor and these very feeds, when none of them has changed since. */
-function reusable(feeds: readonly StationFeed[], lastEventId: string | null, now: number): Opening | undefined {
+function reusable(feeds: readonly StationFeed[], lastEventId: string | null, resume: boolean, now: number): Opening | undefined {
   if (feeds.length === 0) return undefined;
-  const opening = openings.get(feeds[0])?.get(openingKey(feeds, lastEventId));
+  const opening = openings.get(feeds[0])?.get(openingKey(feeds, lastEventId, resume));
   if (!opening || opening.feeds.length !== feeds.length) return undefined;
   for (const [i, feed] of feeds.entries())
     if (opening.feeds[i] !== feed || opening.generations[i] !== feed.generation(now)) return undefined;
@@ -138,17 +146,19 @@ function reusable(feeds: readonly StationFeed[], lastEventId: string | null, now
 /**
  * Sends each channel's state or replay, then `synced`, and subscribes the sink, in one turn. Messages
  * before `synced` carry the cursor the connection started from (resumed channels at their old position,
- * the others not named): a client cut off halfway resumes from there and misses nothing.
+ * the others not named): a client cut off halfway resumes from there and misses nothing. Without
+ * `resume` (a WebSocket without `lastEventId`) every channel is fresh and neither `reset` nor `synced`
+ * is sent: only `event` messages, as the API document says.
  */
-export function begin(sink: Sink, feeds: readonly StationFeed[], lastEventId: string | null, now = Date.now()): boolean {
-  const opening = reusable(feeds, lastEventId, now) ?? open(feeds, lastEventId, now);
+export function begin(sink: Sink, feeds: readonly StationFeed[], lastEventId: string | null, resume: boolean, now = Date.now()): boolean {
+  const opening = reusable(feeds, lastEventId, resume, now) ?? open(feeds, lastEventId, resume, now);
   for (const message of opening.messages) if (!sink.send(message.frame, message.cursor)) return false;
   sink.subscribe();
   return true;
 }
 
 /** The messages of a connection's start; kept for the next clients when it needed no read. */
-function open(feeds: readonly StationFeed[], lastEventId: string | null, now: number): Opening {
+function open(feeds: readonly StationFeed[], lastEventId: string | null, resume: boolean, now: number): Opening {
   const generations = feeds.map((feed) => feed.generation(now));
   const claims = claimsOf(feeds, lastEventId);
   let answeredFromMemory = true;
@@ -174,20 +184,22 @@ function open(feeds: readonly StationFeed[], lastEventId: string | null, now: nu
     let frames: Buffer[] | null = null;
     if (modes[i] === 'resumed' && claim.kind === 'position') frames = feed.replayFrames(claim.position.seq, start, now);
     if (frames === null) {
-      if (modes[i] === 'reset') messages.push({ frame: Buffer.from(resetFrame(feed.topic)), cursor: null });
+      if (modes[i] === 'reset' && resume) messages.push({ frame: Buffer.from(resetFrame(feed.topic)), cursor: null });
       frames = feed.stateFrames(start, now);
     }
     for (const frame of frames) messages.push({ frame, cursor: start });
     synced[stationChannel(feed.stationId)] = modes[i];
   }
-  const cursor = cursorOf(feeds.map((feed) => feed.segment()));
-  messages.push({ frame: syncedOf(cursor, synced), cursor });
+  if (resume) {
+    const cursor = cursorOf(feeds.map((feed) => feed.segment()));
+    messages.push({ frame: syncedOf(cursor, synced), cursor });
+  }
   const opening: Opening = { feeds, generations, messages };
   if (answeredFromMemory && feeds.length > 0) {
     let kept = openings.get(feeds[0]);
     if (!kept) openings.set(feeds[0], (kept = new Map()));
     if (kept.size >= OPENINGS_PER_FEED) kept.clear();
-    kept.set(openingKey(feeds, lastEventId), opening);
+    kept.set(openingKey(feeds, lastEventId, resume), opening);
   }
   return opening;
 }

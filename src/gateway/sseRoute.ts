@@ -91,6 +91,7 @@ export class SseClients {
       closed: false,
       slow: false,
       lastEventId,
+      resume: true, // SSE is new: every stream gets `reset` and `synced`
       set: null,
     };
     const stream = new SseStream(

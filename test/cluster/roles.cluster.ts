@@ -8,7 +8,7 @@ import { createDb, type Db } from '../../src/lib/db.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createQueue } from '../../src/lib/queue.ts';
 import { createStation, eventually, listenerFixture } from '../support/factories.ts';
-import { FeedClient, realtimePath, SseFeedClient, ssePath } from '../support/feed.ts';
+import { FeedClient, realtimePath, SseFeedClient, ssePath, withCursor } from '../support/feed.ts';
 import { published, putType } from '../domains/content/helpers.ts';
 import { admin, request } from '../support/http.ts';
 import { ingest, ingestFixture } from '../support/ingest.ts';
@@ -221,7 +221,8 @@ describe('a cluster: every role twice on one Postgres and one Redis', function (
     const kept = await published(webA.url, station.id, 'news', { title: 'Kept' });
     const gone = await published(webA.url, station.id, 'news', { title: 'Unpublished during the gap' });
     expect((await ingest(webA.url, station, ingestToken, { artist: 'Before', title: 'The Gap' })).status).to.equal(200);
-    const onA = await FeedClient.connect(gatewayC.url.replace('http', 'ws'), realtimePath(station.id));
+    // Both WebSockets ask for resume (`lastEventId`, empty for the full state), so they get `synced`.
+    const onA = await FeedClient.connect(gatewayC.url.replace('http', 'ws'), withCursor(realtimePath(station.id)));
     const sseOnA = await SseFeedClient.open(gatewayC.url + ssePath(station.id));
     await onA.waitSynced();
     await sseOnA.waitSynced();
@@ -240,16 +241,13 @@ describe('a cluster: every role twice on one Postgres and one Redis', function (
     expect((await ingest(webB.url, station, ingestToken, { artist: 'During', title: 'The Gap' })).status).to.equal(200);
     const expected = [...during.map((id) => `content:${id}`), `content:${gone}`, 'now-playing:current'].sort();
 
-    const onB = await FeedClient.connect(
-      gatewayB.url.replace('http', 'ws'),
-      `${realtimePath(station.id)}&lastEventId=${encodeURIComponent(cursor)}`,
-    );
+    const onB = await FeedClient.connect(gatewayB.url.replace('http', 'ws'), withCursor(realtimePath(station.id), cursor));
     const sseOnB = await SseFeedClient.open(gatewayB.url + ssePath(station.id), { 'Last-Event-ID': lastEventId });
-    const fresh = await FeedClient.connect(gatewayB.url.replace('http', 'ws'), realtimePath(station.id));
+    const fresh = await FeedClient.connect(gatewayB.url.replace('http', 'ws'), withCursor(realtimePath(station.id)));
     try {
       const channel = `stations.${station.id}.feed`;
-      expect((await onB.waitSynced()).data.channels).to.deep.equal({ [channel]: 'resumed' });
-      expect((await sseOnB.waitSynced()).data.data.channels).to.deep.equal({ [channel]: 'resumed' });
+      expect((await onB.waitSynced()).data.states).to.deep.equal({ [channel]: 'resumed' });
+      expect((await sseOnB.waitSynced()).data.data.states).to.deep.equal({ [channel]: 'resumed' });
       await fresh.waitSynced();
       const replayed = onB.events().map((f) => f.data.payload.$id);
       expect([...replayed].sort()).to.deep.equal(expected); // one event per row changed in the gap, nothing else

@@ -357,7 +357,7 @@ describe('now-playing widget in a real browser (/demo)', function () {
     expect(await synced()).to.equal(4);
     const after = await other.evaluate((from: number) => window.feedLog.slice(from), before);
     const resumedSyncs = after.filter((m: { type: string }) => m.type === 'synced');
-    for (const message of resumedSyncs) expect(message.data.channels).to.deep.equal({ 'stations.st_demo.feed': 'resumed' });
+    for (const message of resumedSyncs) expect(message.data.states).to.deep.equal({ 'stations.st_demo.feed': 'resumed' });
     // Only the rows the ingest changed, not the whole state again.
     const replayed = after.filter((m: { type: string }) => m.type === 'event');
     expect(replayed.length).to.be.greaterThan(0);

@@ -12,13 +12,13 @@ import {
   realtimePath,
   removeRow,
   startTestGateway,
+  withCursor,
   writeRow,
 } from '../support/feed.ts';
 
 type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
 
 const CURSOR = /^[A-Za-z0-9._~-]{1,400}$/;
-const withCursor = (path: string, cursor: string) => `${path}&lastEventId=${encodeURIComponent(cursor)}`;
 const actionOf = (frame: any): string => frame.data.events[0].split('.').pop();
 const dataOf = (frame: any): unknown => JSON.parse(frame.data.payload.data_json).data;
 
@@ -31,23 +31,24 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
   });
   after(closeTestGateways);
 
-  /** A station with an on-air row and three content records, and a client that has its state. */
+  /** A station with an on-air row and three content records, and a client (resume asked: `lastEventId=`) that has its state. */
   async function stationWithClient() {
     const station = await createStation(server.url);
     await writeRow(server.svc, station.id, 'on-air', 'current', null);
     const records = [randomUUID(), randomUUID(), randomUUID()];
     for (const id of records) await writeRow(server.svc, station.id, 'content', id, { id, revision: 1 });
-    const client = await FeedClient.connect(gateway.url, realtimePath(station.id));
+    const client = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id)));
     await client.waitSynced();
     return { station, records, client };
   }
 
-  it('every event and the synced message carry data.cursor; synced follows the state of every channel and names it fresh', async () => {
+  it('lastEventId= (empty) asks for the full state plus synced: every event and the synced message carry data.cursor; synced follows the state of every channel and names it fresh in data.states', async () => {
     const { station, client } = await stationWithClient();
     const synced = await client.waitSynced();
     expect(client.messages.map((m) => m.type)).to.deep.equal(['event', 'event', 'event', 'event', 'synced']);
-    expect(Object.keys(synced.data)).to.deep.equal(['cursor', 'channels']);
-    expect(synced.data.channels).to.deep.equal({ [channelOf(station.id)]: 'fresh' });
+    expect(client.events().map((f) => actionOf(f))).to.deep.equal(['create', 'create', 'create', 'create']); // the full state
+    expect(Object.keys(synced.data)).to.deep.equal(['cursor', 'states']); // `states`, never `channels` (an array in every event)
+    expect(synced.data.states).to.deep.equal({ [channelOf(station.id)]: 'fresh' });
     for (const message of client.messages) expect(message.data.cursor).to.match(CURSOR);
     await writeRow(server.svc, station.id, 'now-playing', 'current', { track: { title: 'Live' } });
     const live = await client.waitEvent((f) => f.data.payload.kind === 'now-playing');
@@ -71,7 +72,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
 
     const back = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id), cursor));
     const synced = await back.waitSynced();
-    expect(synced.data.channels).to.deep.equal({ [channelOf(station.id)]: 'resumed' });
+    expect(synced.data.states).to.deep.equal({ [channelOf(station.id)]: 'resumed' });
     const replay = back.events();
     expect(replay.map((f) => [f.data.payload.$id, actionOf(f)])).to.deep.equal([
       [`content:${records[0]}`, 'update'],
@@ -91,7 +92,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     const latest = back.lastCursor()!;
     back.close();
     const again = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id), latest));
-    expect((await again.waitSynced()).data.channels[channelOf(station.id)]).to.equal('resumed');
+    expect((await again.waitSynced()).data.states[channelOf(station.id)]).to.equal('resumed');
     expect(again.events()).to.deep.equal([]);
     again.close();
   });
@@ -101,7 +102,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     const midState = client.events()[1].data.cursor; // a fresh connection: no channel positioned yet
     client.close();
     const back = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id), midState));
-    expect((await back.waitSynced()).data.channels).to.deep.equal({ [channelOf(station.id)]: 'fresh' });
+    expect((await back.waitSynced()).data.states).to.deep.equal({ [channelOf(station.id)]: 'fresh' });
     expect(back.events()).to.have.length(4);
     // A resumed connection's replay carries the position it resumed from.
     const cursor = back.lastCursor()!;
@@ -121,21 +122,21 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { modules: { nowPlaying: false } })).status).to.equal(200);
     await eventually(() => client.closeCode === 1012);
     const back = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id), cursor));
-    expect((await back.waitSynced()).data.channels).to.deep.equal({ [channelOf(station.id)]: 'reset' });
+    expect((await back.waitSynced()).data.states).to.deep.equal({ [channelOf(station.id)]: 'reset' });
     back.close();
   });
 
   it('a cursor that does not parse, or names another channel, is a reset with the full state — never an error', async () => {
     const { station, client } = await stationWithClient();
     const other = await createStation(server.url);
-    const otherClient = await FeedClient.connect(gateway.url, realtimePath(other.id));
+    const otherClient = await FeedClient.connect(gateway.url, withCursor(realtimePath(other.id)));
     const foreign = (await otherClient.waitSynced()).data.cursor;
     otherClient.close();
     client.close();
     for (const cursor of ['garbage!', 'c1.zzzz', 'x'.repeat(500), foreign]) {
       const back = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id), cursor));
       const synced = await back.waitSynced();
-      expect(synced.data.channels, cursor).to.deep.equal({ [channelOf(station.id)]: 'reset' });
+      expect(synced.data.states, cursor).to.deep.equal({ [channelOf(station.id)]: 'reset' });
       expect(back.messages[0]).to.deep.equal({ type: 'reset', data: { channel: channelOf(station.id) } });
       expect(back.events().map((f) => actionOf(f))).to.deep.equal(['create', 'create', 'create', 'create']); // the full state
       expect(back.closeCode).to.equal(null);
@@ -153,7 +154,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     await gatewayHas(gateway.url, station.id, (f) => f.data.payload.data_json.includes('"A"'));
     const both = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id, second.id), cursor));
     const synced = await both.waitSynced();
-    expect(synced.data.channels).to.deep.equal({ [channelOf(station.id)]: 'resumed', [channelOf(second.id)]: 'fresh' });
+    expect(synced.data.states).to.deep.equal({ [channelOf(station.id)]: 'resumed', [channelOf(second.id)]: 'fresh' });
     expect(both.events().map((f) => [f.data.payload.station_id, f.data.payload.$id])).to.have.deep.members([
       [station.id, 'now-playing:current'],
       [second.id, 'on-air:current'],
@@ -165,7 +166,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     await writeRow(server.svc, station.id, 'now-playing', 'current', { track: { title: 'A2' } });
     await gatewayHas(gateway.url, station.id, (f) => f.data.payload.data_json.includes('"A2"'));
     const back = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id, second.id), live.data.cursor));
-    expect((await back.waitSynced()).data.channels).to.deep.equal({
+    expect((await back.waitSynced()).data.states).to.deep.equal({
       [channelOf(station.id)]: 'resumed',
       [channelOf(second.id)]: 'resumed',
     });
@@ -181,13 +182,13 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     const beyond = cursor.replace(/~([0-9a-z]+)~([0-9a-f])$/, (_m, _seq, mask) => `~zzzz~${mask}`);
     expect(beyond).to.not.equal(cursor);
     const ahead = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id), beyond));
-    expect((await ahead.waitSynced()).data.channels).to.deep.equal({ [channelOf(station.id)]: 'reset' });
+    expect((await ahead.waitSynced()).data.states).to.deep.equal({ [channelOf(station.id)]: 'reset' });
     ahead.close();
 
     await server.svc.db('stations').where({ id: station.id }).update({ feed_epoch: 'restored' });
     const fresh = await startTestGateway(); // loads the station's history anew
     const back = await FeedClient.connect(fresh.url, withCursor(realtimePath(station.id), cursor));
-    expect((await back.waitSynced()).data.channels).to.deep.equal({ [channelOf(station.id)]: 'reset' });
+    expect((await back.waitSynced()).data.states).to.deep.equal({ [channelOf(station.id)]: 'reset' });
     expect(back.events()).to.have.length(4);
     back.close();
     await fresh.close();
@@ -197,7 +198,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     const { station, records, client } = await stationWithClient();
     const cursor = client.lastCursor()!;
     client.close();
-    const watcher = await FeedClient.connect(gateway.url, realtimePath(station.id));
+    const watcher = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id)));
     await watcher.waitSynced();
     await removeRow(server.svc, station.id, 'content', records[0]);
     await removeRow(server.svc, station.id, 'content', records[1]);
@@ -219,7 +220,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     expect(rows.map((r: { entry: string }) => r.entry)).to.deep.equal([records[1]]);
     const fresh = await startTestGateway();
     const back = await FeedClient.connect(fresh.url, withCursor(realtimePath(station.id), cursor));
-    expect((await back.waitSynced()).data.channels).to.deep.equal({ [channelOf(station.id)]: 'reset' });
+    expect((await back.waitSynced()).data.states).to.deep.equal({ [channelOf(station.id)]: 'reset' });
     back.close();
     await fresh.close();
   });
@@ -228,7 +229,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     const own = await startTestGateway();
     const station = await createStation(server.url);
     await writeRow(server.svc, station.id, 'on-air', 'current', null);
-    const client = await FeedClient.connect(own.url, realtimePath(station.id));
+    const client = await FeedClient.connect(own.url, withCursor(realtimePath(station.id)));
     const cursor = (await client.waitSynced()).data.cursor;
     client.close();
     await eventually(
@@ -237,7 +238,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     );
     const before = own.queries();
     const back = await FeedClient.connect(own.url, withCursor(realtimePath(station.id), cursor));
-    expect((await back.waitSynced()).data.channels).to.deep.equal({ [channelOf(station.id)]: 'resumed' });
+    expect((await back.waitSynced()).data.states).to.deep.equal({ [channelOf(station.id)]: 'resumed' });
     expect(own.queries()).to.equal(before);
     back.close();
     await own.close();
@@ -249,7 +250,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     const first = randomUUID();
     await writeRow(server.svc, station.id, 'content', first, { id: first });
     const own = await startTestGateway();
-    const client = await FeedClient.connect(own.url, realtimePath(station.id));
+    const client = await FeedClient.connect(own.url, withCursor(realtimePath(station.id)));
     await client.waitSynced();
     const cursor = client.lastCursor()!;
     client.close();
@@ -275,7 +276,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
 
     const fresh = own.queries();
     const plain = await Promise.all(Array.from({ length: 40 }, () => FeedClient.connect(own.url, realtimePath(station.id))));
-    for (const back of plain) await back.waitSynced();
+    for (const back of plain) await back.waitFrames(20); // the 20 most recent content rows
     expect(own.queries() - fresh).to.equal(0);
     for (const back of [...storm, ...plain, keeper]) back.close();
     await own.close();

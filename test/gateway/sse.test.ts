@@ -15,6 +15,7 @@ import {
   SseFeedClient,
   ssePath,
   startTestGateway,
+  withCursor,
   writeRow,
 } from '../support/feed.ts';
 
@@ -35,13 +36,15 @@ describe('realtime feed: Server-Sent Events (/v1/realtime/sse)', () => {
     await writeRow(server.svc, station.id, 'on-air', 'current', null);
     await writeRow(server.svc, station.id, 'now-playing', 'current', { track: { title: 'One' } });
     const sse = await SseFeedClient.open(httpOf(gateway) + ssePath(station.id));
-    const ws = await FeedClient.connect(gateway.url, realtimePath(station.id));
+    // A WebSocket asking for the full state plus synced (`lastEventId=`); an SSE stream always gets synced.
+    const ws = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id)));
     expect(sse.status).to.equal(200);
     expect(sse.headers['content-type']).to.equal('text/event-stream; charset=utf-8');
     expect(sse.headers['cache-control']).to.equal('no-store');
     expect(sse.headers['x-accel-buffering']).to.equal('no');
     expect(sse.headers['access-control-allow-origin']).to.equal('*');
-    await sse.waitSynced();
+    const synced = await sse.waitSynced();
+    expect(synced.data.data).to.deep.equal({ cursor: synced.id, states: { [channelOf(station.id)]: 'fresh' } });
     await ws.waitSynced();
     expect(sse.text.startsWith('retry: 3000\n\n')).to.equal(true);
     expect(sse.retries).to.deep.equal([3000]);
@@ -132,7 +135,7 @@ describe('realtime feed: Server-Sent Events (/v1/realtime/sse)', () => {
     await gatewayHas(gateway.url, station.id, (f) => f.data.payload.entry === record);
 
     const byUrl = await SseFeedClient.open(`${httpOf(gateway)}${ssePath(station.id)}&lastEventId=${encodeURIComponent(cursor)}`);
-    expect((await byUrl.waitSynced()).data.data.channels).to.deep.equal({ [channelOf(station.id)]: 'resumed' });
+    expect((await byUrl.waitSynced()).data.data.states).to.deep.equal({ [channelOf(station.id)]: 'resumed' });
     expect(
       byUrl
         .data()
@@ -142,12 +145,12 @@ describe('realtime feed: Server-Sent Events (/v1/realtime/sse)', () => {
     byUrl.close();
 
     const both = await SseFeedClient.open(`${httpOf(gateway)}${ssePath(station.id)}&lastEventId=garbage`, { 'Last-Event-ID': cursor });
-    expect((await both.waitSynced()).data.data.channels).to.deep.equal({ [channelOf(station.id)]: 'resumed' });
+    expect((await both.waitSynced()).data.data.states).to.deep.equal({ [channelOf(station.id)]: 'resumed' });
     both.close();
     const headerBad = await SseFeedClient.open(`${httpOf(gateway)}${ssePath(station.id)}&lastEventId=${encodeURIComponent(cursor)}`, {
       'Last-Event-ID': 'garbage',
     });
-    expect((await headerBad.waitSynced()).data.data.channels).to.deep.equal({ [channelOf(station.id)]: 'reset' });
+    expect((await headerBad.waitSynced()).data.data.states).to.deep.equal({ [channelOf(station.id)]: 'reset' });
     headerBad.close();
   });
 
@@ -219,7 +222,7 @@ describe('realtime feed: Server-Sent Events (/v1/realtime/sse)', () => {
     for (const id of during) await writeRow(server.svc, station.id, 'content', id, { id });
     await eventually(() => received.filter((m) => m.type === 'synced').length === 2, { timeoutMs: 15_000 });
     const second = received.filter((m) => m.type === 'synced')[1];
-    expect(second.data.channels).to.deep.equal({ [channelOf(station.id)]: 'resumed' });
+    expect(second.data.states).to.deep.equal({ [channelOf(station.id)]: 'resumed' });
     expect(lastEventIds).to.have.length(2);
     expect(lastEventIds[1]).to.be.a('string').and.not.equal('');
     const afterSync = received.slice(received.findIndex((m) => m.type === 'synced') + 1);
@@ -233,7 +236,7 @@ describe('realtime feed: Server-Sent Events (/v1/realtime/sse)', () => {
   it('the same client code reads both transports: a WebSocket client and an SSE client end with the same state', async () => {
     const station = await createStation(server.url);
     const sse = await SseFeedClient.open(httpOf(gateway) + ssePath(station.id));
-    const ws = await FeedClient.connect(gateway.url, realtimePath(station.id));
+    const ws = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id)));
     await sse.waitSynced();
     await ws.waitSynced();
     const id = randomUUID();

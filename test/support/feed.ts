@@ -39,6 +39,12 @@ export function realtimePath(...stationIds: string[]): string {
   return `/v1/realtime?${stationIds.map((id) => `channels[]=${encodeURIComponent(channelOf(id))}`).join('&')}`;
 }
 
+/**
+ * A WebSocket feed path that asks for resume: `lastEventId={cursor}`, or `lastEventId=` (the full state
+ * plus `synced`). Without the parameter a WebSocket receives `event` and `error` messages only.
+ */
+export const withCursor = (path: string, cursor = ''): string => `${path}&lastEventId=${encodeURIComponent(cursor)}`;
+
 export interface EventFrame {
   type: 'event';
   data: {
@@ -98,7 +104,7 @@ export class FeedClient {
     return client;
   }
 
-  /** Waits for the `synced` message (after the state or replay of every channel) and returns it. */
+  /** Waits for the `synced` message (after the state or replay of every channel; resume asked) and returns it. */
   async waitSynced(timeoutMs = 5000): Promise<any> {
     return eventually(() => this.messages.find((m) => m.type === 'synced'), { timeoutMs });
   }

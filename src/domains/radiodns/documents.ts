@@ -72,6 +72,26 @@ function descriptions(el: XMLBuilder, shortDescription: string | null, longDescr
   if (long) md.ele('longDescription').txt(long);
 }
 
+/**
+ * The service's bearers, as SI.xml lists them and each PI.xml programme's `location` repeats them
+ * (decisions.md: "every `bearer` that SI.xml lists for the service"): the configured broadcast bearers
+ * with their costs, then one per profile stream URL (`id` the URL, `cost` STREAM_COST, `mimeValue` and
+ * `bitrate` when known). Both elements are the schema's `bearerType`, so the attributes are the same.
+ */
+export function serviceBearers(station: Station): Array<Record<string, string>> {
+  const broadcast = station.radiodns.bearers.map((bearer) => ({ id: bearer.id, cost: String(bearer.cost) }));
+  const streams = (station.profile.streamUrls ?? []).map((stream) => {
+    const mimeValue = mimeValueOf(stream.mime);
+    return {
+      id: stream.url,
+      cost: String(STREAM_COST),
+      ...(mimeValue ? { mimeValue } : {}),
+      ...(stream.bitrateKbps ? { bitrate: String(stream.bitrateKbps) } : {}),
+    };
+  });
+  return [...broadcast, ...streams];
+}
+
 export const logoPath = (stationId: string, versionId: string, width: number, height: number): string =>
   `/radiodns/logos/${encodeURIComponent(stationId)}/${versionId}/${width}x${height}.png`;
 
@@ -93,16 +113,7 @@ function service(el: XMLBuilder, station: Station, publicBaseUrl: string): void 
   }
   for (const genre of rd.genres) svc.ele('genre', { href: genre.href }).txt(text(genre.name, 200));
   for (const url of station.profile.websiteUrls ?? []) svc.ele('link', { uri: url, mimeValue: 'text/html' });
-  for (const bearer of rd.bearers) svc.ele('bearer', { id: bearer.id, cost: String(bearer.cost) });
-  for (const stream of station.profile.streamUrls ?? []) {
-    const mimeValue = mimeValueOf(stream.mime);
-    svc.ele('bearer', {
-      id: stream.url,
-      cost: String(STREAM_COST),
-      ...(mimeValue ? { mimeValue } : {}),
-      ...(stream.bitrateKbps ? { bitrate: String(stream.bitrateKbps) } : {}),
-    });
-  }
+  for (const bearer of serviceBearers(station)) svc.ele('bearer', bearer);
   svc.ele('radiodns', { fqdn: rd.fqdn!, serviceIdentifier: rd.serviceIdentifier! });
 }
 
@@ -126,6 +137,7 @@ export function programmeInformation(station: Station, day: LocalDay, programmes
   const zone = station.timezone;
   const fqdn = rd.fqdn!;
   const creationTime = latest([station.updatedAt, ...programmes.flatMap((p) => [p.updated_at, p.program_updated_at])]);
+  const bearers = serviceBearers(station);
   const root = create({ version: '1.0', encoding: 'UTF-8' }).ele(SPI_NS, 'epg');
   root.att(XML_NS, 'xml:lang', LANG);
   const schedule = root.ele('schedule', { version: '1', creationTime: timePoint(creationTime, 'UTC'), originator: ORIGINATOR });
@@ -138,7 +150,7 @@ export function programmeInformation(station: Station, day: LocalDay, programmes
     names(programme, null, p.title, p.title);
     const location = programme.ele('location');
     location.ele('time', { time: timePoint(startsAt, zone), duration: ptDuration(endsAt.getTime() - startsAt.getTime()) });
-    for (const bearer of rd.bearers) location.ele('bearer', { id: bearer.id, cost: String(bearer.cost) });
+    for (const bearer of bearers) location.ele('bearer', bearer);
     // The description as shortDescription; whole as longDescription too only when shortDescription had
     // to cut it (lengths in characters: a 180-character text with emoji fits, whatever its UTF-16 length).
     const description = clean(p.program_description);

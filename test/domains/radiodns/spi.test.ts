@@ -263,9 +263,9 @@ describe('RadioDNS SPI documents', () => {
     }
   });
 
-  it('a stream media type is written as the standard’s mimeValue: parameters dropped, left out when it has no type/subtype form', async () => {
+  it('a stream media type is written as the standard’s mimeValue: parameters dropped, left out when it has no type/subtype form (SI.xml and PI.xml alike)', async () => {
     const host = uniqueHost('mime');
-    await spiStation(host, {
+    const fx = await spiStation(host, {
       profile: {
         streamUrls: [
           { url: 'https://stream.radio.example/a.mp3', mime: 'audio/mpeg; codecs="mp3"', bitrateKbps: 128 },
@@ -283,6 +283,13 @@ describe('RadioDNS SPI documents', () => {
       { id: 'https://stream.radio.example/b', cost: '100' },
       { id: 'https://stream.radio.example/c.aac', cost: '100' },
     ]);
+    // PI.xml's `location` lists the same bearers with the same attributes.
+    await putBroadcast(server.url, fx, '2026-07-01T10:00:00Z', '2026-07-01T11:00:00Z', { title: 'Noon' });
+    const pi = await get(server.url, `/radiodns/spi/3.1/id/${host}/wave1/20260701_PI.xml`);
+    expect(pi.status).to.equal(200);
+    validated(pi.text);
+    const location = kid(kid(kid(parseXml(pi.text), 'schedule'), 'programme'), 'location');
+    expect(kids(location, 'bearer').map((b) => b.attrs)).to.deep.equal(kids(service, 'bearer').map((b) => b.attrs));
   });
 
   it('texts over the standard’s limits are cut at a word boundary (longName 128, shortDescription 180, longDescription 1200)', async () => {
@@ -356,7 +363,7 @@ describe('RadioDNS SPI documents', () => {
     expect(kids(kid(kid(root, 'schedule'), 'programme'), 'mediaDescription')).to.have.length(0);
   });
 
-  it('PI.xml by service id: the published, non-cancelled broadcasts overlapping the local date, with CRIDs, shortIds, times and bearers', async () => {
+  it('PI.xml by service id: the published, non-cancelled broadcasts overlapping the local date, with CRIDs, shortIds, times and every bearer SI.xml lists (broadcast and stream)', async () => {
     const host = uniqueHost('pi');
     const fx = await spiStation(host);
     await admin(server.url, 'PUT', `/stations/${fx.station.id}/programs/${fx.programId}`, {
@@ -384,6 +391,14 @@ describe('RadioDNS SPI documents', () => {
     const scope = kid(schedule, 'scope');
     expect(scope.attrs).to.deep.equal({ startTime: '2026-07-01T00:00:00+02:00', stopTime: '2026-07-02T00:00:00+02:00' });
     expect(kids(scope, 'serviceScope').map((s) => s.attrs.id)).to.deep.equal(fx.bearers.map((b) => b.id));
+    // "The service's bearers": every `bearer` SI.xml lists for the service — the FM and DAB bearers and
+    // the stream URL, with the same attributes.
+    const si = await get(server.url, '/radiodns/spi/3.1/SI.xml', { host });
+    validated(si.text);
+    const siBearers = kids(kid(kid(parseXml(si.text), 'services'), 'service'), 'bearer').map((b) => b.attrs);
+    const bearers = [...fx.bearers, { id: 'https://stream.radio.example/live.mp3', cost: '100', mimeValue: 'audio/mpeg', bitrate: '128' }];
+    expect(siBearers).to.deep.equal(bearers);
+    expect(fx.bearers.map((b) => b.id.split(':')[0])).to.include.members(['fm', 'dab']);
     const programmes = kids(schedule, 'programme');
     expect(programmes.map((p) => p.attrs.id)).to.deep.equal([`crid://${host}/${before}`, `crid://${host}/${morning}`]);
     for (const p of programmes) {
@@ -393,7 +408,7 @@ describe('RadioDNS SPI documents', () => {
       expect(Number.isInteger(shortId) && shortId >= 0 && shortId <= 16777215, p.attrs.shortId).to.equal(true);
       expect(kid(p, 'mediumName').text.length).to.be.at.most(16);
       expect(kid(p, 'memberOf').attrs.id).to.equal(`crid://${host}/program/${fx.programId}`);
-      expect(kids(kid(p, 'location'), 'bearer').map((b) => b.attrs)).to.deep.equal(fx.bearers);
+      expect(kids(kid(p, 'location'), 'bearer').map((b) => b.attrs)).to.deep.equal(bearers);
     }
     const [first, second] = programmes;
     expect(kid(kid(first, 'location'), 'time').attrs).to.deep.equal({ time: '2026-06-30T22:00:00+02:00', duration: 'PT3H' });
