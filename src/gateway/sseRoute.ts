@@ -87,6 +87,7 @@ export class SseClients {
       ip,
       query: split.query,
       stationIds: [],
+      latencies: null,
       admitted: false,
       closed: false,
       slow: false,
