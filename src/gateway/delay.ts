@@ -60,6 +60,7 @@ export class DelayedView {
     if (this.closed) return;
     const to = Math.max(this.heardTo, now - this.latencyMs);
     this.heardTo = to;
+    this.feed.heard.prune(now);
     for (const rowId of this.feed.heard.rowIds()) {
       const version = this.audible(rowId, to);
       const before = this.held.get(rowId) ?? null;

@@ -102,7 +102,8 @@ export class HeardHistory {
       if (version.seq > seq) break;
       if (version.moment <= at && (!best || version.moment >= best.moment)) best = version;
     }
-    return best ?? (versions.length > 0 && at < base.moment ? 'unknown' : null);
+    // Nothing at or before `at`: what came before the oldest version kept is not known.
+    return best ?? 'unknown';
   }
 
   /** The earliest moment after `after` at which a kept version becomes current (a delayed view's next timer). */
