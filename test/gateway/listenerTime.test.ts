@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { sharedServer, type TestServer } from '../support/server.ts';
-import { createStation } from '../support/factories.ts';
+import { createStation, eventually } from '../support/factories.ts';
+import { requiresRedis } from '../support/mode.ts';
+import { startProcess, type RoleProcess } from '../support/processes.ts';
 import { channelOf, closeTestGateways, startTestGateway, writeRow } from '../support/feed.ts';
 import { Listener, nowPlayingData, setStreams, streamPath, titleOf, writeRowAt, type Transport } from '../support/listenerTime.ts';
 
@@ -156,3 +158,50 @@ for (const transport of ['websocket', 'sse'] as Transport[]) {
     });
   });
 }
+
+describe('realtime feed: listener time across gateway processes', () => {
+  let child: RoleProcess | null = null;
+  after(() => {
+    if (child && child.child.exitCode === null) child.child.kill('SIGKILL');
+  });
+
+  it('a delayed feed resumed on a second gateway process (`waveline gateway`, cold) gets what became audible meanwhile, and nothing before it is audible', async function () {
+    requiresRedis(this, 'separate gateway processes share the feed only through Redis');
+    this.timeout(60_000);
+    const server = await sharedServer();
+    const { svc } = server;
+    const station = await createStation(server.url);
+    await setStreams(svc, station.id, [{ key: 'hls', latencySeconds: 3 }]);
+    await writeRowAt(svc, station.id, 'now-playing', nowPlayingData(station.id, 'a', Date.now() - 30_000), new Date(Date.now() - 30_000));
+    const one = await startTestGateway();
+    const first = await Listener.open('websocket', one.port, streamPath(station.id, 'hls'));
+    await first.synced();
+    child = startProcess(['gateway'], { PORT: '0', NODE_ENV: 'production' });
+    const port = await eventually(() => Number(/"port":(\d+)[^\n]*"msg":"gateway listening"/.exec(child!.output())?.[1] ?? 0), {
+      timeoutMs: 30_000,
+    });
+
+    // b goes on air; the listener leaves before it is audible, and c goes on air while it is away.
+    const tb = Date.now();
+    await writeRowAt(svc, station.id, 'now-playing', nowPlayingData(station.id, 'b', tb), new Date(tb));
+    const cursor = first.lastCursor();
+    first.close();
+    const tc = Date.now() + 1500;
+    await writeRowAt(svc, station.id, 'now-playing', nowPlayingData(station.id, 'c', tc), new Date());
+
+    const second = await Listener.open('websocket', port, streamPath(station.id, 'hls'), cursor);
+    const synced = await second.synced();
+    expect(synced.data.data.states ?? synced.data.data.channels).to.deep.equal({ [channelOf(station.id)]: 'resumed' });
+    const c = await second.waitFor((m) => m.data.type === 'event' && titleOf(m) === 'c');
+    for (const m of second.messages.filter((x) => x.data.type === 'event')) {
+      const audible = (titleOf(m) === 'b' ? tb : tc) + 3000;
+      expect(m.at, `${titleOf(m)} not before it is audible`).to.be.at.least(audible - EARLY_MS);
+    }
+    expect(c.at).to.be.at.most(tc + 3000 + LATE_MS);
+    expect(second.messages.filter((m) => m.data.type === 'event').map(titleOf)).to.include('c');
+    second.close();
+    await one.close();
+    child.child.kill('SIGTERM');
+    await child.exited;
+  });
+});
