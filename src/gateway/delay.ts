@@ -58,24 +58,36 @@ export class DelayedView {
    */
   advance(now = this.clock()): void {
     if (this.closed) return;
-    const to = Math.max(this.heardTo, now - this.latencyMs);
-    this.heardTo = to;
+    const from = this.heardTo;
+    const to = Math.max(from, now - this.latencyMs);
     this.feed.heard.prune(now);
+    // Every change that became audible since, in the order it was heard, each at its own heard moment
+    // (a timer that fires late, or a burst, still sends each change, as the live feed does)…
+    for (const version of this.feed.heard.between(from, to))
+      if (this.audible(version.rowId, version.moment) === version) this.release(version, version.moment);
+    // …then what is audible now where that differs: a change reported after it became audible.
     for (const rowId of this.feed.heard.rowIds()) {
       const version = this.audible(rowId, to);
-      const before = this.held.get(rowId) ?? null;
-      if (version === null || version.seq === before?.seq) continue;
-      this.held.set(rowId, version);
-      if (this.feed.isHidden(rowId.slice(0, rowId.indexOf(':')))) continue;
-      this.publish({
-        rowId,
-        action: version.deleted ? 'delete' : before === null || before.deleted ? 'create' : 'update',
-        updatedAt: version.updatedAt,
-        payload: heardPayload(this.stationId, version, to, this.latencyMs),
-        seq: version.seq,
-      });
+      if (version) this.release(version, to);
     }
+    this.heardTo = to;
     this.schedule();
+  }
+
+  /** Sends a version to the view's connections when they do not hold it; their cursor is at `heardAt` then. */
+  private release(version: HeardVersion, heardAt: number): void {
+    const before = this.held.get(version.rowId) ?? null;
+    if (version.seq === before?.seq) return;
+    this.held.set(version.rowId, version);
+    this.heardTo = Math.max(this.heardTo, heardAt);
+    if (this.feed.isHidden(version.rowId.slice(0, version.rowId.indexOf(':')))) return;
+    this.publish({
+      rowId: version.rowId,
+      action: version.deleted ? 'delete' : before === null || before.deleted ? 'create' : 'update',
+      updatedAt: version.updatedAt,
+      payload: heardPayload(this.stationId, version, heardAt, this.latencyMs),
+      seq: version.seq,
+    });
   }
 
   /** A version was applied to the station's feed: released at once when already audible, else timed. */

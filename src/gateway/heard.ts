@@ -106,6 +106,14 @@ export class HeardHistory {
     return best ?? 'unknown';
   }
 
+  /** Versions whose moment is in (`after`, `to`], in the order they become current (moment, then seq). */
+  between(after: number, to: number): HeardVersion[] {
+    const found: HeardVersion[] = [];
+    for (const versions of this.rows.values())
+      for (const version of versions) if (version.moment > after && version.moment <= to) found.push(version);
+    return found.sort((a, b) => a.moment - b.moment || a.seq - b.seq);
+  }
+
   /** The earliest moment after `after` at which a kept version becomes current (a delayed view's next timer). */
   nextMoment(after: number): number | null {
     let next: number | null = null;
