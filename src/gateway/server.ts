@@ -5,7 +5,7 @@ import { Admission, requestIp, splitCursor, UNAVAILABLE, type Rejection } from '
 import { FeedBridge } from './bridge.ts';
 import { Fanout } from './fanout.ts';
 import { errorFrame } from './frames.ts';
-import { begin, prepare, ready, type Connection, type Sink } from './session.ts';
+import { begin, newConnection, prepare, ready, type Connection, type Sink } from './session.ts';
 import { SSE_PING_MS } from './sse.ts';
 import { SseClients } from './sseRoute.ts';
 import { requestIdOf } from './requestId.ts';
@@ -290,17 +290,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       }
       const ip = requestIp(res, req, config.trustedProxyHops);
       const { query, lastEventId } = splitCursor(req.getQuery() ?? '');
-      const conn: Connection = {
-        ip,
-        query,
-        stationIds: [],
-        latencies: null,
-        admitted: false,
-        closed: false,
-        slow: false,
-        lastEventId,
-        set: null,
-      };
+      const conn = newConnection(ip, query, lastEventId);
       res.upgrade<SocketData>(
         { conn },
         req.getHeader('sec-websocket-key'),

@@ -49,6 +49,11 @@ export interface Connection {
   set: ChannelSet | null;
 }
 
+/** A connection not yet decided (both transports start one the same way). */
+export function newConnection(ip: string, query: string, lastEventId: string | null): Connection {
+  return { ip, query, stationIds: [], latencies: null, admitted: false, closed: false, slow: false, lastEventId, set: null };
+}
+
 /** Where a connection's frames go: a WebSocket or an SSE stream. */
 export interface Sink {
   /** Writes one message; false when the connection is gone (closed, or closed for backpressure). */
