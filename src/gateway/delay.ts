@@ -5,6 +5,8 @@ import { heardPayload, MAX_LATENCY_MS, type HeardVersion } from './heard.ts';
 import { nextGeneration, type DelayedRows, type FeedChange, type ResumeCheck, type StationFeed } from './stationFeed.ts';
 import type { FeedStore } from './store.ts';
 
+const NOW_PLAYING_ROW = feedRowId('now-playing', 'current');
+
 // Connections with `stream=` (decisions.md, "Listener time"): their now-playing and on-air rows are the
 // ones the stream's listeners hear, `latency` behind on-air time. One view per (station, latency) — not
 // per connection — holds what its listeners hear and one timer for the next version to become audible;
@@ -28,14 +30,21 @@ export class DelayedView {
   readonly feed: StationFeed;
   private readonly publish: (change: FeedChange) => void;
   private readonly clock: () => number;
-  /** Heard time up to which every version was released to the view's connections. */
+  /** Heard time up to which every version has been looked at (released when due). */
+  private scannedTo: number;
+  /**
+   * The connections' position in heard time (their cursor): it moves when a version is released, so
+   * between changes the position, and with it a connection's start, stays the same for every client.
+   */
   private heardTo: number;
   /** The version of each delayed row the view's connections hold. */
   private readonly held = new Map<string, HeardVersion | null>();
+  /** Framed starts by (feed generation, position, now-playing age at heard time, cursor). */
+  private readonly starts = new Map<string, Buffer[]>();
   private timer: NodeJS.Timeout | null = null;
   private timerAt = Infinity;
   private gen = nextGeneration();
-  private genOf = { feed: -1, heardTo: -1 };
+  private genKey = '';
   private closed = false;
 
   constructor(feed: StationFeed, latencyMs: number, publish: (change: FeedChange) => void, clock: () => number = Date.now) {
@@ -46,20 +55,20 @@ export class DelayedView {
     this.latencyMs = latencyMs;
     this.publish = publish;
     this.clock = clock;
-    this.heardTo = clock() - latencyMs;
+    this.scannedTo = this.heardTo = clock() - latencyMs;
     for (const rowId of feed.heard.rowIds()) this.held.set(rowId, this.audible(rowId, this.heardTo));
     this.schedule();
   }
 
   /**
-   * Releases every version audible at `now` (each one change to the view's connections, at heard time)
-   * and moves the view's heard time to `now − latency`. Called by the timer, on every new version, and
-   * before a connection's start is built (so the start is at the heard time of that moment).
+   * Releases every version audible at `now`, each as one change to the view's connections at its heard
+   * moment. Called by the timer, on every new version, and before a connection's start is built.
    */
   advance(now = this.clock()): void {
     if (this.closed) return;
-    const from = this.heardTo;
+    const from = this.scannedTo;
     const to = Math.max(from, now - this.latencyMs);
+    this.scannedTo = to;
     this.feed.heard.prune(now);
     // Every change that became audible since, in the order it was heard, each at its own heard moment
     // (a timer that fires late, or a burst, still sends each change, as the live feed does)…
@@ -70,24 +79,7 @@ export class DelayedView {
       const version = this.audible(rowId, to);
       if (version) this.release(version, to);
     }
-    this.heardTo = to;
     this.schedule();
-  }
-
-  /** Sends a version to the view's connections when they do not hold it; their cursor is at `heardAt` then. */
-  private release(version: HeardVersion, heardAt: number): void {
-    const before = this.held.get(version.rowId) ?? null;
-    if (version.seq === before?.seq) return;
-    this.held.set(version.rowId, version);
-    this.heardTo = Math.max(this.heardTo, heardAt);
-    if (this.feed.isHidden(version.rowId.slice(0, version.rowId.indexOf(':')))) return;
-    this.publish({
-      rowId: version.rowId,
-      action: version.deleted ? 'delete' : before === null || before.deleted ? 'create' : 'update',
-      updatedAt: version.updatedAt,
-      payload: heardPayload(this.stationId, version, heardAt, this.latencyMs),
-      seq: version.seq,
-    });
   }
 
   /** A version was applied to the station's feed: released at once when already audible, else timed. */
@@ -102,10 +94,11 @@ export class DelayedView {
 
   generation(now = this.clock()): number {
     this.advance(now);
-    const feed = this.feed.generation(now);
-    if (feed !== this.genOf.feed || this.heardTo !== this.genOf.heardTo) {
-      this.genOf = { feed, heardTo: this.heardTo };
+    const key = `${this.feed.generation(now)}|${this.heardTo}|${this.heardAge(now)}`;
+    if (key !== this.genKey) {
+      this.genKey = key;
       this.gen = nextGeneration();
+      this.starts.clear();
     }
     return this.gen;
   }
@@ -115,14 +108,21 @@ export class DelayedView {
     return position.heard === undefined ? 'reset' : this.feed.check(position, true);
   }
 
+  /** The state at heard time (`now − latency`), shared by every client that starts while nothing changes. */
   stateFrames(cursor: string, now = this.clock()): Buffer[] {
-    this.advance(now);
-    return this.feed.stateFrames(cursor, now, this.rows(null));
+    this.generation(now);
+    let frames = this.starts.get(cursor);
+    if (!frames) {
+      frames = this.feed.stateFrames(cursor, now, this.rows(null, now));
+      if (this.starts.size >= 32) this.starts.clear();
+      this.starts.set(cursor, frames);
+    }
+    return frames;
   }
 
   replayAt(position: Position, cursor: string, now = this.clock()): Buffer[] | null {
     this.advance(now);
-    return this.feed.replayFrames(position.seq, cursor, now, this.rows(position));
+    return this.feed.replayFrames(position.seq, cursor, now, this.rows(position, now));
   }
 
   canReplay(seq: number): boolean {
@@ -143,10 +143,32 @@ export class DelayedView {
     this.timer = null;
   }
 
-  /** The delayed rows at the view's heard time; `since`: the resuming client's position. */
-  private rows(since: Position | null): DelayedRows {
+  /** Sends a version to the view's connections when they do not hold it; their cursor is at `heardAt` then. */
+  private release(version: HeardVersion, heardAt: number): void {
+    const before = this.held.get(version.rowId) ?? null;
+    if (version.seq === before?.seq) return;
+    this.held.set(version.rowId, version);
+    this.heardTo = Math.max(this.heardTo, heardAt);
+    if (this.feed.isHidden(version.rowId.slice(0, version.rowId.indexOf(':')))) return;
+    this.publish({
+      rowId: version.rowId,
+      action: version.deleted ? 'delete' : before === null || before.deleted ? 'create' : 'update',
+      updatedAt: version.updatedAt,
+      payload: heardPayload(this.stationId, version, heardAt, this.latencyMs),
+      seq: version.seq,
+    });
+  }
+
+  /** The age of the held now-playing track at heard time, in whole seconds (its derived fields move with it). */
+  private heardAge(now: number): number | null {
+    const nowPlaying = this.held.get(NOW_PLAYING_ROW);
+    return nowPlaying ? Math.floor((now - this.latencyMs - nowPlaying.moment) / 1000) : null;
+  }
+
+  /** The delayed rows as heard now (`now − latency`); `since`: the resuming client's position. */
+  private rows(since: Position | null, now: number): DelayedRows {
     return {
-      heardAt: this.heardTo,
+      heardAt: now - this.latencyMs,
       latencyMs: this.latencyMs,
       row: (rowId) => this.held.get(rowId) ?? null,
       changedSince: (rowId) => {
@@ -165,7 +187,7 @@ export class DelayedView {
 
   /** One timer for the next version to become audible. */
   private schedule(): void {
-    const next = this.feed.heard.nextMoment(this.heardTo);
+    const next = this.feed.heard.nextMoment(this.scannedTo);
     const due = next === null ? Infinity : next + this.latencyMs;
     if (due === this.timerAt && this.timer) return;
     if (this.timer) clearTimeout(this.timer);

@@ -49,7 +49,8 @@ export function momentOf(kind: FeedKind, data: unknown, updatedAt: string): numb
 export function heardPayload(stationId: string, version: HeardVersion, heardAt: number, latencyMs: number): string {
   if (!version.nowPlaying) return version.payload;
   const data = nowPlayingAt(version.nowPlaying, new Date(heardAt));
-  const endsAt = data.endsAt === null ? null : new Date(Date.parse(data.endsAt) + latencyMs).toISOString();
+  const ends = typeof data.endsAt === 'string' ? Date.parse(data.endsAt) : NaN;
+  const endsAt = Number.isNaN(ends) ? (data.endsAt ?? null) : new Date(ends + latencyMs).toISOString();
   const entry = version.rowId.slice(version.rowId.indexOf(':') + 1);
   return payloadJson(stationId, { kind: 'now-playing', entry, data: { ...data, endsAt }, updatedAt: version.updatedAt });
 }

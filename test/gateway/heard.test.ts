@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { HeardHistory, MAX_LATENCY_MS, type HeardVersion } from '../../src/gateway/heard.ts';
-import { HeardViews } from '../../src/gateway/delay.ts';
+import { DelayedView, HeardViews } from '../../src/gateway/delay.ts';
 import { StationFeed, type FeedChange } from '../../src/gateway/stationFeed.ts';
 import type { FeedStore, StoredRow } from '../../src/gateway/store.ts';
 import { parseCursor, segmentOf } from '../../src/gateway/cursor.ts';
@@ -113,6 +113,48 @@ describe('realtime feed: listener time, the history of delayed rows', () => {
     views.release(6000);
     expect(views.view(6000), 'gone with its last connection').to.equal(undefined);
     views.close();
+  });
+});
+
+describe('realtime feed: listener time, a delayed view', () => {
+  it('a late timer or a burst still sends every change that became audible, in the order heard, and the cursor names the heard moment of the last one', async () => {
+    const t = Date.parse('2026-11-27T10:00:00Z');
+    const np = (seq: number, moment: number): StoredRow => ({
+      kind: 'now-playing',
+      entry: 'current',
+      seq,
+      deleted: false,
+      data: { track: { title: `t${seq}` }, freshness: { observedAt: new Date(moment).toISOString() } },
+      updatedAt: new Date(moment).toISOString(),
+    });
+    const store = {
+      async currentRows() {
+        return { feedSeq: 1, history: { epoch: 'e1', prunedSeq: 0 }, hidden: [], rows: [np(1, t - 60_000)] };
+      },
+    };
+    const feed = new StationFeed('st_v', store as unknown as FeedStore, () => {}, logger);
+    await feed.load();
+    let now = t;
+    const released: FeedChange[] = [];
+    const view = new DelayedView(
+      feed,
+      5000,
+      (change) => released.push(change),
+      () => now,
+    );
+    feed.receive(np(2, t + 1000));
+    feed.receive(np(3, t + 2000));
+    view.advance();
+    expect(released, 'nothing audible yet').to.deep.equal([]);
+    now = t + 8000; // the timer of t + 6000 fires 2 s late
+    view.advance();
+    expect(released.map((c) => [c.seq, c.action])).to.deep.equal([
+      [2, 'update'],
+      [3, 'update'],
+    ]);
+    const cursor = parseCursor(`c1.${view.segment()}`);
+    expect([...cursor!.values()][0]).to.include({ seq: 3, heard: t + 2000 });
+    view.close();
   });
 });
 
