@@ -220,6 +220,13 @@ async function pass(
 
 type App = 'gateway' | 'gateway-stream' | 'gateway-sse' | 'bare';
 
+/** A delayed pass's CPU per frame without the idle CPU of the latency it waits longer than an undelayed one. */
+function lessIdle(pass: { cpuMicrosPerFrame: number; delivered: number }, delayMs: number | null, idleMicrosPerSecond: number) {
+  if (delayMs === null) return {};
+  const idle = (idleMicrosPerSecond * delayMs) / 1000;
+  return { cpuMicrosPerFrameLessIdle: +(pass.cpuMicrosPerFrame - idle / Math.max(1, pass.delivered)).toFixed(2) };
+}
+
 async function run(app: App, n: number, follow?: { paced: number[]; burst: number[] }) {
   const server =
     app === 'bare' ? startChild('./bare.ts', [bareChannel, String(config.gateway.maxBackpressureBytes)]) : startChild('./gateway.ts', []);
@@ -256,6 +263,12 @@ async function run(app: App, n: number, follow?: { paced: number[]; burst: numbe
       connects.push({ ...connect, stats: await server.request<Stats>({ type: 'stats', collect: true }) });
     }
     const [mid, idle] = connects.map((c) => c.stats);
+    // The server's CPU while its N connections are idle: a delayed run's passes last its latency longer
+    // (the last rows become audible then), and that idle time is not the cost of a frame.
+    const idleFrom = await server.request<Stats>({ type: 'stats', collect: false });
+    await sleep(2000);
+    const idleTo = await server.request<Stats>({ type: 'stats', collect: false });
+    const idleCpuMicrosPerSecond = (idleTo.cpuMicros - idleFrom.cpuMicros) / 2;
     const publish = app === 'bare' ? publishBare : publishGateway;
     const interval = intervalFor(n);
     const delayMs = app === 'gateway-stream' ? STREAM_LATENCY_S * 1000 : null;
@@ -269,8 +282,9 @@ async function run(app: App, n: number, follow?: { paced: number[]; burst: numbe
       rssPerIdleConnectionBytes: Math.round((idle.rss - mid.rss) / (n - half)),
       rssPerIdleConnectionIncludingOneOffBytes: Math.round((idle.rss - base.rss) / (n - 1)),
       heapPerIdleConnectionBytes: Math.round((idle.heapUsed - mid.heapUsed) / (n - half)),
-      paced: { intervalMs: interval, ...paced, timeline: undefined },
-      burst: { ...burst, timeline: undefined },
+      idleCpuMsPerSecond: +(idleCpuMicrosPerSecond / 1000).toFixed(2),
+      paced: { intervalMs: interval, ...paced, timeline: undefined, ...lessIdle(paced, delayMs, idleCpuMicrosPerSecond) },
+      burst: { ...burst, timeline: undefined, ...lessIdle(burst, delayMs, idleCpuMicrosPerSecond) },
       timelines: { paced: paced.timeline, burst: burst.timeline },
     };
   } finally {
@@ -316,7 +330,7 @@ for (const n of SIZES) {
   );
   if (stream)
     console.log(
-      `N=${n}: stream= (${STREAM_LATENCY_S} s) CPU per frame ${ratio(stream.paced.cpuMicrosPerFrame, gateway.paced.cpuMicrosPerFrame)}× undelayed paced, ${ratio(stream.burst.cpuMicrosPerFrame, gateway.burst.cpuMicrosPerFrame)}× burst (target ≤ 1.1×); p50 / p99 from the audible moment ${stream.paced.p50Ms} / ${stream.paced.p99Ms} ms paced, burst p99 ${stream.burst.p99Ms} ms (undelayed, from publish: ${gateway.paced.p50Ms} / ${gateway.paced.p99Ms}, burst ${gateway.burst.p99Ms})`,
+      `N=${n}: stream= (${STREAM_LATENCY_S} s) CPU per frame ${ratio(stream.paced.cpuMicrosPerFrame, gateway.paced.cpuMicrosPerFrame)}× undelayed paced, ${ratio(stream.burst.cpuMicrosPerFrame, gateway.burst.cpuMicrosPerFrame)}× burst (target ≤ 1.1×); less the idle CPU of the ${STREAM_LATENCY_S} s it waits longer (${stream.idleCpuMsPerSecond} ms/s idle): ${ratio(stream.paced.cpuMicrosPerFrameLessIdle ?? NaN, gateway.paced.cpuMicrosPerFrame)}× paced, ${ratio(stream.burst.cpuMicrosPerFrameLessIdle ?? NaN, gateway.burst.cpuMicrosPerFrame)}× burst; p50 / p99 from the audible moment ${stream.paced.p50Ms} / ${stream.paced.p99Ms} ms paced, burst p99 ${stream.burst.p99Ms} ms (undelayed, from publish: ${gateway.paced.p50Ms} / ${gateway.paced.p99Ms}, burst ${gateway.burst.p99Ms})`,
     );
   if (sse)
     console.log(
