@@ -7,6 +7,11 @@
 // (BENCH_TRANSPORTS, default ws,sse). Then a bare uWS app in its own process, fed the same frames over
 // Redis on the WebSocket run's timeline, serves the same fleet size. Reported: delivered frames/s, p50/p99
 // publish→receive latency, RSS per idle connection, CPU time per delivered frame.
+//
+// Listener time (`stream`, in BENCH_TRANSPORTS by default): the same WebSocket run with `stream=bench`
+// on the URL, a stream BENCH_STREAM_LATENCY_S (2) behind: every row reaches the clients when it becomes
+// audible (its observedAt + latency), through the station's one delayed view. Its latency is measured
+// from that moment; its CPU per delivered frame is compared with the undelayed run's (target ≤ 1.1×).
 import { readFile } from 'node:fs/promises';
 import { performance } from 'node:perf_hooks';
 import { recreateDatabase } from '../src/lib/migrate.ts';
@@ -31,7 +36,9 @@ const { feedRowId, stationChannel } = await import('../src/feed/names.ts');
 const { startChild } = await import('./fanout/proc.ts');
 
 const SIZES = (process.env.BENCH_SIZES ?? '1000,5000').split(',').map(Number);
-const TRANSPORTS = (process.env.BENCH_TRANSPORTS ?? 'ws,sse').split(',');
+const TRANSPORTS = (process.env.BENCH_TRANSPORTS ?? 'ws,stream,sse').split(',');
+/** The latency of the `stream=bench` run's stream, in seconds. */
+const STREAM_LATENCY_S = Number(process.env.BENCH_STREAM_LATENCY_S ?? 2);
 const ROWS = Number(process.env.BENCH_ROWS ?? 200);
 /** Fleet clients that record latency (1 in SAMPLE_EVERY); all of them count frames. */
 const SAMPLE_EVERY = Number(process.env.BENCH_SAMPLE_EVERY ?? 10);
@@ -52,6 +59,12 @@ const station = await createStation(
   { slug: `bench-${Date.now().toString(36)}`, name: 'Bench FM', timezone: 'Europe/Berlin' },
   new Date(),
 );
+await svc
+  .db('stations')
+  .where({ id: station.id })
+  .update({
+    profile: JSON.stringify({ streamUrls: [{ key: 'bench', url: 'https://example.org/bench.mp3', latencySeconds: STREAM_LATENCY_S }] }),
+  });
 const channel = stationChannel(station.id);
 const bareChannel = `waveline:bench:bare:${station.id}`;
 
@@ -64,8 +77,13 @@ await inTransaction(svc.db, (tx) =>
     data: { contractVersion: 1, timezone: 'Europe/Berlin', broadcasts: [], truncated: false },
   }),
 );
-const trackData = (i: number) => ({
+/** Each row's observation moment, strictly increasing (ms): a delayed stream hears every one of them. */
+let lastMoment = 0;
+const nextMoment = () => (lastMoment = Math.max(lastMoment + 1, Date.now()));
+const trackData = (i: number, moment = nextMoment()) => ({
   contractVersion: 1,
+  stationId: 'bench',
+  timezone: 'Europe/Berlin',
   track: {
     artist: `Artist ${i}`,
     title: `Title ${i}`,
@@ -75,11 +93,15 @@ const trackData = (i: number) => ({
     isPlaying: true,
   },
   timing: { observedAt: new Date().toISOString(), elapsedSeconds: 0, endsAt: null },
-  freshness: { status: 'fresh', ageSeconds: 0, thresholdSeconds: 600 },
+  elapsedSeconds: 0,
+  endsAt: null,
+  freshness: { status: 'fresh', ageSeconds: 0, thresholdSeconds: 600, observedAt: new Date(moment).toISOString(), receivedAt: null },
+  /** The observation moment in ms: the fleet times a delayed stream's frames from `observedMs + latency`. */
+  observedMs: moment,
   sentAt: 0,
 });
 await inTransaction(svc.db, (tx) =>
-  upsertFeedRow(tx, svc.bus, { stationId: station.id, kind: 'now-playing', entry: 'current', data: trackData(-1) }),
+  upsertFeedRow(tx, svc.bus, { stationId: station.id, kind: 'now-playing', entry: 'current', data: trackData(-1, Date.now() - 60_000) }),
 );
 /** Messages a new gateway connection receives before live events: the two rows, then `synced` (WebSocket: with `lastEventId=`). */
 const SNAPSHOT_MESSAGES = 3;
@@ -158,8 +180,15 @@ async function kernelCounters(): Promise<{ backlogDrops: number; retransmits: nu
  * Returns when each row reached Redis, so the bare app can be fed on the gateway's exact timeline
  * (back to back, the gateway's rows are spaced by their Postgres commits; Redis alone is far faster).
  */
-async function pass(server: Child, fleet: Child, n: number, publish: (i: number) => Promise<void>, schedule: (i: number) => number) {
-  await fleet.request({ type: 'measure', maxSamples: Math.ceil(n / SAMPLE_EVERY + 1) * ROWS });
+async function pass(
+  server: Child,
+  fleet: Child,
+  n: number,
+  publish: (i: number) => Promise<void>,
+  schedule: (i: number) => number,
+  delayMs: number | null,
+) {
+  await fleet.request({ type: 'measure', maxSamples: Math.ceil(n / SAMPLE_EVERY + 1) * ROWS, delayMs });
   const before = await server.request<Stats>({ type: 'stats', collect: false });
   const kernelBefore = await kernelCounters();
   const started = now();
@@ -189,7 +218,14 @@ async function pass(server: Child, fleet: Child, n: number, publish: (i: number)
   };
 }
 
-type App = 'gateway' | 'gateway-sse' | 'bare';
+type App = 'gateway' | 'gateway-stream' | 'gateway-sse' | 'bare';
+
+/** A delayed pass's CPU per frame without the idle CPU of the latency it waits longer than an undelayed one. */
+function lessIdle(pass: { cpuMicrosPerFrame: number; delivered: number }, delayMs: number | null, idleMicrosPerSecond: number) {
+  if (delayMs === null) return {};
+  const idle = (idleMicrosPerSecond * delayMs) / 1000;
+  return { cpuMicrosPerFrameLessIdle: +(pass.cpuMicrosPerFrame - idle / Math.max(1, pass.delivered)).toFixed(2) };
+}
 
 async function run(app: App, n: number, follow?: { paced: number[]; burst: number[] }) {
   const server =
@@ -199,9 +235,11 @@ async function run(app: App, n: number, follow?: { paced: number[]; burst: numbe
   const url =
     app === 'gateway'
       ? `ws://127.0.0.1:${port}/v1/realtime${query}&lastEventId=` // asks for `synced` after the state
-      : app === 'gateway-sse'
-        ? `http://127.0.0.1:${port}/v1/realtime/sse${query}`
-        : `ws://127.0.0.1:${port}/bare`;
+      : app === 'gateway-stream'
+        ? `ws://127.0.0.1:${port}/v1/realtime${query}&stream=bench&lastEventId=`
+        : app === 'gateway-sse'
+          ? `http://127.0.0.1:${port}/v1/realtime/sse${query}`
+          : `ws://127.0.0.1:${port}/bare`;
   const snapshotPerClient = app === 'bare' ? 0 : SNAPSHOT_MESSAGES;
   const fleet = startChild('./fleet.ts', []);
   try {
@@ -225,10 +263,17 @@ async function run(app: App, n: number, follow?: { paced: number[]; burst: numbe
       connects.push({ ...connect, stats: await server.request<Stats>({ type: 'stats', collect: true }) });
     }
     const [mid, idle] = connects.map((c) => c.stats);
+    // The server's CPU while its N connections are idle: a delayed run's passes last its latency longer
+    // (the last rows become audible then), and that idle time is not the cost of a frame.
+    const idleFrom = await server.request<Stats>({ type: 'stats', collect: false });
+    await sleep(2000);
+    const idleTo = await server.request<Stats>({ type: 'stats', collect: false });
+    const idleCpuMicrosPerSecond = (idleTo.cpuMicros - idleFrom.cpuMicros) / 2;
     const publish = app === 'bare' ? publishBare : publishGateway;
     const interval = intervalFor(n);
-    const paced = await pass(server, fleet, n, publish, (i) => follow?.paced[i] ?? i * interval);
-    const burst = await pass(server, fleet, n, publish, (i) => follow?.burst[i] ?? 0);
+    const delayMs = app === 'gateway-stream' ? STREAM_LATENCY_S * 1000 : null;
+    const paced = await pass(server, fleet, n, publish, (i) => follow?.paced[i] ?? i * interval, delayMs);
+    const burst = await pass(server, fleet, n, publish, (i) => follow?.burst[i] ?? 0, delayMs);
     return {
       app,
       n,
@@ -237,8 +282,9 @@ async function run(app: App, n: number, follow?: { paced: number[]; burst: numbe
       rssPerIdleConnectionBytes: Math.round((idle.rss - mid.rss) / (n - half)),
       rssPerIdleConnectionIncludingOneOffBytes: Math.round((idle.rss - base.rss) / (n - 1)),
       heapPerIdleConnectionBytes: Math.round((idle.heapUsed - mid.heapUsed) / (n - half)),
-      paced: { intervalMs: interval, ...paced, timeline: undefined },
-      burst: { ...burst, timeline: undefined },
+      idleCpuMsPerSecond: +(idleCpuMicrosPerSecond / 1000).toFixed(2),
+      paced: { intervalMs: interval, ...paced, timeline: undefined, ...lessIdle(paced, delayMs, idleCpuMicrosPerSecond) },
+      burst: { ...burst, timeline: undefined, ...lessIdle(burst, delayMs, idleCpuMicrosPerSecond) },
       timelines: { paced: paced.timeline, burst: burst.timeline },
     };
   } finally {
@@ -252,6 +298,7 @@ const results = [];
 for (const n of SIZES) {
   const ws = await run('gateway', n);
   const runs = [ws];
+  if (TRANSPORTS.includes('stream')) runs.push(await run('gateway-stream', n));
   if (TRANSPORTS.includes('sse')) runs.push(await run('gateway-sse', n));
   runs.push(await run('bare', n, ws.timelines));
   for (const result of runs) {
@@ -274,12 +321,17 @@ for (const r of results) {
 for (const n of SIZES) {
   const gateway = results.find((r) => r.n === n && r.app === 'gateway');
   const sse = results.find((r) => r.n === n && r.app === 'gateway-sse');
+  const stream = results.find((r) => r.n === n && r.app === 'gateway-stream');
   const bare = results.find((r) => r.n === n && r.app === 'bare');
   if (!gateway || !bare) continue;
   const ratio = (g: number, b: number) => (g / b).toFixed(2);
   console.log(
     `N=${n}: gateway CPU per frame ${ratio(gateway.paced.cpuMicrosPerFrame, bare.paced.cpuMicrosPerFrame)}× bare paced, ${ratio(gateway.burst.cpuMicrosPerFrame, bare.burst.cpuMicrosPerFrame)}× bare burst (target ≤ 1.2×)`,
   );
+  if (stream)
+    console.log(
+      `N=${n}: stream= (${STREAM_LATENCY_S} s) CPU per frame ${ratio(stream.paced.cpuMicrosPerFrame, gateway.paced.cpuMicrosPerFrame)}× undelayed paced, ${ratio(stream.burst.cpuMicrosPerFrame, gateway.burst.cpuMicrosPerFrame)}× burst (target ≤ 1.1×); less the idle CPU of the ${STREAM_LATENCY_S} s it waits longer (${stream.idleCpuMsPerSecond} ms/s idle): ${ratio(stream.paced.cpuMicrosPerFrameLessIdle ?? NaN, gateway.paced.cpuMicrosPerFrame)}× paced, ${ratio(stream.burst.cpuMicrosPerFrameLessIdle ?? NaN, gateway.burst.cpuMicrosPerFrame)}× burst; p50 / p99 from the audible moment ${stream.paced.p50Ms} / ${stream.paced.p99Ms} ms paced, burst p99 ${stream.burst.p99Ms} ms (undelayed, from publish: ${gateway.paced.p50Ms} / ${gateway.paced.p99Ms}, burst ${gateway.burst.p99Ms})`,
+    );
   if (sse)
     console.log(
       `N=${n}: SSE CPU per frame ${ratio(sse.paced.cpuMicrosPerFrame, gateway.paced.cpuMicrosPerFrame)}× WebSocket paced, ${ratio(sse.burst.cpuMicrosPerFrame, gateway.burst.cpuMicrosPerFrame)}× burst; p99 ${sse.paced.p99Ms} vs ${gateway.paced.p99Ms} ms (target ≤ 1.3×)`,

@@ -7,6 +7,8 @@ import { serve } from './proc.ts';
 // client also reads the `sentAt` stamp the bench put into each row and records publish→receive latency.
 
 const SENT_AT = /sentAt\\?":([0-9.]+)/;
+/** A delayed stream's frames are timed from the moment they became audible: `observedMs` + its latency. */
+const OBSERVED_MS = /observedMs\\?":([0-9.]+)/;
 const now = () => performance.timeOrigin + performance.now();
 
 let clients: Array<BenchStreamClient> = [];
@@ -19,6 +21,8 @@ let lastAt = 0;
 let latencies = new Float64Array(0);
 let samples = 0;
 let cpuAtMeasure = 0;
+/** The stream's latency when the fleet listens with `stream=` (null: undelayed, timed from publish). */
+let delayMs: number | null = null;
 const cpuMicros = () => {
   const c = process.cpuUsage();
   return c.user + c.system;
@@ -34,8 +38,14 @@ function onFrame(sampled: boolean, data: Buffer): void {
   if (firstAt === 0) firstAt = at;
   lastAt = at;
   if (sampled && samples < latencies.length) {
-    const match = SENT_AT.exec(data.toString('latin1'));
-    if (match) latencies[samples++] = at - Number(match[1]);
+    const text = data.toString('latin1');
+    if (delayMs !== null) {
+      const observed = OBSERVED_MS.exec(text);
+      if (observed) latencies[samples++] = at - (Number(observed[1]) + delayMs);
+    } else {
+      const match = SENT_AT.exec(text);
+      if (match) latencies[samples++] = at - Number(match[1]);
+    }
   }
 }
 
@@ -88,6 +98,7 @@ serve(async (message) => {
       firstAt = lastAt = 0;
       samples = 0;
       latencies = new Float64Array(Number(message.maxSamples));
+      delayMs = message.delayMs === null || message.delayMs === undefined ? null : Number(message.delayMs);
       return true;
     case 'wait': {
       const deadline = Date.now() + Number(message.timeoutMs);

@@ -161,5 +161,23 @@ export async function pruneFeedHistory(db: Db, now: Date, historyMs = FEED_HISTO
      SELECT COALESCE(sum(pruned), 0) AS pruned FROM raised`,
     [new Date(now.getTime() - historyMs)],
   );
+  await pruneRowVersions(db, now);
   return Number(result.rows[0]?.pruned ?? 0);
+}
+
+/** How long versions of the now-playing and on-air rows are kept (delayed feed connections need ten minutes). */
+export const ROW_VERSIONS_MS = 60 * 60 * 1000;
+
+/**
+ * Deletes versions of the now-playing and on-air rows (migrations/…_feed_row_versions.ts) older than
+ * ROW_VERSIONS_MS, except the newest of each row: it is what was current when the kept ones begin.
+ */
+export async function pruneRowVersions(db: Db, now: Date): Promise<void> {
+  await db.raw(
+    `DELETE FROM feed_row_versions v
+      WHERE v.updated_at < ?
+        AND EXISTS (SELECT 1 FROM feed_row_versions n
+                     WHERE n.station_id = v.station_id AND n.kind = v.kind AND n.entry = v.entry AND n.seq > v.seq AND n.updated_at < ?)`,
+    [new Date(now.getTime() - ROW_VERSIONS_MS), new Date(now.getTime() - ROW_VERSIONS_MS)],
+  );
 }

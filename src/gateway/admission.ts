@@ -41,6 +41,21 @@ export const UNAVAILABLE: Rejection = reject(
   CLOSE_INTERNAL,
 );
 
+/** A stream key (decisions.md, "Listener time"). */
+const STREAM_KEY = /^[a-z0-9][a-z0-9-]{0,31}$/;
+
+/** The `stream` query parameter: null when absent (every row live), or why it cannot be served. */
+export function parseStream(query: string): string | null | Rejection {
+  const stream = new URLSearchParams(query).get('stream');
+  if (stream === null) return null;
+  if (!STREAM_KEY.test(stream))
+    return reject(
+      'VALIDATION_ERROR',
+      `Invalid stream "${stream.slice(0, 40)}"; stream keys look like mp3 or hls-main ([a-z0-9-], up to 32).`,
+    );
+  return stream;
+}
+
 /** Station ids from the repeated `channels[]` query parameter, or why they cannot be served. */
 export function parseChannels(query: string): { stationIds: string[] } | Rejection {
   const channels = new URLSearchParams(query).getAll('channels[]');
@@ -114,8 +129,8 @@ export function clientIp(socketAddress: string, forwardedFor: string, trustedPro
 
 interface GateEntry {
   verdict: Promise<Rejection | null>;
-  /** The settled verdict, so a cached station is admitted without waiting. */
-  settled?: { rejection: Rejection | null };
+  /** The settled verdict, so a cached station is admitted without waiting; with the station's streams. */
+  settled?: { rejection: Rejection | null; streams: ReadonlyMap<string, number> };
 }
 
 /** Parsed channel lists by query string: thousands of listeners of a station share one array. */
@@ -124,6 +139,9 @@ const PARSED_CACHE_SIZE = 1000;
 export class Admission {
   private readonly gates = new TtlCache<string, GateEntry>(GATE_TTL_MS, 10_000);
   private readonly parsed = new Map<string, readonly string[]>();
+  private readonly streamsParsed = new Map<string, string | null | Rejection>();
+  /** Each station's streams as its last settled gate read them (kept past the gate's TTL for admissions in flight). */
+  private readonly streamsOf = new Map<string, ReadonlyMap<string, number>>();
   private readonly connectionsByIp = new Map<string, { ip: string; count: number }>();
   private readonly store: FeedStore;
   private readonly maxPerIp: number;
@@ -172,6 +190,37 @@ export class Admission {
     return stationIds;
   }
 
+  /** `parseStream`, remembered per query string. */
+  stream(query: string): string | null | Rejection {
+    let stream = this.streamsParsed.get(query);
+    if (stream === undefined) {
+      if (this.streamsParsed.size >= PARSED_CACHE_SIZE) this.streamsParsed.clear();
+      stream = parseStream(query);
+      this.streamsParsed.set(query, stream);
+    }
+    return stream;
+  }
+
+  /**
+   * The latency (ms) of `stream` at each station, from their settled gates (call once every gate is
+   * known): null when there is no stream or it is live everywhere; an unknown key is refused like a bad
+   * channel, naming the station's keys.
+   */
+  latencies(stationIds: readonly string[], stream: string | null): readonly number[] | null | Rejection {
+    if (stream === null) return null;
+    const latencies: number[] = [];
+    for (const stationId of stationIds) {
+      const streams = this.streamsOf.get(stationId);
+      const latency = streams?.get(stream);
+      if (latency === undefined) {
+        const known = [...(streams?.keys() ?? [])].join(', ') || 'none';
+        return reject('VALIDATION_ERROR', `Unknown stream "${stream}" for channel ${stationChannel(stationId)}; its streams: ${known}.`);
+      }
+      latencies.push(latency);
+    }
+    return latencies.every((latency) => latency === 0) ? null : latencies;
+  }
+
   /**
    * Counts a connection against its IP; returns the IP (one string shared by all its connections), or a
    * refusal when the IP holds the maximum already.
@@ -204,7 +253,9 @@ export class Admission {
         if (!gate || !gate.active || !gate.publicOnline)
           rejection = reject('NOT_FOUND', `No public station for channel ${stationChannel(stationId)}.`);
         else if (!gate.realtime) rejection = reject('MODULE_DISABLED', 'The realtime module is switched off for this station.');
-        entry.settled = { rejection };
+        entry.settled = { rejection, streams: gate?.streams ?? new Map() };
+        if (this.streamsOf.size >= 10_000) this.streamsOf.clear();
+        this.streamsOf.set(stationId, entry.settled.streams);
         return rejection;
       }),
     };

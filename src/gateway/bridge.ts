@@ -5,11 +5,14 @@ import { keys } from '../lib/keys.ts';
 import { createBlockingRedis, type Redis } from '../lib/redis.ts';
 import type { Logger } from '../lib/logger.ts';
 import { StationFeed, type FeedChange } from './stationFeed.ts';
+import { HeardViews, type DelayedView } from './delay.ts';
 import { gatewayResyncs, gatewayStations, metricsEnabled } from '../lib/metrics.ts';
 import type { FeedStore, StoredRow } from './store.ts';
 
 interface Subscription {
   feed: StationFeed;
+  /** The station's delayed views (connections with `stream=`), by latency. */
+  views: HeardViews;
   refs: number;
   ready: Promise<StationFeed>;
   /** Subscribed and loaded: new listeners can be served without waiting. */
@@ -60,6 +63,8 @@ export class FeedBridge {
   private closing = false;
   /** Called with a station id when an admin change may have altered who may listen. */
   onStationChanged: (stationId: string) => void = () => {};
+  /** Called with a now-playing or on-air change as a station's delayed view of `latencyMs` releases it. */
+  onDelayedChange: (stationId: string, latencyMs: number, change: FeedChange) => void = () => {};
   /** Called after a reconnection, when invalidation messages may have been missed. */
   onResubscribed: () => void = () => {};
 
@@ -95,7 +100,13 @@ export class FeedBridge {
     if (!sub) {
       const channel = keys.feedChannel(stationId);
       const feed = new StationFeed(stationId, this.store, (change) => this.publish(stationId, change), this.logger);
-      const created: Subscription = { feed, refs: 0, ready: Promise.resolve(feed), warm: false, linger: null };
+      const views = new HeardViews(
+        feed,
+        this.store,
+        (latencyMs, change) => this.onDelayedChange(stationId, latencyMs, change),
+        this.logger,
+      );
+      const created: Subscription = { feed, views, refs: 0, ready: Promise.resolve(feed), warm: false, linger: null };
       created.ready = (async () => {
         await this.subscriber.subscribe(channel);
         await feed.load();
@@ -132,6 +143,34 @@ export class FeedBridge {
     this.keep(sub);
     sub.refs++;
     return sub.feed;
+  }
+
+  /**
+   * The delayed view of a station at `latencyMs` for a connection that holds the station already
+   * (`acquire`), reading the station's recent history first when it is its first delayed connection.
+   */
+  acquireView(stationId: string, latencyMs: number): Promise<DelayedView> {
+    const sub = this.subscriptions.get(stationId);
+    if (!sub) return Promise.reject(new Error(`station ${stationId} is not held`));
+    return sub.views.acquire(latencyMs);
+  }
+
+  /** `acquireView` without waiting; undefined when the station's history has to be read first. */
+  acquireViewNow(stationId: string, latencyMs: number): DelayedView | undefined {
+    return this.subscriptions.get(stationId)?.views.acquireNow(latencyMs);
+  }
+
+  /** Whether a station's delayed views can be had without waiting (its recent history is read). */
+  viewsReady(stationId: string): boolean {
+    return this.subscriptions.get(stationId)?.views.ready === true;
+  }
+
+  view(stationId: string, latencyMs: number): DelayedView | undefined {
+    return this.subscriptions.get(stationId)?.views.view(latencyMs);
+  }
+
+  releaseView(stationId: string, latencyMs: number): void {
+    this.subscriptions.get(stationId)?.views.release(latencyMs);
   }
 
   /** The warm feed of a station this gateway holds listeners for. */
@@ -174,6 +213,7 @@ export class FeedBridge {
     if (metricsEnabled()) gatewayStations.dec();
     const channel = keys.feedChannel(stationId);
     this.byChannel.delete(channel);
+    sub.views.close();
     sub.feed.close();
     if (!this.closing)
       this.subscriber

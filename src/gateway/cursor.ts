@@ -10,17 +10,21 @@ import { createHash } from 'node:crypto';
 // them would not fit), `epoch` the station's feed epoch, `seq` the station's feed sequence (base 36) up to
 // which the client has every change, `mask` the kinds the station's modules switched off then (hex):
 // after a module change the client is missing rows that were never sent to it, so that is a reset.
+// A connection with `stream=` (listener time, delay.ts) adds `~<heard>`: the heard time (epoch ms, base
+// 36) up to which its delayed rows (now-playing, on-air) were sent; its `seq` still counts every change.
 
 const VERSION = 'c1';
 export const MAX_CURSOR_LENGTH = 400;
 const CURSOR_CHARS = /^[A-Za-z0-9._~-]{1,400}$/;
-const SEGMENT = /^([A-Za-z0-9_-]{8})~([A-Za-z0-9]{1,16})~([0-9a-z]{1,11})~([0-9a-f])$/;
+const SEGMENT = /^([A-Za-z0-9_-]{8})~([A-Za-z0-9]{1,16})~([0-9a-z]{1,11})~([0-9a-f])(?:~([0-9a-z]{1,11}))?$/;
 
 /** A channel's position as a cursor names it. */
 export interface Position {
   epoch: string;
   seq: number;
   mask: number;
+  /** On a delayed connection: the heard time (epoch ms) up to which its delayed rows were sent. */
+  heard?: number;
 }
 
 /** The 8-character key naming a channel in a cursor. */
@@ -30,7 +34,8 @@ export function channelKey(channel: string): string {
 
 /** One channel's segment; joined with `cursorOf`. */
 export function segmentOf(key: string, position: Position): string {
-  return `${key}~${position.epoch}~${position.seq.toString(36)}~${position.mask.toString(16)}`;
+  const live = `${key}~${position.epoch}~${position.seq.toString(36)}~${position.mask.toString(16)}`;
+  return position.heard === undefined ? live : `${live}~${Math.floor(position.heard).toString(36)}`;
 }
 
 /** The cursor of positioned channels' segments (none: `c1`, "no channel has a position yet"). */
@@ -61,7 +66,12 @@ function parse(text: string): Map<string, Position> | null {
     if (!match || positions.has(match[1])) return null;
     const seq = parseInt(match[3], 36);
     if (!Number.isSafeInteger(seq)) return null;
-    positions.set(match[1], { epoch: match[2], seq, mask: parseInt(match[4], 16) });
+    const position: Position = { epoch: match[2], seq, mask: parseInt(match[4], 16) };
+    if (match[5] !== undefined) {
+      position.heard = parseInt(match[5], 36);
+      if (!Number.isSafeInteger(position.heard)) return null;
+    }
+    positions.set(match[1], position);
   }
   return positions;
 }

@@ -1,8 +1,12 @@
 import { cursorOf } from './cursor.ts';
 import { eventFrame } from './frames.ts';
-import type { FeedChange, StationFeed } from './stationFeed.ts';
+import { DELAYED_KINDS } from './heard.ts';
+import type { FeedChange } from './stationFeed.ts';
 
-// Live events to every connection of a station. A frame's cursor names the position of every channel of
+// Live events to every connection of a station. A connection with `stream=` (delay.ts) is in a set of its
+// own per latency: its now-playing and on-air events come from the station's delayed view of that latency
+// (`delayedChange`), when they become audible, instead of the live ones.
+// A frame's cursor names the position of every channel of
 // the receiving connection, so connections are grouped by their set of channels: one frame per set and
 // change, built once and written to the set's WebSocket topic (uWS publish) and its SSE streams. Nearly
 // every connection has one channel; its set's topic is the station's channel.
@@ -20,6 +24,8 @@ export interface StreamOut {
 export interface ChannelSet {
   readonly topic: string;
   readonly stationIds: readonly string[];
+  /** Latency (ms) of the connection's stream at each station (0: live), aligned with `stationIds`. */
+  readonly latencies: readonly number[];
   refs: number;
   readonly streams: Set<StreamOut>;
   /** SSE messages of this turn, numbered, not yet written. */
@@ -37,7 +43,8 @@ export class Fanout {
   private readonly setsOfStation = new Map<string, Set<ChannelSet>>();
   /** The live set last joined with a list of station ids. */
   private readonly setOfList = new WeakMap<readonly string[], ChannelSet>();
-  private readonly feed: (stationId: string) => StationFeed | undefined;
+  /** The live feed (latency 0) or the delayed view of a station whose position a cursor names. */
+  private readonly channel: (stationId: string, latencyMs: number) => { segment(): string } | undefined;
   private readonly publishWs: (topic: string, frame: Buffer) => void;
   private readonly sent: (frames: number, bytes: number) => void;
   private counter = 0;
@@ -45,28 +52,31 @@ export class Fanout {
   private flushing: NodeJS.Immediate | null = null;
 
   constructor(
-    feed: (stationId: string) => StationFeed | undefined,
+    channel: (stationId: string, latencyMs: number) => { segment(): string } | undefined,
     publishWs: (topic: string, frame: Buffer) => void,
     sent: (frames: number, bytes: number) => void,
   ) {
-    this.feed = feed;
+    this.channel = channel;
     this.publishWs = publishWs;
     this.sent = sent;
   }
 
   /** The set of a connection's stations (counted until `leave`). */
-  join(stationIds: readonly string[]): ChannelSet {
+  join(stationIds: readonly string[], latencies: readonly number[] | null = null): ChannelSet {
     // Admission hands every listener of a query the same list: no sort, key or look-up per connection.
-    const known = this.setOfList.get(stationIds);
+    const known = latencies === null ? this.setOfList.get(stationIds) : undefined;
     if (known && known.refs > 0) {
       known.refs++;
       return known;
     }
-    const sorted = [...stationIds].sort();
-    const topic = sorted.length === 1 ? `stations.${sorted[0]}.feed` : `set:${sorted.join(',')}`;
+    const members = stationIds.map((stationId, i) => ({ stationId, latency: latencies?.[i] ?? 0 }));
+    members.sort((a, b) => (a.stationId < b.stationId ? -1 : a.stationId > b.stationId ? 1 : 0));
+    const sorted = members.map((m) => m.stationId);
+    const named = members.map((m) => (m.latency > 0 ? `${m.stationId}@${m.latency}` : m.stationId));
+    const topic = named.length === 1 ? `stations.${named[0]}.feed` : `set:${named.join(',')}`;
     let set = this.sets.get(topic);
     if (!set) {
-      set = { topic, stationIds: sorted, refs: 0, streams: new Set(), pending: [] };
+      set = { topic, stationIds: sorted, latencies: members.map((m) => m.latency), refs: 0, streams: new Set(), pending: [] };
       this.sets.set(topic, set);
       for (const stationId of sorted) {
         let of = this.setsOfStation.get(stationId);
@@ -75,7 +85,7 @@ export class Fanout {
       }
     }
     set.refs++;
-    this.setOfList.set(stationIds, set);
+    if (latencies === null) this.setOfList.set(stationIds, set);
     return set;
   }
 
@@ -95,15 +105,29 @@ export class Fanout {
     }
   }
 
-  /** A change of a station: one frame per set of channels that includes it, with that set's cursor. */
+  /**
+   * A change of a station: one frame per set of channels that includes it, with that set's cursor. A
+   * now-playing or on-air change skips the sets that hear the station delayed (`delayedChange`).
+   */
   change(stationId: string, change: FeedChange): void {
+    this.send(stationId, change, DELAYED_KINDS.has(change.rowId.slice(0, change.rowId.indexOf(':'))) ? 0 : null);
+  }
+
+  /** A now-playing or on-air change as the station's delayed view of `latencyMs` releases it. */
+  delayedChange(stationId: string, latencyMs: number, change: FeedChange): void {
+    this.send(stationId, change, latencyMs);
+  }
+
+  /** To the sets that have the station at `latency` (null: at any). */
+  private send(stationId: string, change: FeedChange, latency: number | null): void {
     const sets = this.setsOfStation.get(stationId);
     if (!sets) return;
     for (const set of sets) {
+      if (latency !== null && set.latencies[set.stationIds.indexOf(stationId)] !== latency) continue;
       const segments: string[] = [];
-      for (const id of set.stationIds) {
-        const feed = this.feed(id);
-        if (feed) segments.push(feed.segment());
+      for (const [i, id] of set.stationIds.entries()) {
+        const channel = this.channel(id, set.latencies[i]);
+        if (channel) segments.push(channel.segment());
       }
       const cursor = cursorOf(segments);
       const frame = Buffer.from(eventFrame(stationId, change.rowId, change.action, change.updatedAt, change.payload, cursor));

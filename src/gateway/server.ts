@@ -5,11 +5,11 @@ import { Admission, requestIp, splitCursor, UNAVAILABLE, type Rejection } from '
 import { FeedBridge } from './bridge.ts';
 import { Fanout } from './fanout.ts';
 import { errorFrame } from './frames.ts';
-import { begin, prepare, ready, type Connection, type Sink } from './session.ts';
+import { begin, newConnection, prepare, ready, type Connection, type Sink } from './session.ts';
 import { SSE_PING_MS } from './sse.ts';
 import { SseClients } from './sseRoute.ts';
 import { requestIdOf } from './requestId.ts';
-import type { StationFeed } from './stationFeed.ts';
+import type { FeedChannel } from './session.ts';
 import { FeedStore } from './store.ts';
 import { gatewayResyncs, gatewayTallies, metricsAnswer, metricsEnabled, startProcessMetrics } from '../lib/metrics.ts';
 
@@ -49,7 +49,7 @@ const CLOSE_RESTARTING = 1012;
 /** Time given to clients to answer the close handshake before the remaining sockets are cut. */
 const CLOSE_GRACE_MS = 300;
 const STATUS_TEXT: Record<number, string> = { 200: 'OK', 401: 'Unauthorized', 404: 'Not Found' };
-const isRejection = (value: readonly string[] | Rejection): value is Rejection => 'code' in value;
+const isRejection = (value: unknown): value is Rejection => typeof value === 'object' && value !== null && 'code' in value;
 
 export async function startGateway(config: Readonly<Config>, logger: Logger, port: number, options: GatewayOptions = {}): Promise<Gateway> {
   const app = uWS.App();
@@ -67,7 +67,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     counted[transport].bytes.inc(receivers * (typeof frame === 'string' ? Buffer.byteLength(frame) : frame.length));
   };
   const fanout = new Fanout(
-    (stationId) => bridge.feed(stationId),
+    (stationId, latencyMs) => (latencyMs > 0 ? bridge.view(stationId, latencyMs) : bridge.feed(stationId)),
     (topic, frame) => {
       app.publish(topic, frame, false, false);
       if (metrics) sent(frame, app.numSubscribers(topic));
@@ -81,6 +81,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   const bridge = new FeedBridge(config.redisUrl, store, (stationId, change) => fanout.change(stationId, change), logger, {
     reconnectDelayMs: options.redisReconnectDelayMs,
   });
+  bridge.onDelayedChange = (stationId, latencyMs, change) => fanout.delayedChange(stationId, latencyMs, change);
   const sockets = new Set<Socket>();
   let draining = false;
 
@@ -128,15 +129,20 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
   await bridge.start();
 
   /** Counts the connection and its stations; the caller has checked every gate. */
-  function reserve(conn: Connection, stationIds: readonly string[]): Rejection | null {
+  function reserve(conn: Connection, stationIds: readonly string[], latencies: readonly number[] | null): Rejection | null {
     const ip = admission.reserveConnection(conn.ip);
     if (typeof ip !== 'string') return ip;
     conn.ip = ip;
     conn.stationIds = stationIds;
+    conn.latencies = latencies;
     conn.admitted = true;
-    conn.set = fanout.join(stationIds);
+    conn.set = fanout.join(stationIds, latencies);
     return null;
   }
+
+  /** The stations a connection hears delayed (`stream=` with a latency there), and at what latency. */
+  const delayedOf = (stationIds: readonly string[], latencies: readonly number[] | null): Array<[string, number]> =>
+    latencies ? stationIds.flatMap((stationId, i): Array<[string, number]> => (latencies[i] > 0 ? [[stationId, latencies[i]]] : [])) : [];
 
   /**
    * The common case decided without waiting: no attempt counting, station gates cached and feeds warm.
@@ -146,15 +152,22 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     if (admission.limitsAttempts) return undefined;
     const stationIds = admission.channels(conn.query);
     if (isRejection(stationIds)) return stationIds;
+    const stream = admission.stream(conn.query);
+    if (isRejection(stream)) return stream;
     for (const stationId of stationIds) {
       const known = admission.gateNow(stationId);
       if (!known) return undefined;
       if (known.rejection) return known.rejection;
     }
+    const latencies = admission.latencies(stationIds, stream);
+    if (isRejection(latencies)) return latencies;
     if (!stationIds.every((stationId) => bridge.isWarm(stationId))) return undefined;
-    const refused = reserve(conn, stationIds);
+    const delayed = delayedOf(stationIds, latencies);
+    if (!delayed.every(([stationId]) => bridge.viewsReady(stationId))) return undefined;
+    const refused = reserve(conn, stationIds, latencies);
     if (refused) return refused;
     for (const stationId of stationIds) bridge.acquireNow(stationId);
+    for (const [stationId, latency] of delayed) bridge.acquireViewNow(stationId, latency);
     return null;
   }
 
@@ -163,11 +176,13 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     if (limited) return limited;
     const stationIds = admission.channels(conn.query);
     if (isRejection(stationIds)) return stationIds;
+    const stream = admission.stream(conn.query);
+    if (isRejection(stream)) return stream;
     // Listed at once, so an admin change arriving while this connection waits refuses it too.
     conn.stationIds = stationIds;
     for (const stationId of stationIds) deciding.set(stationId, (deciding.get(stationId) ?? 0) + 1);
     try {
-      return await decide(conn, stationIds);
+      return await decide(conn, stationIds, stream);
     } finally {
       for (const stationId of stationIds) {
         const count = (deciding.get(stationId) ?? 1) - 1;
@@ -177,24 +192,36 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     }
   }
 
-  async function decide(conn: Connection, stationIds: readonly string[]): Promise<Rejection | null> {
+  async function decide(conn: Connection, stationIds: readonly string[], stream: string | null): Promise<Rejection | null> {
     for (const stationId of stationIds) {
       const rejection = await admission.gate(stationId);
       if (rejection) return rejection;
     }
+    const latencies = admission.latencies(stationIds, stream);
+    if (isRejection(latencies)) return latencies;
+    const delayed = delayedOf(stationIds, latencies);
     const acquired: string[] = [];
+    const views: Array<[string, number]> = [];
+    const releaseAll = (): void => {
+      for (const [stationId, latency] of views) bridge.releaseView(stationId, latency);
+      for (const stationId of acquired) bridge.release(stationId);
+    };
     try {
       for (const stationId of stationIds) {
         await bridge.acquire(stationId);
         acquired.push(stationId);
       }
+      for (const [stationId, latency] of delayed) {
+        await bridge.acquireView(stationId, latency);
+        views.push([stationId, latency]);
+      }
     } catch (err) {
       logger.warn({ err }, 'could not load feed state for a connection');
-      for (const stationId of acquired) bridge.release(stationId);
+      releaseAll();
       return UNAVAILABLE;
     }
-    const refused = conn.closed ? null : reserve(conn, stationIds);
-    if (refused || conn.closed) for (const stationId of stationIds) bridge.release(stationId);
+    const refused = conn.closed ? null : reserve(conn, stationIds, latencies);
+    if (refused || conn.closed) releaseAll();
     return refused;
   }
 
@@ -203,6 +230,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     conn.admitted = false;
     if (conn.set) fanout.leave(conn.set);
     conn.set = null;
+    for (const [stationId, latency] of delayedOf(conn.stationIds, conn.latencies)) bridge.releaseView(stationId, latency);
     for (const stationId of conn.stationIds) bridge.release(stationId);
     admission.releaseConnection(conn.ip);
   }
@@ -215,7 +243,10 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
    * it is in, `cork` runs it corked.
    */
   function start(conn: Connection, sink: Sink, cork: (run: () => void) => void, corked: boolean): void {
-    const feeds = conn.stationIds.map((stationId) => bridge.feed(stationId)).filter((feed): feed is StationFeed => !!feed);
+    const latencies = conn.latencies;
+    const feeds = conn.stationIds
+      .map((stationId, i) => (latencies && latencies[i] > 0 ? bridge.view(stationId, latencies[i]) : bridge.feed(stationId)))
+      .filter((feed): feed is NonNullable<typeof feed> => !!feed) as FeedChannel[];
     const run = (): void => {
       if (conn.closed) return;
       const lastEventId = conn.lastEventId;
@@ -261,8 +292,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
       const ip = requestIp(res, req, config.trustedProxyHops);
       const { query, lastEventId } = splitCursor(req.getQuery() ?? '');
       // Only a client that passed `lastEventId` (even empty) asked for resume and meets `reset` and `synced`.
-      const resume = lastEventId !== null;
-      const conn: Connection = { ip, query, stationIds: [], admitted: false, closed: false, slow: false, lastEventId, resume, set: null };
+      const conn = newConnection(ip, query, lastEventId, lastEventId !== null);
       res.upgrade<SocketData>(
         { conn },
         req.getHeader('sec-websocket-key'),

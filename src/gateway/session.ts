@@ -2,13 +2,33 @@ import { stationChannel } from '../feed/names.ts';
 import { cursorOf, parseCursor, segmentOf, type Position } from './cursor.ts';
 import { resetFrame, syncedFrame, type SyncMode } from './frames.ts';
 import type { ChannelSet } from './fanout.ts';
-import type { StationFeed } from './stationFeed.ts';
+import type { ResumeCheck } from './stationFeed.ts';
 
 // The start of a feed connection, the same for both transports (decisions.md, "Realtime feed: resume and
 // Server-Sent Events"): for each channel its full state (`fresh`, or `reset` when the cursor cannot be
 // resumed) or only what changed since the cursor (`resumed`), then `synced`, then live events. Every
 // answer comes from the gateway's memory; the only reads are shared per station (a catch-up, the bodies
 // of older content rows), so a reconnect storm costs Postgres one read per station, not one per client.
+
+/**
+ * One channel of a connection as its start is built: a station's live feed (StationFeed), or its
+ * timeline as a stream's listeners hear it (DelayedView, for a connection with `stream=`).
+ */
+export interface FeedChannel {
+  readonly stationId: string;
+  /** The public channel (`stations.{id}.feed`). */
+  readonly topic: string;
+  /** The channel's key in cursors. */
+  readonly key: string;
+  generation(now?: number): number;
+  segment(): string;
+  check(position: Position): ResumeCheck;
+  stateFrames(cursor: string, now?: number): Buffer[];
+  replayAt(position: Position, cursor: string, now?: number): Buffer[] | null;
+  canReplay(seq: number): boolean;
+  readBodies(seq: number): Promise<void>;
+  catchUp(): Promise<void>;
+}
 
 /** Per-connection state (WebSocket or SSE), kept small: a gateway holds tens of thousands of these. */
 export interface Connection {
@@ -17,6 +37,8 @@ export interface Connection {
   query: string;
   /** Stations whose feed this socket receives (set while it is decided; one array shared by many sockets). */
   stationIds: readonly string[];
+  /** With `stream=`: the stream's latency (ms) at each station, aligned with `stationIds`; null: live. */
+  latencies: readonly number[] | null;
   admitted: boolean;
   closed: boolean;
   /** A frame was dropped for backpressure (the socket is being closed as a slow consumer). */
@@ -31,6 +53,11 @@ export interface Connection {
   resume: boolean;
   /** The connection's set of channels in the fan-out, once admitted. */
   set: ChannelSet | null;
+}
+
+/** A connection not yet decided (both transports start one the same way). */
+export function newConnection(ip: string, query: string, lastEventId: string | null, resume: boolean): Connection {
+  return { ip, query, stationIds: [], latencies: null, admitted: false, closed: false, slow: false, lastEventId, resume, set: null };
 }
 
 /** Where a connection's frames go: a WebSocket or an SSE stream. */
@@ -63,7 +90,7 @@ type Claim = { kind: 'fresh' } | { kind: 'reset' } | { kind: 'position'; positio
  * does not parse, or names a channel the connection does not have, is a reset of every channel; a
  * channel it does not name is fresh.
  */
-export function claimsOf(feeds: readonly StationFeed[], lastEventId: string | null): Claim[] {
+export function claimsOf(feeds: readonly FeedChannel[], lastEventId: string | null): Claim[] {
   if (lastEventId === null || lastEventId === '') return feeds.map(() => ({ kind: 'fresh' }));
   const positions = parseCursor(lastEventId);
   const keys = new Set(feeds.map((feed) => feed.key));
@@ -79,7 +106,7 @@ export function claimsOf(feeds: readonly StationFeed[], lastEventId: string | nu
  * is behind on (the client saw a change from another node first), the bodies of older content rows that
  * changed since. Resolves when they are done (a failed read makes that channel a reset later).
  */
-export async function prepare(feeds: readonly StationFeed[], lastEventId: string | null): Promise<void> {
+export async function prepare(feeds: readonly FeedChannel[], lastEventId: string | null): Promise<void> {
   const claims = claimsOf(feeds, lastEventId);
   await Promise.all(
     feeds.map(async (feed, i) => {
@@ -93,7 +120,7 @@ export async function prepare(feeds: readonly StationFeed[], lastEventId: string
 }
 
 /** Whether `begin` can answer at once (the common case: no cursor, or a recent one). */
-export function ready(feeds: readonly StationFeed[], lastEventId: string | null, resume: boolean, now = Date.now()): boolean {
+export function ready(feeds: readonly FeedChannel[], lastEventId: string | null, resume: boolean, now = Date.now()): boolean {
   if (reusable(feeds, lastEventId, resume, now)) return true;
   const claims = claimsOf(feeds, lastEventId);
   return feeds.every((feed, i) => {
@@ -116,25 +143,25 @@ interface Message {
  * claims, checks and cache keys again.
  */
 interface Opening {
-  feeds: readonly StationFeed[];
+  feeds: readonly FeedChannel[];
   generations: number[];
   messages: Message[];
 }
 
 /** Openings by the connection's first feed (a feed dropped with its station takes its openings along), then by cursor and channels. */
-const openings = new WeakMap<StationFeed, Map<string, Opening>>();
+const openings = new WeakMap<FeedChannel, Map<string, Opening>>();
 const OPENINGS_PER_FEED = 64;
 
 // `+` / `-` first: a start with `synced` (resume asked, even with an empty cursor) and one without are
 // different bytes for the same cursor.
-const openingKey = (feeds: readonly StationFeed[], lastEventId: string | null, resume: boolean): string => {
+const openingKey = (feeds: readonly FeedChannel[], lastEventId: string | null, resume: boolean): string => {
   let key = (resume ? '+' : '-') + (lastEventId ?? '');
   for (const feed of feeds) key += ` ${feed.key}`;
   return key;
 };
 
 /** The opening last sent for this cursor and these very feeds, when none of them has changed since. */
-function reusable(feeds: readonly StationFeed[], lastEventId: string | null, resume: boolean, now: number): Opening | undefined {
+function reusable(feeds: readonly FeedChannel[], lastEventId: string | null, resume: boolean, now: number): Opening | undefined {
   if (feeds.length === 0) return undefined;
   const opening = openings.get(feeds[0])?.get(openingKey(feeds, lastEventId, resume));
   if (!opening || opening.feeds.length !== feeds.length) return undefined;
@@ -150,7 +177,7 @@ function reusable(feeds: readonly StationFeed[], lastEventId: string | null, res
  * `resume` (a WebSocket without `lastEventId`) every channel is fresh and neither `reset` nor `synced`
  * is sent: only `event` messages, as the API document says.
  */
-export function begin(sink: Sink, feeds: readonly StationFeed[], lastEventId: string | null, resume: boolean, now = Date.now()): boolean {
+export function begin(sink: Sink, feeds: readonly FeedChannel[], lastEventId: string | null, resume: boolean, now = Date.now()): boolean {
   const opening = reusable(feeds, lastEventId, resume, now) ?? open(feeds, lastEventId, resume, now);
   for (const message of opening.messages) if (!sink.send(message.frame, message.cursor)) return false;
   sink.subscribe();
@@ -158,7 +185,7 @@ export function begin(sink: Sink, feeds: readonly StationFeed[], lastEventId: st
 }
 
 /** The messages of a connection's start; kept for the next clients when it needed no read. */
-function open(feeds: readonly StationFeed[], lastEventId: string | null, resume: boolean, now: number): Opening {
+function open(feeds: readonly FeedChannel[], lastEventId: string | null, resume: boolean, now: number): Opening {
   const generations = feeds.map((feed) => feed.generation(now));
   const claims = claimsOf(feeds, lastEventId);
   let answeredFromMemory = true;
@@ -182,7 +209,7 @@ function open(feeds: readonly StationFeed[], lastEventId: string | null, resume:
   for (const [i, feed] of feeds.entries()) {
     const claim = claims[i];
     let frames: Buffer[] | null = null;
-    if (modes[i] === 'resumed' && claim.kind === 'position') frames = feed.replayFrames(claim.position.seq, start, now);
+    if (modes[i] === 'resumed' && claim.kind === 'position') frames = feed.replayAt(claim.position, start, now);
     if (frames === null) {
       if (modes[i] === 'reset' && resume) messages.push({ frame: Buffer.from(resetFrame(feed.topic)), cursor: null });
       frames = feed.stateFrames(start, now);

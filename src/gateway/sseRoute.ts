@@ -4,7 +4,7 @@ import type { Logger } from '../lib/logger.ts';
 import { requestIp, splitCursor, UNAVAILABLE, type Rejection } from './admission.ts';
 import { errorFrame } from './frames.ts';
 import { requestIdOf } from './requestId.ts';
-import type { Connection, Sink } from './session.ts';
+import { newConnection, type Connection, type Sink } from './session.ts';
 import { REFUSAL_STATUS, SSE_PING, SSE_PREAMBLE, SseStream } from './sse.ts';
 
 // `GET /v1/realtime/sse`: the feed's Server-Sent Events transport. Admission, the start of a connection
@@ -83,17 +83,8 @@ export class SseClients {
     const split = splitCursor(req.getQuery() ?? '');
     // The browser's Last-Event-ID header wins over `lastEventId` in the URL (its first connection's).
     const lastEventId = req.getHeader('last-event-id') || split.lastEventId;
-    const conn: Connection = {
-      ip,
-      query: split.query,
-      stationIds: [],
-      admitted: false,
-      closed: false,
-      slow: false,
-      lastEventId,
-      resume: true, // SSE is new: every stream gets `reset` and `synced`
-      set: null,
-    };
+    // SSE is new: every stream gets `reset` and `synced`.
+    const conn = newConnection(ip, split.query, lastEventId, true);
     const stream = new SseStream(
       res,
       config.gateway.maxBackpressureBytes,

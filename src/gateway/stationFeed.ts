@@ -5,6 +5,7 @@ import { eventFrame, payloadJson } from './frames.ts';
 import { nowPlayingAt } from '../domains/nowPlaying/presenter.ts';
 import type { NowPlaying } from '../domains/nowPlaying/schemas.ts';
 import type { FeedStore, StoredRow } from './store.ts';
+import { DELAYED_KINDS, HeardHistory, heardPayload, momentOf, type HeardVersion } from './heard.ts';
 
 /** Content rows a new connection receives (decisions.md: "the 20 most recently published"). */
 export const SNAPSHOT_CONTENT_ROWS = 20;
@@ -15,7 +16,7 @@ const GAP_REPAIR_MS = 250;
 /** Delay before retrying a catch-up that failed (Postgres unreachable). */
 const CATCH_UP_RETRY_MS = 1000;
 
-interface HeldRow {
+export interface HeldRow {
   rowId: string;
   seq: number;
   updatedAt: string;
@@ -43,12 +44,27 @@ export interface FeedChange {
 /** Whether a connection at a position can be given only what changed since (cursor.ts). */
 export type ResumeCheck = 'resumable' | 'reset' | 'ahead';
 
+/**
+ * The delayed rows (now-playing, on-air) of a connection with `stream=` (delay.ts): the version its
+ * listeners hear, framed at heard time.
+ */
+export interface DelayedRows {
+  /** The version a listener of the stream holds now (null: none yet). */
+  row(rowId: string): HeardVersion | null;
+  /** On a resume: whether the client at its cursor's position lacks the version it should hold now. */
+  changedSince(rowId: string): boolean;
+  heardAt: number;
+  latencyMs: number;
+}
+
 const NOW_PLAYING_ROW = feedRowId('now-playing', 'current');
 
 const FIXED_ORDER = new Map<string, number>(FEED_KINDS.map((kind, i) => [kind, i]));
 
 /** The last generation handed out (`StationFeed.generation`): one sequence for every feed, so two never share one. */
 let generations = 0;
+/** A new generation (delay.ts numbers its views' generations from the same sequence). */
+export const nextGeneration = (): number => ++generations;
 
 /**
  * The current feed rows of one station, kept warm from the bus, and the sequence bookkeeping that makes
@@ -113,6 +129,10 @@ export class StationFeed {
   private hidden: ReadonlySet<string> = new Set<FeedKind>();
   private gen = ++generations;
   private genAge: number | null = null;
+  /** The recent versions of the now-playing and on-air rows, for connections with `stream=` (delay.ts). */
+  readonly heard = new HeardHistory();
+  /** Told when a version of a delayed row was applied (the station's delayed views). */
+  onHeard: () => void = () => {};
 
   constructor(stationId: string, store: FeedStore, publish: (change: FeedChange) => void, logger: Logger) {
     this.stationId = stationId;
@@ -232,9 +252,11 @@ export class StationFeed {
    * not below the pruned history. A position ahead of this gateway (a change another node has sent and
    * this one has not applied yet) is `ahead`: catch up, then ask again.
    */
-  check(position: Position): ResumeCheck {
+  check(position: Position, delayed = false): ResumeCheck {
     this.pruneDeletions(Date.now());
     if (!this.loaded || position.epoch !== this.epoch || position.mask !== this.hiddenMask()) return 'reset';
+    // A position in a delayed timeline (a connection with `stream=`) names no live position of those rows.
+    if (position.heard !== undefined && !delayed) return 'reset';
     if (position.seq < this.prunedSeq) return 'reset';
     return position.seq > this.watermark ? 'ahead' : 'resumable';
   }
@@ -244,16 +266,26 @@ export class StationFeed {
    * each framed with `cursor`. The now-playing row's elapsed time and freshness are derived again at
    * `now` (the stored row says what they were when it was written).
    */
-  stateFrames(cursor: string, now = Date.now()): Buffer[] {
-    return this.cached(`state|${cursor}`, now, () => {
-      const fixed = [...this.fixed.values()]
-        .filter((row) => !this.hidden.has(kindOf(row.rowId)))
-        .sort((a, b) => (FIXED_ORDER.get(kindOf(a.rowId)) ?? 9) - (FIXED_ORDER.get(kindOf(b.rowId)) ?? 9));
+  stateFrames(cursor: string, now = Date.now(), delayed?: DelayedRows): Buffer[] {
+    const build = (): Buffer[] => {
+      const fixed: HeldRow[] = [];
+      for (const row of this.fixed.values()) {
+        if (this.hidden.has(kindOf(row.rowId))) continue;
+        if (!delayed || !DELAYED_KINDS.has(kindOf(row.rowId))) fixed.push(row);
+      }
+      if (delayed)
+        for (const rowId of this.heard.rowIds()) {
+          const version = this.hidden.has(kindOf(rowId)) ? null : delayed.row(rowId);
+          if (version && !version.deleted) fixed.push(version);
+        }
+      fixed.sort((a, b) => (FIXED_ORDER.get(kindOf(a.rowId)) ?? 9) - (FIXED_ORDER.get(kindOf(b.rowId)) ?? 9));
       const content = this.hidden.has('content')
         ? []
         : [...this.contentBodies.values()].sort((a, b) => b.seq - a.seq).slice(0, SNAPSHOT_CONTENT_ROWS);
-      return [...fixed, ...content].map((row) => this.frameOf(row, 'create', cursor, now));
-    });
+      return [...fixed, ...content].map((row) => this.frameOf(row, 'create', cursor, now, delayed));
+    };
+    // A delayed state is at a heard time of its own (it moves every millisecond): not cached.
+    return delayed ? build() : this.cached(`state|${cursor}`, now, build);
   }
 
   /**
@@ -261,14 +293,20 @@ export class StationFeed {
    * since with its current data, one `delete` per row removed since. Null when the data of an older
    * content row has to be read first (`readBodies`).
    */
-  replayFrames(seq: number, cursor: string, now = Date.now()): Buffer[] | null {
+  replayFrames(seq: number, cursor: string, now = Date.now(), delayed?: DelayedRows): Buffer[] | null {
     const key = `${this.nowPlayingAge(now)}|since ${seq}|${cursor}`;
-    const hit = this.frameCache.get(key);
+    const hit = delayed ? undefined : this.frameCache.get(key);
     if (hit) return hit;
     const changed: Array<{ seq: number; frame: () => Buffer }> = [];
     for (const row of this.fixed.values())
-      if (row.seq > seq && !this.hidden.has(kindOf(row.rowId)))
+      if (row.seq > seq && !this.hidden.has(kindOf(row.rowId)) && !(delayed && DELAYED_KINDS.has(kindOf(row.rowId))))
         changed.push({ seq: row.seq, frame: () => this.frameOf(row, 'update', cursor, now) });
+    if (delayed)
+      for (const rowId of this.heard.rowIds()) {
+        const version = delayed.row(rowId);
+        if (!version || version.deleted || this.hidden.has(kindOf(rowId)) || !delayed.changedSince(rowId)) continue;
+        changed.push({ seq: version.seq, frame: () => this.frameOf(version, 'update', cursor, now, delayed) });
+      }
     if (!this.hidden.has('content'))
       for (const [rowId, rowSeq] of this.contentSeq) {
         if (rowSeq <= seq) continue;
@@ -278,7 +316,7 @@ export class StationFeed {
       }
     for (const [rowId, removed] of this.deletions) {
       const kind = kindOf(rowId) as FeedKind;
-      if (removed.seq <= seq || this.hidden.has(kind)) continue;
+      if (removed.seq <= seq || this.hidden.has(kind) || (delayed && DELAYED_KINDS.has(kind))) continue;
       const payload = payloadJson(this.stationId, { kind, entry: rowId.slice(kind.length + 1), data: null, updatedAt: removed.updatedAt });
       changed.push({
         seq: removed.seq,
@@ -287,8 +325,13 @@ export class StationFeed {
     }
     changed.sort((a, b) => a.seq - b.seq);
     const frames = changed.map((c) => c.frame());
-    this.keep(key, frames);
+    if (!delayed) this.keep(key, frames);
     return frames;
+  }
+
+  /** `replayFrames` from a cursor's position (session.ts treats live feeds and delayed views alike). */
+  replayAt(position: Position, cursor: string, now = Date.now()): Buffer[] | null {
+    return this.replayFrames(position.seq, cursor, now);
   }
 
   /** Whether `replayFrames(seq)` can answer from memory (every content row changed since has its body here). */
@@ -383,7 +426,11 @@ export class StationFeed {
     return nowPlaying?.nowPlayingMoment === undefined ? null : Math.floor((now - nowPlaying.nowPlayingMoment) / 1000);
   }
 
-  private frameOf(row: HeldRow, action: FeedAction, cursor: string, now: number): Buffer {
+  private frameOf(row: HeldRow, action: FeedAction, cursor: string, now: number, delayed?: DelayedRows): Buffer {
+    if (delayed && DELAYED_KINDS.has(kindOf(row.rowId))) {
+      const payload = heardPayload(this.stationId, row as HeardVersion, delayed.heardAt, delayed.latencyMs);
+      return Buffer.from(eventFrame(this.stationId, row.rowId, action, row.updatedAt, payload, cursor));
+    }
     const payload =
       row.rowId === NOW_PLAYING_ROW && row.nowPlaying && row.nowPlayingMoment !== undefined
         ? payloadJson(this.stationId, {
@@ -394,6 +441,11 @@ export class StationFeed {
           })
         : row.payload;
     return Buffer.from(eventFrame(this.stationId, row.rowId, action, row.updatedAt, payload, cursor));
+  }
+
+  /** Whether the station's modules switch this kind of row off (held, never sent). */
+  isHidden(kind: string): boolean {
+    return this.hidden.has(kind);
   }
 
   private hiddenMask(): number {
@@ -442,6 +494,7 @@ export class StationFeed {
     const rowId = feedRowId(row.kind, row.entry);
     this.clearCaches();
     this.fetched.delete(rowId);
+    if (DELAYED_KINDS.has(row.kind)) this.keepVersion(rowId, row);
     if (row.deleted) {
       this.fixed.delete(rowId);
       this.contentSeq.delete(rowId);
@@ -466,6 +519,15 @@ export class StationFeed {
     this.contentBodies.set(rowId, held);
     if (this.contentBodies.size > CONTENT_BODIES) this.dropOldestBody();
     return held;
+  }
+
+  /** Adds a version of a delayed row to the history; the station's delayed views then release what is due. */
+  keepVersion(rowId: string, row: StoredRow): void {
+    const held = row.deleted
+      ? { rowId, seq: row.seq, updatedAt: row.updatedAt, payload: payloadJson(this.stationId, { ...row, data: null }) }
+      : this.heldOf(rowId, row);
+    const version: HeardVersion = { ...held, moment: momentOf(row.kind, row.data, row.updatedAt), deleted: row.deleted };
+    if (this.heard.add(version) && this.loaded) this.onHeard();
   }
 
   private heldOf(rowId: string, row: StoredRow): HeldRow {

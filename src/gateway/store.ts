@@ -22,6 +22,24 @@ export interface StationGate {
   active: boolean;
   publicOnline: boolean;
   realtime: boolean;
+  /** The station's streams: key → latency in ms (decisions.md, "Listener time"). */
+  streams: ReadonlyMap<string, number>;
+}
+
+/**
+ * Stream keys and latencies of `profile.streamUrls[]`: `key` (older rows may lack it: `stream-{n}` by its
+ * 1-based position) and `latencySeconds` (absent: 0; held to 0–600).
+ */
+export function streamLatencies(streamUrls: unknown): Map<string, number> {
+  const streams = new Map<string, number>();
+  if (!Array.isArray(streamUrls)) return streams;
+  for (const [i, entry] of streamUrls.entries()) {
+    const { key, latencySeconds } = (entry ?? {}) as { key?: unknown; latencySeconds?: unknown };
+    const seconds = typeof latencySeconds === 'number' && Number.isFinite(latencySeconds) ? Math.min(600, Math.max(0, latencySeconds)) : 0;
+    const name = typeof key === 'string' && key !== '' ? key : `stream-${i + 1}`;
+    if (!streams.has(name)) streams.set(name, Math.round(seconds * 1000));
+  }
+  return streams;
 }
 
 export interface RowsAtSeq {
@@ -90,13 +108,18 @@ export class FeedStore {
   }
 
   async stationGate(stationId: string): Promise<StationGate | null> {
-    const { rows } = await this.query<{ active: boolean; public_online: boolean; realtime: boolean | null }>(
-      `SELECT active, public_online, (modules->>'realtime')::boolean AS realtime FROM stations WHERE id = $1`,
+    const { rows } = await this.query<{ active: boolean; public_online: boolean; realtime: boolean | null; stream_urls: unknown }>(
+      `SELECT active, public_online, (modules->>'realtime')::boolean AS realtime, profile->'streamUrls' AS stream_urls FROM stations WHERE id = $1`,
       [stationId],
     );
     const row = rows[0];
     if (!row) return null;
-    return { active: row.active, publicOnline: row.public_online, realtime: row.realtime ?? DEFAULT_MODULES.realtime };
+    return {
+      active: row.active,
+      publicOnline: row.public_online,
+      realtime: row.realtime ?? DEFAULT_MODULES.realtime,
+      streams: streamLatencies(row.stream_urls),
+    };
   }
 
   /** The feed kinds the station's modules switch off (after an admin change); null when the station is gone. */
@@ -168,6 +191,33 @@ export class FeedStore {
       [stationId, limit],
     );
     return rows.map(liveContentRow);
+  }
+
+  /**
+   * The versions of the station's now-playing and on-air rows written since `since`, and the newest one
+   * before it (what was current then): what a delayed connection may have to be given, read once per
+   * station by a gateway whose first delayed connection arrives (delay.ts). `feed_rows` holds only the
+   * current rows; every version is kept in `feed_row_versions` by a trigger on it (its migration).
+   */
+  async heardVersions(stationId: string, since: Date): Promise<StoredRow[]> {
+    const { rows } = await this.query<RowRecord>(
+      `SELECT NULL AS feed_seq, kind, entry, seq, deleted, updated_at, true AS has_data, data
+         FROM feed_row_versions v
+        WHERE station_id = $1
+          AND (updated_at >= $2
+               OR seq = (SELECT max(seq) FROM feed_row_versions n
+                          WHERE n.station_id = $1 AND n.kind = v.kind AND n.entry = v.entry AND n.updated_at < $2))
+        ORDER BY seq`,
+      [stationId, since],
+    );
+    return rows.map((r) => ({
+      kind: r.kind as FeedKind,
+      entry: r.entry,
+      seq: Number(r.seq),
+      deleted: r.deleted,
+      data: r.data,
+      updatedAt: r.updated_at.toISOString(),
+    }));
   }
 
   private query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {

@@ -21,6 +21,7 @@ import { request } from '../support/http.ts';
 import { freshDatabase } from '../support/database.ts';
 import { ingest } from '../support/ingest.ts';
 import { launchBrowser, pageEventually, recordConsole, type ConsoleEntry } from '../support/browser.ts';
+import { setStreams } from '../support/listenerTime.ts';
 
 // Browser globals, used inside page.evaluate() callbacks only (the project is type-checked without the DOM library).
 declare const document: any, window: any, getComputedStyle: any, MutationObserver: any;
@@ -363,6 +364,39 @@ describe('now-playing widget in a real browser (/demo)', function () {
     expect(replayed.length).to.be.greaterThan(0);
     expect(replayed.map((m: { data: { payload: { kind: string } } }) => m.data.payload.kind)).to.not.include('schedule');
     expect(after.some((m: { type: string }) => m.type === 'reset')).to.equal(false);
+    await other.close();
+  });
+
+  it('data-stream: the box shows the track as that stream’s listeners hear it (its feed URL carries stream=)', async () => {
+    await setStreams(svc, 'st_demo', [{ key: 'late', latencySeconds: 3 }]);
+    await svc.invalidation.invalidate('station', 'st_demo');
+    const other = await browser.newPage();
+    await other.evaluateOnNewDocument(() => {
+      const Native = window.EventSource;
+      window.feedUrls = [];
+      window.EventSource = class extends Native {
+        constructor(url: string, init?: unknown) {
+          super(url, init);
+          window.feedUrls.push(url);
+        }
+      };
+    });
+    await other.goto(`${url}/healthz`, { waitUntil: 'load' }); // a page of the same origin without the widget
+    await other.setContent(`<script src="${url}/embed/now-playing.js" data-station="st_demo" data-stream="late"></script>`, {
+      waitUntil: 'load',
+    });
+    const first = await pageEventually(other, readWidget, (v) => v.state === 'live' && v.title !== 'Connecting…', 10_000, 'live');
+    expect(await other.evaluate(() => window.feedUrls)).to.satisfy((urls: string[]) => urls.every((u) => u.includes('&stream=late')));
+    await other.evaluate(watchTitles);
+    const started = Date.now();
+    const res = await ingest(url, { slug: 'demo' }, ingestToken, { artist: 'Slow Wave', title: 'Heard Later' });
+    expect(res.status).to.equal(200);
+    await pageEventually(other, readWidget, (v) => v.title === 'Heard Later', 10_000, 'the track once audible');
+    const shownAt = await other.evaluate(() => window.titlesSeen['Heard Later']);
+    console.log(`      ingest → title on a 3 s stream's box: ${shownAt - started} ms (audible at 3000 ms)`);
+    expect(shownAt - started, 'not before the stream’s listeners hear it').to.be.at.least(3000 - 50);
+    expect(shownAt - started).to.be.below(3000 + 3000);
+    expect(first.title).to.not.equal('Heard Later');
     await other.close();
   });
 });

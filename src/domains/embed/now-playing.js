@@ -46,7 +46,7 @@
   }
 
   class WavelineNowPlaying extends HTMLElement {
-    static get observedAttributes() { return ['station', 'feed']; }
+    static get observedAttributes() { return ['station', 'feed', 'stream']; }
     constructor() {
       super();
       var root = this.attachShadow({ mode: 'open' });
@@ -107,6 +107,8 @@
     this._channel = 'stations.' + station + '.feed';
     this._station = station;
     var url = feed + '/v1/realtime/sse?channels[]=' + encodeURIComponent(this._channel);
+    // Listener time: the track as this stream's listeners hear it (its latency behind the studio).
+    if (this.getAttribute('stream')) url += '&stream=' + encodeURIComponent(this.getAttribute('stream'));
     // A stream of our own making (after the browser gave up): resume from the last cursor we kept.
     if (this._cursor) url += '&lastEventId=' + encodeURIComponent(this._cursor);
     var es = new EventSource(url);
@@ -230,6 +232,7 @@
     var box = document.createElement(TAG);
     box.setAttribute('station', script.dataset.station);
     if (script.dataset.feed) box.setAttribute('feed', script.dataset.feed);
+    if (script.dataset.stream) box.setAttribute('stream', script.dataset.stream);
     if (script.dataset.label) box.setAttribute('label', script.dataset.label);
     script.parentNode.insertBefore(box, script.nextSibling);
   }

@@ -1,0 +1,146 @@
+import type { FeedKind } from '../feed/names.ts';
+import { nowPlayingAt } from '../domains/nowPlaying/presenter.ts';
+import type { NowPlaying } from '../domains/nowPlaying/schemas.ts';
+import { payloadJson } from './frames.ts';
+
+// Listener time (decisions.md, "Listener time: now-playing as each stream's listeners hear it"): the
+// versions of a station's now-playing and on-air rows, so a connection with `stream=` can be given them
+// as its listeners hear them — each version becomes audible at its moment (the observation's play time for
+// now-playing, the time of the change for on-air) plus the stream's latency.
+
+/** The longest latency a stream may have (decisions.md: `latencySeconds` 0–600), and so the history kept. */
+export const MAX_LATENCY_MS = 600_000;
+
+/** The kinds a connection with `stream=` receives delayed; `schedule` and `content` are not delayed. */
+export const DELAYED_KINDS: ReadonlySet<string> = new Set<FeedKind>(['now-playing', 'on-air']);
+
+/** One version of a delayed row. */
+export interface HeardVersion {
+  rowId: string;
+  seq: number;
+  updatedAt: string;
+  /** The payload as stored (`payloadJson`); a now-playing version is derived again at heard time. */
+  payload: string;
+  /** A now-playing version's data, when it has a track (its elapsed time and freshness move with time). */
+  nowPlaying?: NowPlaying;
+  /** When the version becomes current, in on-air time (epoch ms): audible at `moment + latency`. */
+  moment: number;
+  deleted: boolean;
+}
+
+/**
+ * When a version of a delayed row becomes current: a now-playing row at its observation's play time
+ * (`observedAt`, else `receivedAt` — the REST definition of heard time), an on-air row when it changed.
+ */
+export function momentOf(kind: FeedKind, data: unknown, updatedAt: string): number {
+  if (kind === 'now-playing') {
+    const freshness = (data as { freshness?: { observedAt?: unknown; receivedAt?: unknown } } | null)?.freshness;
+    const at = Date.parse(String(freshness?.observedAt ?? freshness?.receivedAt ?? updatedAt));
+    if (!Number.isNaN(at)) return at;
+  }
+  return Date.parse(updatedAt);
+}
+
+/**
+ * The payload a listener of a stream `latencyMs` behind gets at heard time `heardAt`: a now-playing
+ * row's `elapsedSeconds` and freshness derived at heard time (not at the send time), and its `endsAt`
+ * moved by the latency (when the listener hears the track end), as the REST read with `stream` answers.
+ */
+export function heardPayload(stationId: string, version: HeardVersion, heardAt: number, latencyMs: number): string {
+  if (!version.nowPlaying) return version.payload;
+  const data = nowPlayingAt(version.nowPlaying, new Date(heardAt));
+  const ends = typeof data.endsAt === 'string' ? Date.parse(data.endsAt) : NaN;
+  const endsAt = Number.isNaN(ends) ? (data.endsAt ?? null) : new Date(ends + latencyMs).toISOString();
+  const entry = version.rowId.slice(version.rowId.indexOf(':') + 1);
+  return payloadJson(stationId, { kind: 'now-playing', entry, data: { ...data, endsAt }, updatedAt: version.updatedAt });
+}
+
+/** What the history can say of a row at a past moment: the version (null: no row), or that it reaches back too little. */
+export type HeardAnswer = HeardVersion | null | 'unknown';
+
+/**
+ * The recent versions of a station's delayed rows, at most MAX_LATENCY_MS of them: older versions are
+ * dropped, except the newest one before that horizon (what was current when the kept ones begin). The
+ * oldest version kept of a row is its base: every later version of the row is known.
+ */
+export class HeardHistory {
+  private readonly rows = new Map<string, HeardVersion[]>();
+  private readonly clock: () => number;
+  private prunedAt = 0;
+
+  constructor(clock: () => number = Date.now) {
+    this.clock = clock;
+  }
+
+  /** Adds a version (kept in seq order); false when it is known already. */
+  add(version: HeardVersion): boolean {
+    let versions = this.rows.get(version.rowId);
+    if (!versions) this.rows.set(version.rowId, (versions = []));
+    let i = versions.length;
+    while (i > 0 && versions[i - 1].seq > version.seq) i--;
+    if (i > 0 && versions[i - 1].seq === version.seq) return false;
+    versions.splice(i, 0, version);
+    this.prune();
+    return true;
+  }
+
+  rowIds(): Iterable<string> {
+    return this.rows.keys();
+  }
+
+  /**
+   * The version of `rowId` current at heard time `at`, among versions up to `seq`: the one with the
+   * latest moment at or before `at` (ties: the later seq), as "the latest observation whose play time is
+   * at or before heard time". `unknown` when the history does not reach back to `at` or `seq`.
+   */
+  at(rowId: string, at: number, seq = Infinity): HeardAnswer {
+    const versions = this.rows.get(rowId);
+    if (!versions || versions.length === 0) return null;
+    const base = versions[0];
+    if (seq < base.seq) return 'unknown';
+    let best: HeardVersion | null = null;
+    for (const version of versions) {
+      if (version.seq > seq) break;
+      if (version.moment <= at && (!best || version.moment >= best.moment)) best = version;
+    }
+    // Nothing at or before `at`: what came before the oldest version kept is not known.
+    return best ?? 'unknown';
+  }
+
+  /** Versions whose moment is in (`after`, `to`], in the order they become current (moment, then seq). */
+  between(after: number, to: number): HeardVersion[] {
+    const found: HeardVersion[] = [];
+    for (const versions of this.rows.values())
+      for (const version of versions) if (version.moment > after && version.moment <= to) found.push(version);
+    return found.sort((a, b) => a.moment - b.moment || a.seq - b.seq);
+  }
+
+  /** The earliest moment after `after` at which a kept version becomes current (a delayed view's next timer). */
+  nextMoment(after: number): number | null {
+    let next: number | null = null;
+    for (const versions of this.rows.values())
+      for (const version of versions) if (version.moment > after && (next === null || version.moment < next)) next = version.moment;
+    return next;
+  }
+
+  /** How many versions are kept (the memory bound's test). */
+  get size(): number {
+    let size = 0;
+    for (const versions of this.rows.values()) size += versions.length;
+    return size;
+  }
+
+  /** Drops versions older than MAX_LATENCY_MS except each row's newest before that horizon. */
+  prune(now = this.clock()): void {
+    if (now - this.prunedAt < 1000) return;
+    this.prunedAt = now;
+    const horizon = now - MAX_LATENCY_MS;
+    for (const [rowId, versions] of this.rows) {
+      let base: HeardVersion | null = null;
+      for (const version of versions) if (version.moment < horizon && (!base || version.moment >= base.moment)) base = version;
+      if (!base) continue;
+      const kept = versions.filter((version) => version === base || version.moment >= horizon);
+      this.rows.set(rowId, kept);
+    }
+  }
+}
