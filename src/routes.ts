@@ -16,6 +16,7 @@ import { embedRoutes } from './domains/embed/routes.ts';
 import { webhookRoutes } from './domains/webhooks/routes.ts';
 import { playLogRoutes } from './domains/nowPlaying/playLogRoutes.ts';
 import { radiodnsRoutes } from './domains/radiodns/routes.ts';
+import { podcastRoutes } from './domains/podcasts/routes.ts';
 
 // The composition of the web role's HTTP surface: every domain's routes, in one table. It lives beside
 // services.ts (the other half of the composition), above the domains; src/http/ (the framework) never
@@ -42,4 +43,5 @@ allRoutes.push(
   ...webhookRoutes,
   ...playLogRoutes,
   ...radiodnsRoutes,
+  ...podcastRoutes,
 );

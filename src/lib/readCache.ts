@@ -142,7 +142,8 @@ export class ReadCache {
   read(
     key: string,
     stationId: string,
-    area: ReadArea,
+    /** The area the answer shows, or several (then any change of the station's reads drops it: `store`). */
+    area: ReadArea | readonly ReadArea[],
     nowMs: number,
     compute: () => Promise<Representation>,
   ): Representation | Promise<Representation> {
@@ -150,9 +151,10 @@ export class ReadCache {
     // Past its safety age but not its validUntil: recomputed, and kept as it was if it shows the same.
     const lapsed = entry !== undefined && nowMs < entry.expires && Date.now() >= entry.hardExpiry ? entry.rep : undefined;
     const hit = this.peek(key, nowMs);
-    cacheLookup(area, hit !== undefined);
+    const single = typeof area === 'string';
+    cacheLookup(single ? area : area.join('+'), hit !== undefined);
     if (hit !== undefined) return hit;
-    const generation = this.generation(stationId, area);
+    const generation = this.generation(stationId, single ? area : undefined);
     const inFlight = this.pending.get(key);
     if (inFlight !== undefined && inFlight.generation === generation) {
       // Joined a computation started a moment earlier: its answer must still be exact at this read's time.

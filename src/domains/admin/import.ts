@@ -191,6 +191,16 @@ async function saveSchedule(tx: Tx, svc: Services, bundle: Bundle, stationId: st
   return out;
 }
 
+/** The version id of the bundle media entry `key`, or 400 at `path`. */
+function bundleVersion(versionIds: ReadonlyMap<string, string>, key: string, path: string): string {
+  const versionId = versionIds.get(key);
+  if (!versionId)
+    throw new ValidationError('Invalid bundle.', [
+      { path, code: 'not_found', message: `${path} must name the key of a media entry of the bundle, not "${key}"` },
+    ]);
+  return versionId;
+}
+
 /**
  * Creates the bundle's station with everything in it, or nothing at all (400 naming the bundle path
  * of the first failing part, 409 when the slug or an id is taken). Returns the created credentials'
@@ -203,7 +213,7 @@ export async function importBundle(svc: Services, bundle: Bundle): Promise<Impor
   const now = svc.clock.now();
   return inTransaction(svc.db, async (tx) => {
     const unit = withinImport(svc, tx);
-    const { radiodns: radiodnsBlock, ...stationBody } = bundle.station;
+    const { radiodns: radiodnsBlock, podcasts: podcastsBlock, ...stationBody } = bundle.station;
     const { logoKey, ...radiodns } = radiodnsBlock ?? {};
     let station = await at('station', () =>
       createStation(tx.trx, svc.invalidation, { ...stationBody, ...(radiodnsBlock ? { radiodns } : {}) }, now),
@@ -236,19 +246,21 @@ export async function importBundle(svc: Services, bundle: Bundle): Promise<Impor
     }
 
     if (logoKey !== undefined) {
-      const logoVersionId = versionIds.get(logoKey);
-      if (!logoVersionId)
-        throw new ValidationError('Invalid bundle.', [
-          {
-            path: 'station.radiodns.logoKey',
-            code: 'not_found',
-            message: `station.radiodns.logoKey must name the key of a media entry of the bundle, not "${logoKey}"`,
-          },
-        ]);
+      const logoVersionId = bundleVersion(versionIds, logoKey, 'station.radiodns.logoKey');
       station = await at('station', () => updateStation(tx.trx, svc.invalidation, station.id, { radiodns: { logoVersionId } }, now), {
         'radiodns.logoVersionId': 'radiodns.logoKey',
       });
       tx.afterCommit(() => requestLogoRenditions(svc, station));
+    }
+    // The podcasts setting names the bundle's episode type and cover image: set once both exist.
+    if (podcastsBlock !== undefined) {
+      const { imageKey, ...podcasts } = podcastsBlock;
+      if (imageKey !== undefined) podcasts.imageVersionId = bundleVersion(versionIds, imageKey, 'station.podcasts.imageKey');
+      station = await at(
+        'station',
+        () => updateStation(tx.trx, svc.invalidation, station.id, { podcasts }, now),
+        imageKey !== undefined ? { 'podcasts.imageVersionId': 'podcasts.imageKey' } : {},
+      );
     }
 
     const schedule = await saveSchedule(tx, svc, bundle, station.id, now);

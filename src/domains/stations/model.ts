@@ -1,5 +1,6 @@
 import { isPublic } from '../../http/subjects.ts';
 import { radiodnsFromStored, type RadioDns } from '../radiodns/model.ts';
+import { podcastsFromStored, type Podcasts } from '../podcasts/model.ts';
 
 // The framework's gates see these types through its registry (http/subjects.ts).
 declare module '../../http/subjects.ts' {
@@ -85,6 +86,8 @@ export interface Station {
   rundownFollowing: boolean;
   /** RadioDNS SPI (decisions.md, "Hybrid radio"); every key present. */
   radiodns: RadioDns;
+  /** Podcast feeds (decisions.md, "Podcasts"); every key present. */
+  podcasts: Podcasts;
   createdAt: string;
   updatedAt: string;
 }
@@ -122,6 +125,7 @@ export interface StationRow {
   now_playing_freshness_seconds: number;
   rundown_following: boolean;
   radiodns: Partial<RadioDns> | null;
+  podcasts: Partial<Podcasts> | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -154,6 +158,7 @@ export function stationFromRow(row: StationRow): Station {
     nowPlayingFreshnessSeconds: row.now_playing_freshness_seconds,
     rundownFollowing: row.rundown_following,
     radiodns: radiodnsFromStored(row.radiodns),
+    podcasts: podcastsFromStored(row.podcasts),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
