@@ -99,7 +99,12 @@ export async function publishEpisode(
   return id;
 }
 
-export async function putProgram(url: string, stationId: string, body: Record<string, unknown> = {}, id = randomUUID()): Promise<string> {
+export async function putProgram(
+  url: string,
+  stationId: string,
+  body: Record<string, unknown> = {},
+  id: string = randomUUID(),
+): Promise<string> {
   const res = await admin(url, 'PUT', `/stations/${stationId}/programs/${id}`, {
     title: 'Morning Show',
     presenterIds: [],
