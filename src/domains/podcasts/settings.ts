@@ -17,9 +17,15 @@ export function podcastsFromInput(input: PodcastsInput): Podcasts {
   return { ...setting, imageVersionId: setting.imageVersionId === null ? null : setting.imageVersionId.toLowerCase() };
 }
 
-/** Whether `tag` is a well-formed BCP 47 tag naming a language (`bcp-47`'s parser; private-use only is not). */
+/**
+ * Whether `tag` is a well-formed BCP 47 tag naming a language (`bcp-47`'s parser; a private-use tag alone
+ * is not). The primary language subtag must be an ISO 639 code (2 or 3 letters): the 4-letter form is
+ * reserved and the 5–8-letter one is for registered languages, of which the IANA registry holds none —
+ * `english` is well-formed but names nothing.
+ */
 export function isLanguageTag(tag: string): boolean {
-  return parseLanguageTag(tag).language !== null;
+  const language = parseLanguageTag(tag).language;
+  return language !== null && language !== undefined && language.length <= 3;
 }
 
 /** Throws 400 naming the field (under `pathPrefix`) when the setting breaks a rule. */
