@@ -48,6 +48,7 @@ export function demoCredentialsBlock(result: ImportResult, publicBaseUrl: string
     `  curl -H "Authorization: Bearer ${token('ingest:write')}" -H "Content-Type: application/json" \\`,
     `       -d '{"artist":"Lumen Fields","title":"Northern Lights"}' "${publicBaseUrl}/api/v1/integrations/playback?stationSlug=${slug}"`,
     `  curl ${publicBaseUrl}/radiodns/spi/3.1/SI.xml   (RadioDNS Service Information: no credential, docs/radiodns.md)`,
+    `  curl ${publicBaseUrl}/podcasts/${slug}/feed.xml   (the podcast feed: no credential, docs/podcasts.md)`,
     'Lost them? Create new ones: waveline admin POST /stations/' + id + '/credentials \'{"scopes":["listener:read"]}\'',
     'Skip the demo: WAVELINE_DEMO=0 (docs/demo.md).',
     rule,

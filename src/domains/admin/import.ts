@@ -65,6 +65,12 @@ function withinImport(svc: Services, tx: Tx): Services {
     return Promise.resolve(undefined);
   };
   jobs.enqueue = enqueue as unknown as Jobs['enqueue'];
+  // Webhook look-ups of the commands' events run in the import's transaction too: on another connection
+  // they would wait for it on the embedded database (one session), e.g. a bundle publishing records
+  // without a schedule (nothing else had cached the new station's webhooks yet).
+  const webhooks = Object.create(svc.webhooks) as Services['webhooks'];
+  webhooks.targets = (stationId, type, db = tx.trx) => svc.webhooks.targets(stationId, type, db);
+  webhooks.wantsAny = (stationId, types, db = tx.trx) => svc.webhooks.wantsAny(stationId, types, db);
   // Each reading at least 1 ms after the previous one: publications in bundle order get increasing
   // `publishedAt` even when the clock stands still (a test clock) or several fall in one millisecond.
   let last = 0;
@@ -74,6 +80,7 @@ function withinImport(svc: Services, tx: Tx): Services {
     db: tx.trx,
     clock,
     jobs,
+    webhooks,
     bus: { publish: async (message) => later('publish a feed frame', () => svc.bus.publish(message)) },
   };
 }
