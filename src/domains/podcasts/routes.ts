@@ -1,8 +1,7 @@
 import type { Context } from 'koa';
 import { defineRoute } from '../../http/route.ts';
 import { sendCacheable } from '../../http/etag.ts';
-import { slugShaped } from '../../http/gates.ts';
-import { ErrorBody, Type } from '../../http/schema.ts';
+import { ErrorBody, SLUG_PATTERN, Type } from '../../http/schema.ts';
 import { isPublic } from '../../http/subjects.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { isUuid } from '../../lib/ids.ts';
@@ -21,6 +20,8 @@ import { findArtworkFile } from './queries.ts';
 // Koa (http/storedAnswers.ts) while the station, as the station cache holds it, still publishes it.
 
 const NOT_FOUND = 'Station unknown, inactive or offline, or podcasts are off.';
+const SLUG = new RegExp(SLUG_PATTERN);
+const slugShaped = (slug: string): boolean => SLUG.test(slug);
 
 const feedResponses = (what: string, notFound: string) => ({
   200: { description: what, contentType: 'application/rss+xml', schema: Type.String({ title: 'PodcastFeed', description: 'RSS 2.0' }) },
