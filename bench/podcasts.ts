@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 import sharp from 'sharp';
-import { BENCH_ENV, freePort, measure, recreateDatabase, startBare, startRole, stopRole, waitUntilReady } from './support.ts';
+import { BENCH_ENV, besideBare, freePort, median, recreateDatabase, startBare, startRole, stopRole, waitUntilReady } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -111,8 +111,6 @@ async function seed(base: string): Promise<{ slug: string; stationId: string }> 
   return { slug, stationId: result.station.id };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-
 async function main() {
   await recreateDatabase(databaseUrl);
   const migrate = startRole('migrate', env);
@@ -142,34 +140,11 @@ async function main() {
         ['200', {}],
         ['304', { 'if-none-match': etag }],
       ] as const) {
-        const ours = [];
-        const theirs = [];
-        for (let round = 0; round < ROUNDS; round++) {
-          ours.push(await measure(url, headers, SECONDS, web.pid!));
-          theirs.push(await measure(bareUrl, headers, SECONDS, bare.pid!));
-        }
-        const w = {
-          rps: median(ours.map((r) => r.rps)),
-          p99: median(ours.map((r) => r.p99)),
-          cpu: median(ours.map((r) => r.cpuUsPerRequest)),
-        };
-        const b = {
-          rps: median(theirs.map((r) => r.rps)),
-          p99: median(theirs.map((r) => r.p99)),
-          cpu: median(theirs.map((r) => r.cpuUsPerRequest)),
-        };
-        const errors = kind === '200' ? ours.reduce((n, r) => n + r.non2xx, 0) : 0;
         rows.push({
           feed: `station, ${EPISODES} episodes`,
           bytes: bytes.length,
           case: kind,
-          'waveline req/s': Math.round(w.rps),
-          'bare req/s': Math.round(b.rps),
-          'req/s vs bare': `${((w.rps / b.rps) * 100).toFixed(1)}%`,
-          'waveline p99 ms': w.p99,
-          'bare p99 ms': b.p99,
-          'CPU µs/req (waveline / bare)': `${w.cpu.toFixed(0)} / ${b.cpu.toFixed(0)}`,
-          ...(errors ? { 'non-2xx': errors } : {}),
+          ...(await besideBare({ url, pid: web.pid! }, { url: bareUrl, pid: bare.pid! }, headers, ROUNDS, SECONDS)),
         });
         console.log(JSON.stringify(rows[rows.length - 1]));
       }

@@ -156,3 +156,46 @@ export async function measure(
     cpuUsPerRequest: (cpu * 1000) / Math.max(1, total),
   };
 }
+
+export const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/**
+ * Loads Waveline's `url` and a bare server's alternately, `rounds` rounds of `seconds` each (so a busy
+ * machine weighs on both alike), and reports the medians as one table row: req/s of each and their
+ * ratio, p99 latency, server CPU per request, and Waveline's answers that were neither 2xx nor 304.
+ */
+export async function besideBare(
+  ours: { url: string; pid: number },
+  bare: { url: string; pid: number },
+  headers: Record<string, string>,
+  rounds: number,
+  seconds: number,
+): Promise<Record<string, string | number>> {
+  const w: Array<Awaited<ReturnType<typeof measure>>> = [];
+  const b: typeof w = [];
+  const errors: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const before = cpuMs(ours.pid);
+    const result = await autocannon({ url: ours.url, headers, duration: seconds, connections: 50, pipelining: 1 });
+    w.push({
+      rps: result.requests.average,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      non2xx: result.non2xx,
+      cpuUsPerRequest: ((cpuMs(ours.pid) - before) * 1000) / Math.max(1, result.requests.total),
+    });
+    errors.push(result.non2xx - (result['3xx'] ?? 0));
+    b.push(await measure(bare.url, headers, seconds, bare.pid));
+  }
+  const of = (list: typeof w, key: 'rps' | 'p99' | 'cpuUsPerRequest') => median(list.map((r) => r[key]));
+  const bad = errors.reduce((n, e) => n + e, 0);
+  return {
+    'waveline req/s': Math.round(of(w, 'rps')),
+    'bare req/s': Math.round(of(b, 'rps')),
+    'req/s vs bare': `${((of(w, 'rps') / of(b, 'rps')) * 100).toFixed(1)}%`,
+    'waveline p99 ms': of(w, 'p99'),
+    'bare p99 ms': of(b, 'p99'),
+    'CPU µs/req (waveline / bare)': `${of(w, 'cpuUsPerRequest').toFixed(0)} / ${of(b, 'cpuUsPerRequest').toFixed(0)}`,
+    ...(bad ? { 'non-2xx/3xx': bad } : {}),
+  };
+}
