@@ -6,13 +6,9 @@
 // each and the medians are kept. Podcast apps poll feeds with their ETag (Cache-Control max-age=300).
 //
 // Own database (BENCH_DATABASE_URL, recreated) and Redis index (BENCH_REDIS_URL).
-import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import autocannon from 'autocannon';
 import sharp from 'sharp';
-import { BENCH_ENV, besideBare, freePort, median, recreateDatabase, startBare, startRole, stopRole, waitUntilReady } from './support.ts';
+import { BENCH_ENV, bareReplay, besideBare, median, startBenchWeb, stopRole } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -112,30 +108,14 @@ async function seed(base: string): Promise<{ slug: string; stationId: string }> 
 }
 
 async function main() {
-  await recreateDatabase(databaseUrl);
-  const migrate = startRole('migrate', env);
-  await new Promise((ok) => migrate.on('exit', ok));
-  const port = await freePort();
-  const web = startRole('web', { ...env, PORT: String(port) });
-  const base = `http://127.0.0.1:${port}`;
+  const { web, base } = await startBenchWeb(databaseUrl, env);
   const rows: Array<Record<string, string | number>> = [];
   let rebuild: number[] = [];
   try {
-    await waitUntilReady(base);
     const { slug, stationId } = await seed(base);
     const url = `${base}/podcasts/${slug}/feed.xml`;
-    const first = await fetch(url);
-    if (first.status !== 200) throw new Error(`feed: ${first.status} ${await first.text()}`);
-    const bytes = Buffer.from(await first.arrayBuffer());
-    const etag = first.headers.get('etag')!;
-    const bodyFile = join(tmpdir(), `waveline-podcasts-${process.pid}.body`);
-    writeFileSync(bodyFile, bytes);
-    const barePort = await freePort();
-    const bare = await startBare(bodyFile, etag, barePort);
-    const bareUrl = `http://127.0.0.1:${barePort}/`;
+    const { bytes, etag, bare, bareUrl } = await bareReplay(url, 'podcast feed');
     try {
-      await autocannon({ url, duration: 1, connections: 50 });
-      await autocannon({ url: bareUrl, duration: 1, connections: 50 });
       for (const [kind, headers] of [
         ['200', {}],
         ['304', { 'if-none-match': etag }],

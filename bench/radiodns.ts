@@ -6,14 +6,10 @@
 //
 // The station's fqdn is 127.0.0.1, so SI.xml answers to the URL's own Host header.
 // Own database (BENCH_DATABASE_URL, recreated) and Redis index (BENCH_REDIS_URL).
-import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import autocannon from 'autocannon';
 import sharp from 'sharp';
 import { DateTime } from 'luxon';
-import { BENCH_ENV, besideBare, freePort, recreateDatabase, startBare, startRole, stopRole, waitUntilReady } from './support.ts';
+import { BENCH_ENV, bareReplay, besideBare, startBenchWeb, stopRole } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -95,15 +91,9 @@ async function seed(base: string): Promise<{ date: string }> {
 }
 
 async function main() {
-  await recreateDatabase(databaseUrl);
-  const migrate = startRole('migrate', env);
-  await new Promise((ok) => migrate.on('exit', ok));
-  const port = await freePort();
-  const web = startRole('web', { ...env, PORT: String(port) });
-  const base = `http://127.0.0.1:${port}`;
+  const { web, base } = await startBenchWeb(databaseUrl, env);
   const rows: Array<Record<string, string | number>> = [];
   try {
-    await waitUntilReady(base);
     const { date } = await seed(base);
     const documents: Array<[string, string]> = [
       ['SI.xml', '/radiodns/spi/3.1/SI.xml'],
@@ -112,18 +102,8 @@ async function main() {
     ];
     for (const [name, path] of documents) {
       const url = `${base}${path}`;
-      const first = await fetch(url);
-      if (first.status !== 200) throw new Error(`${name}: ${first.status} ${await first.text()}`);
-      const bytes = Buffer.from(await first.arrayBuffer());
-      const etag = first.headers.get('etag')!;
-      const bodyFile = join(tmpdir(), `waveline-radiodns-${process.pid}.body`);
-      writeFileSync(bodyFile, bytes);
-      const barePort = await freePort();
-      const bare = await startBare(bodyFile, etag, barePort);
-      const bareUrl = `http://127.0.0.1:${barePort}/`;
+      const { bytes, etag, bare, bareUrl } = await bareReplay(url, name);
       try {
-        await autocannon({ url, duration: 1, connections: 50 });
-        await autocannon({ url: bareUrl, duration: 1, connections: 50 });
         for (const [kind, conditional] of [
           ['200', null],
           ['304', etag],
