@@ -146,6 +146,12 @@ describe('podcast delivery', () => {
       expect((await admin(a.url, 'POST', `/stations/${station.id}/records/${id}/unpublish`)).status).to.equal(200);
       await seen(stationPath, (t) => !t.includes('<item>'));
       await seen(programPath, (t) => !t.includes('<item>'));
+      // lastBuildDate is the last change, not the build time: both processes build the same bytes and ETag.
+      for (const path of [stationPath, programPath]) {
+        const [fromA, fromB] = [await get(a.url, path), await get(b.url, path)];
+        expect(fromB.headers.etag, path).to.equal(fromA.headers.etag);
+        expect((await get(a.url, path, { 'if-none-match': fromB.headers.etag as string })).status).to.equal(304);
+      }
     });
   });
 });
