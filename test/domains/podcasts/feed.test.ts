@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { admin, request } from '../../support/http.ts';
 import { createToken } from '../../support/factories.ts';
+import { gql } from '../../graphql/helpers.ts';
 import { sharedServer, type TestServer } from '../../support/server.ts';
 import { fetchMedia } from '../media/helpers.ts';
 import { parseXml, kid, kids } from '../radiodns/helpers.ts';
@@ -307,11 +308,13 @@ describe('podcast feeds', () => {
     expect((await fetchFeed(server.url, programPath)).feed.items).to.have.length(0);
   });
 
-  it('the station document gives resources.podcast: the absolute station feed URL, null when podcasts are off', async () => {
+  it('the station document (REST and GraphQL) gives resources.podcast: the absolute station feed URL, null when podcasts are off', async () => {
     const { station, imageVersionId } = await podcastStation(server.url);
     const { token } = await createToken(server.url, station.id);
     const doc = async () => (await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token })).body.resources.podcast;
     expect(await doc()).to.equal(`${server.svc.config.publicBaseUrl}/podcasts/${station.slug}/feed.xml`);
+    const graphql = await gql(server.url, station.slug, token, '{ station { resources { podcast } } }');
+    expect(graphql.body.data.station.resources.podcast).to.equal(await doc());
     expect((await patchPodcasts(server.url, station.id, setting(imageVersionId, { enabled: false }))).status).to.equal(200);
     expect(await doc()).to.equal(null);
   });
