@@ -6,14 +6,10 @@
 //
 // The station's fqdn is 127.0.0.1, so SI.xml answers to the URL's own Host header.
 // Own database (BENCH_DATABASE_URL, recreated) and Redis index (BENCH_REDIS_URL).
-import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import autocannon from 'autocannon';
 import sharp from 'sharp';
 import { DateTime } from 'luxon';
-import { BENCH_ENV, cpuSplitMs, freePort, recreateDatabase, startBare, startRole, stopRole, waitUntilReady } from './support.ts';
+import { BENCH_ENV, bareReplay, besideBare, startBenchWeb, stopRole } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -94,43 +90,10 @@ async function seed(base: string): Promise<{ date: string }> {
   return { date: DateTime.now().setZone('Europe/Berlin').toFormat('yyyyMMdd') };
 }
 
-interface Figures {
-  rps: number;
-  p99: number;
-  cpu: number;
-  non2xx3xx: number;
-}
-
-async function measure(url: string, pid: number, etag: string | null): Promise<Figures> {
-  const before = cpuSplitMs(pid);
-  const result = await autocannon({
-    url,
-    headers: etag ? { 'if-none-match': etag } : {},
-    duration: SECONDS,
-    connections: 50,
-    pipelining: 1,
-  });
-  const after = cpuSplitMs(pid);
-  return {
-    rps: result.requests.average,
-    p99: result.latency.p99,
-    cpu: ((after.user + after.system - before.user - before.system) * 1000) / Math.max(1, result.requests.total),
-    non2xx3xx: result.non2xx - (result['3xx'] ?? 0),
-  };
-}
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-
 async function main() {
-  await recreateDatabase(databaseUrl);
-  const migrate = startRole('migrate', env);
-  await new Promise((ok) => migrate.on('exit', ok));
-  const port = await freePort();
-  const web = startRole('web', { ...env, PORT: String(port) });
-  const base = `http://127.0.0.1:${port}`;
+  const { web, base } = await startBenchWeb(databaseUrl, env);
   const rows: Array<Record<string, string | number>> = [];
   try {
-    await waitUntilReady(base);
     const { date } = await seed(base);
     const documents: Array<[string, string]> = [
       ['SI.xml', '/radiodns/spi/3.1/SI.xml'],
@@ -139,42 +102,23 @@ async function main() {
     ];
     for (const [name, path] of documents) {
       const url = `${base}${path}`;
-      const first = await fetch(url);
-      if (first.status !== 200) throw new Error(`${name}: ${first.status} ${await first.text()}`);
-      const bytes = Buffer.from(await first.arrayBuffer());
-      const etag = first.headers.get('etag')!;
-      const bodyFile = join(tmpdir(), `waveline-radiodns-${process.pid}.body`);
-      writeFileSync(bodyFile, bytes);
-      const barePort = await freePort();
-      const bare = await startBare(bodyFile, etag, barePort);
-      const bareUrl = `http://127.0.0.1:${barePort}/`;
+      const { bytes, etag, bare, bareUrl } = await bareReplay(url, name);
       try {
-        await autocannon({ url, duration: 1, connections: 50 });
-        await autocannon({ url: bareUrl, duration: 1, connections: 50 });
         for (const [kind, conditional] of [
           ['200', null],
           ['304', etag],
         ] as const) {
-          const ours: Figures[] = [];
-          const theirs: Figures[] = [];
-          for (let round = 0; round < ROUNDS; round++) {
-            ours.push(await measure(url, web.pid!, conditional));
-            theirs.push(await measure(bareUrl, bare.pid!, conditional));
-          }
-          const w = { rps: median(ours.map((r) => r.rps)), p99: median(ours.map((r) => r.p99)), cpu: median(ours.map((r) => r.cpu)) };
-          const b = { rps: median(theirs.map((r) => r.rps)), p99: median(theirs.map((r) => r.p99)), cpu: median(theirs.map((r) => r.cpu)) };
-          const errors = ours.reduce((n, r) => n + r.non2xx3xx, 0);
           rows.push({
             document: name,
             bytes: bytes.length,
             case: kind,
-            'waveline req/s': Math.round(w.rps),
-            'bare req/s': Math.round(b.rps),
-            'req/s vs bare': `${((w.rps / b.rps) * 100).toFixed(1)}%`,
-            'waveline p99 ms': w.p99,
-            'bare p99 ms': b.p99,
-            'CPU µs/req (waveline / bare)': `${w.cpu.toFixed(0)} / ${b.cpu.toFixed(0)}`,
-            ...(errors ? { 'non-2xx/3xx': errors } : {}),
+            ...(await besideBare(
+              { url, pid: web.pid! },
+              { url: bareUrl, pid: bare.pid! },
+              conditional ? { 'if-none-match': conditional } : {},
+              ROUNDS,
+              SECONDS,
+            )),
           });
           console.log(JSON.stringify(rows[rows.length - 1]));
         }

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
-import { BENCH_ENV, cpuSplitMs, freePort, recreateDatabase, startBare, startRole, stopRole, waitUntilReady } from './support.ts';
+import { BENCH_ENV, cpuSplitMs, freePort, startBare, startBenchWeb, stopRole } from './support.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -175,15 +175,9 @@ async function measure(url: string, headers: Record<string, string>, pid: number
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function main() {
-  await recreateDatabase(databaseUrl);
-  const migrate = startRole('migrate', env);
-  await new Promise((ok) => migrate.on('exit', ok));
-  const port = await freePort();
-  const web = startRole('web', { ...env, PORT: String(port) });
-  const base = `http://127.0.0.1:${port}`;
+  const { web, base } = await startBenchWeb(databaseUrl, env);
   const rows: Array<Record<string, string | number>> = [];
   try {
-    await waitUntilReady(base);
     const { slug, token, recordId } = await seed(base);
     const api = `/api/v1/stations/${slug}`;
     const gqlQuery = encodeURIComponent(

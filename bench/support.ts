@@ -1,5 +1,7 @@
 import { fork, spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { createServer } from 'node:net';
 
@@ -35,7 +37,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export { recreateDatabase } from '../src/lib/migrate.ts';
+import { recreateDatabase } from '../src/lib/migrate.ts';
+export { recreateDatabase };
 
 /**
  * The environment every bench gives the processes it measures: production mode with a fixed secret and
@@ -156,4 +159,85 @@ export async function measure(
     non2xx: result.non2xx,
     cpuUsPerRequest: (cpu * 1000) / Math.max(1, total),
   };
+}
+
+export const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/**
+ * Loads Waveline's `url` and a bare server's alternately, `rounds` rounds of `seconds` each (so a busy
+ * machine weighs on both alike), and reports the medians as one table row: req/s of each and their
+ * ratio, p99 latency, server CPU per request, and Waveline's answers that were neither 2xx nor 304.
+ */
+export async function besideBare(
+  ours: { url: string; pid: number },
+  bare: { url: string; pid: number },
+  headers: Record<string, string>,
+  rounds: number,
+  seconds: number,
+): Promise<Record<string, string | number>> {
+  const w: Array<Awaited<ReturnType<typeof measure>>> = [];
+  const b: typeof w = [];
+  const errors: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const before = cpuMs(ours.pid);
+    const result = await autocannon({ url: ours.url, headers, duration: seconds, connections: 50, pipelining: 1 });
+    w.push({
+      rps: result.requests.average,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      non2xx: result.non2xx,
+      cpuUsPerRequest: ((cpuMs(ours.pid) - before) * 1000) / Math.max(1, result.requests.total),
+    });
+    errors.push(result.non2xx - (result['3xx'] ?? 0));
+    b.push(await measure(bare.url, headers, seconds, bare.pid));
+  }
+  const of = (list: typeof w, key: 'rps' | 'p99' | 'cpuUsPerRequest') => median(list.map((r) => r[key]));
+  const bad = errors.reduce((n, e) => n + e, 0);
+  return {
+    'waveline req/s': Math.round(of(w, 'rps')),
+    'bare req/s': Math.round(of(b, 'rps')),
+    'req/s vs bare': `${((of(w, 'rps') / of(b, 'rps')) * 100).toFixed(1)}%`,
+    'waveline p99 ms': of(w, 'p99'),
+    'bare p99 ms': of(b, 'p99'),
+    'CPU µs/req (waveline / bare)': `${of(w, 'cpuUsPerRequest').toFixed(0)} / ${of(b, 'cpuUsPerRequest').toFixed(0)}`,
+    ...(bad ? { 'non-2xx/3xx': bad } : {}),
+  };
+}
+
+/** A fresh database (recreated, migrated) and `waveline web` on a free port, ready: how a bench against web starts. */
+export async function startBenchWeb(databaseUrl: string, env: Record<string, string>): Promise<{ web: ChildProcess; base: string }> {
+  await recreateDatabase(databaseUrl);
+  const migrate = startRole('migrate', env);
+  await new Promise((ok) => migrate.on('exit', ok));
+  const port = await freePort();
+  const web = startRole('web', { ...env, PORT: String(port) });
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntilReady(base);
+  } catch (err) {
+    await stopRole(web);
+    throw err;
+  }
+  return { web, base };
+}
+
+/** The answer at `url` (a 200) replayed with its ETag by a bare node:http server in its own process; both warmed up. */
+export async function bareReplay(url: string, name: string): Promise<{ bytes: Buffer; etag: string; bare: ChildProcess; bareUrl: string }> {
+  const first = await fetch(url);
+  if (first.status !== 200) throw new Error(`${name}: ${first.status} ${await first.text()}`);
+  const bytes = Buffer.from(await first.arrayBuffer());
+  const etag = first.headers.get('etag')!;
+  const bodyFile = join(tmpdir(), `waveline-${name.replace(/\W+/g, '-')}-${process.pid}.body`);
+  writeFileSync(bodyFile, bytes);
+  const barePort = await freePort();
+  const bare = await startBare(bodyFile, etag, barePort);
+  const bareUrl = `http://127.0.0.1:${barePort}/`;
+  try {
+    await autocannon({ url, duration: 1, connections: 50 });
+    await autocannon({ url: bareUrl, duration: 1, connections: 50 });
+  } catch (err) {
+    bare.kill();
+    throw err;
+  }
+  return { bytes, etag, bare, bareUrl };
 }

@@ -46,6 +46,33 @@ async function logo(): Promise<string> {
   return (await sharp(Buffer.from(svg)).png({ compressionLevel: 9, palette: true }).toBuffer()).toString('base64');
 }
 
+/**
+ * A short sine tone as WAV (PCM, 8 kHz, 8-bit mono: small, and media inspection reads its duration),
+ * the audio of the demo podcast episodes.
+ */
+function tone(seconds: number, hz: number): string {
+  const rate = 8000;
+  const samples = Math.round(seconds * rate);
+  const wav = Buffer.alloc(44 + samples);
+  wav.write('RIFF', 0, 'latin1');
+  wav.writeUInt32LE(36 + samples, 4);
+  wav.write('WAVEfmt ', 8, 'latin1');
+  wav.writeUInt32LE(16, 16);
+  wav.writeUInt16LE(1, 20); // PCM
+  wav.writeUInt16LE(1, 22); // mono
+  wav.writeUInt32LE(rate, 24);
+  wav.writeUInt32LE(rate, 28); // bytes per second
+  wav.writeUInt16LE(1, 32);
+  wav.writeUInt16LE(8, 34);
+  wav.write('data', 36, 'latin1');
+  wav.writeUInt32LE(samples, 40);
+  for (let i = 0; i < samples; i++) {
+    const fade = Math.min(1, i / 400, (samples - i) / 400);
+    wav[44 + i] = Math.round(128 + 90 * fade * Math.sin((2 * Math.PI * hz * i) / rate));
+  }
+  return wav.toString('base64');
+}
+
 const TRACKS: Array<[artist: string, title: string, seconds: number]> = [
   ['Lumen Fields', 'Northern Lights', 231],
   ['The Quiet Harbour', 'Paper Boats', 204],
@@ -210,6 +237,21 @@ async function bundle() {
         genres: [{ href: 'urn:tva:metadata:cs:ContentCS:2004:3.6', name: 'Music' }],
         logoKey: 'logo',
       },
+      // Podcasts (docs/podcasts.md): `npm start` serves http://localhost:3000/podcasts/demo/feed.xml at once.
+      podcasts: {
+        enabled: true,
+        episodeType: 'episode',
+        author: 'Waveline Demo FM',
+        ownerName: 'Waveline Demo FM',
+        ownerEmail: 'studio@demo.waveline.example',
+        language: 'en',
+        categories: [
+          { category: 'Music', subcategory: 'Music Commentary' },
+          { category: 'News', subcategory: 'Daily News' },
+        ],
+        copyright: '© Waveline demo data',
+        imageKey: 'podcast-cover',
+      },
     },
     credentials: [
       { scopes: ['listener:read'], label: 'demo website and app (listener:read)' },
@@ -263,6 +305,8 @@ async function bundle() {
             ],
           },
           { key: 'cover', label: 'Cover', kind: 'media' },
+          { key: 'description', label: 'Description', kind: 'text', maxLength: 4000 },
+          { key: 'audio', label: 'Audio', kind: 'media' },
         ],
       },
     ],
@@ -290,6 +334,15 @@ async function bundle() {
         alt: 'Waveline Demo FM logo',
         credits: 'Waveline demo artwork',
       },
+      {
+        key: 'podcast-cover',
+        mime: 'image/jpeg',
+        data: await picture(1400, 1400, '#1d3557', '#457b9d', 11),
+        alt: 'Waveline Demo FM podcast cover: abstract waves',
+        credits: 'Waveline demo artwork',
+      },
+      { key: 'night-shift-112-audio', mime: 'audio/wav', data: tone(4, 220), credits: 'Waveline demo audio (a sine tone)' },
+      { key: 'morning-drive-organisers-audio', mime: 'audio/wav', data: tone(3, 330), credits: 'Waveline demo audio (a sine tone)' },
     ],
     // Published in this order, so the welcome news (listed last of the news) is the newest.
     records: [
@@ -360,6 +413,8 @@ async function bundle() {
           duration_minutes: 120,
           tags: ['feature'],
           cover: 'night-shift-cover',
+          description: 'Two hours of ambient music built from city sounds (the demo’s audio is a four-second tone).',
+          audio: 'night-shift-112-audio',
         },
         related: { programIds: [id(PROGRAM, 3)] },
         published: true,
@@ -374,6 +429,7 @@ async function bundle() {
           aired_at: '2026-02-02T08:15:00+01:00',
           duration_minutes: 15,
           tags: ['interview'],
+          audio: 'morning-drive-organisers-audio',
         },
         related: { programIds: [id(PROGRAM, 1)] },
         published: true,

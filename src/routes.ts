@@ -18,6 +18,7 @@ import { playLogRoutes } from './domains/nowPlaying/playLogRoutes.ts';
 import { radiodnsRoutes } from './domains/radiodns/routes.ts';
 import { operatorKeyRoutes } from './domains/operatorKeys/routes.ts';
 import { auditRoutes } from './domains/audit/routes.ts';
+import { podcastRoutes } from './domains/podcasts/routes.ts';
 
 // The composition of the web role's HTTP surface: every domain's routes, in one table. It lives beside
 // services.ts (the other half of the composition), above the domains; src/http/ (the framework) never
@@ -46,4 +47,5 @@ allRoutes.push(
   ...radiodnsRoutes,
   ...operatorKeyRoutes,
   ...auditRoutes,
+  ...podcastRoutes,
 );

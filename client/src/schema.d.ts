@@ -1584,6 +1584,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/podcasts/{stationSlug}/feed.xml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The station’s podcast feed: every episode (RSS 2.0 with the itunes, podcast and atom namespaces)
+         * @description Anonymous. The newest 300 episodes by first publication. `Content-Type: application/rss+xml; charset=utf-8`, `Cache-Control: public, max-age=300`, strong ETag and 304.
+         */
+        get: operations["getPodcastFeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/podcasts/{stationSlug}/programs/{programId}/feed.xml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A program’s podcast feed: the episodes related to the program (RSS 2.0)
+         * @description Anonymous. A program without episodes is a valid feed with no items. Same headers as the station feed.
+         */
+        get: operations["getPodcastProgramFeed"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/podcasts/{stationSlug}/artwork.jpg": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The podcast cover when it is a JPEG (the feeds’ `itunes:image`)
+         * @description Anonymous, while podcasts are on (whether or not a record references the image). Strong ETag and 304, `Cache-Control: public, max-age=300`, `Accept-Ranges`; one `bytes=` range gives 206 (the media rules); HEAD answers like GET without the body.
+         */
+        get: operations["getPodcastArtworkJpeg"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/podcasts/{stationSlug}/artwork.png": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The podcast cover when it is a PNG (the feeds’ `itunes:image`)
+         * @description Anonymous, while podcasts are on (whether or not a record references the image). Strong ETag and 304, `Cache-Control: public, max-age=300`, `Accept-Ranges`; one `bytes=` range gives 206 (the media rules); HEAD answers like GET without the body.
+         */
+        get: operations["getPodcastArtworkPng"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1656,6 +1736,7 @@ export interface components {
                 calendar: string | null;
                 graphql: string | null;
                 media: string | null;
+                podcast: string | null;
                 realtime: {
                     /** @description WebSocket URL of the station feed (`wss://…`). */
                     url: string;
@@ -1684,6 +1765,22 @@ export interface components {
                 href: string;
                 name: string;
             }[];
+        };
+        /** PodcastsSetting */
+        PodcastsSetting: {
+            enabled: boolean;
+            episodeType: string | null;
+            author: string | null;
+            ownerName: string | null;
+            ownerEmail: string | null;
+            language: string | null;
+            explicit: boolean;
+            categories: {
+                category: string;
+                subcategory?: string;
+            }[];
+            imageVersionId: string | null;
+            copyright: string | null;
         };
         AdminCreateStation201Response: {
             id: string;
@@ -1735,6 +1832,7 @@ export interface components {
                 count: number;
             };
             radiodns: components["schemas"]["RadioDnsSetting"];
+            podcasts: components["schemas"]["PodcastsSetting"];
             createdAt: string;
             updatedAt: string;
         };
@@ -1764,6 +1862,35 @@ export interface components {
                 href: string;
                 name: string;
             }[];
+        };
+        /**
+         * PodcastsSettingInput
+         * @description Podcast feeds (docs/podcasts.md). Replaces the whole stored setting; enabled needs episodeType, author, ownerName, ownerEmail, language, categories and imageVersionId.
+         */
+        PodcastsSettingInput: {
+            /** @description publish podcast feeds (default false) */
+            enabled?: boolean;
+            episodeType?: string | null;
+            author?: string | null;
+            ownerName?: string | null;
+            ownerEmail?: string | null;
+            language?: string | null;
+            /** @description itunes:explicit of the channel and the items’ default (default false) */
+            explicit?: boolean;
+            categories?: {
+                /**
+                 * @description a category of Apple Podcasts’ list
+                 * @example Music
+                 */
+                category: string;
+                /**
+                 * @description one of that category’s subcategories
+                 * @example Music Commentary
+                 */
+                subcategory?: string;
+            }[];
+            imageVersionId?: string | null;
+            copyright?: string | null;
         };
         AdminCreateStationRequest: {
             slug: string;
@@ -1838,6 +1965,7 @@ export interface components {
             active?: boolean;
             publicOnline?: boolean;
             radiodns?: components["schemas"]["RadioDnsSettingInput"];
+            podcasts?: components["schemas"]["PodcastsSettingInput"];
         };
         AdminUpdateStationRequest: {
             /** @description the station’s own id, as in the path (it cannot change) */
@@ -1913,6 +2041,7 @@ export interface components {
             active?: boolean;
             publicOnline?: boolean;
             radiodns?: components["schemas"]["RadioDnsSettingInput"];
+            podcasts?: components["schemas"]["PodcastsSettingInput"];
         };
         AdminCreateCredential201Response: {
             id: string;
@@ -3133,6 +3262,7 @@ export interface components {
                     count: number;
                 };
                 radiodns: components["schemas"]["RadioDnsSetting"];
+                podcasts: components["schemas"]["PodcastsSetting"];
                 createdAt: string;
                 updatedAt: string;
             };
@@ -3310,6 +3440,34 @@ export interface components {
                     }[];
                     /** @description bundle-local media key */
                     logoKey?: string;
+                };
+                /** @description the podcasts setting, applied once the bundle’s types and media exist; `imageKey` names the bundle media entry used as the cover */
+                podcasts?: {
+                    /** @description publish podcast feeds (default false) */
+                    enabled?: boolean;
+                    episodeType?: string | null;
+                    author?: string | null;
+                    ownerName?: string | null;
+                    ownerEmail?: string | null;
+                    language?: string | null;
+                    /** @description itunes:explicit of the channel and the items’ default (default false) */
+                    explicit?: boolean;
+                    categories?: {
+                        /**
+                         * @description a category of Apple Podcasts’ list
+                         * @example Music
+                         */
+                        category: string;
+                        /**
+                         * @description one of that category’s subcategories
+                         * @example Music Commentary
+                         */
+                        subcategory?: string;
+                    }[];
+                    imageVersionId?: string | null;
+                    copyright?: string | null;
+                    /** @description bundle-local media key */
+                    imageKey?: string;
                 };
             };
             credentials?: {
@@ -3773,6 +3931,11 @@ export interface components {
             }[];
             nextCursor: string | null;
         };
+        /**
+         * PodcastFeed
+         * @description RSS 2.0
+         */
+        PodcastFeed: string;
     };
     responses: never;
     parameters: never;
@@ -4038,6 +4201,7 @@ export interface operations {
                      *         "calendar": "string",
                      *         "graphql": "string",
                      *         "media": "string",
+                     *         "podcast": "string",
                      *         "realtime": {
                      *           "url": "string",
                      *           "channel": "string",
@@ -4283,6 +4447,23 @@ export interface operations {
                      *             "name": "string"
                      *           }
                      *         ]
+                     *       },
+                     *       "podcasts": {
+                     *         "enabled": true,
+                     *         "episodeType": "string",
+                     *         "author": "string",
+                     *         "ownerName": "string",
+                     *         "ownerEmail": "string",
+                     *         "language": "string",
+                     *         "explicit": true,
+                     *         "categories": [
+                     *           {
+                     *             "category": "string",
+                     *             "subcategory": "string"
+                     *           }
+                     *         ],
+                     *         "imageVersionId": "string",
+                     *         "copyright": "string"
                      *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
@@ -4566,6 +4747,23 @@ export interface operations {
                      *           }
                      *         ]
                      *       },
+                     *       "podcasts": {
+                     *         "enabled": true,
+                     *         "episodeType": "string",
+                     *         "author": "string",
+                     *         "ownerName": "string",
+                     *         "ownerEmail": "string",
+                     *         "language": "string",
+                     *         "explicit": true,
+                     *         "categories": [
+                     *           {
+                     *             "category": "string",
+                     *             "subcategory": "string"
+                     *           }
+                     *         ],
+                     *         "imageVersionId": "string",
+                     *         "copyright": "string"
+                     *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
                      *     }
@@ -4825,6 +5023,23 @@ export interface operations {
                      *             "name": "string"
                      *           }
                      *         ]
+                     *       },
+                     *       "podcasts": {
+                     *         "enabled": true,
+                     *         "episodeType": "string",
+                     *         "author": "string",
+                     *         "ownerName": "string",
+                     *         "ownerEmail": "string",
+                     *         "language": "string",
+                     *         "explicit": true,
+                     *         "categories": [
+                     *           {
+                     *             "category": "string",
+                     *             "subcategory": "string"
+                     *           }
+                     *         ],
+                     *         "imageVersionId": "string",
+                     *         "copyright": "string"
                      *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
@@ -15875,6 +16090,23 @@ export interface operations {
                      *             }
                      *           ]
                      *         },
+                     *         "podcasts": {
+                     *           "enabled": true,
+                     *           "episodeType": "string",
+                     *           "author": "string",
+                     *           "ownerName": "string",
+                     *           "ownerEmail": "string",
+                     *           "language": "string",
+                     *           "explicit": true,
+                     *           "categories": [
+                     *             {
+                     *               "category": "string",
+                     *               "subcategory": "string"
+                     *             }
+                     *           ],
+                     *           "imageVersionId": "string",
+                     *           "copyright": "string"
+                     *         },
                      *         "createdAt": "string",
                      *         "updatedAt": "string"
                      *       },
@@ -19893,6 +20125,408 @@ export interface operations {
             };
             /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPodcastFeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the station’s slug */
+                stationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The station feed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example string */
+                    "application/rss+xml": components["schemas"]["PodcastFeed"];
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Station unknown, inactive or offline, or podcasts are off. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (per client IP). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPodcastProgramFeed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the station’s slug */
+                stationSlug: string;
+                /** @description the program’s id (UUID) */
+                programId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The program feed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example string */
+                    "application/rss+xml": components["schemas"]["PodcastFeed"];
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Station unknown, inactive or offline, or podcasts are off. Or the program is unknown or another station’s. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (per client IP). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPodcastArtworkJpeg: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the station’s slug */
+                stationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                };
+            };
+            /** @description One byte range. */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Station unknown, inactive or offline, or podcasts are off. Or the cover is of the other type. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The range starts past the end (`Content-Range: bytes *\/size`). */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (per client IP). */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getPodcastArtworkPng: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description the station’s slug */
+                stationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                };
+            };
+            /** @description One byte range. */
+            206: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag). */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Station unknown, inactive or offline, or podcasts are off. Or the cover is of the other type. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The range starts past the end (`Content-Range: bytes *\/size`). */
+            416: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited (per client IP). */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

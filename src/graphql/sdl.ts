@@ -66,6 +66,7 @@ export const typeDefs = /* GraphQL */ `
     calendar: String
     graphql: String
     media: String
+    podcast: String
     realtime: Realtime
   }
   type Delivery {

@@ -196,6 +196,8 @@ const TAGS: Record<string, string> = {
     'The operator API: the root key (WAVELINE_ADMIN_TOKEN) or an operator key (wvo_…) with the scope the operation names; every write is audited.',
   system: 'Health, this document, the reference page, the widget.',
   radiodns: 'RadioDNS SPI documents (ETSI TS 102 818) and station logos for hybrid radio receivers (anonymous, XML and PNG).',
+  podcasts:
+    'Podcast feeds of published episodes (RSS 2.0 for Apple Podcasts, Spotify and every podcast app; anonymous) and the cover image.',
 };
 
 export function buildOpenApi(routes: RouteSpec[], info: { version: string; serverUrl: string }): Record<string, unknown> {

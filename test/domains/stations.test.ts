@@ -63,6 +63,7 @@ describe('station document GET /api/v1/stations/{slug}', () => {
       calendar: `${base}/schedule.ics`,
       graphql: `${base}/graphql`,
       media: `/api/media/public/${station.id}/`,
+      podcast: null,
       realtime: {
         url: `ws://localhost:3001/v1/realtime?channels[]=${encodeURIComponent(`stations.${station.id}.feed`)}`,
         channel: `stations.${station.id}.feed`,

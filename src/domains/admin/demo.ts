@@ -48,6 +48,7 @@ export function demoCredentialsBlock(result: ImportResult, publicBaseUrl: string
     `  curl -H "Authorization: Bearer ${token('ingest:write')}" -H "Content-Type: application/json" \\`,
     `       -d '{"artist":"Lumen Fields","title":"Northern Lights"}' "${publicBaseUrl}/api/v1/integrations/playback?stationSlug=${slug}"`,
     `  curl ${publicBaseUrl}/radiodns/spi/3.1/SI.xml   (RadioDNS Service Information: no credential, docs/radiodns.md)`,
+    `  curl ${publicBaseUrl}/podcasts/${slug}/feed.xml   (the podcast feed: no credential, docs/podcasts.md)`,
     'Admin calls with a key of only the scopes they need (docs/operations.md, "Operator keys"), e.g. an editor:',
     `  waveline keys create --label "Demo editor" --stations ${id} --scopes content:write,schedule:write`,
     `  waveline admin --key wvo_… PUT /stations/${id}/presenters/<uuid> '{"title":"Ada"}'`,

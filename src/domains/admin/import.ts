@@ -65,6 +65,12 @@ function withinImport(svc: Services, tx: Tx): Services {
     return Promise.resolve(undefined);
   };
   jobs.enqueue = enqueue as unknown as Jobs['enqueue'];
+  // Webhook look-ups of the commands' events run in the import's transaction too: on another connection
+  // they would wait for it on the embedded database (one session), e.g. a bundle publishing records
+  // without a schedule (nothing else had cached the new station's webhooks yet).
+  const webhooks = Object.create(svc.webhooks) as Services['webhooks'];
+  webhooks.targets = (stationId, type, db = tx.trx) => svc.webhooks.targets(stationId, type, db);
+  webhooks.wantsAny = (stationId, types, db = tx.trx) => svc.webhooks.wantsAny(stationId, types, db);
   // Each reading at least 1 ms after the previous one: publications in bundle order get increasing
   // `publishedAt` even when the clock stands still (a test clock) or several fall in one millisecond.
   let last = 0;
@@ -74,6 +80,7 @@ function withinImport(svc: Services, tx: Tx): Services {
     db: tx.trx,
     clock,
     jobs,
+    webhooks,
     bus: { publish: async (message) => later('publish a feed frame', () => svc.bus.publish(message)) },
   };
 }
@@ -191,6 +198,16 @@ async function saveSchedule(tx: Tx, svc: Services, bundle: Bundle, stationId: st
   return out;
 }
 
+/** The version id of the bundle media entry `key`, or 400 at `path`. */
+function bundleVersion(versionIds: ReadonlyMap<string, string>, key: string, path: string): string {
+  const versionId = versionIds.get(key);
+  if (!versionId)
+    throw new ValidationError('Invalid bundle.', [
+      { path, code: 'not_found', message: `${path} must name the key of a media entry of the bundle, not "${key}"` },
+    ]);
+  return versionId;
+}
+
 /**
  * Creates the bundle's station with everything in it, or nothing at all (400 naming the bundle path
  * of the first failing part, 409 when the slug or an id is taken). Returns the created credentials'
@@ -203,7 +220,7 @@ export async function importBundle(svc: Services, bundle: Bundle): Promise<Impor
   const now = svc.clock.now();
   return inTransaction(svc.db, async (tx) => {
     const unit = withinImport(svc, tx);
-    const { radiodns: radiodnsBlock, ...stationBody } = bundle.station;
+    const { radiodns: radiodnsBlock, podcasts: podcastsBlock, ...stationBody } = bundle.station;
     const { logoKey, ...radiodns } = radiodnsBlock ?? {};
     let station = await at('station', () =>
       createStation(tx.trx, svc.invalidation, { ...stationBody, ...(radiodnsBlock ? { radiodns } : {}) }, now),
@@ -236,19 +253,21 @@ export async function importBundle(svc: Services, bundle: Bundle): Promise<Impor
     }
 
     if (logoKey !== undefined) {
-      const logoVersionId = versionIds.get(logoKey);
-      if (!logoVersionId)
-        throw new ValidationError('Invalid bundle.', [
-          {
-            path: 'station.radiodns.logoKey',
-            code: 'not_found',
-            message: `station.radiodns.logoKey must name the key of a media entry of the bundle, not "${logoKey}"`,
-          },
-        ]);
+      const logoVersionId = bundleVersion(versionIds, logoKey, 'station.radiodns.logoKey');
       station = await at('station', () => updateStation(tx.trx, svc.invalidation, station.id, { radiodns: { logoVersionId } }, now), {
         'radiodns.logoVersionId': 'radiodns.logoKey',
       });
       tx.afterCommit(() => requestLogoRenditions(svc, station));
+    }
+    // The podcasts setting names the bundle's episode type and cover image: set once both exist.
+    if (podcastsBlock !== undefined) {
+      const { imageKey, ...podcasts } = podcastsBlock;
+      if (imageKey !== undefined) podcasts.imageVersionId = bundleVersion(versionIds, imageKey, 'station.podcasts.imageKey');
+      station = await at(
+        'station',
+        () => updateStation(tx.trx, svc.invalidation, station.id, { podcasts }, now),
+        imageKey !== undefined ? { 'podcasts.imageVersionId': 'podcasts.imageKey' } : {},
+      );
     }
 
     const schedule = await saveSchedule(tx, svc, bundle, station.id, now);

@@ -6,6 +6,7 @@ import { BroadcastBody, PresenterBody, ProgramBody, RundownItemIn } from '../sch
 import { UploadQuery, UploadReceipt } from '../media/schemas.ts';
 import { MAX_BROADCAST_DAYS } from '../schedule/model.ts';
 import { RadioDnsInput } from '../radiodns/schemas.ts';
+import { PodcastsInput } from '../podcasts/schemas.ts';
 
 // The station bundle of `POST /admin/v1/import` (docs/demo.md). Each part reuses the body schema of
 // the admin route that writes the same thing, plus the id that route takes in its path; only media
@@ -96,7 +97,7 @@ export const BundleRundown = Type.Object(
   { additionalProperties: false },
 );
 
-/** The station as POST /admin/v1/stations takes it; its RadioDNS logo may name a media key of the bundle (`logoKey`). */
+/** The station as POST /admin/v1/stations takes it; its RadioDNS logo and podcast cover may name a media key of the bundle (`logoKey`, `imageKey`). */
 const BundleStation = Type.Object(
   {
     ...CreateStationBody.properties,
@@ -104,6 +105,16 @@ const BundleStation = Type.Object(
       Type.Object(
         { ...RadioDnsInput.properties, logoKey: Type.Optional(MediaKey) },
         { additionalProperties: false, description: 'the radiodns setting; `logoKey` names the bundle media entry used as the logo' },
+      ),
+    ),
+    podcasts: Type.Optional(
+      Type.Object(
+        { ...PodcastsInput.properties, imageKey: Type.Optional(MediaKey) },
+        {
+          additionalProperties: false,
+          description:
+            'the podcasts setting, applied once the bundle’s types and media exist; `imageKey` names the bundle media entry used as the cover',
+        },
       ),
     ),
   },

@@ -35,12 +35,12 @@ async function* slices(read: SliceReader, start: number, end: number, logger: Lo
 }
 
 /**
- * Answers a GET or HEAD for a file with `Cache-Control: private, no-store`, `Accept-Ranges`, `ETag`
+ * Answers a GET or HEAD for a file with `Cache-Control: private, no-store` (or `cacheControl`), `Accept-Ranges`, `ETag`
  * and `Content-Length`: 304 when `If-None-Match` matches, 206 for one satisfiable range, 416 for an
  * unsatisfiable one, else 200 with the whole file. HEAD answers exactly what GET would, without a body.
  */
-export function sendFile(ctx: Context, file: PublicFile, read: SliceReader, logger: Logger): void {
-  ctx.set('Cache-Control', 'private, no-store');
+export function sendFile(ctx: Context, file: PublicFile, read: SliceReader, logger: Logger, cacheControl = 'private, no-store'): void {
+  ctx.set('Cache-Control', cacheControl);
   ctx.set('Accept-Ranges', 'bytes');
   ctx.set('ETag', file.etag);
   // Bytes are shown as what they are, never sniffed into HTML, and an SVG opened directly runs no script.

@@ -7,6 +7,7 @@ import type { Invalidation } from '../../lib/invalidation.ts';
 import { DEFAULT_MODULES, DEFAULT_UP_NEXT, defaultStreamKey, stationFromRow, type Station, type StationRow } from './model.ts';
 import type { CreateStationBody, PatchStationBody } from './schemas.ts';
 import { checkRadioDns, mergeRadioDns } from '../radiodns/settings.ts';
+import { checkPodcasts, podcastsFromInput } from '../podcasts/settings.ts';
 
 /** Intl, and so Luxon, also takes UTC offsets such as "+01:00" as a zone; they are no IANA names. */
 const UTC_OFFSET = /^[+-]/;
@@ -31,7 +32,7 @@ function uniqueViolation(err: unknown): ConflictError | null {
   ]);
 }
 
-type Settings = Omit<PatchStationBody, 'slug' | 'name' | 'timezone' | 'radiodns'>;
+type Settings = Omit<PatchStationBody, 'slug' | 'name' | 'timezone' | 'radiodns' | 'podcasts'>;
 type ProfileInput = NonNullable<Settings['profile']>;
 
 /**
@@ -85,16 +86,19 @@ function sameColumn(stored: unknown, value: unknown): boolean {
 
 export async function createStation(db: Db, invalidation: Invalidation, input: CreateStationBody, now: Date): Promise<Station> {
   checkTimezone(input.timezone);
-  const { slug, id, name, timezone, radiodns: radiodnsInput, ...settings } = input;
+  const { slug, id, name, timezone, radiodns: radiodnsInput, podcasts: podcastsInput, ...settings } = input;
   const stationId = id ?? newStationId();
   // A new station has no media yet: a logo can only be set once one is uploaded (PATCH).
   const radiodns = radiodnsInput !== undefined ? mergeRadioDns(null, radiodnsInput) : null;
   if (radiodns) await checkRadioDns(db, stationId, radiodns);
+  const podcasts = podcastsInput !== undefined ? podcastsFromInput(podcastsInput) : null;
+  if (podcasts) await checkPodcasts(db, stationId, podcasts);
   try {
     const [row] = await db<StationRow>('stations')
       .insert({
         id: stationId,
         ...(radiodns ? { radiodns: JSON.stringify(radiodns) } : {}),
+        ...(podcasts ? { podcasts: JSON.stringify(podcasts) } : {}),
         slug,
         name,
         timezone,
@@ -114,7 +118,7 @@ export async function createStation(db: Db, invalidation: Invalidation, input: C
 
 export async function updateStation(db: Db, invalidation: Invalidation, id: string, input: PatchStationBody, now: Date): Promise<Station> {
   checkTimezone(input.timezone);
-  const { slug, name, timezone, radiodns: radiodnsInput, ...settings } = input;
+  const { slug, name, timezone, radiodns: radiodnsInput, podcasts: podcastsInput, ...settings } = input;
   try {
     const station = await db.transaction(async (trx) => {
       const current = await trx<StationRow>('stations').where({ id }).forUpdate().first();
@@ -125,8 +129,12 @@ export async function updateStation(db: Db, invalidation: Invalidation, id: stri
         await checkRadioDns(trx, id, merged);
         radiodns = JSON.stringify(merged);
       }
+      // PATCH replaces the whole podcasts object (decisions.md, "Podcasts").
+      const podcasts = podcastsInput !== undefined ? podcastsFromInput(podcastsInput) : undefined;
+      if (podcasts) await checkPodcasts(trx, id, podcasts);
       const changes: Partial<Record<keyof StationRow, unknown>> = {
         ...(radiodns !== undefined ? { radiodns } : {}),
+        ...(podcasts !== undefined ? { podcasts: JSON.stringify(podcasts) } : {}),
         ...(slug !== undefined ? { slug } : {}),
         ...(name !== undefined ? { name } : {}),
         ...(timezone !== undefined ? { timezone } : {}),

@@ -1,5 +1,6 @@
 import { isPublic } from '../../http/subjects.ts';
 import { radiodnsFromStored, type RadioDns } from '../radiodns/model.ts';
+import { podcastsFromStored, type Podcasts } from '../podcasts/model.ts';
 
 // The framework's gates see these types through its registry (http/subjects.ts).
 declare module '../../http/subjects.ts' {
@@ -103,6 +104,8 @@ export interface Station {
   upNext: UpNextSetting;
   /** RadioDNS SPI (decisions.md, "Hybrid radio"); every key present. */
   radiodns: RadioDns;
+  /** Podcast feeds (decisions.md, "Podcasts"); every key present. */
+  podcasts: Podcasts;
   createdAt: string;
   updatedAt: string;
 }
@@ -141,6 +144,7 @@ export interface StationRow {
   rundown_following: boolean;
   up_next: Partial<UpNextSetting> | null;
   radiodns: Partial<RadioDns> | null;
+  podcasts: Partial<Podcasts> | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -177,6 +181,7 @@ export function stationFromRow(row: StationRow): Station {
     rundownFollowing: row.rundown_following,
     upNext: { ...DEFAULT_UP_NEXT, ...row.up_next },
     radiodns: radiodnsFromStored(row.radiodns),
+    podcasts: podcastsFromStored(row.podcasts),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

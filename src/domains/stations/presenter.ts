@@ -2,12 +2,15 @@ import type { Config } from '../../config.ts';
 import { stationChannel } from '../../feed/names.ts';
 import { delivers, type ModuleKey, type Station } from './model.ts';
 import type { StationDocument } from './schemas.ts';
+import { podcastResource } from '../podcasts/model.ts';
 
 export const CONTRACT_VERSION = 1 as const;
 export const POLL_INTERVAL_SECONDS = 30;
 
 /** Listener path of each resource, relative to the station base path. */
-const RESOURCE_PATHS: Array<[key: Exclude<keyof StationDocument['resources'], 'realtime' | 'media'>, module: ModuleKey, path: string]> = [
+const RESOURCE_PATHS: Array<
+  [key: Exclude<keyof StationDocument['resources'], 'realtime' | 'media' | 'podcast'>, module: ModuleKey, path: string]
+> = [
   ['schemas', 'schemas', '/schemas'],
   ['content', 'content', '/content'],
   ['schedule', 'schedule', '/schedule'],
@@ -36,7 +39,7 @@ export function realtimeResource(station: Station, config: Pick<Config, 'realtim
   return { url: `${config.realtimePublicUrl}/v1/realtime${query}`, channel, sse: `${http}/v1/realtime/sse${query}` };
 }
 
-export function presentStationDocument(station: Station, config: Pick<Config, 'realtimePublicUrl'>): StationDocument {
+export function presentStationDocument(station: Station, config: Pick<Config, 'realtimePublicUrl' | 'publicBaseUrl'>): StationDocument {
   const base = stationBasePath(station.slug);
   const resources = {} as Record<string, string | null>;
   for (const [key, module, path] of RESOURCE_PATHS) {
@@ -51,8 +54,9 @@ export function presentStationDocument(station: Station, config: Pick<Config, 'r
     timezone: station.timezone,
     profile: station.profile,
     resources: {
-      ...(resources as Omit<StationDocument['resources'], 'media' | 'realtime'>),
+      ...(resources as Omit<StationDocument['resources'], 'media' | 'realtime' | 'podcast'>),
       media: station.modules.media ? mediaBasePath(station.id) : null,
+      podcast: podcastResource(station, config.publicBaseUrl),
       realtime: realtimeResource(station, config),
     },
     delivery: { pollIntervalSeconds: POLL_INTERVAL_SECONDS },

@@ -2,6 +2,7 @@ import type { TBoolean } from '@sinclair/typebox';
 import { Type, Nullable, StringEnum, SLUG_PATTERN, StationSlugParams, ErrorBody, type Static } from '../../http/schema.ts';
 import { MAX_LATENCY_SECONDS, MODULE_KEYS, PUSH_PROVIDERS, STREAM_KEY_PATTERN, type Profile } from './model.ts';
 import { RadioDnsInput, RadioDnsOut } from '../radiodns/schemas.ts';
+import { PodcastsInput, PodcastsOut } from '../podcasts/schemas.ts';
 
 const Text = (max: number) => Nullable(Type.String({ maxLength: max }));
 
@@ -86,6 +87,7 @@ const settings = {
   active: Type.Optional(Type.Boolean()),
   publicOnline: Type.Optional(Type.Boolean()),
   radiodns: Type.Optional(RadioDnsInput),
+  podcasts: Type.Optional(PodcastsInput),
 };
 
 const Slug = Type.String({ pattern: SLUG_PATTERN, minLength: 3, maxLength: 63 });
@@ -168,6 +170,7 @@ export const AdminStation = Type.Object({
   rundownFollowing: Type.Boolean(),
   upNext: Type.Object({ enabled: Type.Boolean(), count: Type.Integer() }),
   radiodns: RadioDnsOut,
+  podcasts: PodcastsOut,
   createdAt: Type.String(),
   updatedAt: Type.String(),
 });
@@ -195,6 +198,9 @@ export const StationDocument = Type.Object(
       calendar: Link,
       graphql: Link,
       media: Link,
+      podcast: Nullable(
+        Type.String({ description: 'The absolute URL of the station’s podcast feed (RSS), or null when podcasts are off.' }),
+      ),
       realtime: Nullable(
         Type.Object({
           url: Type.String({ description: 'WebSocket URL of the station feed (`wss://…`).' }),

@@ -15,6 +15,7 @@ import { Bundle, type ImportResult } from '../../../src/domains/admin/schemas.ts
 import { request, type Reply } from '../../support/http.ts';
 import { freshDatabase } from '../../support/database.ts';
 import { get as spiGet, kid, kids, parseXml } from '../radiodns/helpers.ts';
+import { parseFeed } from 'podcast-partytime';
 
 // The demo bundle in the repository, and `waveline dev` loading it: on a database of its own, because
 // "load the demo when there is no station yet" needs a database with no station.
@@ -137,6 +138,22 @@ describe('waveline dev: the demo station in an empty database', function () {
     const pi = await spiGet(url, '/radiodns/spi/3.1/id/localhost/demo/20260310_PI.xml');
     expect(pi.status).to.equal(200);
     expect(kids(kid(parseXml(pi.text), 'schedule'), 'programme').length).to.be.greaterThan(2);
+  });
+
+  it('serves a podcast feed at once: two episodes with real audio whose enclosures serve exactly their length', async () => {
+    const res = await fetch(`${url}/podcasts/demo/feed.xml`);
+    expect(res.status).to.equal(200);
+    const feed = parseFeed(await res.text())!;
+    expect(feed.title).to.equal('Waveline Demo FM');
+    expect(feed.items).to.have.length(2);
+    const cover = await fetch(feed.itunesImage!.replace(/^https?:\/\/[^/]+/, url));
+    expect(cover.status).to.equal(200);
+    for (const item of feed.items) {
+      expect(item.duration).to.be.greaterThan(0);
+      const audio = await fetch(item.enclosure.url.replace(/^https?:\/\/[^/]+/, url));
+      expect(audio.status).to.equal(200);
+      expect((await audio.arrayBuffer()).byteLength).to.equal(item.enclosure.length);
+    }
   });
 
   it('lists three programs with weekly slots and every show each day of the default window', async () => {
