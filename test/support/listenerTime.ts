@@ -78,7 +78,9 @@ export class Listener {
     const listener = new Listener();
     const path = transport === 'websocket' ? query : query.replace('/v1/realtime?', '/v1/realtime/sse?');
     if (transport === 'websocket') {
-      const url = `ws://127.0.0.1:${port}${path}${lastEventId === undefined ? '' : `&lastEventId=${encodeURIComponent(lastEventId)}`}`;
+      // Always a `lastEventId` parameter (empty for a first connection): these listeners wait for `synced`,
+      // which a WebSocket gets only when it asked for resume (decisions.md, "Realtime feed: resume …").
+      const url = `ws://127.0.0.1:${port}${path}&lastEventId=${encodeURIComponent(lastEventId ?? '')}`;
       const ws = new WebSocket(url, { perMessageDeflate: false });
       ws.on('message', (text) => listener.messages.push({ at: Date.now(), data: JSON.parse(String(text)), id: null }));
       ws.on('error', () => {});
