@@ -22,6 +22,8 @@ export interface Sent {
   token: string;
   headers: Record<string, unknown>;
   body: any;
+  /** Date.now() when the request came (FCM). */
+  at?: number;
 }
 
 interface Base {
@@ -150,7 +152,7 @@ export async function startFakeFcm(script: Script = () => 'ok', options: { expir
     }
     const deviceToken = String(parsed?.message?.token);
     const nth = countOf(fake.perDevice, deviceToken);
-    fake.sent.push({ token: deviceToken, headers: req.headers, body: parsed });
+    fake.sent.push({ token: deviceToken, headers: req.headers, body: parsed, at: Date.now() });
     const answer = fake.script(deviceToken, nth);
     await hold.wait();
     const delay = fake.delayMs + Math.random() * fake.jitterMs;

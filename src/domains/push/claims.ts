@@ -55,6 +55,8 @@ export interface Claimed {
 
 export interface Claim {
   lo: number;
+  /** Devices in the range (hi − lo), pending or not. */
+  size: number;
   devices: Claimed[];
 }
 
@@ -67,7 +69,9 @@ export interface Claim {
  */
 export async function claim(svc: Pick<Services, 'db'>, id: string, n: number): Promise<Claim | null> {
   // The locked read sees the latest claimed_seq (a concurrent claim is waited for, then re-read).
-  const result = await svc.db.raw<{ rows: Array<{ lo: number; seq: number | null; hash: string | null; token: string | null }> }>(
+  const result = await svc.db.raw<{
+    rows: Array<{ lo: number; hi: number; seq: number | null; hash: string | null; token: string | null }>;
+  }>(
     `WITH o AS (
        SELECT id, claimed_seq, targeted FROM push_notifications
         WHERE id = ? AND status = 'sending' AND claimed_seq < targeted FOR UPDATE
@@ -77,7 +81,7 @@ export async function claim(svc: Pick<Services, 'db'>, id: string, n: number): P
      ), c AS (
        INSERT INTO push_claims (notification_id, lo, hi, claimed_at) SELECT id, lo, hi, now() FROM r
      )
-     SELECT r.lo, d.seq, d.token_hash AS hash, d.token FROM r
+     SELECT r.lo, r.hi, d.seq, d.token_hash AS hash, d.token FROM r
        LEFT JOIN push_deliveries d ON d.notification_id = r.id AND d.seq > r.lo AND d.seq <= r.hi AND d.state = 'pending'
       ORDER BY d.seq`,
     [id, n],
@@ -86,7 +90,7 @@ export async function claim(svc: Pick<Services, 'db'>, id: string, n: number): P
   if (rows.length === 0) return null;
   const devices: Claimed[] = [];
   for (const r of rows) if (r.seq !== null) devices.push({ seq: r.seq, hash: r.hash as string, token: r.token as string });
-  return { lo: rows[0].lo, devices };
+  return { lo: rows[0].lo, size: rows[0].hi - rows[0].lo, devices };
 }
 
 export interface Outcomes {

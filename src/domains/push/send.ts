@@ -23,6 +23,8 @@ import { CredentialsRefusedError, type Outcome, type PushMessage, type PushSende
 /** Claim-send-record loops per job: while one lane waits on the database, the others send. */
 const LANES = 8;
 const MAX_ATTEMPTS = 5;
+/** A lane claims this many rounds of its in-flight requests at a time (docs/push.md, worker deaths). */
+const CLAIM_ROUNDS = 8;
 const MAX_RETRY_WAIT_MS = 5 * 60_000;
 
 type Svc = Services;
@@ -223,6 +225,9 @@ async function sendJoined(svc: Svc, row: NotificationRow, creds: PushCredentials
   const pace = stationPace(svc, row.station_id, row.provider, sender.maxBatch);
   // PUSH_CONCURRENCY is what one notification keeps in flight, over all its jobs and lanes.
   const perLane = Math.max(1, Math.ceil(svc.config.push.concurrency / (LANES * SEND_PARTS)));
+  // Devices claimed at once by a lane: CLAIM_ROUNDS rounds of its requests in flight (an Expo request
+  // carries a whole batch).
+  const chunk = sender.provider === 'expo' ? pace.batch : Math.min(pace.batch, perLane * CLAIM_ROUNDS);
   const expired = () => svc.clock.now().getTime() >= expiresAt(row);
 
   const lane = async (): Promise<void> => {
@@ -233,13 +238,18 @@ async function sendJoined(svc: Svc, row: NotificationRow, creds: PushCredentials
         return;
       }
       if (!(await pace.acquire(() => drained.has(row.id) || sending.stopped))) return;
-      const issuedAt = performance.now();
-      const claimed = await claim(svc, row.id, pace.batch);
-      if (claimed === null) {
-        markDrained(row.id);
-        return;
+      // One pace token is a batch; it is claimed a chunk at a time, so a process that dies leaves few
+      // devices claimed but never started (they count failed: nobody can know they were not sent).
+      for (let left = pace.batch; left > 0 && !sending.stopped;) {
+        const issuedAt = performance.now();
+        const claimed = await claim(svc, row.id, Math.min(left, chunk));
+        if (claimed === null) {
+          markDrained(row.id);
+          return;
+        }
+        left -= claimed.size;
+        await deliver(svc, row, sender, sending, claimed, issuedAt, perLane);
       }
-      await deliver(svc, row, sender, sending, claimed, issuedAt, perLane);
     }
   };
   await Promise.all(Array.from({ length: LANES }, lane));
