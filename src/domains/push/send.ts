@@ -5,7 +5,15 @@ import { loadCredentials, type PushCredentials } from './credentials.ts';
 import { countsOf, FINAL_STATUSES, finishNotification, SEND_PARTS, type NotificationRow } from './notifications.ts';
 import { stationPace } from './pacing.ts';
 import { claim, failAbandoned, type Claim, type Claimed } from './claims.ts';
-import { joinSending, leaveSending, type Sending } from './leases.ts';
+import { joinSending, leaveSending, type HeldClaim, type Sending } from './leases.ts';
+
+interface Held {
+  claim: Claim;
+  lease: HeldClaim;
+  /** Counted failed by a stop before its delivery began. */
+  settled: boolean;
+  unlisten: () => void;
+}
 import { apnsSender } from './providers/apns.ts';
 import { expoSender } from './providers/expo.ts';
 import { fcmSender } from './providers/fcm.ts';
@@ -108,17 +116,18 @@ async function deliver(
   sender: PushSender,
   sending: Sending,
   claim: Claim,
-  issuedAt: number,
+  held: HeldClaim,
   concurrency: number,
+  allStarted: () => void,
 ) {
   const writer = sending.writer;
-  const held = sending.hold(claim.lo, issuedAt);
   const message = messageOf(row);
   // The devices of the current attempt: which were started, which have their outcome.
   let batch: Claimed[] = [];
   let started: boolean[] = [];
   let settled: boolean[] = [];
   const attempt = (devices: Claimed[]) => {
+    startedCount = 0;
     batch = devices;
     started = devices.map(() => false);
     settled = devices.map(() => false);
@@ -132,9 +141,13 @@ async function deliver(
   const settleRest = (unsent: (i: number) => boolean) => {
     for (let i = 0; i < batch.length; i++) settle(i, 'failed', null, unsent(i));
   };
+  let startedCount = 0;
   const gate = (first: number, count: number) => {
     const go = sending.mayStart(held);
-    if (go === true) for (let i = first; i < first + count; i++) started[i] = true;
+    if (go === true) {
+      for (let i = first; i < first + count; i++) if (!started[i]) ((started[i] = true), startedCount++);
+      if (startedCount === batch.length) allStarted();
+    }
     return go;
   };
   const stopListening = sending.onStop(() => {
@@ -230,6 +243,24 @@ async function sendJoined(svc: Svc, row: NotificationRow, creds: PushCredentials
   const chunk = sender.provider === 'expo' ? pace.batch : Math.min(pace.batch, perLane * CLAIM_ROUNDS);
   const expired = () => svc.clock.now().getTime() >= expiresAt(row);
 
+  /**
+   * Claims `n` devices and holds the claim's lease at once (renewed from then on). Until its delivery
+   * begins, a stop counts its devices failed at once (none was started).
+   */
+  const claimHeld = async (n: number): Promise<Held | null> => {
+    const issuedAt = performance.now();
+    const claimed = await claim(svc, row.id, n);
+    if (claimed === null) return null;
+    const held: Held = { claim: claimed, lease: sending.hold(claimed.lo, issuedAt), settled: false, unlisten: () => undefined };
+    const settle = () => {
+      held.settled = true;
+      for (const c of claimed.devices) sending.writer.add(c.seq, 'failed', null, null, true);
+      void sending.writer.flush();
+    };
+    if (sending.stopped) settle();
+    else held.unlisten = sending.onStop(settle);
+    return held;
+  };
   const lane = async (): Promise<void> => {
     for (;;) {
       if (drained.has(row.id)) return;
@@ -239,16 +270,30 @@ async function sendJoined(svc: Svc, row: NotificationRow, creds: PushCredentials
       }
       if (!(await pace.acquire(() => drained.has(row.id) || sending.stopped))) return;
       // One pace token is a batch; it is claimed a chunk at a time, so a process that dies leaves few
-      // devices claimed but never started (they count failed: nobody can know they were not sent).
-      for (let left = pace.batch; left > 0 && !sending.stopped;) {
-        const issuedAt = performance.now();
-        const claimed = await claim(svc, row.id, Math.min(left, chunk));
-        if (claimed === null) {
+      // devices claimed but never started (they count failed: nobody can know they were not sent). The
+      // next chunk is claimed as soon as every request of this one has started, while the last answers
+      // are awaited, so the lane's requests do not wait on the claim.
+      let left = pace.batch;
+      let next: Promise<Held | null> | null = claimHeld(Math.min(left, chunk));
+      while (next !== null) {
+        const held = await next;
+        if (held === null) {
           markDrained(row.id);
           return;
         }
-        left -= claimed.size;
-        await deliver(svc, row, sender, sending, claimed, issuedAt, perLane);
+        left -= held.claim.size;
+        let following: Promise<Held | null> | null = null;
+        const claimNext = () => {
+          if (following === null && left > 0 && !sending.stopped) following = claimHeld(Math.min(left, chunk));
+        };
+        held.unlisten();
+        if (!held.settled) await deliver(svc, row, sender, sending, held.claim, held.lease, perLane, claimNext);
+        else {
+          sending.release(held.claim.lo);
+          sending.writer.claimDone(held.claim.lo);
+        }
+        claimNext();
+        next = following;
       }
     }
   };
