@@ -26,8 +26,15 @@ import { ensurePushSweep } from '../src/domains/push/maintenance.ts';
 // Push jobs mostly wait on their station's pace and on providers: enough slots that stations sending at
 // once all progress.
 const CONCURRENCY: Record<QueueName, number> = { default: 8, ingest: 16, media: 1, webhooks: 256, 'webhooks-retry': 64, push: 16 };
-/** A delivery takes at most 5 s: a shorter lock lets a crashed worker's delivery be retried sooner. */
-const LOCK_MS: Partial<Record<QueueName, number>> = { webhooks: 10_000, 'webhooks-retry': 10_000 };
+/**
+ * A delivery takes at most 5 s: a shorter lock lets a crashed worker's delivery be retried sooner. A push
+ * job that lost its lock may run twice at once without harm (its devices are claimed, docs/push.md): a
+ * short lock, checked twice as often, lets another worker take over a dead worker's notification within
+ * seconds, and a lock lost to a stalled event loop only re-runs the job.
+ */
+const LOCK_MS: Partial<Record<QueueName, number>> = { webhooks: 10_000, 'webhooks-retry': 10_000, push: 4_000 };
+const STALLED_CHECK_MS: Partial<Record<QueueName, number>> = { push: 2_000 };
+const MAX_STALLED: Partial<Record<QueueName, number>> = { push: 10 };
 
 /** Starts one BullMQ worker per queue; `close()` waits for running jobs to finish. */
 export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; close(): Promise<void> }> {
@@ -43,7 +50,8 @@ export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; 
       {
         concurrency: CONCURRENCY[queue],
         lockDuration: Math.min(lockMs, LOCK_MS[queue] ?? lockMs),
-        stalledInterval: Math.min(lockMs, LOCK_MS[queue] ?? lockMs),
+        stalledInterval: Math.min(lockMs, STALLED_CHECK_MS[queue] ?? LOCK_MS[queue] ?? lockMs),
+        maxStalledCount: MAX_STALLED[queue] ?? 1,
       },
     ),
   );

@@ -907,7 +907,7 @@ export interface paths {
         put?: never;
         /**
          * Cancel a notification: devices not yet sent to are not sent to
-         * @description A notification that already ended is answered as it is. Devices not yet sent to count as failed.
+         * @description A notification that already ended is answered as it is. A request not yet started when this answers is never started, whichever worker holds its batch; requests already on the wire finish and are counted. Devices not sent to count as failed.
          *
          *     Root key, or an operator key with `push:send` reaching the station.
          */

@@ -3,13 +3,16 @@ import type { Redis } from './redis.ts';
 import { keys } from './keys.ts';
 import type { Logger } from './logger.ts';
 
-/** `reads`: a listener read's data changed (id `<stationId>:<area>`, lib/readCache.ts). */
-/** `operator-key`: an operator key was rotated or deleted (id: its old key hash). */
-export type InvalidationTopic = 'station' | 'credential' | 'reads' | 'webhooks' | 'operator-key';
+/**
+ * `reads`: a listener read's data changed (id `<stationId>:<area>`, lib/readCache.ts). `push-cancel`: a
+ * push notification was cancelled (id: the notification's; src/domains/push/leases.ts).
+ * `operator-key`: an operator key was rotated or deleted (id: its old key hash).
+ */
+export type InvalidationTopic = 'station' | 'credential' | 'reads' | 'webhooks' | 'push-cancel' | 'operator-key';
 type Handler = (id: string) => void;
 
 /** Topics whose change must hold in every process on the next read (a revoked credential, a station offline). */
-const CONFIRMED: ReadonlySet<InvalidationTopic> = new Set(['station', 'credential', 'operator-key']);
+const CONFIRMED: ReadonlySet<InvalidationTopic> = new Set(['station', 'credential', 'push-cancel', 'operator-key']);
 /** How long a writer waits for the other processes' acknowledgements before it answers anyway. */
 const CONFIRM_TIMEOUT_MS = 1000;
 
@@ -65,22 +68,28 @@ export class Invalidation {
    * revocation or an offline switch holds on the very next read anywhere, not a pub/sub hop later.
    */
   async invalidate(topic: InvalidationTopic, id: string): Promise<void> {
+    await this.broadcast(topic, id);
+  }
+
+  /** `invalidate`, answering whether every process confirmed it (true for a published unconfirmed topic). */
+  async broadcast(topic: InvalidationTopic, id: string): Promise<boolean> {
     this.runLocal(topic, id);
     try {
       // The plain channel still carries every change: the gateway's bridge listens there.
       await this.publisher.publish(keys.invalidateChannel, `${topic}:${id}`);
-      if (CONFIRMED.has(topic)) await this.confirmed(`${topic}:${id}`);
+      return CONFIRMED.has(topic) ? await this.confirmed(`${topic}:${id}`) : true;
     } catch (err) {
       this.logger.warn({ err, topic }, 'could not broadcast cache invalidation');
+      return false;
     }
   }
 
-  private async confirmed(change: string): Promise<void> {
+  private async confirmed(change: string): Promise<boolean> {
     const token = `${this.instance}.${++this.sequence}`;
     let timer: NodeJS.Timeout | undefined;
-    const done = new Promise<void>((resolve) => {
-      this.waiting.set(token, { received: 0, expected: null, done: resolve });
-      timer = setTimeout(resolve, CONFIRM_TIMEOUT_MS);
+    const done = new Promise<boolean>((resolve) => {
+      this.waiting.set(token, { received: 0, expected: null, done: () => resolve(true) });
+      timer = setTimeout(() => resolve(false), CONFIRM_TIMEOUT_MS);
     });
     try {
       // PUBLISH answers how many subscribers received it: the acknowledgements to wait for.
@@ -88,7 +97,7 @@ export class Invalidation {
       const waiter = this.waiting.get(token)!;
       waiter.expected = receivers;
       if (waiter.received >= receivers) waiter.done();
-      await done;
+      return await done;
     } finally {
       clearTimeout(timer);
       this.waiting.delete(token);

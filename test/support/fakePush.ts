@@ -22,6 +22,8 @@ export interface Sent {
   token: string;
   headers: Record<string, unknown>;
   body: any;
+  /** Date.now() when the request came (FCM). */
+  at?: number;
 }
 
 interface Base {
@@ -30,7 +32,27 @@ interface Base {
   /** Requests per device token (every attempt). */
   perDevice: Map<string, number>;
   script: Script;
+  /** While true, every answer waits (its request counted in `sent`) until `release()`. */
+  holding: boolean;
+  /** Answers waiting now. */
+  held(): number;
+  /** Stops holding and lets every waiting answer go. */
+  release(): void;
   close(): Promise<void>;
+}
+
+/** The holding part of a fake: `wait()` resolves at once unless the fake is holding. */
+function holder(fake: Base): { wait(): Promise<void> } {
+  let waiting: Array<() => void> = [];
+  fake.holding = false;
+  fake.held = () => waiting.length;
+  fake.release = () => {
+    fake.holding = false;
+    const go = waiting;
+    waiting = [];
+    for (const resolve of go) resolve();
+  };
+  return { wait: () => (fake.holding ? new Promise<void>((resolve) => waiting.push(resolve)) : Promise.resolve()) };
 }
 
 const countOf = (map: Map<string, number>, token: string): number => {
@@ -85,14 +107,18 @@ export interface FakeFcm extends Base {
   badAssertions: number;
   /** Refuse every access token (the project's credentials were revoked): 401 on send, 400 invalid_grant on token. */
   revoked: boolean;
-  /** Milliseconds each messages:send answer is held back (a slow provider). */
+  /** Milliseconds each messages:send answer is held back (a slow provider), plus up to `jitterMs` more at random. */
   delayMs: number;
+  jitterMs: number;
+  /** Tokens whose 200 answer was written out in full (what the provider accepted). */
+  accepted: string[];
 }
 
 export async function startFakeFcm(script: Script = () => 'ok', options: { expiresIn?: number } = {}): Promise<FakeFcm> {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const issued = new Set<string>();
   const fake = {} as FakeFcm;
+  const hold = holder(fake);
   const server = createServer(async (req, res) => {
     const body = await readBody(req);
     if (req.url === '/token' && req.method === 'POST') {
@@ -126,15 +152,20 @@ export async function startFakeFcm(script: Script = () => 'ok', options: { expir
     }
     const deviceToken = String(parsed?.message?.token);
     const nth = countOf(fake.perDevice, deviceToken);
-    fake.sent.push({ token: deviceToken, headers: req.headers, body: parsed });
+    fake.sent.push({ token: deviceToken, headers: req.headers, body: parsed, at: Date.now() });
     const answer = fake.script(deviceToken, nth);
-    if (fake.delayMs > 0) await new Promise((r) => setTimeout(r, fake.delayMs));
+    await hold.wait();
+    const delay = fake.delayMs + Math.random() * fake.jitterMs;
+    if (delay > 0) await new Promise((r) => setTimeout(r, delay));
     if (fake.revoked || !issued.has(bearer) || answer === 'auth' || match[1] !== fake.account.project_id)
       return json(res, 401, {
         error: { code: 401, status: 'UNAUTHENTICATED', message: 'Request had invalid authentication credentials.' },
       });
     if (answer === 'hang') return;
-    if (answer === 'ok') return json(res, 200, { name: `projects/${match[1]}/messages/${randomBytes(6).toString('hex')}` });
+    if (answer === 'ok') {
+      res.on('finish', () => fake.accepted.push(deviceToken));
+      return json(res, 200, { name: `projects/${match[1]}/messages/${randomBytes(6).toString('hex')}` });
+    }
     if (answer === 'dead')
       return json(res, 404, {
         error: {
@@ -173,6 +204,8 @@ export async function startFakeFcm(script: Script = () => 'ok', options: { expir
     badAssertions: 0,
     revoked: false,
     delayMs: 0,
+    jitterMs: 0,
+    accepted: [],
     close: closer(server),
     account: {
       type: 'service_account',
@@ -304,6 +337,7 @@ export interface FakeApns extends Base {
 export async function startFakeApns(ca: TestCa, script: Script = () => 'ok'): Promise<FakeApns> {
   const key = makeApnsKey();
   const fake = {} as FakeApns;
+  const hold = holder(fake);
   const server = createSecureServer({ key: ca.key, cert: ca.cert, allowHTTP1: false });
   server.on('secureConnection', () => fake.connections++);
   server.on('stream', (stream: ServerHttp2Stream, headers: IncomingHttpHeaders) => {
@@ -342,6 +376,7 @@ export async function startFakeApns(ca: TestCa, script: Script = () => 'ok'): Pr
       if (!['5', '10'].includes(String(headers['apns-priority']))) fake.problems.push(`apns-priority ${headers['apns-priority']}`);
       if (!/^\d+$/.test(String(headers['apns-expiration']))) fake.problems.push(`apns-expiration ${headers['apns-expiration']}`);
       const answer = fake.script(deviceToken, nth);
+      await hold.wait();
       if (fake.revoked || answer === 'auth') return respond(403, { reason: 'InvalidProviderToken' });
       if (answer === 'hang') return;
       if (answer === 'ok') return respond(200);
@@ -382,6 +417,7 @@ export interface FakeExpo extends Base {
 
 export async function startFakeExpo(script: Script = () => 'ok', options: { accessToken?: string } = {}): Promise<FakeExpo> {
   const fake = {} as FakeExpo;
+  const hold = holder(fake);
   const tickets = new Map<string, string>();
   const server = createServer(async (req, res) => {
     const text = await readBody(req);
@@ -422,6 +458,7 @@ export async function startFakeExpo(script: Script = () => 'ok', options: { acce
       tickets.set(id, m.to);
       return { status: 'ok', id };
     });
+    await hold.wait();
     return json(res, 200, { data });
   });
   const port = await listen(server);

@@ -13,7 +13,7 @@ import {
   SendNotificationBody,
 } from './adminSchemas.ts';
 import { deleteCredentials, findCredentialsRow, presentCredentials, saveCredentials } from './credentials.ts';
-import { createNotification, finishNotification, notificationsPage, presentNotification, requireNotification } from './notifications.ts';
+import { cancelNotification, createNotification, notificationsPage, presentNotification, requireNotification } from './notifications.ts';
 
 // Admin push routes (decisions.md, "Push notifications"; docs/push.md): credentials and notifications.
 
@@ -140,13 +140,14 @@ export const pushAdminRoutes = [
     operationId: 'adminCancelPushNotification',
     access: { scope: 'push:send', action: 'push.cancel' },
     summary: 'Cancel a notification: devices not yet sent to are not sent to',
-    description: 'A notification that already ended is answered as it is. Devices not yet sent to count as failed.',
+    description:
+      'A notification that already ended is answered as it is. A request not yet started when this answers is never started, whichever worker holds its batch; requests already on the wire finish and are counted. Devices not sent to count as failed.',
     params: NotificationParams,
     responses: { 200: { description: 'The notification.', schema: NotificationView }, ...errors },
     async handler({ svc, params }) {
       const station = await svc.stations.require(params.stationId);
       const row = await requireNotification(svc, station.id, params.notificationId);
-      await finishNotification(svc, row.id, 'cancelled');
+      await cancelNotification(svc, row.id);
       return presentNotification(await requireNotification(svc, station.id, row.id));
     },
   }),

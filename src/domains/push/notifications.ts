@@ -9,7 +9,7 @@ import { canonicalJson } from '../content/canonical.ts';
 import { emitWebhookEvent } from '../webhooks/emit.ts';
 import type { NotificationListQuery, NotificationStatus, NotificationView, SendNotificationBody, Topic } from './adminSchemas.ts';
 import { findCredentialsRow } from './credentials.ts';
-import { failAbandoned } from './claims.ts';
+import { failAbandoned, LEASE_MS } from './claims.ts';
 
 // Push notifications (decisions.md, "Push notifications"): creation (admin route and `notify` on
 // publish), the view with live counts, the list, cancel. Sending is send.ts, in the worker.
@@ -255,8 +255,9 @@ export async function notificationsPage(svc: Pick<Services, 'db' | 'config'>, st
 
 /**
  * Ends a notification that is still queued or sending (`status` one of the final ones): devices not yet
- * claimed are counted failed and never sent to (those in flight get their request's outcome). True when this call ended it; the `push.finished` event
- * then goes out (once: only the call that moved the status sends it).
+ * claimed are counted failed and never sent to (those in flight get their request's outcome). True when
+ * this call ended it; the `push.finished` event then goes out (once: only the call that moved the status
+ * sends it).
  */
 export async function finishNotification(
   svc: Pick<Services, 'db' | 'clock' | 'jobs' | 'logger' | 'webhooks'>,
@@ -264,7 +265,13 @@ export async function finishNotification(
   status: NotificationStatus,
   error: string | null = null,
 ): Promise<boolean> {
-  const ended = await inTransaction(svc.db, async ({ trx }) => {
+  const ended = await endNotification(svc, id, status, error);
+  if (ended) await afterEnd(svc, id);
+  return ended;
+}
+
+async function endNotification(svc: Pick<Services, 'db' | 'clock'>, id: string, status: NotificationStatus, error: string | null) {
+  return inTransaction(svc.db, async ({ trx }) => {
     const updated = await trx('push_notifications')
       .where({ id })
       .whereIn('status', ['queued', 'sending'])
@@ -281,11 +288,32 @@ export async function finishNotification(
       .update({ claimed_seq: trx.ref('targeted') });
     return true;
   });
-  if (ended) {
-    await failAbandoned(svc, id);
-    await emitFinished(svc, id);
+}
+
+async function afterEnd(svc: Pick<Services, 'db' | 'clock' | 'jobs' | 'logger' | 'webhooks'>, id: string): Promise<void> {
+  await failAbandoned(svc, id);
+  await emitFinished(svc, id);
+}
+
+/**
+ * POST …/cancel. Answers only once no process will start another request of the notification: every
+ * process confirms it heard the cancel (its sender checks that flag right before each request), or, when
+ * one does not confirm in time, once LEASE_MS passed since the commit, when every permit to send that a
+ * process was granted before the commit has lapsed (leases.ts).
+ */
+export async function cancelNotification(
+  svc: Pick<Services, 'db' | 'clock' | 'jobs' | 'logger' | 'webhooks' | 'invalidation'>,
+  id: string,
+): Promise<void> {
+  const ended = await endNotification(svc, id, 'cancelled', null);
+  const committedAt = performance.now();
+  const status = (await svc.db('push_notifications').where({ id }).first('status'))?.status;
+  if (status === 'cancelled') {
+    const confirmed = await svc.invalidation.broadcast('push-cancel', id);
+    const wait = committedAt + LEASE_MS + 50 - performance.now();
+    if (!confirmed && wait > 0) await new Promise((r) => setTimeout(r, wait));
   }
-  return ended;
+  if (ended) await afterEnd(svc, id);
 }
 
 export async function emitFinished(svc: Pick<Services, 'db' | 'clock' | 'jobs' | 'logger' | 'webhooks'>, id: string): Promise<void> {

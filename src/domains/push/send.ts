@@ -4,7 +4,16 @@ import type { Services } from '../../services.ts';
 import { loadCredentials, type PushCredentials } from './credentials.ts';
 import { countsOf, FINAL_STATUSES, finishNotification, SEND_PARTS, type NotificationRow } from './notifications.ts';
 import { stationPace } from './pacing.ts';
-import { claim, failAbandoned, noOutcomes, record, touch, type Claim, type Claimed } from './claims.ts';
+import { claim, failAbandoned, type Claim, type Claimed } from './claims.ts';
+import { joinSending, leaveSending, type HeldClaim, type Sending } from './leases.ts';
+
+interface Held {
+  claim: Claim;
+  lease: HeldClaim;
+  /** Counted failed by a stop before its delivery began. */
+  settled: boolean;
+  unlisten: () => void;
+}
 import { apnsSender } from './providers/apns.ts';
 import { expoSender } from './providers/expo.ts';
 import { fcmSender } from './providers/fcm.ts';
@@ -14,14 +23,16 @@ import { CredentialsRefusedError, type Outcome, type PushMessage, type PushSende
 // worker or several). At most once per device: a batch is claimed by reserving the next range of the
 // delivery rows' `seq` (`claimed_seq` on the notification row) and recording it in `push_claims`, in one
 // transaction, before any request leaves; ranges never overlap, so no other job can take those devices.
-// A live job keeps its claim's `claimed_at` fresh (a heartbeat). A `pending` row inside the reserved
-// part that no fresh claim covers belonged to a job that died (SIGKILL, lost process): it is counted
-// `failed`, never sent again. Only the outcome writes the delivery row (one write per device).
+// A live process renews its claims (leases.ts), and asks its lease right before each request (a cancel,
+// or a claim taken over, stops it). A `pending` row inside the reserved part that no fresh claim covers
+// belonged to a process that died (SIGKILL, lost host): it is counted `failed`, never sent again.
+// Outcomes are written as they come, by the process' OutcomeWriter (claims.ts).
 
 /** Claim-send-record loops per job: while one lane waits on the database, the others send. */
 const LANES = 8;
 const MAX_ATTEMPTS = 5;
-const HEARTBEAT_MS = 3000;
+/** A lane claims this many rounds of its in-flight requests at a time (docs/push.md, worker deaths). */
+const CLAIM_ROUNDS = 8;
 const MAX_RETRY_WAIT_MS = 5 * 60_000;
 
 type Svc = Services;
@@ -88,70 +99,110 @@ async function start(svc: Svc, id: string): Promise<NotificationRow | undefined>
   });
 }
 
-/** Sends one claimed batch, retrying 429/5xx answers (honouring Retry-After) up to MAX_ATTEMPTS. */
-async function deliver(svc: Svc, row: NotificationRow, sender: PushSender, claim: Claim, concurrency: number): Promise<void> {
-  let todo = claim.devices;
-  // Every device of the range was counted failed meanwhile (cancelled, abandoned): only the claim goes.
-  if (todo.length === 0) return record(svc, row, noOutcomes(), claim.lo);
+/** Sleeps `ms`, or less once `stop()` says so. */
+async function sleepUnless(ms: number, stop: () => boolean): Promise<void> {
+  const until = Date.now() + ms;
+  while (!stop() && Date.now() < until) await sleep(Math.min(100, until - Date.now()));
+}
+
+/**
+ * Sends one claimed batch, writing each device's outcome as it comes; 429/5xx are retried (honouring
+ * Retry-After) up to MAX_ATTEMPTS. When the notification stops (cancel), every device whose request was
+ * not started is counted failed at once; those in flight get their answer.
+ */
+async function deliver(
+  svc: Svc,
+  row: NotificationRow,
+  sender: PushSender,
+  sending: Sending,
+  claim: Claim,
+  held: HeldClaim,
+  concurrency: number,
+  allStarted: () => void,
+) {
+  const writer = sending.writer;
   const message = messageOf(row);
-  const heartbeat = setInterval(() => touch(svc, row.id, claim.lo).catch(() => undefined), HEARTBEAT_MS);
+  // The devices of the current attempt: which were started, which have their outcome.
+  let batch: Claimed[] = [];
+  let started: boolean[] = [];
+  let settled: boolean[] = [];
+  const attempt = (devices: Claimed[]) => {
+    startedCount = 0;
+    batch = devices;
+    started = devices.map(() => false);
+    settled = devices.map(() => false);
+  };
+  const settle = (i: number, state: 'sent' | 'failed' | 'pruned', ticket: string | null, unsent: boolean) => {
+    if (settled[i]) return;
+    settled[i] = true;
+    // A dead token is removed from the station's devices (it is `pruned`, not also `sent`).
+    writer.add(batch[i].seq, state, ticket, state === 'pruned' ? batch[i].hash : null, unsent);
+  };
+  const settleRest = (unsent: (i: number) => boolean) => {
+    for (let i = 0; i < batch.length; i++) settle(i, 'failed', null, unsent(i));
+  };
+  let startedCount = 0;
+  const gate = (first: number, count: number) => {
+    const go = sending.mayStart(held);
+    if (go === true) {
+      for (let i = first; i < first + count; i++) if (!started[i]) ((started[i] = true), startedCount++);
+      if (startedCount === batch.length) allStarted();
+    }
+    return go;
+  };
+  const stopListening = sending.onStop(() => {
+    for (let i = 0; i < batch.length; i++) if (!started[i]) settle(i, 'failed', null, true);
+    void writer.flush();
+  });
+  attempt(claim.devices);
   try {
-    for (let attempt = 1; todo.length > 0; attempt++) {
-      const outcomes: Outcome[] = await sender.send(
-        todo.map((c) => c.token),
-        message,
-        concurrency,
-      );
-      const out = noOutcomes();
+    for (let n = 1; batch.length > 0; n++) {
+      if (sending.stopped) {
+        settleRest(() => true);
+        break;
+      }
       const retry: Claimed[] = [];
       let waitMs = 0;
-      for (let i = 0; i < outcomes.length; i++) {
-        const o = outcomes[i];
-        const c = todo[i];
+      const onOutcome = (i: number, o: Outcome) => {
         if (o.result === 'retry') {
-          retry.push(c);
+          settled[i] = true;
+          retry.push(batch[i]);
           waitMs = Math.max(waitMs, o.retryAfterMs ?? 0);
-          continue;
-        }
-        out.seqs.push(c.seq);
-        out.states.push(o.result);
-        out.tickets.push(o.result === 'sent' ? (o.ticketId ?? null) : null);
-        // A dead token is removed from the station's devices (it is `pruned`, not also `sent`).
-        if (o.result === 'pruned') out.dead.push(c.hash);
+        } else if (o.result === 'unsent') settle(i, 'failed', null, true);
+        else settle(i, o.result, o.result === 'sent' ? (o.ticketId ?? null) : null, false);
+      };
+      try {
+        await sender.send(
+          batch.map((c) => c.token),
+          message,
+          { concurrency, gate, onOutcome },
+        );
+      } catch (err) {
+        // Refused credentials: what has no outcome yet failed (never started, or without an answer).
+        settleRest((i) => !started[i]);
+        throw err;
       }
-      const retryAt = Date.now() + Math.min(MAX_RETRY_WAIT_MS, Math.max(waitMs, 500 * 2 ** (attempt - 1)));
-      const giveUp = attempt >= MAX_ATTEMPTS || retryAt > expiresAt(row) - (svc.clock.now().getTime() - Date.now());
-      if (retry.length > 0 && giveUp) {
-        for (const c of retry) {
-          out.seqs.push(c.seq);
-          out.states.push('failed');
-          out.tickets.push(null);
-        }
-        todo = [];
-      } else todo = retry;
-      // The last write of the batch also drops its claim.
-      await record(svc, row, out, todo.length === 0 ? claim.lo : null);
-      if (todo.length > 0) {
-        pushMessages.labels(row.provider, 'retried').inc(todo.length);
-        await sleep(retryAt - Date.now());
+      const retryAt = Date.now() + Math.min(MAX_RETRY_WAIT_MS, Math.max(waitMs, 500 * 2 ** (n - 1)));
+      const giveUp = n >= MAX_ATTEMPTS || retryAt > expiresAt(row) - (svc.clock.now().getTime() - Date.now());
+      attempt(retry);
+      if (retry.length > 0 && giveUp) settleRest(() => false);
+      else if (retry.length > 0) {
+        pushMessages.labels(row.provider, 'retried').inc(retry.length);
+        await sleepUnless(retryAt - Date.now(), () => sending.stopped);
       }
     }
   } catch (err) {
     if (!(err instanceof CredentialsRefusedError)) throw err;
-    const out = noOutcomes();
-    for (const c of todo) {
-      out.seqs.push(c.seq);
-      out.states.push('failed');
-      out.tickets.push(null);
-    }
-    await record(svc, row, out, claim.lo);
+    await writer.flush();
     await finishNotification(svc, row.id, 'failed', err.message);
     svc.logger.warn(
       { notificationId: row.id, stationId: row.station_id, provider: row.provider, error: err.message },
       'push credentials refused',
     );
   } finally {
-    clearInterval(heartbeat);
+    stopListening();
+    sending.release(claim.lo);
+    writer.claimDone(claim.lo);
   }
 }
 
@@ -174,12 +225,42 @@ export async function sendNotification(svc: Svc, notificationId: string): Promis
   }
   const row = await start(svc, notificationId);
   if (!row || row.status !== 'sending') return { status: row?.status ?? 'gone' };
+  const sending = joinSending(svc, row);
+  try {
+    return await sendJoined(svc, row, creds, sending);
+  } finally {
+    await leaveSending(svc, sending);
+  }
+}
+
+async function sendJoined(svc: Svc, row: NotificationRow, creds: PushCredentials, sending: Sending): Promise<{ status: string }> {
   const sender = senderFor(svc, creds);
   const pace = stationPace(svc, row.station_id, row.provider, sender.maxBatch);
   // PUSH_CONCURRENCY is what one notification keeps in flight, over all its jobs and lanes.
   const perLane = Math.max(1, Math.ceil(svc.config.push.concurrency / (LANES * SEND_PARTS)));
+  // Devices claimed at once by a lane: CLAIM_ROUNDS rounds of its requests in flight (an Expo request
+  // carries a whole batch).
+  const chunk = sender.provider === 'expo' ? pace.batch : Math.min(pace.batch, perLane * CLAIM_ROUNDS);
   const expired = () => svc.clock.now().getTime() >= expiresAt(row);
 
+  /**
+   * Claims `n` devices and holds the claim's lease at once (renewed from then on). Until its delivery
+   * begins, a stop counts its devices failed at once (none was started).
+   */
+  const claimHeld = async (n: number): Promise<Held | null> => {
+    const issuedAt = performance.now();
+    const claimed = await claim(svc, row.id, n);
+    if (claimed === null) return null;
+    const held: Held = { claim: claimed, lease: sending.hold(claimed.lo, issuedAt), settled: false, unlisten: () => undefined };
+    const settle = () => {
+      held.settled = true;
+      for (const c of claimed.devices) sending.writer.add(c.seq, 'failed', null, null, true);
+      void sending.writer.flush();
+    };
+    if (sending.stopped) settle();
+    else held.unlisten = sending.onStop(settle);
+    return held;
+  };
   const lane = async (): Promise<void> => {
     for (;;) {
       if (drained.has(row.id)) return;
@@ -187,16 +268,37 @@ export async function sendNotification(svc: Svc, notificationId: string): Promis
         await finishNotification(svc, row.id, 'expired');
         return;
       }
-      if (!(await pace.acquire(() => drained.has(row.id)))) return;
-      const claimed = await claim(svc, row.id, pace.batch);
-      if (claimed === null) {
-        markDrained(row.id);
-        return;
+      if (!(await pace.acquire(() => drained.has(row.id) || sending.stopped))) return;
+      // One pace token is a batch; it is claimed a chunk at a time, so a process that dies leaves few
+      // devices claimed but never started (they count failed: nobody can know they were not sent). The
+      // next chunk is claimed as soon as every request of this one has started, while the last answers
+      // are awaited, so the lane's requests do not wait on the claim.
+      let left = pace.batch;
+      let next: Promise<Held | null> | null = claimHeld(Math.min(left, chunk));
+      while (next !== null) {
+        const held = await next;
+        if (held === null) {
+          markDrained(row.id);
+          return;
+        }
+        left -= held.claim.size;
+        let following: Promise<Held | null> | null = null;
+        const claimNext = () => {
+          if (following === null && left > 0 && !sending.stopped) following = claimHeld(Math.min(left, chunk));
+        };
+        held.unlisten();
+        if (!held.settled) await deliver(svc, row, sender, sending, held.claim, held.lease, perLane, claimNext);
+        else {
+          sending.release(held.claim.lo);
+          sending.writer.claimDone(held.claim.lo);
+        }
+        claimNext();
+        next = following;
       }
-      await deliver(svc, row, sender, claimed, perLane);
     }
   };
   await Promise.all(Array.from({ length: LANES }, lane));
+  await sending.writer.drain();
 
   // Nothing left to claim: wait for other jobs' in-flight requests; a dead job's rows go stale and count failed.
   for (;;) {

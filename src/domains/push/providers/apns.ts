@@ -7,11 +7,13 @@ import {
   CredentialsRefusedError,
   describeAnswer,
   mapConcurrent,
+  mayStart,
   messageData,
   retryAfterMs,
   type Outcome,
   type PushMessage,
   type PushSender,
+  type SendOptions,
 } from './types.ts';
 
 // APNs over HTTP/2 + TLS with an ES256 provider token (decisions.md, wire formats). The token is reused
@@ -140,12 +142,12 @@ function classify(answer: Answer): Outcome | 'auth' {
 }
 
 /** `now`: the service clock (ms), which decides when the provider token is renewed. */
-export function apnsSender(creds: Apns, options: { baseUrl: string; timeoutMs: number; now: () => number }): PushSender {
-  const origin = new URL(options.baseUrl).origin;
+export function apnsSender(creds: Apns, settings: { baseUrl: string; timeoutMs: number; now: () => number }): PushSender {
+  const origin = new URL(settings.baseUrl).origin;
   return {
     provider: 'apns',
     maxBatch: 200,
-    async send(deviceTokens: string[], message: PushMessage, concurrency: number): Promise<Outcome[]> {
+    async send(deviceTokens: string[], message: PushMessage, options: SendOptions): Promise<void> {
       const alert: Record<string, string> = { title: message.title };
       if (message.body !== null) alert.body = message.body;
       const body = JSON.stringify({ ...messageData(message), aps: { alert } });
@@ -157,16 +159,20 @@ export function apnsSender(creds: Apns, options: { baseUrl: string; timeoutMs: n
         'content-type': 'application/json',
       };
       if (message.collapseKey !== null) headers['apns-collapse-id'] = message.collapseKey;
-      let bearer = await providerToken(creds, options.now);
+      let bearer = await providerToken(creds, settings.now);
       const send = (token: string) =>
-        post(origin, `/3/device/${encodeURIComponent(token)}`, { ...headers, authorization: `bearer ${bearer}` }, body, options.timeoutMs);
-      return mapConcurrent(deviceTokens, concurrency, async (token): Promise<Outcome> => {
+        post(origin, `/3/device/${encodeURIComponent(token)}`, { ...headers, authorization: `bearer ${bearer}` }, body, settings.timeoutMs);
+      const one = async (token: string, i: number): Promise<Outcome> => {
         let answer: Answer;
         try {
+          let go = mayStart(options.gate, i);
+          if (go !== true && !(await go)) return { result: 'unsent' };
           answer = await send(token);
           let outcome = classify(answer);
           if (outcome === 'auth') {
-            bearer = await providerToken(creds, options.now, bearer);
+            bearer = await providerToken(creds, settings.now, bearer);
+            go = mayStart(options.gate, i);
+            if (go !== true && !(await go)) return { result: 'unsent' };
             answer = await send(token);
             outcome = classify(answer);
             if (outcome === 'auth')
@@ -177,7 +183,8 @@ export function apnsSender(creds: Apns, options: { baseUrl: string; timeoutMs: n
           if (err instanceof CredentialsRefusedError) throw err;
           return { result: 'failed', reason: 'no answer from apns' };
         }
-      });
+      };
+      await mapConcurrent(deviceTokens, options.concurrency, async (token, i) => options.onOutcome(i, await one(token, i)));
     },
   };
 }

@@ -3,11 +3,13 @@ import { httpRequest, neverSent } from './http.ts';
 import {
   CredentialsRefusedError,
   describeAnswer,
+  mayStart,
   messageData,
   retryAfterMs,
   type Outcome,
   type PushMessage,
   type PushSender,
+  type SendOptions,
 } from './types.ts';
 
 // Expo's push API (decisions.md, wire formats): batches of at most 100 messages, one ticket each; the
@@ -40,64 +42,78 @@ function refused(status: number, text: string): CredentialsRefusedError {
   return new CredentialsRefusedError(`expo refused the access token: ${describeAnswer(status, code)}`);
 }
 
-export function expoSender(creds: Expo, options: { baseUrl: string; timeoutMs: number }): PushSender {
+export function expoSender(creds: Expo, settings: { baseUrl: string; timeoutMs: number }): PushSender {
   return {
     provider: 'expo',
     maxBatch: 100,
-    async send(deviceTokens: string[], message: PushMessage): Promise<Outcome[]> {
-      const data = messageData(message);
-      const messages = deviceTokens.map((to) => {
-        const m: Record<string, unknown> = {
-          to,
-          title: message.title,
-          data,
-          ttl: message.ttlSeconds,
-          priority: message.topic === 'alerts' ? 'high' : 'normal',
-        };
-        if (message.body !== null) m.body = message.body;
-        if (message.collapseKey !== null) m.collapseId = message.collapseKey;
-        return m;
-      });
-      let answer;
-      try {
-        answer = await httpRequest(`${options.baseUrl}/--/api/v2/push/send`, {
-          method: 'POST',
-          headers: headers(creds),
-          body: JSON.stringify(messages),
-          timeoutMs: options.timeoutMs,
-        });
-      } catch (err) {
-        const outcome: Outcome = neverSent(err)
-          ? { result: 'retry', reason: 'connection refused', retryAfterMs: null }
-          : { result: 'failed', reason: 'no answer from expo' };
-        return deviceTokens.map(() => outcome);
-      }
-      if (answer.status === 401 || answer.status === 403) throw refused(answer.status, answer.text);
-      if (answer.status === 429 || answer.status >= 500) {
-        const outcome: Outcome = {
-          result: 'retry',
-          reason: describeAnswer(answer.status, undefined),
-          retryAfterMs: retryAfterMs(answer.headers['retry-after']),
-        };
-        return deviceTokens.map(() => outcome);
-      }
-      let tickets: Ticket[] = [];
-      try {
-        tickets = (JSON.parse(answer.text) as { data?: Ticket[] }).data ?? [];
-      } catch {
-        tickets = [];
-      }
-      if (answer.status !== 200 || tickets.length !== deviceTokens.length) {
-        const outcome: Outcome = { result: 'failed', reason: `expo answered ${answer.status} without a ticket per message` };
-        return deviceTokens.map(() => outcome);
-      }
-      return tickets.map((t): Outcome => {
-        if (t.status === 'ok') return t.id ? { result: 'sent', ticketId: t.id } : { result: 'sent' };
-        if (t.details?.error === 'DeviceNotRegistered') return { result: 'pruned', reason: 'DeviceNotRegistered' };
-        return { result: 'failed', reason: t.details?.error ?? 'expo ticket error' };
-      });
+    async send(deviceTokens: string[], message: PushMessage, options: SendOptions): Promise<void> {
+      const outcomes = await sendBatch(creds, settings, deviceTokens, message, options);
+      for (const [i, outcome] of outcomes.entries()) options.onOutcome(i, outcome);
     },
   };
+}
+
+/** One Expo request carrying every token (at most 100), unless the gate says no first (asked once, for all of them). */
+async function sendBatch(
+  creds: Expo,
+  settings: { baseUrl: string; timeoutMs: number },
+  deviceTokens: string[],
+  message: PushMessage,
+  options: SendOptions,
+): Promise<Outcome[]> {
+  const data = messageData(message);
+  const messages = deviceTokens.map((to) => {
+    const m: Record<string, unknown> = {
+      to,
+      title: message.title,
+      data,
+      ttl: message.ttlSeconds,
+      priority: message.topic === 'alerts' ? 'high' : 'normal',
+    };
+    if (message.body !== null) m.body = message.body;
+    if (message.collapseKey !== null) m.collapseId = message.collapseKey;
+    return m;
+  });
+  let answer;
+  const go = mayStart(options.gate, 0, deviceTokens.length);
+  if (go !== true && !(await go)) return deviceTokens.map(() => ({ result: 'unsent' }));
+  try {
+    answer = await httpRequest(`${settings.baseUrl}/--/api/v2/push/send`, {
+      method: 'POST',
+      headers: headers(creds),
+      body: JSON.stringify(messages),
+      timeoutMs: settings.timeoutMs,
+    });
+  } catch (err) {
+    const outcome: Outcome = neverSent(err)
+      ? { result: 'retry', reason: 'connection refused', retryAfterMs: null }
+      : { result: 'failed', reason: 'no answer from expo' };
+    return deviceTokens.map(() => outcome);
+  }
+  if (answer.status === 401 || answer.status === 403) throw refused(answer.status, answer.text);
+  if (answer.status === 429 || answer.status >= 500) {
+    const outcome: Outcome = {
+      result: 'retry',
+      reason: describeAnswer(answer.status, undefined),
+      retryAfterMs: retryAfterMs(answer.headers['retry-after']),
+    };
+    return deviceTokens.map(() => outcome);
+  }
+  let tickets: Ticket[] = [];
+  try {
+    tickets = (JSON.parse(answer.text) as { data?: Ticket[] }).data ?? [];
+  } catch {
+    tickets = [];
+  }
+  if (answer.status !== 200 || tickets.length !== deviceTokens.length) {
+    const outcome: Outcome = { result: 'failed', reason: `expo answered ${answer.status} without a ticket per message` };
+    return deviceTokens.map(() => outcome);
+  }
+  return tickets.map((t): Outcome => {
+    if (t.status === 'ok') return t.id ? { result: 'sent', ticketId: t.id } : { result: 'sent' };
+    if (t.details?.error === 'DeviceNotRegistered') return { result: 'pruned', reason: 'DeviceNotRegistered' };
+    return { result: 'failed', reason: t.details?.error ?? 'expo ticket error' };
+  });
 }
 
 /** Receipts of tickets (at most 1000 ids a request): id → null (ok or unknown yet) | the error. */

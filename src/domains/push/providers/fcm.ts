@@ -6,11 +6,13 @@ import {
   CredentialsRefusedError,
   describeAnswer,
   mapConcurrent,
+  mayStart,
   messageData,
   retryAfterMs,
   type Outcome,
   type PushMessage,
   type PushSender,
+  type SendOptions,
 } from './types.ts';
 
 // FCM HTTP v1 (decisions.md, "Push notifications", wire formats): an OAuth 2.0 access token from the
@@ -117,12 +119,12 @@ function classify(status: number, text: string, retryAfter: string | string[] | 
   return { result: 'failed', reason: describeAnswer(status, reason) };
 }
 
-export function fcmSender(creds: Fcm, options: { baseUrl: string; timeoutMs: number }): PushSender {
-  const endpoint = `${options.baseUrl}/v1/projects/${encodeURIComponent(creds.projectId)}/messages:send`;
+export function fcmSender(creds: Fcm, settings: { baseUrl: string; timeoutMs: number }): PushSender {
+  const endpoint = `${settings.baseUrl}/v1/projects/${encodeURIComponent(creds.projectId)}/messages:send`;
   return {
     provider: 'fcm',
     maxBatch: 200,
-    async send(deviceTokens: string[], message: PushMessage, concurrency: number): Promise<Outcome[]> {
+    async send(deviceTokens: string[], message: PushMessage, options: SendOptions): Promise<void> {
       const data = messageData(message);
       const android: Record<string, unknown> = { ttl: `${message.ttlSeconds}s`, priority: message.topic === 'alerts' ? 'HIGH' : 'NORMAL' };
       if (message.collapseKey !== null) android.collapse_key = message.collapseKey;
@@ -135,28 +137,33 @@ export function fcmSender(creds: Fcm, options: { baseUrl: string; timeoutMs: num
       const [head, tail] = template.split('"\\u0000"');
       let bearer: string;
       try {
-        bearer = await accessToken(creds, options.timeoutMs);
+        bearer = await accessToken(creds, settings.timeoutMs);
       } catch (err) {
-        if (err instanceof TokenUnavailable)
-          return deviceTokens.map(() => ({ result: 'retry' as const, reason: err.message, retryAfterMs: retryAfterMs(err.retryAfter) }));
-        if (neverSent(err))
-          return deviceTokens.map(() => ({ result: 'retry' as const, reason: 'token endpoint unreachable', retryAfterMs: null }));
-        throw err;
+        let outcome: Outcome | null = null;
+        if (err instanceof TokenUnavailable) outcome = { result: 'retry', reason: err.message, retryAfterMs: retryAfterMs(err.retryAfter) };
+        else if (neverSent(err)) outcome = { result: 'retry', reason: 'token endpoint unreachable', retryAfterMs: null };
+        if (outcome === null) throw err;
+        for (let i = 0; i < deviceTokens.length; i++) options.onOutcome(i, outcome);
+        return;
       }
       const post = (token: string, access: string) =>
         httpRequest(endpoint, {
           method: 'POST',
           headers: { authorization: `Bearer ${access}`, 'content-type': 'application/json; charset=utf-8' },
           body: head + JSON.stringify(token) + tail,
-          timeoutMs: options.timeoutMs,
+          timeoutMs: settings.timeoutMs,
         });
-      return mapConcurrent(deviceTokens, concurrency, async (token): Promise<Outcome> => {
+      const one = async (token: string, i: number): Promise<Outcome> => {
         try {
+          let go = mayStart(options.gate, i);
+          if (go !== true && !(await go)) return { result: 'unsent' };
           let answer = await post(token, bearer);
           let outcome = classify(answer.status, answer.text, answer.headers['retry-after']);
           if (outcome === 'auth') {
             // One fresh token, then the answer stands.
-            bearer = await accessToken(creds, options.timeoutMs, bearer);
+            bearer = await accessToken(creds, settings.timeoutMs, bearer);
+            go = mayStart(options.gate, i);
+            if (go !== true && !(await go)) return { result: 'unsent' };
             answer = await post(token, bearer);
             outcome = classify(answer.status, answer.text, answer.headers['retry-after']);
             if (outcome === 'auth') {
@@ -170,7 +177,8 @@ export function fcmSender(creds: Fcm, options: { baseUrl: string; timeoutMs: num
           if (neverSent(err)) return { result: 'retry', reason: 'connection refused', retryAfterMs: null };
           return { result: 'failed', reason: 'no answer from fcm' };
         }
-      });
+      };
+      await mapConcurrent(deviceTokens, options.concurrency, async (token, i) => options.onOutcome(i, await one(token, i)));
     },
   };
 }

@@ -16,12 +16,37 @@ export interface PushMessage {
   expiresAtUnix: number;
 }
 
-/** What became of one device's message. `retry`: 429/5xx, send again after `retryAfterMs` (null: back off). */
+/**
+ * What became of one device's message. `retry`: 429/5xx, send again after `retryAfterMs` (null: back
+ * off). `unsent`: its request was never started (the gate said no: cancelled, or the claim was lost).
+ */
 export type Outcome =
   | { result: 'sent'; ticketId?: string }
   | { result: 'pruned'; reason: string }
   | { result: 'failed'; reason: string }
-  | { result: 'retry'; reason: string; retryAfterMs: number | null };
+  | { result: 'retry'; reason: string; retryAfterMs: number | null }
+  | { result: 'unsent' };
+
+/**
+ * Asked right before each provider request is started (in the same turn as the request), for the
+ * tokens it carries (`count` from `first`): true, start it; false, never start it; a promise, wait for it
+ * (a renewal of the claim's lease) and ask again.
+ */
+export type Gate = (first: number, count: number) => boolean | Promise<unknown>;
+
+/** The gate's answer, synchronously when it has one (so nothing runs between the check and the request). */
+export function mayStart(gate: Gate, first: number, count = 1): boolean | Promise<boolean> {
+  const answer = gate(first, count);
+  return typeof answer === 'boolean' ? answer : answer.then(() => mayStart(gate, first, count));
+}
+
+export interface SendOptions {
+  /** Requests in flight at once. */
+  concurrency: number;
+  gate: Gate;
+  /** Called with each device's outcome as soon as it is known (`index` into the tokens). */
+  onOutcome(index: number, outcome: Outcome): void;
+}
 
 /** The provider refused the station's credentials (after one fresh token): the notification fails with this message. */
 export class CredentialsRefusedError extends Error {}
@@ -30,8 +55,8 @@ export interface PushSender {
   readonly provider: PushProvider;
   /** Most devices one `send` may carry (Expo: 100 messages a request). */
   readonly maxBatch: number;
-  /** One outcome per token, in order; throws CredentialsRefusedError. `concurrency`: requests in flight at once. */
-  send(tokens: string[], message: PushMessage, concurrency: number): Promise<Outcome[]>;
+  /** Sends to every token, reporting each outcome through `onOutcome` as it comes; throws CredentialsRefusedError. */
+  send(tokens: string[], message: PushMessage, options: SendOptions): Promise<void>;
 }
 
 /** The data every platform's app receives beside the station's own `data` (docs/push.md). */
