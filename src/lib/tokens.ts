@@ -42,6 +42,33 @@ export function hashToken(token: string): string {
   return hash('sha256', token, 'hex');
 }
 
+/**
+ * The SHA-256 of tokens that recently admitted a request, so a listener app polling with its token pays a
+ * Map look-up instead of a hash per read (cachedReads.ts). Only a token whose credential was found and
+ * admitted is remembered (a client sending random tokens never fills it); the memo maps a token to its
+ * hash and nothing else, so a revoked or changed credential is refused exactly as before (the credential
+ * cache decides). Bounded: at `max` entries it starts over. The cost: the raw tokens of recent callers are
+ * kept in the web process's memory, as the credential cache keeps their hashes.
+ */
+export class TokenHashMemo {
+  private readonly known = new Map<string, string>();
+  private readonly max: number;
+  constructor(max = 10_000) {
+    this.max = max;
+  }
+
+  /** The token's hash when it is remembered. */
+  get(token: string): string | undefined {
+    return this.known.get(token);
+  }
+
+  /** Remembers a token (not remembered yet) that admitted a request, with its `hashToken`. */
+  remember(token: string, tokenHash: string): void {
+    if (this.known.size >= this.max) this.known.clear();
+    this.known.set(token, tokenHash);
+  }
+}
+
 export function sha256Hex(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
