@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { crc32 } from 'node:zlib';
-import { checksum, generateToken, isWellFormedToken, sign, toBase62, verify } from '../../src/lib/tokens.ts';
+import { checksum, generateToken, hashToken, isWellFormedToken, sign, toBase62, TokenHashMemo, verify } from '../../src/lib/tokens.ts';
 
 describe('credential token format', () => {
   it('is wvl_ + 40 base62 random characters + the base62 CRC32 of them, left-padded to 6', () => {
@@ -36,5 +36,22 @@ describe('credential token format', () => {
     expect(verify('secret-1234567890', `${forged}.${mac}`)).to.equal(null);
     expect(verify('secret-1234567890', `${body}.x${mac.slice(1)}`)).to.equal(null);
     expect(verify('secret-1234567890', 'garbage')).to.equal(null);
+  });
+});
+
+describe('TokenHashMemo (the cached listener reads’ token hashes)', () => {
+  it('gives only what was remembered, the token’s own hash, and starts over when full', () => {
+    const memo = new TokenHashMemo(2);
+    const [a, b, c] = [generateToken(), generateToken(), generateToken()];
+    expect(memo.get(a), 'nothing is remembered by asking').to.equal(undefined);
+    memo.remember(a, hashToken(a));
+    memo.remember(b, hashToken(b));
+    expect([memo.get(a), memo.get(b)]).to.deep.equal([hashToken(a), hashToken(b)]);
+    memo.remember(c, hashToken(c));
+    expect([memo.get(a), memo.get(b), memo.get(c)], 'bounded: the third cleared the first two').to.deep.equal([
+      undefined,
+      undefined,
+      hashToken(c),
+    ]);
   });
 });
