@@ -108,7 +108,7 @@ export function cachedReads(svc: FrameworkServices, routes: readonly RouteSpec[]
     if (rep === undefined) return false;
 
     // From here the request is answered here. No closure or object is made for it unless a rate limit
-    // makes it wait (docs/architecture.md, "Listener reads from cached bytes").
+    // makes it wait (docs/architecture.md, "Benchmarks", issue 31 item 5).
     const startedAt = read.series ? performance.now() : 0;
     const requestId = requestIdOf(req);
     svc.credentials.touch(credential, now);
