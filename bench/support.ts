@@ -57,14 +57,15 @@ export const BENCH_ENV = {
   RATE_LIMIT_ADMIN_FAILURES_PER_MINUTE: '0',
 } as const;
 
-/** Starts `waveline <role>` as its own Node process (as the Procfile does). */
-/** Starts a role as its own process; BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each role there. */
-export function startRole(role: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(
-    process.execPath,
-    [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CPU_PROF] : []), 'src/main.ts', role],
-    { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] },
-  );
+/**
+ * Starts `waveline <role>` as its own Node process (as the Procfile does). BENCH_CPU_PROF=<dir> writes a V8
+ * CPU profile of each role there. `cwd` runs another checkout's code (a worktree of an older commit, for a
+ * before/after in one run); `wrap` runs it under a tool (`callgrindWrap`, bench/support/callgrind.ts).
+ */
+export function startRole(role: string, env: Record<string, string>, opts: { cwd?: string; wrap?: string[] } = {}): ChildProcess {
+  const args = [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CPU_PROF] : []), 'src/main.ts', role];
+  const [command, ...rest] = [...(opts.wrap ?? []), process.execPath, ...args];
+  const child = spawn(command, rest, { cwd: opts.cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   child.on('exit', (code, signal) => {
     if (code !== 0 && signal !== 'SIGTERM') process.stderr.write(`bench: ${role} exited (${code ?? signal})\n`);
   });
@@ -93,10 +94,19 @@ export async function waitUntilReady(baseUrl: string, timeoutMs = 30_000): Promi
 
 // ---- HTTP load against a server process, with its CPU time per request ----
 
-export async function startBare(bodyFile: string, etag: string, port: number, kind: 'node' | 'koa' = 'node'): Promise<ChildProcess> {
-  const child = fork(new URL('./support/bareServer.ts', import.meta.url).pathname, [bodyFile, etag, String(port), kind], {
-    stdio: 'inherit',
-  });
+export async function startBare(
+  bodyFile: string,
+  etag: string,
+  port: number,
+  kind: 'node' | 'koa' = 'node',
+  wrap: string[] = [],
+): Promise<ChildProcess> {
+  const script = new URL('./support/bareServer.ts', import.meta.url).pathname;
+  const child = wrap.length
+    ? spawn(wrap[0], [...wrap.slice(1), process.execPath, script, bodyFile, etag, String(port), kind], {
+        stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+      })
+    : fork(script, [bodyFile, etag, String(port), kind], { stdio: 'inherit' });
   await new Promise<void>((ok) => child.once('message', () => ok()));
   return child;
 }

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Context } from 'koa';
 import { WavelineError } from '../lib/errors.ts';
 import { cacheLookup } from '../lib/metrics.ts';
 import { areasLabel, graphqlKey, readKey } from '../lib/readCache.ts';
@@ -8,11 +7,11 @@ import { RouteTable } from './dispatch.ts';
 import { requestIdOf, writeErrorResponse } from './envelope.ts';
 import { writeBytes, writeCacheable } from './etag.ts';
 import { headerIssue, targetIssue } from './hostile.ts';
-import type { RequestObserver } from './observe.ts';
+import { RouteSeries, type RequestObserver } from './observe.ts';
 import type { LimitName } from './ratelimit.ts';
 import { keyHoldsPath, type RouteSpec } from './route.ts';
 import { admits, bearerOf, slugShaped } from './gates.ts';
-import { isPublic, type FrameworkServices, type RouteScope, type RouteStation } from './subjects.ts';
+import { isPublic, type FrameworkServices, type RouteScope } from './subjects.ts';
 
 // Listener reads whose answer is already in the read cache, answered before Koa: apps poll these
 // reads, and on the 2-core machine building Koa's context, request and response objects for each of
@@ -44,6 +43,8 @@ interface CachedRead {
   rateLimit?: LimitName;
   /** Whether the key holds the path (a route with parameters besides the station). */
   pathInKey: boolean;
+  /** Its request-duration series and log level, by method and status (null when observability is off). */
+  series: RouteSeries | null;
 }
 
 /** Answers the request and returns true, or returns false and leaves it to Koa. */
@@ -65,6 +66,7 @@ export function cachedReads(svc: FrameworkServices, routes: readonly RouteSpec[]
       module: route.module,
       rateLimit: route.rateLimit,
       pathInKey: keyHoldsPath(route.path),
+      series: observe ? new RouteSeries(observe, route.path) : null,
     });
   }
 
@@ -86,6 +88,8 @@ export function cachedReads(svc: FrameworkServices, routes: readonly RouteSpec[]
     // The credential gate's checks, on the cached credential only (an uncached token goes to Koa).
     const token = bearerOf(req.headers.authorization);
     if (token === null || token.length !== TOKEN_LENGTH) return false;
+    // Hashed on every read, never remembered by the raw token: a lookup keyed by the token itself would
+    // keep callers' secrets in memory and compare them by a string map, not in constant time.
     const credential = svc.credentials.peek(hashToken(token));
     if (!admits(credential, read.scope, station.id, now)) return false;
     if (read.module !== undefined && !(station.modules as Readonly<Record<string, boolean>>)[read.module]) return false;
@@ -100,41 +104,44 @@ export function cachedReads(svc: FrameworkServices, routes: readonly RouteSpec[]
     const rep = svc.reads.peek(key, now.getTime());
     if (rep === undefined) return false;
 
-    // From here the request is answered here.
-    const startedAt = observe ? performance.now() : 0;
+    // From here the request is answered here. No closure or object is made for it unless a rate limit
+    // makes it wait (docs/architecture.md, "Benchmarks", issue 31 item 5).
+    const startedAt = read.series ? performance.now() : 0;
     const requestId = requestIdOf(req);
     svc.credentials.touch(credential, now);
     cacheLookup(read.area, true);
-    const report = (bytes: number) => observe?.(observed(req, res, read.path, station, bytes), requestId, startedAt);
+    const limit = read.rateLimit;
+    if (limit === undefined || !svc.rateLimits.enabled(limit)) {
+      const bytes = read.graphql
+        ? writeBytes(res, requestId, rep.bytes, rep.contentType)
+        : writeCacheable(req, res, requestId, rep.bytes, rep.contentType, rep.etag);
+      read.series?.record(res, requestId, startedAt, bytes, station.id);
+      return true;
+    }
+    const report = (bytes: number) => read.series?.record(res, requestId, startedAt, bytes, station.id);
     const send = read.graphql
       ? () => report(writeBytes(res, requestId, rep.bytes, rep.contentType))
       : () => report(writeCacheable(req, res, requestId, rep.bytes, rep.contentType, rep.etag));
-    sendWithinLimit(svc, res, { limit: read.rateLimit, key: credential.id, requestId, path: read.path }, send, report);
+    takeThenSend(svc, res, { limit, key: credential.id, requestId, path: read.path }, send, report);
     return true;
   };
 }
 
 /**
- * Sends an answer taken before Koa (here, storedAnswers.ts) now, or once its rate limit let it through:
- * the token is taken here, so a refusal is written here too, in the envelope's body and headers.
+ * Sends an answer taken before Koa (here, storedAnswers.ts) once its rate limit let it through: the token
+ * is taken here, so a refusal is written here too, in the envelope's body and headers.
  */
-export function sendWithinLimit(
+export function takeThenSend(
   svc: FrameworkServices,
   res: ServerResponse,
-  taken: { limit: LimitName | undefined; key: string; requestId: string; path: string },
+  taken: { limit: LimitName; key: string; requestId: string; path: string },
   send: () => void,
   report: (bytes: number) => void,
 ): void {
   const { limit, key, requestId, path } = taken;
-  if (limit === undefined || !svc.rateLimits.enabled(limit)) return send();
   svc.rateLimits.take({ set: (field, value) => res.setHeader(field, value) }, limit, key).then(send, (err: unknown) => {
     if (!(err instanceof WavelineError)) svc.logger.error({ err, requestId, method: res.req.method, path }, 'unhandled error');
     writeErrorResponse(res, err, requestId);
     report(0);
   });
-}
-
-/** What the request observer reads of a Koa context, for a request answered here. */
-function observed(req: IncomingMessage, res: ServerResponse, route: string, station: RouteStation, bytes: number): Context {
-  return { res, method: req.method, state: { route, station, responseBytes: bytes > 0 ? bytes : undefined } } as unknown as Context;
 }

@@ -1,12 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Context } from 'koa';
 import { forwardedClient } from '../lib/clientIp.ts';
 import { RouteTable } from './dispatch.ts';
-import { sendWithinLimit } from './cachedReads.ts';
+import { takeThenSend } from './cachedReads.ts';
 import { requestIdOf } from './envelope.ts';
 import { writeCacheable } from './etag.ts';
 import { headerIssue, targetIssue } from './hostile.ts';
-import type { RequestObserver } from './observe.ts';
+import { RouteSeries, type RequestObserver } from './observe.ts';
 import type { RouteSpec } from './route.ts';
 import type { FrameworkServices, RouteServices } from './subjects.ts';
 
@@ -19,11 +18,11 @@ import type { FrameworkServices, RouteServices } from './subjects.ts';
 export type StoredAnswers = (req: IncomingMessage, res: ServerResponse) => boolean;
 
 export function storedAnswers(svc: FrameworkServices, routes: readonly RouteSpec[], observe: RequestObserver | null): StoredAnswers {
-  const table = new RouteTable<RouteSpec>();
+  const table = new RouteTable<{ route: RouteSpec; series: RouteSeries | null }>();
   const prefixes = new Set<string>();
   for (const route of routes) {
     if (route.method !== 'get' || !route.stored || route.scope || route.station) continue;
-    table.add('get', route.path, route);
+    table.add('get', route.path, { route, series: observe ? new RouteSeries(observe, route.path) : null });
     prefixes.add(route.path.slice(0, route.path.indexOf('/', 1) + 1));
   }
   const hops = svc.config.trustedProxyHops;
@@ -39,24 +38,30 @@ export function storedAnswers(svc: FrameworkServices, routes: readonly RouteSpec
     const q = url.indexOf('?');
     const found = table.match(method, q < 0 ? url : url.slice(0, q));
     if (!found) return false;
-    const route = found.handler;
+    const { route, series } = found.handler;
     const answer = route.stored!(found.params, req, svc as unknown as RouteServices);
     if (answer === undefined) return false;
 
-    const startedAt = observe ? performance.now() : 0;
+    const startedAt = series ? performance.now() : 0;
     const requestId = requestIdOf(req);
-    const report = (bytes: number) => observe?.(observed(res, route.path, bytes), requestId, startedAt);
-    const send = () =>
-      report(writeCacheable(req, res, requestId, answer.rep.bytes, answer.rep.contentType, answer.rep.etag, answer.cacheControl));
+    const { bytes, contentType, etag } = answer.rep;
+    const limit = route.rateLimit;
+    if (limit === undefined || !svc.rateLimits.enabled(limit)) {
+      series?.record(
+        res,
+        requestId,
+        startedAt,
+        writeCacheable(req, res, requestId, bytes, contentType, etag, answer.cacheControl),
+        undefined,
+      );
+      return true;
+    }
+    const report = (sent: number) => series?.record(res, requestId, startedAt, sent, undefined);
+    const send = () => report(writeCacheable(req, res, requestId, bytes, contentType, etag, answer.cacheControl));
     // The per-IP bucket of the route's gate: the client as Koa's `ctx.ip` reads it (Node joins repeated
     // X-Forwarded-For headers into one string).
     const ip = forwardedClient(req.headers['x-forwarded-for'] as string | undefined, hops) ?? req.socket.remoteAddress ?? '';
-    sendWithinLimit(svc, res, { limit: route.rateLimit, key: `ip:${ip}`, requestId, path: route.path }, send, report);
+    takeThenSend(svc, res, { limit, key: `ip:${ip}`, requestId, path: route.path }, send, report);
     return true;
   };
-}
-
-/** What the request observer reads of a Koa context, for a request answered here. */
-function observed(res: ServerResponse, route: string, bytes: number): Context {
-  return { res, method: res.req.method, state: { route, responseBytes: bytes > 0 ? bytes : undefined } } as unknown as Context;
 }

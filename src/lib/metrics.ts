@@ -111,6 +111,12 @@ const cacheLookups = new Counter({
   help: 'Response-cache look-ups by cache and result (hit or miss).',
   labelNames: ['cache', 'result'] as const,
   registers: [registry],
+  collect: () => {
+    for (const { hit, miss } of cacheCounters.values()) {
+      hit.flush();
+      miss.flush();
+    }
+  },
 });
 
 /** Whether metrics are collected in this process (`METRICS=0` switches them off; see initMetrics). */
@@ -118,17 +124,19 @@ export function metricsEnabled(): boolean {
   return metricsOn;
 }
 
-const cacheCounters = new Map<string, { hit: Counter.Internal; miss: Counter.Internal }>();
+const cacheCounters = new Map<string, { hit: Tally; miss: Tally }>();
 
 /**
  * The hook a response cache calls on every look-up: `cacheLookup('nowPlaying', hit)`. `cache` must be a
- * fixed name (never a key). Costs a Map look-up and an increment.
+ * fixed name (never a key). Costs a Map look-up and an addition: the counts reach prom-client when the
+ * registry is read (`Tally`; prom-client's `labels(…).inc()` hashes and validates the labels on every call,
+ * and every cached listener read counts one hit).
  */
 export function cacheLookup(cache: string, hit: boolean): void {
   if (!metricsOn) return;
   let counters = cacheCounters.get(cache);
   if (!counters) {
-    counters = { hit: cacheLookups.labels(cache, 'hit'), miss: cacheLookups.labels(cache, 'miss') };
+    counters = { hit: new Tally(cacheLookups.labels(cache, 'hit')), miss: new Tally(cacheLookups.labels(cache, 'miss')) };
     cacheCounters.set(cache, counters);
   }
   (hit ? counters.hit : counters.miss).inc();

@@ -33,15 +33,16 @@ export async function startWeb(
 ): Promise<{ server: Server; close(graceMs?: number): Promise<void> }> {
   startProcessMetrics(svc.config.observability);
   const app = buildApp(svc, allRoutes);
-  const server = createServer(app.handle);
+  let draining = false;
+  // The one 'request' listener (a second one would make every request's emit copy the listener list):
+  // a request answered while draining ends its connection — checked before the app, since a read from
+  // cached bytes answers synchronously.
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (draining) res.shouldKeepAlive = false;
+    app.handle(req, res);
+  });
   server.keepAliveTimeout = 65_000; // longer than typical load-balancer idle timeouts
   server.on('clientError', app.onClientError);
-  let draining = false;
-  // Ahead of Koa's handler (a read from cached bytes answers synchronously): a request answered while
-  // draining ends its connection.
-  server.prependListener('request', (_req: IncomingMessage, res: ServerResponse) => {
-    if (draining) res.shouldKeepAlive = false;
-  });
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
     sockets.add(socket);

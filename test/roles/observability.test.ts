@@ -157,6 +157,31 @@ describe('observability', () => {
       }
     });
 
+    it('counts reads answered from cached bytes before Koa under their own method and status (GET 200, GET 304, HEAD 200)', async () => {
+      const server = await sharedServer();
+      const { station, token } = await listenerFixture(server.url);
+      const route = '/api/v1/stations/{stationSlug}/programs';
+      const path = `/api/v1/stations/${station.slug}/programs`;
+      const count = (text: string, method: string, status: string) =>
+        sample(text, 'waveline_http_request_duration_seconds_count', { method, route, status });
+      const first = await request(server.url, 'GET', path, { token });
+      expect(first.status).to.equal(200);
+      const before = (await request(server.url, 'GET', '/metrics')).text;
+      const etag = first.headers.get('etag')!;
+      for (let i = 0; i < 2; i++) expect((await request(server.url, 'GET', path, { token })).status).to.equal(200);
+      for (let i = 0; i < 3; i++)
+        expect((await request(server.url, 'GET', path, { token, headers: { 'if-none-match': etag } })).status).to.equal(304);
+      expect((await request(server.url, 'HEAD', path, { token })).status).to.equal(200);
+      const after = (await request(server.url, 'GET', '/metrics')).text;
+      expect([
+        count(after, 'GET', '200') - count(before, 'GET', '200'),
+        count(after, 'GET', '304') - count(before, 'GET', '304'),
+        count(after, 'HEAD', '200') - count(before, 'HEAD', '200'),
+      ]).to.deep.equal([2, 3, 1]);
+      const hits = (text: string) => sample(text, 'waveline_cache_lookups_total', { cache: 'schedule', result: 'hit' });
+      expect(hits(after) - hits(before), 'every one of them a cache hit').to.equal(6);
+    });
+
     it('offers response caches a hook that counts hits and misses by cache name', async () => {
       const server = await sharedServer();
       const read = async () => (await request(server.url, 'GET', '/metrics')).text;
