@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { commitHooks, type CommitHook, type Trx } from '../lib/db.ts';
+import { runWithCommitHook, type CommitHook, type Trx } from '../lib/db.ts';
 import { ProviderUnavailableError, WavelineError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import type { AdminPrincipal } from './adminAccess.ts';
@@ -99,7 +99,7 @@ export async function audited(
     },
   };
   try {
-    await commitHooks.run(hook, work);
+    await runWithCommitHook(hook, work);
   } catch (err) {
     hook.wanted = false;
     if (!stored) {

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { isEmbeddedDatabase, shareEmbeddedSession } from './embedded/postgres.ts';
 import { commitHooks } from './commitHooks.ts';
 
-export { commitHooks, type CommitHook } from './commitHooks.ts';
+export { commitHooks, runWithCommitHook, type CommitHook } from './commitHooks.ts';
 
 export type Db = Knex;
 export type Trx = Knex.Transaction;
