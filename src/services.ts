@@ -1,5 +1,3 @@
-// Every feature's station setting is registered before any module builds the station schemas.
-import './features.ts';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createDb, type Db } from './lib/db.ts';
