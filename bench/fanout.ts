@@ -27,8 +27,7 @@ process.env.GATEWAY_MAX_CONNECTIONS_PER_IP = '1000000';
 const { loadConfig } = await import('../src/config.ts');
 const { createLogger } = await import('../src/lib/logger.ts');
 const { migrate } = await import('../src/roles/migrate.ts');
-await import('../src/features.ts'); // the station's feature settings, before anything reads a station
-const { createServices } = await import('../src/services.ts');
+const { createServices } = await import('../src/roles/services.ts');
 const { createStation } = await import('../src/domains/stations/commands.ts');
 const { inTransaction } = await import('../src/lib/db.ts');
 const { upsertFeedRow } = await import('../src/feed/rows.ts');
