@@ -54,3 +54,10 @@ declare module './http/subjects.ts' {
     services: WebServices;
   }
 }
+
+// Station change listeners (src/features.ts) act with the services of the process that made the change.
+declare module './domains/stations/changes.ts' {
+  interface StationChangeSubjects {
+    services: Services;
+  }
+}

@@ -57,9 +57,7 @@ describe('layers: the import graph of src/ and workers/', () => {
     );
   });
 
-  // TODO SEAM-PENDING: passes once the station settings registry (branch `seam`) is merged; the
-  // coordinator unskips it then.
-  it.skip('src/domains/stations (the core) imports no other domain', () => {
+  it('src/domains/stations (the core) imports no other domain', () => {
     expectNone(
       importsFrom(under('src/domains/stations/')).filter((edge) => domainOf(edge.to) !== null && domainOf(edge.to) !== 'stations'),
       'src/domains/stations imports no other domain (features register their settings with it)',

@@ -1,3 +1,5 @@
+// Every feature's station setting is registered before any module builds the station schemas.
+import '../features.ts';
 import { join } from 'node:path';
 import type { Config } from '../config.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
