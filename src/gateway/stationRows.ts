@@ -92,7 +92,8 @@ export class StationRows {
     const known = this.seqOf(rowId, row.kind);
     const action: FeedAction = row.deleted ? 'delete' : known === undefined ? 'create' : 'update';
     const held = this.hold(row);
-    const payload = held?.payload ?? payloadJson(this.stationId, { kind: row.kind, entry: row.entry, data: null, updatedAt: row.updatedAt });
+    const payload =
+      held?.payload ?? payloadJson(this.stationId, { kind: row.kind, entry: row.entry, data: null, updatedAt: row.updatedAt });
     return { rowId, action, updatedAt: row.updatedAt, payload, seq: row.seq };
   }
 
