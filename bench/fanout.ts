@@ -16,7 +16,8 @@
 // BENCH_COMPARE_DIR=<checkout>[,<checkout>…] also runs each checkout's gateway (e.g. a `git worktree` of an
 // earlier commit, with its node_modules) right after this one's, on the same database, station and
 // fleet, for the `gateway` and `stream` runs: both commits in one run, back to back, so the machine's load
-// weighs on both alike. Rows of a compared checkout are labelled `gateway@<dir>`.
+// weighs on both alike (BENCH_COMPARE_FIRST=1: the compared checkout's run first, to alternate the order
+// across invocations). Rows of a compared checkout are labelled `gateway@<dir>`.
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -47,6 +48,7 @@ const COMPARE_DIRS = (process.env.BENCH_COMPARE_DIR ?? '')
   .split(',')
   .map((dir) => dir.trim())
   .filter((dir) => dir !== '');
+const COMPARE_FIRST = process.env.BENCH_COMPARE_FIRST === '1';
 /** The latency of the `stream=bench` run's stream, in seconds. */
 const STREAM_LATENCY_S = Number(process.env.BENCH_STREAM_LATENCY_S ?? 2);
 const ROWS = Number(process.env.BENCH_ROWS ?? 200);
@@ -308,13 +310,15 @@ async function run(app: App, n: number, follow?: { paced: number[]; burst: numbe
 
 const results = [];
 for (const n of SIZES) {
-  const ws = await run('gateway', n);
-  const runs = [ws];
-  for (const dir of COMPARE_DIRS) runs.push(await run('gateway', n, undefined, dir));
-  if (TRANSPORTS.includes('stream')) {
-    runs.push(await run('gateway-stream', n));
-    for (const dir of COMPARE_DIRS) runs.push(await run('gateway-stream', n, undefined, dir));
-  }
+  const runs: Array<Awaited<ReturnType<typeof run>>> = [];
+  // This checkout's run and each compared checkout's, in the order asked.
+  const both = async (app: 'gateway' | 'gateway-stream') => {
+    const dirs = COMPARE_FIRST ? [...COMPARE_DIRS, undefined] : [undefined, ...COMPARE_DIRS];
+    for (const dir of dirs) runs.push(await run(app, n, undefined, dir));
+  };
+  await both('gateway');
+  const ws = runs.find((r) => r.label === 'gateway')!;
+  if (TRANSPORTS.includes('stream')) await both('gateway-stream');
   if (TRANSPORTS.includes('sse')) runs.push(await run('gateway-sse', n));
   runs.push(await run('bare', n, ws.timelines));
   for (const result of runs) {
