@@ -46,8 +46,10 @@ export class StationFeed {
   private segmentSeq = -1;
   private segmentMask = -1;
   private gen = nextGeneration();
-  /** What `gen` was handed out for: the rows' revision, the watermark, the now-playing age. */
-  private genOf: [number, number, number | null] = [-1, -1, null];
+  // What `gen` was handed out for: the rows' revision, the watermark, the now-playing age.
+  private genRevision = -1;
+  private genWatermark = -1;
+  private genAge: number | null = null;
 
   constructor(stationId: string, store: FeedStore, publish: (change: FeedChange) => void, logger: Logger) {
     this.stationId = stationId;
@@ -123,10 +125,13 @@ export class StationFeed {
    */
   generation(now = Date.now()): number {
     this.rows.pruneRemovals(now);
-    const [revision, watermark, age] = [this.rows.revision, this.sequence.watermark, this.nowPlayingAge(now)];
-    const was = this.genOf;
-    if (revision !== was[0] || watermark !== was[1] || age !== was[2]) {
-      this.genOf = [revision, watermark, age];
+    const revision = this.rows.revision;
+    const watermark = this.sequence.watermark;
+    const age = this.nowPlayingAge(now);
+    if (revision !== this.genRevision || watermark !== this.genWatermark || age !== this.genAge) {
+      this.genRevision = revision;
+      this.genWatermark = watermark;
+      this.genAge = age;
       this.gen = nextGeneration();
     }
     return this.gen;
