@@ -30,11 +30,13 @@ export interface TickResult {
 }
 
 /** The streams to poll: every stream entry with a usable `stats` of every active station. */
-export async function pollTargets(svc: Pick<Services, 'db'>): Promise<PollTarget[]> {
-  const rows = await svc.db('stations')
+export async function pollTargets(svc: Pick<Services, 'db'>, stationIds?: string[]): Promise<PollTarget[]> {
+  const query = svc.db('stations')
     .where('active', true)
     .whereRaw(`jsonb_typeof(profile->'streamUrls') = 'array'`)
     .select<Array<{ id: string; streams: unknown }>>('id', svc.db.raw(`profile->'streamUrls' AS streams`));
+  if (stationIds) query.whereIn('id', stationIds);
+  const rows = await query;
   const targets: PollTarget[] = [];
   for (const row of rows) {
     for (const stream of audienceStreams(row.streams)) {
@@ -50,10 +52,10 @@ export async function readCount(stats: StreamStats, timeoutMs: number): Promise<
   return stats.kind === 'icecast' ? icecastListeners(doc, stats.mount) : shoutcastListeners(doc);
 }
 
-export async function pollTick(svc: Pick<Services, 'db' | 'clock' | 'logger' | 'config'>, options: { timeoutMs?: number } = {}): Promise<TickResult> {
+export async function pollTick(svc: Pick<Services, 'db' | 'clock' | 'logger' | 'config'>, options: { timeoutMs?: number; stationIds?: string[] } = {}): Promise<TickResult> {
   const pollMs = svc.config.audience.pollSeconds * 1000;
   const timeoutMs = options.timeoutMs ?? Math.min(STATUS_TIMEOUT_MS, Math.floor(pollMs / 2));
-  const targets = await pollTargets(svc);
+  const targets = await pollTargets(svc, options.stationIds);
   const states = await pollStates(svc.db, [...new Set(targets.map((t) => t.stationId))]);
   const now = svc.clock.now();
   // A stream that keeps failing is asked less often: a dead server is not hammered, a flapping one recovers soon.
