@@ -19,15 +19,6 @@ export interface PlayInterval {
   end: Date | null;
 }
 
-/**
- * The end of a play in SQL (the play log's `endedAt`): the next observation's play time or
- * `playedAt + durationSeconds`, whichever is earlier; null when neither is known. `o` is the play.
- */
-export const PLAY_END_SQL = `LEAST(
-  (SELECT n.sort_at FROM observations n WHERE n.station_id = o.station_id
-     AND (n.sort_at, n.receipt_seq) > (o.sort_at, o.receipt_seq) ORDER BY n.sort_at, n.receipt_seq LIMIT 1),
-  o.sort_at + o.duration_seconds * interval '1 second')`;
-
 export const totalOf = (byStream: ByStream): number | null => {
   let total: number | null = null;
   for (const n of Object.values(byStream)) if (n !== null) total = (total ?? 0) + n;
@@ -68,20 +59,74 @@ export async function computePerformances(
   return result;
 }
 
-interface DuePlay {
+const FIX_BATCH = 2000;
+/** The job looks this far back before a station's latest fixed play (a play this long is rare; a longer one is fixed by the report). */
+const FIX_LOOKBACK_MS = 6 * 3600_000;
+
+interface PlayRow {
   id: string;
-  station_id: string;
-  start_at: Date;
-  end_at: Date;
-  streams: unknown;
+  sort_at: Date;
+  receipt_seq: string;
+  title: string | null;
+  duration_seconds: number | null;
+  fixed: boolean;
 }
 
-const FIX_BATCH = 2000;
+/**
+ * Fixes one station's plays from `from` on (before `to`, when given) that have ended on the station's
+ * most delayed stream plus one poll interval and have no figures yet. The station's observations are read
+ * in play order on the (station, sort_at, receipt_seq) index, one batch at a time; a play's end is the
+ * next observation's play time or its start + duration, whichever is earlier (the play log's `endedAt`).
+ */
+export async function fixStation(
+  db: Db,
+  station: { id: string; streams: AudienceStream[] },
+  range: { from: Date; to?: Date },
+  pollSeconds: number,
+  now: Date,
+): Promise<number> {
+  if (station.streams.length === 0) return 0;
+  const settleMs = (pollSeconds + Math.max(...station.streams.map((s) => s.latencySeconds))) * 1000;
+  let after: { sortAt: Date; seq: string } | null = null;
+  let fixed = 0;
+  for (;;) {
+    const query = db('observations as o')
+      .leftJoin('play_performances as pp', 'pp.observation_id', 'o.id')
+      .where('o.station_id', station.id)
+      .andWhere('o.sort_at', '>=', range.from)
+      .orderBy([{ column: 'o.sort_at' }, { column: 'o.receipt_seq' }])
+      .limit(FIX_BATCH + 1)
+      .select<PlayRow[]>('o.id', 'o.sort_at', 'o.receipt_seq', 'o.title', 'o.duration_seconds', db.raw('pp.observation_id IS NOT NULL AS fixed'));
+    if (after) query.andWhereRaw('(o.sort_at, o.receipt_seq) > (?::timestamptz, ?::bigint)', [after.sortAt, after.seq]);
+    const rows = await query;
+    const full = rows.length > FIX_BATCH;
+    // In a full batch the extra row only tells the last play's end; it is read again as the next batch's first.
+    const plays = full ? rows.slice(0, FIX_BATCH) : rows;
+    const due: PlayInterval[] = [];
+    let pastRange = false;
+    plays.forEach((row, i) => {
+      if (range.to && row.sort_at >= range.to) pastRange = true;
+      if (pastRange || row.title === null || row.fixed) return;
+      const next = rows[i + 1]?.sort_at ?? null;
+      const byDuration = row.duration_seconds !== null ? new Date(row.sort_at.getTime() + Math.round(row.duration_seconds * 1000)) : null;
+      const end = byDuration && next ? (byDuration < next ? byDuration : next) : (byDuration ?? next);
+      if (end && end.getTime() + settleMs <= now.getTime()) due.push({ id: row.id, start: row.sort_at, end });
+    });
+    if (due.length) {
+      const figures = await computePerformances(db, station.id, station.streams, due, pollSeconds, now);
+      await storeFigures(db, station.id, due, figures, now);
+      fixed += due.length;
+    }
+    if (!full || pastRange) return fixed;
+    const last = plays[plays.length - 1];
+    after = { sortAt: last.sort_at, seq: String(last.receipt_seq) };
+  }
+}
 
 /**
- * Fixes the figures of every play that has ended on its most delayed stream plus one poll interval and
- * has none yet: plays of the last two days (the `audience.fix` job), or of one station's range (the
- * report, so a month's rows are all fixed before it is written). Returns how many were fixed.
+ * Fixes what is due: of one station's range (the report, so a month's rows are all fixed before it is
+ * written), or of every active station with streams from a little before its latest fixed play (the
+ * `audience.fix` job, every poll interval; at most two days back). Returns how many plays were fixed.
  */
 export async function fixDuePlays(
   svc: Pick<Services, 'db' | 'config' | 'clock'>,
@@ -89,39 +134,22 @@ export async function fixDuePlays(
 ): Promise<number> {
   const pollSeconds = svc.config.audience.pollSeconds;
   const now = svc.clock.now();
-  const from = scope.from ?? new Date(now.getTime() - 2 * 24 * 3600_000);
+  const floor = scope.from ?? new Date(now.getTime() - 2 * 24 * 3600_000);
+  const query = svc.db('stations as s')
+    .whereRaw(`jsonb_typeof(s.profile->'streamUrls') = 'array' AND jsonb_array_length(s.profile->'streamUrls') > 0`)
+    .select<Array<{ id: string; streams: unknown; latest: Date | null }>>(
+      's.id',
+      svc.db.raw(`s.profile->'streamUrls' AS streams`),
+      svc.db.raw('(SELECT max(pp.started_at) FROM play_performances pp WHERE pp.station_id = s.id) AS latest'),
+    );
+  if (scope.stationId) query.where('s.id', scope.stationId);
+  else query.where('s.active', true);
   let fixed = 0;
-  for (;;) {
-    const query = svc.db('observations as o')
-      .join('stations as s', 's.id', 'o.station_id')
-      .crossJoin(svc.db.raw(`LATERAL (SELECT ${PLAY_END_SQL} AS end_at) e`))
-      .whereNotNull('o.title')
-      .andWhere('o.sort_at', '>=', from)
-      .whereRaw(`jsonb_typeof(s.profile->'streamUrls') = 'array' AND jsonb_array_length(s.profile->'streamUrls') > 0`)
-      .whereRaw('NOT EXISTS (SELECT 1 FROM play_performances pp WHERE pp.observation_id = o.id)')
-      .whereNotNull('e.end_at')
-      .whereRaw(
-        `e.end_at + make_interval(secs => ? + (SELECT coalesce(max((x->>'latencySeconds')::int), 0)
-           FROM jsonb_array_elements(s.profile->'streamUrls') x)) <= ?`,
-        [pollSeconds, now],
-      )
-      .orderBy([{ column: 'o.station_id' }, { column: 'o.sort_at' }])
-      .limit(FIX_BATCH)
-      .select<DuePlay[]>('o.id', 'o.station_id', 'o.sort_at as start_at', 'e.end_at', svc.db.raw(`s.profile->'streamUrls' AS streams`));
-    if (scope.stationId) query.andWhere('o.station_id', scope.stationId);
-    if (scope.to) query.andWhere('o.sort_at', '<', scope.to);
-    const due = await query;
-    const byStation = new Map<string, DuePlay[]>();
-    for (const play of due) byStation.set(play.station_id, [...(byStation.get(play.station_id) ?? []), play]);
-    for (const [stationId, plays] of byStation) {
-      const streams = audienceStreams(plays[0].streams);
-      const intervals = plays.map((p) => ({ id: p.id, start: p.start_at, end: p.end_at }));
-      const figures = await computePerformances(svc.db, stationId, streams, intervals, pollSeconds, now);
-      await storeFigures(svc.db, stationId, intervals, figures, now);
-    }
-    fixed += due.length;
-    if (due.length < FIX_BATCH) return fixed;
+  for (const row of await query) {
+    const from = scope.from ?? new Date(Math.max(floor.getTime(), (row.latest?.getTime() ?? 0) - FIX_LOOKBACK_MS));
+    fixed += await fixStation(svc.db, { id: row.id, streams: audienceStreams(row.streams) }, { from, to: scope.to }, pollSeconds, now);
   }
+  return fixed;
 }
 
 async function storeFigures(db: Db, stationId: string, plays: PlayInterval[], figures: Map<string, ByStream>, now: Date): Promise<void> {
