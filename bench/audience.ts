@@ -47,7 +47,14 @@ async function startStatusServer(): Promise<{ url: string; stop(): void }> {
 
 async function main(): Promise<void> {
   await recreateDatabase(databaseUrl);
-  const config = loadConfig({ ...process.env, ...BENCH_ENV, DATABASE_URL: databaseUrl, REDIS_URL: '', LOG_LEVEL: 'error', NODE_ENV: 'production' });
+  const config = loadConfig({
+    ...process.env,
+    ...BENCH_ENV,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: '',
+    LOG_LEVEL: 'error',
+    NODE_ENV: 'production',
+  });
   const db = createDb(databaseUrl);
   await migrateLatest(db);
   const logger = createLogger(config, 'bench');
@@ -87,10 +94,16 @@ async function main(): Promise<void> {
     const wall = median(walls);
     const cpu = median(cpus);
     console.log(`poller: ${STATIONS} stations × ${STREAMS} streams, ${TICKS} ticks (median)`);
-    console.log(`  wall per tick        ${wall.toFixed(0)} ms  (poll interval ${config.audience.pollSeconds} s: ${((wall / (config.audience.pollSeconds * 1000)) * 100).toFixed(1)} % of it)`);
+    console.log(
+      `  wall per tick        ${wall.toFixed(0)} ms  (poll interval ${config.audience.pollSeconds} s: ${((wall / (config.audience.pollSeconds * 1000)) * 100).toFixed(1)} % of it)`,
+    );
     console.log(`  CPU per tick         ${cpu.toFixed(0)} ms  (this process: requests, parsing, two batched writes)`);
-    console.log(`  CPU per station/poll ${((cpu / STATIONS) * 1000).toFixed(0)} µs  (${((cpu / STATIONS / STREAMS) * 1000).toFixed(0)} µs per stream)`);
-    console.log(`  samples written      ${STATIONS * STREAMS} per tick (${((STATIONS * STREAMS) / config.audience.pollSeconds).toFixed(0)}/s at the default interval)`);
+    console.log(
+      `  CPU per station/poll ${((cpu / STATIONS) * 1000).toFixed(0)} µs  (${((cpu / STATIONS / STREAMS) * 1000).toFixed(0)} µs per stream)`,
+    );
+    console.log(
+      `  samples written      ${STATIONS * STREAMS} per tick (${((STATIONS * STREAMS) / config.audience.pollSeconds).toFixed(0)}/s at the default interval)`,
+    );
 
     // --- the report ---
     const station = stations[0];
@@ -139,7 +152,9 @@ async function main(): Promise<void> {
     console.log(`report: ${PLAYS} plays, ${STREAMS} streams' samples every 30 s for the month`);
     console.log(`  first request (fixes every play's performances, then counts)  ${fixMs.toFixed(0)} ms; ${unknown} unknown`);
     console.log(`  report (count + stream ${(bytes / 1024).toFixed(0)} KiB), median of ${REPORTS}  ${median(times).toFixed(0)} ms`);
-    console.log(`  peak heap growth while streaming  ${(peakHeap / 1024 / 1024).toFixed(1)} MiB${globalThis.gc ? '' : ' (run with --expose-gc for a cleaner baseline)'}`);
+    console.log(
+      `  peak heap growth while streaming  ${(peakHeap / 1024 / 1024).toFixed(1)} MiB${globalThis.gc ? '' : ' (run with --expose-gc for a cleaner baseline)'}`,
+    );
   } finally {
     status.stop();
     await db.destroy();

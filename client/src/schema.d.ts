@@ -1778,6 +1778,11 @@ export interface components {
                     bitrateKbps: number | null;
                     key: string;
                     latencySeconds: number;
+                    stats: {
+                        kind: string;
+                        url: string;
+                        mount?: string;
+                    } | null;
                 }[] | null;
                 contactEmail: string | null;
                 phone: string | null;
@@ -1863,6 +1868,11 @@ export interface components {
                     bitrateKbps: number | null;
                     key: string;
                     latencySeconds: number;
+                    stats: {
+                        kind: string;
+                        url: string;
+                        mount?: string;
+                    } | null;
                 }[] | null;
                 contactEmail: string | null;
                 phone: string | null;
@@ -1897,6 +1907,10 @@ export interface components {
             };
             radiodns: components["schemas"]["RadioDnsSetting"];
             podcasts: components["schemas"]["PodcastsSetting"];
+            royalties: {
+                serviceName: string | null;
+                transmissionCategory: string | null;
+            };
             createdAt: string;
             updatedAt: string;
         };
@@ -1980,6 +1994,25 @@ export interface components {
                      * @default 0
                      */
                     latencySeconds?: number;
+                    stats?: ({
+                        /** @constant */
+                        kind: "icecast";
+                        /**
+                         * Format: uri
+                         * @description the Icecast server’s `/status-json.xsl`
+                         */
+                        url: string;
+                        /** @description the mount whose listeners count, e.g. `/live.mp3` */
+                        mount: string;
+                    } | {
+                        /** @constant */
+                        kind: "shoutcast";
+                        /**
+                         * Format: uri
+                         * @description the SHOUTcast v2 stream’s `/stats?sid=N&json=1`
+                         */
+                        url: string;
+                    }) | null;
                 }[] | null;
                 contactEmail?: string | null;
                 phone?: string | null;
@@ -2030,6 +2063,11 @@ export interface components {
             publicOnline?: boolean;
             radiodns?: components["schemas"]["RadioDnsSettingInput"];
             podcasts?: components["schemas"]["PodcastsSettingInput"];
+            /** @description what the SoundExchange report of use needs (docs/audience.md) */
+            royalties?: {
+                serviceName?: string | null;
+                transmissionCategory?: ("A" | "B" | "C" | "D" | "E" | "F" | "G" | "H" | "I" | "J" | "K" | "L" | "M") | null;
+            };
         };
         AdminUpdateStationRequest: {
             /** @description the station’s own id, as in the path (it cannot change) */
@@ -2056,6 +2094,25 @@ export interface components {
                      * @default 0
                      */
                     latencySeconds?: number;
+                    stats?: ({
+                        /** @constant */
+                        kind: "icecast";
+                        /**
+                         * Format: uri
+                         * @description the Icecast server’s `/status-json.xsl`
+                         */
+                        url: string;
+                        /** @description the mount whose listeners count, e.g. `/live.mp3` */
+                        mount: string;
+                    } | {
+                        /** @constant */
+                        kind: "shoutcast";
+                        /**
+                         * Format: uri
+                         * @description the SHOUTcast v2 stream’s `/stats?sid=N&json=1`
+                         */
+                        url: string;
+                    }) | null;
                 }[] | null;
                 contactEmail?: string | null;
                 phone?: string | null;
@@ -2106,6 +2163,11 @@ export interface components {
             publicOnline?: boolean;
             radiodns?: components["schemas"]["RadioDnsSettingInput"];
             podcasts?: components["schemas"]["PodcastsSettingInput"];
+            /** @description what the SoundExchange report of use needs (docs/audience.md) */
+            royalties?: {
+                serviceName?: string | null;
+                transmissionCategory?: ("A" | "B" | "C" | "D" | "E" | "F" | "G" | "H" | "I" | "J" | "K" | "L" | "M") | null;
+            };
         };
         AdminCreateCredential201Response: {
             id: string;
@@ -3293,6 +3355,11 @@ export interface components {
                         bitrateKbps: number | null;
                         key: string;
                         latencySeconds: number;
+                        stats: {
+                            kind: string;
+                            url: string;
+                            mount?: string;
+                        } | null;
                     }[] | null;
                     contactEmail: string | null;
                     phone: string | null;
@@ -3327,6 +3394,10 @@ export interface components {
                 };
                 radiodns: components["schemas"]["RadioDnsSetting"];
                 podcasts: components["schemas"]["PodcastsSetting"];
+                royalties: {
+                    serviceName: string | null;
+                    transmissionCategory: string | null;
+                };
                 createdAt: string;
                 updatedAt: string;
             };
@@ -3431,6 +3502,25 @@ export interface components {
                          * @default 0
                          */
                         latencySeconds?: number;
+                        stats?: ({
+                            /** @constant */
+                            kind: "icecast";
+                            /**
+                             * Format: uri
+                             * @description the Icecast server’s `/status-json.xsl`
+                             */
+                            url: string;
+                            /** @description the mount whose listeners count, e.g. `/live.mp3` */
+                            mount: string;
+                        } | {
+                            /** @constant */
+                            kind: "shoutcast";
+                            /**
+                             * Format: uri
+                             * @description the SHOUTcast v2 stream’s `/stats?sid=N&json=1`
+                             */
+                            url: string;
+                        }) | null;
                     }[] | null;
                     contactEmail?: string | null;
                     phone?: string | null;
@@ -3532,6 +3622,11 @@ export interface components {
                     copyright?: string | null;
                     /** @description bundle-local media key */
                     imageKey?: string;
+                };
+                /** @description what the SoundExchange report of use needs (docs/audience.md) */
+                royalties?: {
+                    serviceName?: string | null;
+                    transmissionCategory?: ("A" | "B" | "C" | "D" | "E" | "F" | "G" | "H" | "I" | "J" | "K" | "L" | "M") | null;
                 };
             };
             credentials?: {
@@ -4299,7 +4394,12 @@ export interface operations {
                      *             "mime": "string",
                      *             "bitrateKbps": 0,
                      *             "key": "string",
-                     *             "latencySeconds": 0
+                     *             "latencySeconds": 0,
+                     *             "stats": {
+                     *               "kind": "string",
+                     *               "url": "string",
+                     *               "mount": "string"
+                     *             }
                      *           }
                      *         ],
                      *         "contactEmail": "string",
@@ -4518,7 +4618,12 @@ export interface operations {
                      *             "mime": "string",
                      *             "bitrateKbps": 0,
                      *             "key": "string",
-                     *             "latencySeconds": 0
+                     *             "latencySeconds": 0,
+                     *             "stats": {
+                     *               "kind": "string",
+                     *               "url": "string",
+                     *               "mount": "string"
+                     *             }
                      *           }
                      *         ],
                      *         "contactEmail": "string",
@@ -4588,6 +4693,10 @@ export interface operations {
                      *         ],
                      *         "imageVersionId": "string",
                      *         "copyright": "string"
+                     *       },
+                     *       "royalties": {
+                     *         "serviceName": "string",
+                     *         "transmissionCategory": "string"
                      *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
@@ -4817,7 +4926,12 @@ export interface operations {
                      *             "mime": "string",
                      *             "bitrateKbps": 0,
                      *             "key": "string",
-                     *             "latencySeconds": 0
+                     *             "latencySeconds": 0,
+                     *             "stats": {
+                     *               "kind": "string",
+                     *               "url": "string",
+                     *               "mount": "string"
+                     *             }
                      *           }
                      *         ],
                      *         "contactEmail": "string",
@@ -4887,6 +5001,10 @@ export interface operations {
                      *         ],
                      *         "imageVersionId": "string",
                      *         "copyright": "string"
+                     *       },
+                     *       "royalties": {
+                     *         "serviceName": "string",
+                     *         "transmissionCategory": "string"
                      *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
@@ -5094,7 +5212,12 @@ export interface operations {
                      *             "mime": "string",
                      *             "bitrateKbps": 0,
                      *             "key": "string",
-                     *             "latencySeconds": 0
+                     *             "latencySeconds": 0,
+                     *             "stats": {
+                     *               "kind": "string",
+                     *               "url": "string",
+                     *               "mount": "string"
+                     *             }
                      *           }
                      *         ],
                      *         "contactEmail": "string",
@@ -5164,6 +5287,10 @@ export interface operations {
                      *         ],
                      *         "imageVersionId": "string",
                      *         "copyright": "string"
+                     *       },
+                     *       "royalties": {
+                     *         "serviceName": "string",
+                     *         "transmissionCategory": "string"
                      *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
@@ -16160,7 +16287,12 @@ export interface operations {
                      *               "mime": "string",
                      *               "bitrateKbps": 0,
                      *               "key": "string",
-                     *               "latencySeconds": 0
+                     *               "latencySeconds": 0,
+                     *               "stats": {
+                     *                 "kind": "string",
+                     *                 "url": "string",
+                     *                 "mount": "string"
+                     *               }
                      *             }
                      *           ],
                      *           "contactEmail": "string",
@@ -16230,6 +16362,10 @@ export interface operations {
                      *           ],
                      *           "imageVersionId": "string",
                      *           "copyright": "string"
+                     *         },
+                     *         "royalties": {
+                     *           "serviceName": "string",
+                     *           "transmissionCategory": "string"
                      *         },
                      *         "createdAt": "string",
                      *         "updatedAt": "string"

@@ -45,7 +45,15 @@ function bucketOf(starts: number[], t: number): number {
 
 export async function listenerHours(
   db: Db,
-  options: { stationId: string; timezone: string; streamKeys: string[]; from: Date; to: Date; interval: 'hour' | 'day'; pollSeconds: number },
+  options: {
+    stationId: string;
+    timezone: string;
+    streamKeys: string[];
+    from: Date;
+    to: Date;
+    interval: 'hour' | 'day';
+    pollSeconds: number;
+  },
 ): Promise<{ series: Bucket[]; total: Figures }> {
   const { streamKeys, from, to, pollSeconds } = options;
   const starts = bucketStarts(from, to, options.interval, options.timezone);

@@ -38,24 +38,25 @@ export async function computePerformances(
   const result = new Map<string, ByStream>();
   for (const play of plays) result.set(play.id, Object.fromEntries(streams.map((s) => [s.key, null])));
   if (plays.length === 0 || streams.length === 0) return result;
-  const run = (conn: Db) => conn.raw<{ rows: Array<{ id: string; key: string; n: number | null }> }>(
-    `SELECT p.id::text AS id, s.key, (
+  const run = (conn: Db) =>
+    conn.raw<{ rows: Array<{ id: string; key: string; n: number | null }> }>(
+      `SELECT p.id::text AS id, s.key, (
         SELECT max(ls.listeners) FROM listener_samples ls
          WHERE ls.station_id = ? AND ls.stream_key = s.key
            AND ls.at >= p.start_at + make_interval(secs => s.latency - ?)
            AND ls.at <= p.end_at + make_interval(secs => s.latency)) AS n
        FROM unnest(?::text[], ?::timestamptz[], ?::timestamptz[]) AS p(id, start_at, end_at)
        CROSS JOIN unnest(?::text[], ?::int[]) AS s(key, latency)`,
-    [
-      stationId,
-      pollSeconds,
-      plays.map((p) => p.id),
-      plays.map((p) => p.start.toISOString()),
-      plays.map((p) => (p.end ?? now).toISOString()),
-      streams.map((s) => s.key),
-      streams.map((s) => s.latencySeconds),
-    ],
-  );
+      [
+        stationId,
+        pollSeconds,
+        plays.map((p) => p.id),
+        plays.map((p) => p.start.toISOString()),
+        plays.map((p) => (p.end ?? now).toISOString()),
+        streams.map((s) => s.key),
+        streams.map((s) => s.latencySeconds),
+      ],
+    );
   // The planner cannot tell how few samples each correlated range holds and prices a batch high enough to
   // JIT-compile it: compiling took 2 s of a 2.6 s batch, the scan itself 0.5 s (bench:audience). Off for the transaction.
   const { rows } = (db as Knex.Transaction).isTransaction
@@ -108,7 +109,14 @@ export async function fixStation(
       .andWhere('o.sort_at', '>=', range.from)
       .orderBy([{ column: 'o.sort_at' }, { column: 'o.receipt_seq' }])
       .limit(FIX_BATCH + 1)
-      .select<PlayRow[]>('o.id', 'o.sort_at', 'o.receipt_seq', 'o.title', 'o.duration_seconds', db.raw('pp.observation_id IS NOT NULL AS fixed'));
+      .select<PlayRow[]>(
+        'o.id',
+        'o.sort_at',
+        'o.receipt_seq',
+        'o.title',
+        'o.duration_seconds',
+        db.raw('pp.observation_id IS NOT NULL AS fixed'),
+      );
     if (after) query.andWhereRaw('(o.sort_at, o.receipt_seq) > (?::timestamptz, ?::bigint)', [after.sortAt, after.seq]);
     const rows = await query;
     const full = rows.length > FIX_BATCH;
@@ -147,7 +155,8 @@ export async function fixDuePlays(
   const pollSeconds = svc.config.audience.pollSeconds;
   const now = svc.clock.now();
   const floor = scope.from ?? new Date(now.getTime() - 2 * 24 * 3600_000);
-  const query = svc.db('stations as s')
+  const query = svc
+    .db('stations as s')
     .whereRaw(`jsonb_typeof(s.profile->'streamUrls') = 'array' AND jsonb_array_length(s.profile->'streamUrls') > 0`)
     .select<Array<{ id: string; streams: unknown; latest: Date | null }>>(
       's.id',
@@ -207,7 +216,10 @@ export async function recomputeTouched(
     .where('pp.station_id', stationId)
     .andWhere('pp.started_at', '>=', earliest)
     .andWhere('pp.started_at', '<=', latest)
-    .whereRaw('EXISTS (SELECT 1 FROM unnest(?::timestamptz[], ?::timestamptz[]) AS w(lo, hi) WHERE pp.started_at <= w.hi AND pp.ended_at >= w.lo)', [lo, hi])
+    .whereRaw(
+      'EXISTS (SELECT 1 FROM unnest(?::timestamptz[], ?::timestamptz[]) AS w(lo, hi) WHERE pp.started_at <= w.hi AND pp.ended_at >= w.lo)',
+      [lo, hi],
+    )
     .select<Array<{ observation_id: string; started_at: Date; ended_at: Date }>>('observation_id', 'started_at', 'ended_at');
   if (touched.length === 0) return 0;
   const intervals = touched.map((t) => ({ id: t.observation_id, start: t.started_at, end: t.ended_at }));

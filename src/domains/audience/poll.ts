@@ -31,7 +31,8 @@ export interface TickResult {
 
 /** The streams to poll: every stream entry with a usable `stats` of every active station. */
 export async function pollTargets(svc: Pick<Services, 'db'>, stationIds?: string[]): Promise<PollTarget[]> {
-  const query = svc.db('stations')
+  const query = svc
+    .db('stations')
     .where('active', true)
     .whereRaw(`jsonb_typeof(profile->'streamUrls') = 'array'`)
     .select<Array<{ id: string; streams: unknown }>>('id', svc.db.raw(`profile->'streamUrls' AS streams`));
@@ -52,7 +53,10 @@ export async function readCount(stats: StreamStats, timeoutMs: number): Promise<
   return stats.kind === 'icecast' ? icecastListeners(doc, stats.mount) : shoutcastListeners(doc);
 }
 
-export async function pollTick(svc: Pick<Services, 'db' | 'clock' | 'logger' | 'config'>, options: { timeoutMs?: number; stationIds?: string[] } = {}): Promise<TickResult> {
+export async function pollTick(
+  svc: Pick<Services, 'db' | 'clock' | 'logger' | 'config'>,
+  options: { timeoutMs?: number; stationIds?: string[] } = {},
+): Promise<TickResult> {
   const pollMs = svc.config.audience.pollSeconds * 1000;
   const timeoutMs = options.timeoutMs ?? Math.min(STATUS_TIMEOUT_MS, Math.floor(pollMs / 2));
   const targets = await pollTargets(svc, options.stationIds);
@@ -82,7 +86,10 @@ export async function pollTick(svc: Pick<Services, 'db' | 'clock' | 'logger' | '
         const reason = err instanceof CountUnavailable ? err.message : `unexpected error: ${(err as Error).message}`;
         outcomes.push({ stationId: target.stationId, streamKey: target.streamKey, at, error: reason.slice(0, 500) });
         streamListeners.remove(target.stationId, target.streamKey);
-        svc.logger.warn({ stationId: target.stationId, stream: target.streamKey, kind: target.stats.kind, reason }, 'listener count poll stored no sample');
+        svc.logger.warn(
+          { stationId: target.stationId, stream: target.streamKey, kind: target.stats.kind, reason },
+          'listener count poll stored no sample',
+        );
       }
     }
   };

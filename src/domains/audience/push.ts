@@ -13,7 +13,9 @@ import type { PushSamplesBody } from './schemas.ts';
 // and the recomputed figures of the fixed plays they touch are written in one transaction.
 
 const refuse = (index: number, field: string, message: string) =>
-  new ValidationError('Invalid listener samples.', [{ path: `samples[${index}].${field}`, code: 'invalid_value', message: `samples[${index}].${field} ${message}` }]);
+  new ValidationError('Invalid listener samples.', [
+    { path: `samples[${index}].${field}`, code: 'invalid_value', message: `samples[${index}].${field} ${message}` },
+  ]);
 
 function instantOf(raw: string | number, index: number): Date {
   if (typeof raw === 'number') return new Date(raw);
@@ -46,7 +48,13 @@ export async function acceptSamples(
     if (at.getTime() > now.getTime() + PUSH_FUTURE_SKEW_MS) throw refuse(i, 'at', 'is in the future');
     if (at.getTime() < now.getTime() - PUSH_WINDOW_MS) throw refuse(i, 'at', 'is more than 24 hours ago');
     // The same (stream, at) twice in one batch: the later entry wins, as a later batch would.
-    byKey.set(`${entry.stream}\u0000${at.getTime()}`, { stationId: station.id, streamKey: entry.stream, at, listeners: entry.listeners, source: 'push' });
+    byKey.set(`${entry.stream}\u0000${at.getTime()}`, {
+      stationId: station.id,
+      streamKey: entry.stream,
+      at,
+      listeners: entry.listeners,
+      source: 'push',
+    });
   });
   const samples = [...byKey.values()];
   const latest = new Map<string, Date>();

@@ -40,7 +40,12 @@ export interface ReportMonth {
 export function reportMonth(month: string, timezone: string): ReportMonth {
   const start = DateTime.fromFormat(month, 'yyyy-MM', { zone: timezone }).startOf('month');
   const end = start.plus({ months: 1 });
-  return { from: start.toJSDate(), to: end.toJSDate(), firstDay: start.toFormat('yyyyMMdd'), lastDay: end.minus({ days: 1 }).toFormat('yyyyMMdd') };
+  return {
+    from: start.toJSDate(),
+    to: end.toJSDate(),
+    firstDay: start.toFormat('yyyyMMdd'),
+    lastDay: end.minus({ days: 1 }).toFormat('yyyyMMdd'),
+  };
 }
 
 /** The settings the report needs, or 409 naming each one missing. */
@@ -68,7 +73,11 @@ const monthPlays = (db: Db, stationId: string, month: ReportMonth) =>
     .whereNotNull('o.title');
 
 /** Fixes what is due, then counts the plays whose figure is unknown (for the header sent before the body). */
-export async function prepareReport(svc: Pick<Services, 'db' | 'config' | 'clock'>, stationId: string, month: ReportMonth): Promise<number> {
+export async function prepareReport(
+  svc: Pick<Services, 'db' | 'config' | 'clock'>,
+  stationId: string,
+  month: ReportMonth,
+): Promise<number> {
   await fixDuePlays(svc, { stationId, from: month.from, to: month.to });
   const [{ unknown }] = await monthPlays(svc.db, stationId, month).select<Array<{ unknown: string }>>(
     svc.db.raw('count(*) FILTER (WHERE pp.performances IS NULL) AS unknown'),

@@ -71,7 +71,8 @@ export const audienceRoutes = [
       const only = streamOf(station, query.stream);
       let range: { from: Date; to: Date };
       if (query.broadcastId !== undefined) {
-        const broadcast = await svc.db('broadcasts')
+        const broadcast = await svc
+          .db('broadcasts')
           .where({ id: query.broadcastId, station_id: station.id })
           .first<{ starts_at: Date; ends_at: Date } | undefined>('starts_at', 'ends_at');
         if (!broadcast) throw new NotFoundError('No such broadcast at this station.');

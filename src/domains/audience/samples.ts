@@ -75,12 +75,25 @@ export async function pollStates(db: Db, stationIds: string[]): Promise<Map<stri
   const rows = await db('stream_polls')
     .whereIn('station_id', stationIds)
     .select<
-      Array<{ station_id: string; stream_key: string; last_polled_at: Date | null; last_sample_at: Date | null; last_error: string | null; failures: number }>
+      Array<{
+        station_id: string;
+        stream_key: string;
+        last_polled_at: Date | null;
+        last_sample_at: Date | null;
+        last_error: string | null;
+        failures: number;
+      }>
     >('*');
   return new Map(
     rows.map((r) => [
       `${r.station_id}\u0000${r.stream_key}`,
-      { streamKey: r.stream_key, lastPolledAt: r.last_polled_at, lastSampleAt: r.last_sample_at, lastError: r.last_error, failures: r.failures },
+      {
+        streamKey: r.stream_key,
+        lastPolledAt: r.last_polled_at,
+        lastSampleAt: r.last_sample_at,
+        lastError: r.last_error,
+        failures: r.failures,
+      },
     ]),
   );
 }

@@ -18,7 +18,11 @@ describe('audience: listener-hours and peaks', () => {
   const { server } = useClockedServer(T0, { reset: true });
 
   async function scene(timezone = 'UTC') {
-    const { station, ingestToken } = await ingestFixture(server.url, { timezone, rundownFollowing: false, profile: { streamUrls: STREAMS } });
+    const { station, ingestToken } = await ingestFixture(server.url, {
+      timezone,
+      rundownFollowing: false,
+      profile: { streamUrls: STREAMS },
+    });
     const res = await pushSamples(server.url, station, ingestToken, {
       samples: [
         { stream: 'mp3', listeners: 10, at: at('10:00:00') },

@@ -16,23 +16,24 @@ export function pushSamples(baseUrl: string, station: { slug: string }, token: s
 }
 
 /** Reports a play through the ingest route. */
-export async function play(baseUrl: string, station: { slug: string }, token: string, title: string, at: number, extra: Record<string, unknown> = {}) {
+export async function play(
+  baseUrl: string,
+  station: { slug: string },
+  token: string,
+  title: string,
+  at: number,
+  extra: Record<string, unknown> = {},
+) {
   const res = await ingest(baseUrl, station, token, { observedAt: at, artist: 'Artist', title, isPlaying: true, ...extra });
   expect(res.status, res.text).to.equal(200);
 }
 
-/**
- * Sets a stream entry's `stats` as stored (the station settings registry validates it on the admin
- * route; the poller reads the stored entry).
- */
-export async function setStats(svc: Services, stationId: string, key: string, stats: Record<string, unknown> | null): Promise<void> {
-  const row = await svc.db('stations').where({ id: stationId }).first<{ profile: { streamUrls: Array<Record<string, unknown>> } }>('profile');
-  const streamUrls = row!.profile.streamUrls.map((s) => (s.key === key ? { ...s, stats } : s));
-  await svc.db('stations').where({ id: stationId }).update({ profile: JSON.stringify({ ...row!.profile, streamUrls }) });
-}
-
 export const storedSamples = (svc: Services, stationId: string) =>
-  svc.db('listener_samples').where({ station_id: stationId }).orderBy(['stream_key', 'at']).select('stream_key', 'at', 'listeners', 'source');
+  svc
+    .db('listener_samples')
+    .where({ station_id: stationId })
+    .orderBy(['stream_key', 'at'])
+    .select('stream_key', 'at', 'listeners', 'source');
 
 /** RFC 4180 text (header row first) as records. */
 export function parseCsv(text: string): Array<Record<string, string>> {
@@ -43,16 +44,16 @@ export function parseCsv(text: string): Array<Record<string, string>> {
   for (let i = 0; i < text.length; i++) {
     const ch = text[i];
     if (quoted) {
-      if (ch === '"' && text[i + 1] === '"') (field += '"'), i++;
+      if (ch === '"' && text[i + 1] === '"') ((field += '"'), i++);
       else if (ch === '"') quoted = false;
       else field += ch;
     } else if (ch === '"') quoted = true;
-    else if (ch === ',') row.push(field), (field = '');
+    else if (ch === ',') (row.push(field), (field = ''));
     else if (ch === '\r' && text[i + 1] === '\n') {
-      row.push(field), rows.push(row), (row = []), (field = ''), i++;
+      (row.push(field), rows.push(row), (row = []), (field = ''), i++);
     } else field += ch;
   }
-  if (field || row.length) row.push(field), rows.push(row);
+  if (field || row.length) (row.push(field), rows.push(row));
   const [header, ...records] = rows;
   return records.map((r) => Object.fromEntries(header.map((h, i) => [h, r[i]])));
 }

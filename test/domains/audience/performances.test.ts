@@ -80,7 +80,11 @@ describe('audience: performances per play', () => {
     await play(server.url, station, ingestToken, 'E', t(0)); // D ends at 0
     await audienceFix({}, svc());
     const dRow = () =>
-      svc().db('play_performances as pp').join('observations as o', 'o.id', 'pp.observation_id').where({ 'o.station_id': station.id, 'o.title': 'D' }).first('pp.*');
+      svc()
+        .db('play_performances as pp')
+        .join('observations as o', 'o.id', 'pp.observation_id')
+        .where({ 'o.station_id': station.id, 'o.title': 'D' })
+        .first('pp.*');
     expect(await dRow(), 'D ended at 0; hls hears it until 30 s, plus a 30 s poll interval').to.equal(undefined);
     clock.advance(59_000);
     await audienceFix({}, svc());

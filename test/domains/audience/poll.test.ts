@@ -9,7 +9,7 @@ import { pollTick } from '../../../src/domains/audience/poll.ts';
 import { registry } from '../../../src/lib/metrics.ts';
 import type { Logger } from '../../../src/lib/logger.ts';
 import type { Services } from '../../../src/services.ts';
-import { setStats, storedSamples } from './helpers.ts';
+import { storedSamples } from './helpers.ts';
 
 // decisions.md, "Audience": a worker polls each stream's `stats` every AUDIENCE_POLL_SECONDS — Icecast's
 // status-json.xsl (the source whose listenurl path ends with the mount, its `listeners`) and SHOUTcast
@@ -28,7 +28,20 @@ function startFakes(): Promise<Server> {
     if (url.pathname === '/stats' && url.searchParams.get('json') === '1') {
       res.setHeader('content-type', 'application/json');
       // The fields SHOUTcast DNAS 2.x sends in its JSON stats (a subset).
-      res.end(JSON.stringify({ currentlisteners: 42, peaklisteners: 50, maxlisteners: 500, uniquelisteners: 40, averagetime: 300, servergenre: 'Pop', songtitle: 'A - B', streamstatus: 1, bitrate: '128', content: 'audio/mpeg' }));
+      res.end(
+        JSON.stringify({
+          currentlisteners: 42,
+          peaklisteners: 50,
+          maxlisteners: 500,
+          uniquelisteners: 40,
+          averagetime: 300,
+          servergenre: 'Pop',
+          songtitle: 'A - B',
+          streamstatus: 1,
+          bitrate: '128',
+          content: 'audio/mpeg',
+        }),
+      );
     } else if (url.pathname === '/html') {
       res.setHeader('content-type', 'text/html');
       res.end('<!DOCTYPE html><html><body>Icecast Streaming Media Server</body></html>');
@@ -91,13 +104,16 @@ describe('audience: the listener poller', function () {
   beforeEach(() => (logs.length = 0));
 
   async function stationWith(stats: Record<string, Record<string, unknown> | null>) {
-    const streamUrls = Object.keys(stats).map((key) => ({ url: `https://stream.example.org/${key}`, key }));
-    const station = await createStation(server.url, { profile: { streamUrls } });
-    for (const [key, s] of Object.entries(stats)) await setStats(server.svc as unknown as Services, station.id, key, s);
-    return station;
+    // Through the admin API: `stats` is the audience feature's stream entry field.
+    const streamUrls = Object.entries(stats).map(([key, s]) => ({ url: `https://stream.example.org/${key}`, key, stats: s }));
+    return createStation(server.url, { profile: { streamUrls } });
   }
   const audience = async (stationId: string) => {
-    const res = await admin(server.url, 'GET', `/stations/${stationId}/audience?from=${encodeURIComponent('2026-06-01T11:00:00Z')}&to=${encodeURIComponent('2026-06-01T13:00:00Z')}`);
+    const res = await admin(
+      server.url,
+      'GET',
+      `/stations/${stationId}/audience?from=${encodeURIComponent('2026-06-01T11:00:00Z')}&to=${encodeURIComponent('2026-06-01T13:00:00Z')}`,
+    );
     expect(res.status, res.text).to.equal(200);
     return res.body;
   };
@@ -111,10 +127,15 @@ describe('audience: the listener poller', function () {
     const result = await pollTick(svc(), { stationIds: [station.id] });
     expect(result).to.deep.equal({ polled: 1, stored: 1, failed: 0, skipped: 0 });
     const rows = await storedSamples(server.svc as unknown as Services, station.id);
-    expect(rows.map((r) => [r.stream_key, r.listeners, r.source, r.at.toISOString()])).to.deep.equal([['mp3', 3, 'poll', T0.toISOString()]]);
+    expect(rows.map((r) => [r.stream_key, r.listeners, r.source, r.at.toISOString()])).to.deep.equal([
+      ['mp3', 3, 'poll', T0.toISOString()],
+    ]);
     expect(await gauge(station.id, 'mp3')).to.equal(3);
     const body = await audience(station.id);
-    expect(body.streams).to.deep.equal({ mp3: { lastSampleAt: T0.toISOString(), lastError: null }, hls: { lastSampleAt: null, lastError: null } });
+    expect(body.streams).to.deep.equal({
+      mp3: { lastSampleAt: T0.toISOString(), lastError: null },
+      hls: { lastSampleAt: null, lastError: null },
+    });
   });
 
   it('follows the real count: a listener leaves, the next poll reads 2', async () => {
@@ -138,7 +159,11 @@ describe('audience: the listener poller', function () {
   });
 
   const failures: Array<[string, () => Record<string, unknown>, RegExp]> = [
-    ['a mount Icecast does not list', () => ({ kind: 'icecast', url: icecast.statusUrl, mount: '/nope.mp3' }), /no source on mount \/nope\.mp3/],
+    [
+      'a mount Icecast does not list',
+      () => ({ kind: 'icecast', url: icecast.statusUrl, mount: '/nope.mp3' }),
+      /no source on mount \/nope\.mp3/,
+    ],
     ['an HTML page', () => ({ kind: 'icecast', url: `${fakeUrl}/html`, mount: MOUNT }), /answered HTML or XML, not JSON/],
     ['a huge body (capped)', () => ({ kind: 'icecast', url: `${fakeUrl}/huge`, mount: MOUNT }), /sent more than \d+ bytes/],
     ['a server that never answers (timeout)', () => ({ kind: 'icecast', url: `${fakeUrl}/slow`, mount: MOUNT }), /timed out/],

@@ -26,7 +26,9 @@ describe('audience: pushed listener samples', () => {
     });
     expect(first.status, first.text).to.equal(200);
     expect(first.body).to.deep.equal({ accepted: 2 });
-    const again = await pushSamples(server.url, station, ingestToken, { samples: [{ stream: 'hls', listeners: 130, at: T0.getTime() - 60_000 }] });
+    const again = await pushSamples(server.url, station, ingestToken, {
+      samples: [{ stream: 'hls', listeners: 130, at: T0.getTime() - 60_000 }],
+    });
     expect(again.status, again.text).to.equal(200);
     const rows = await storedSamples(server.svc, station.id);
     expect(rows.map((r) => [r.stream_key, r.listeners, r.source])).to.deep.equal([
@@ -44,7 +46,9 @@ describe('audience: pushed listener samples', () => {
       ],
     });
     expect(res.status).to.equal(400);
-    expect(res.body.error).to.match(/^samples\[1\]\.stream/).and.to.include('mp3, hls');
+    expect(res.body.error)
+      .to.match(/^samples\[1\]\.stream/)
+      .and.to.include('mp3, hls');
     expect(await storedSamples(server.svc, station.id)).to.have.length(0);
   });
 
@@ -67,7 +71,13 @@ describe('audience: pushed listener samples', () => {
   it('1 to 100 samples, listeners a whole number ≥ 0; errors use the ingest body {error}', async () => {
     const { station, ingestToken } = await fixture();
     const sample = { stream: 'mp3', listeners: 1, at: iso(T0.getTime()) };
-    for (const body of [{ samples: [] }, { samples: Array(101).fill(sample) }, { samples: [{ ...sample, listeners: -1 }] }, { samples: [{ ...sample, listeners: 1.5 }] }, {}]) {
+    for (const body of [
+      { samples: [] },
+      { samples: Array(101).fill(sample) },
+      { samples: [{ ...sample, listeners: -1 }] },
+      { samples: [{ ...sample, listeners: 1.5 }] },
+      {},
+    ]) {
       const res = await pushSamples(server.url, station, ingestToken, body);
       expect(res.status, JSON.stringify(body).slice(0, 80)).to.equal(400);
       expect(res.body).to.have.keys('error');

@@ -39,7 +39,9 @@ describe('audience: the SoundExchange report of use', () => {
 
   it('the file name: service name (letters, digits, - and _), first and last local day, category', () => {
     const month = reportMonth('2026-02', 'America/Los_Angeles');
-    expect(reportFileName({ serviceName: 'KXYZ Online Radio', transmissionCategory: 'C' }, month)).to.equal('KXYZOnlineRadio20260201_20260228_C.txt');
+    expect(reportFileName({ serviceName: 'KXYZ Online Radio', transmissionCategory: 'C' }, month)).to.equal(
+      'KXYZOnlineRadio20260201_20260228_C.txt',
+    );
     expect(month.from.toISOString()).to.equal('2026-02-01T08:00:00.000Z');
     expect(month.to.toISOString()).to.equal('2026-03-01T08:00:00.000Z');
   });

@@ -6,7 +6,8 @@ import { CountUnavailable } from './http.ts';
 
 export function icecastListeners(doc: unknown, mount: string): number {
   const icestats = (doc as { icestats?: unknown } | null)?.icestats;
-  if (!icestats || typeof icestats !== 'object') throw new CountUnavailable('the answer has no icestats object: not an Icecast status document');
+  if (!icestats || typeof icestats !== 'object')
+    throw new CountUnavailable('the answer has no icestats object: not an Icecast status document');
   const raw = (icestats as { source?: unknown }).source;
   const sources = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
   const wanted = mount.startsWith('/') ? mount : `/${mount}`;
