@@ -72,18 +72,16 @@ export interface PollState {
 }
 
 export async function pollStates(db: Db, stationIds: string[]): Promise<Map<string, PollState>> {
-  const rows = await db('stream_polls')
-    .whereIn('station_id', stationIds)
-    .select<
-      Array<{
-        station_id: string;
-        stream_key: string;
-        last_polled_at: Date | null;
-        last_sample_at: Date | null;
-        last_error: string | null;
-        failures: number;
-      }>
-    >('*');
+  const rows = await db('stream_polls').whereIn('station_id', stationIds).select<
+    Array<{
+      station_id: string;
+      stream_key: string;
+      last_polled_at: Date | null;
+      last_sample_at: Date | null;
+      last_error: string | null;
+      failures: number;
+    }>
+  >('*');
   return new Map(
     rows.map((r) => [
       `${r.station_id}\u0000${r.stream_key}`,

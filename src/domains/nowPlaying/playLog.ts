@@ -143,7 +143,8 @@ export function endOfPlay(playedAt: Date, durationSeconds: number | null, nextAt
   return byDuration ?? nextAt;
 }
 
-const endedAtOf = (row: PlayRow): Date | null => endOfPlay(row.sort_at, row.duration_seconds, row.next_at === null ? null : new Date(row.next_at));
+const endedAtOf = (row: PlayRow): Date | null =>
+  endOfPlay(row.sort_at, row.duration_seconds, row.next_at === null ? null : new Date(row.next_at));
 
 /**
  * Every stream key of the station (null when unknown), then any key a fixed figure holds for a stream

@@ -26,9 +26,9 @@ const PlayItem = Type.Object(
           ? Type.Record(Type.String(), Type.Union([Type.Integer(), Type.Null()]), {
               description: 'listeners per stream key (every stream of the station); null when unknown, never 0 for unknown',
             })
-        : c === 'playedAt' || c === 'localTime' || c === 'title' || c === 'outcome'
-          ? Type.String()
-          : Nullable(Type.String()),
+          : c === 'playedAt' || c === 'localTime' || c === 'title' || c === 'outcome'
+            ? Type.String()
+            : Nullable(Type.String()),
     ]),
   ),
 );
