@@ -12,9 +12,10 @@ import type { PushSamplesBody } from './schemas.ts';
 // The batch is checked whole before anything is stored, so a refused batch stores nothing; the samples
 // and the recomputed figures of the fixed plays they touch are written in one transaction.
 
+// Paths as the schema's own errors name them (`samples.1.listeners`): the sample's index from 0, then the field.
 const refuse = (index: number, field: string, message: string) =>
   new ValidationError('Invalid listener samples.', [
-    { path: `samples[${index}].${field}`, code: 'invalid_value', message: `samples[${index}].${field} ${message}` },
+    { path: `samples.${index}.${field}`, code: 'invalid_value', message: `samples.${index}.${field} ${message}` },
   ]);
 
 function instantOf(raw: string | number, index: number): Date {
