@@ -66,6 +66,12 @@ export const JOBS = {
   'feed.prune': { queue: 'default', payload: Type.Object({}) },
   /** Daily: drops audit entries older than 400 days (src/domains/audit/store.ts, pruneAuditLog). */
   'audit.prune': { queue: 'default', payload: Type.Object({}) },
+  /** Every AUDIENCE_POLL_SECONDS: every stream's listener count (src/domains/audience/poll.ts). */
+  'audience.poll': { queue: 'default', payload: Type.Object({}) },
+  /** Every AUDIENCE_POLL_SECONDS: fixes the performances of plays that ended (src/domains/audience/performances.ts). */
+  'audience.fix': { queue: 'default', payload: Type.Object({}) },
+  /** Daily: drops listener samples older than 35 days. */
+  'audience.prune': { queue: 'default', payload: Type.Object({}) },
   /** One of the jobs sending a push notification; job id = `push.send.{notificationId}.{part}` (docs/push.md). */
   'push.send': {
     queue: 'push',

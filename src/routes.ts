@@ -17,6 +17,7 @@ import { adminRoutes } from './domains/admin/routes.ts';
 import { embedRoutes } from './domains/embed/routes.ts';
 import { webhookRoutes } from './domains/webhooks/routes.ts';
 import { playLogRoutes } from './domains/nowPlaying/playLogRoutes.ts';
+import { audienceRoutes } from './domains/audience/routes.ts';
 import { radiodnsRoutes } from './domains/radiodns/routes.ts';
 import { operatorKeyRoutes } from './domains/operatorKeys/routes.ts';
 import { auditRoutes } from './domains/audit/routes.ts';
@@ -46,6 +47,7 @@ allRoutes.push(
   ...embedRoutes,
   ...webhookRoutes,
   ...playLogRoutes,
+  ...audienceRoutes,
   ...radiodnsRoutes,
   ...operatorKeyRoutes,
   ...auditRoutes,

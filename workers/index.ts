@@ -22,6 +22,7 @@ import type { Services } from '../src/services.ts';
 import { registry, type JobHandler } from './registry.ts';
 import { scheduleFeedPrune } from './feedPrune.ts';
 import { scheduleAuditPrune } from './auditPrune.ts';
+import { scheduleAudience } from './audience.ts';
 import { ensurePushSweep } from '../src/domains/push/maintenance.ts';
 
 /** How many jobs of each queue one worker process runs at once. Media is CPU-bound (sharp); webhook
@@ -77,6 +78,7 @@ export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; 
   setQueueCountsSource(() => svc.jobs.counts());
   await scheduleFeedPrune(svc);
   await scheduleAuditPrune(svc);
+  await scheduleAudience(svc);
   await ensurePushSweep(svc).catch((err) => svc.logger.warn({ err }, 'could not register the push sweep'));
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   svc.logger.info({ queues: QUEUES }, 'workers ready');

@@ -14,6 +14,7 @@ import { nowPlayingArtwork } from './nowPlayingArtwork.ts';
 import { webhooksDeliver } from './webhooksDeliver.ts';
 import { feedPrune } from './feedPrune.ts';
 import { auditPrune } from './auditPrune.ts';
+import { audienceFix, audiencePoll, audiencePrune } from './audience.ts';
 import { pushReceipts, pushSend, pushSweep } from './push.ts';
 
 export type JobHandler<N extends JobName> = (payload: JobPayload<N>, svc: Services, job: Job) => Promise<unknown>;
@@ -34,6 +35,9 @@ export const registry: { [N in JobName]: JobHandler<N> } = {
   'webhooks.retry': webhooksDeliver,
   'feed.prune': feedPrune,
   'audit.prune': auditPrune,
+  'audience.poll': audiencePoll,
+  'audience.fix': audienceFix,
+  'audience.prune': audiencePrune,
   'push.send': pushSend,
   'push.receipts': pushReceipts,
   'push.sweep': pushSweep,

@@ -1362,6 +1362,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/integrations/listeners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report listener counts per stream (HLS packagers, CDNs that count sessions themselves)
+         * @description Body `{samples: [{stream, listeners, at}]}`, 1–100 samples; `stream` is a key of the station’s `profile.streamUrls[]`, `at` lies within the last 24 h and not in the future. The same (stream, at) again replaces the sample. A refused batch stores nothing; the error names the sample’s index (from 0). Errors use the ingest route’s `{error: string}` body.
+         */
+        post: operations["ingestListeners"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/audience": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Listener-hours and peaks per hour or day (or of one broadcast), per stream, and each stream’s poll state
+         * @description `from`/`to` (ISO 8601 with zone, at most 31 days) or `broadcastId`; `interval` hour (default) or day, in the station’s time zone; `stream` limits to one key. Listener-hours integrate samples by the trapezoid rule; a gap over 3 poll intervals is unknown. A bucket without data is null, never 0 (docs/audience.md).
+         *
+         *     Root key, or an operator key with `plays:read` reaching the station.
+         */
+        get: operations["adminAudience"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/plays/report.txt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The SoundExchange census Report of Use for a month (tab-separated ASCII)
+         * @description One row per music play of `month` in the station’s time zone, under the header row NAME_OF_SERVICE … ACTUAL_TOTAL_PERFORMANCES; a play with unknown performances has an empty figure and is counted in `X-Waveline-Unknown-Performances`. Download name `{serviceName}{YYYYMMDD}_{YYYYMMDD}_{category}.txt`. Without `royalties.serviceName` or `royalties.transmissionCategory`: 409 ROYALTIES_NOT_CONFIGURED.
+         *
+         *     Root key, or an operator key with `plays:read` reaching the station.
+         */
+        get: operations["adminPlaysReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/radiodns/spi/3.1/SI.xml": {
         parameters: {
             query?: never;
@@ -1714,6 +1778,11 @@ export interface components {
                     bitrateKbps: number | null;
                     key: string;
                     latencySeconds: number;
+                    stats: {
+                        kind: string;
+                        url: string;
+                        mount?: string;
+                    } | null;
                 }[] | null;
                 contactEmail: string | null;
                 phone: string | null;
@@ -1799,6 +1868,11 @@ export interface components {
                     bitrateKbps: number | null;
                     key: string;
                     latencySeconds: number;
+                    stats: {
+                        kind: string;
+                        url: string;
+                        mount?: string;
+                    } | null;
                 }[] | null;
                 contactEmail: string | null;
                 phone: string | null;
@@ -1833,6 +1907,10 @@ export interface components {
             };
             radiodns: components["schemas"]["RadioDnsSetting"];
             podcasts: components["schemas"]["PodcastsSetting"];
+            royalties: {
+                serviceName: string | null;
+                transmissionCategory: string | null;
+            };
             createdAt: string;
             updatedAt: string;
         };
@@ -1916,6 +1994,25 @@ export interface components {
                      * @default 0
                      */
                     latencySeconds?: number;
+                    stats?: ({
+                        /** @constant */
+                        kind: "icecast";
+                        /**
+                         * Format: uri
+                         * @description the Icecast server’s `/status-json.xsl`
+                         */
+                        url: string;
+                        /** @description the mount whose listeners count, e.g. `/live.mp3` */
+                        mount: string;
+                    } | {
+                        /** @constant */
+                        kind: "shoutcast";
+                        /**
+                         * Format: uri
+                         * @description the SHOUTcast v2 stream’s `/stats?sid=N&json=1`
+                         */
+                        url: string;
+                    }) | null;
                 }[] | null;
                 contactEmail?: string | null;
                 phone?: string | null;
@@ -1966,6 +2063,11 @@ export interface components {
             publicOnline?: boolean;
             radiodns?: components["schemas"]["RadioDnsSettingInput"];
             podcasts?: components["schemas"]["PodcastsSettingInput"];
+            /** @description what the SoundExchange report of use needs (docs/audience.md) */
+            royalties?: {
+                serviceName?: string | null;
+                transmissionCategory?: ("A" | "B" | "C" | "D" | "E" | "F" | "G" | "H" | "I" | "J" | "K" | "L" | "M") | null;
+            };
         };
         AdminUpdateStationRequest: {
             /** @description the station’s own id, as in the path (it cannot change) */
@@ -1992,6 +2094,25 @@ export interface components {
                      * @default 0
                      */
                     latencySeconds?: number;
+                    stats?: ({
+                        /** @constant */
+                        kind: "icecast";
+                        /**
+                         * Format: uri
+                         * @description the Icecast server’s `/status-json.xsl`
+                         */
+                        url: string;
+                        /** @description the mount whose listeners count, e.g. `/live.mp3` */
+                        mount: string;
+                    } | {
+                        /** @constant */
+                        kind: "shoutcast";
+                        /**
+                         * Format: uri
+                         * @description the SHOUTcast v2 stream’s `/stats?sid=N&json=1`
+                         */
+                        url: string;
+                    }) | null;
                 }[] | null;
                 contactEmail?: string | null;
                 phone?: string | null;
@@ -2042,6 +2163,11 @@ export interface components {
             publicOnline?: boolean;
             radiodns?: components["schemas"]["RadioDnsSettingInput"];
             podcasts?: components["schemas"]["PodcastsSettingInput"];
+            /** @description what the SoundExchange report of use needs (docs/audience.md) */
+            royalties?: {
+                serviceName?: string | null;
+                transmissionCategory?: ("A" | "B" | "C" | "D" | "E" | "F" | "G" | "H" | "I" | "J" | "K" | "L" | "M") | null;
+            };
         };
         AdminCreateCredential201Response: {
             id: string;
@@ -3229,6 +3355,11 @@ export interface components {
                         bitrateKbps: number | null;
                         key: string;
                         latencySeconds: number;
+                        stats: {
+                            kind: string;
+                            url: string;
+                            mount?: string;
+                        } | null;
                     }[] | null;
                     contactEmail: string | null;
                     phone: string | null;
@@ -3263,6 +3394,10 @@ export interface components {
                 };
                 radiodns: components["schemas"]["RadioDnsSetting"];
                 podcasts: components["schemas"]["PodcastsSetting"];
+                royalties: {
+                    serviceName: string | null;
+                    transmissionCategory: string | null;
+                };
                 createdAt: string;
                 updatedAt: string;
             };
@@ -3367,6 +3502,25 @@ export interface components {
                          * @default 0
                          */
                         latencySeconds?: number;
+                        stats?: ({
+                            /** @constant */
+                            kind: "icecast";
+                            /**
+                             * Format: uri
+                             * @description the Icecast server’s `/status-json.xsl`
+                             */
+                            url: string;
+                            /** @description the mount whose listeners count, e.g. `/live.mp3` */
+                            mount: string;
+                        } | {
+                            /** @constant */
+                            kind: "shoutcast";
+                            /**
+                             * Format: uri
+                             * @description the SHOUTcast v2 stream’s `/stats?sid=N&json=1`
+                             */
+                            url: string;
+                        }) | null;
                     }[] | null;
                     contactEmail?: string | null;
                     phone?: string | null;
@@ -3468,6 +3622,11 @@ export interface components {
                     copyright?: string | null;
                     /** @description bundle-local media key */
                     imageKey?: string;
+                };
+                /** @description what the SoundExchange report of use needs (docs/audience.md) */
+                royalties?: {
+                    serviceName?: string | null;
+                    transmissionCategory?: ("A" | "B" | "C" | "D" | "E" | "F" | "G" | "H" | "I" | "J" | "K" | "L" | "M") | null;
                 };
             };
             credentials?: {
@@ -3834,7 +3993,67 @@ export interface components {
                 credentialLabel: string | null;
                 isrc: string | null;
                 endedAt: string | null;
+                performances: number | null;
+                /** @description listeners per stream key (every stream of the station); null when unknown, never 0 for unknown */
+                performancesByStream: {
+                    [key: string]: number | null;
+                };
             }[];
+        };
+        /** ListenerSamplesAccepted */
+        ListenerSamplesAccepted: {
+            accepted: number;
+        };
+        IngestListenersRequest: {
+            samples: {
+                /** @description a key of the station’s `profile.streamUrls[]` */
+                stream: string;
+                listeners: number;
+                /** @description when the count was taken: ISO 8601 with a zone, or Unix milliseconds; within the last 24 h, not in the future */
+                at: string | number;
+            }[];
+        };
+        /** Audience */
+        Audience: {
+            stationId: string;
+            timezone: string;
+            /**
+             * @description ISO 8601 timestamp in UTC
+             * @example 2026-11-21T10:15:02.123Z
+             */
+            from: string;
+            /**
+             * @description ISO 8601 timestamp in UTC
+             * @example 2026-11-21T10:15:02.123Z
+             */
+            to: string;
+            interval: "hour" | "day";
+            broadcastId: string | null;
+            series: {
+                /**
+                 * @description ISO 8601 timestamp in UTC
+                 * @example 2026-11-21T10:15:02.123Z
+                 */
+                at: string;
+                listenerHours: number | null;
+                peak: number | null;
+                streams: {
+                    [key: string]: {
+                        listenerHours: number | null;
+                        peak: number | null;
+                    };
+                };
+            }[];
+            total: {
+                listenerHours: number | null;
+                peak: number | null;
+            };
+            streams: {
+                [key: string]: {
+                    lastSampleAt: string | null;
+                    lastError: string | null;
+                };
+            };
         };
         /**
          * SpiDocument
@@ -4175,7 +4394,12 @@ export interface operations {
                      *             "mime": "string",
                      *             "bitrateKbps": 0,
                      *             "key": "string",
-                     *             "latencySeconds": 0
+                     *             "latencySeconds": 0,
+                     *             "stats": {
+                     *               "kind": "string",
+                     *               "url": "string",
+                     *               "mount": "string"
+                     *             }
                      *           }
                      *         ],
                      *         "contactEmail": "string",
@@ -4394,7 +4618,12 @@ export interface operations {
                      *             "mime": "string",
                      *             "bitrateKbps": 0,
                      *             "key": "string",
-                     *             "latencySeconds": 0
+                     *             "latencySeconds": 0,
+                     *             "stats": {
+                     *               "kind": "string",
+                     *               "url": "string",
+                     *               "mount": "string"
+                     *             }
                      *           }
                      *         ],
                      *         "contactEmail": "string",
@@ -4464,6 +4693,10 @@ export interface operations {
                      *         ],
                      *         "imageVersionId": "string",
                      *         "copyright": "string"
+                     *       },
+                     *       "royalties": {
+                     *         "serviceName": "string",
+                     *         "transmissionCategory": "string"
                      *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
@@ -4693,7 +4926,12 @@ export interface operations {
                      *             "mime": "string",
                      *             "bitrateKbps": 0,
                      *             "key": "string",
-                     *             "latencySeconds": 0
+                     *             "latencySeconds": 0,
+                     *             "stats": {
+                     *               "kind": "string",
+                     *               "url": "string",
+                     *               "mount": "string"
+                     *             }
                      *           }
                      *         ],
                      *         "contactEmail": "string",
@@ -4763,6 +5001,10 @@ export interface operations {
                      *         ],
                      *         "imageVersionId": "string",
                      *         "copyright": "string"
+                     *       },
+                     *       "royalties": {
+                     *         "serviceName": "string",
+                     *         "transmissionCategory": "string"
                      *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
@@ -4970,7 +5212,12 @@ export interface operations {
                      *             "mime": "string",
                      *             "bitrateKbps": 0,
                      *             "key": "string",
-                     *             "latencySeconds": 0
+                     *             "latencySeconds": 0,
+                     *             "stats": {
+                     *               "kind": "string",
+                     *               "url": "string",
+                     *               "mount": "string"
+                     *             }
                      *           }
                      *         ],
                      *         "contactEmail": "string",
@@ -5040,6 +5287,10 @@ export interface operations {
                      *         ],
                      *         "imageVersionId": "string",
                      *         "copyright": "string"
+                     *       },
+                     *       "royalties": {
+                     *         "serviceName": "string",
+                     *         "transmissionCategory": "string"
                      *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
@@ -16036,7 +16287,12 @@ export interface operations {
                      *               "mime": "string",
                      *               "bitrateKbps": 0,
                      *               "key": "string",
-                     *               "latencySeconds": 0
+                     *               "latencySeconds": 0,
+                     *               "stats": {
+                     *                 "kind": "string",
+                     *                 "url": "string",
+                     *                 "mount": "string"
+                     *               }
                      *             }
                      *           ],
                      *           "contactEmail": "string",
@@ -16106,6 +16362,10 @@ export interface operations {
                      *           ],
                      *           "imageVersionId": "string",
                      *           "copyright": "string"
+                     *         },
+                     *         "royalties": {
+                     *           "serviceName": "string",
+                     *           "transmissionCategory": "string"
                      *         },
                      *         "createdAt": "string",
                      *         "updatedAt": "string"
@@ -18033,13 +18293,541 @@ export interface operations {
                      *           "rundownItemId": "string",
                      *           "credentialLabel": "string",
                      *           "isrc": "string",
-                     *           "endedAt": "string"
+                     *           "endedAt": "string",
+                     *           "performances": 0,
+                     *           "performancesByStream": {}
                      *         }
                      *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["AdminPlayLogResponse"];
                     "text/csv": string;
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the operator key lacks the scope the call needs, or the call needs the root key (the message names which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    ingestListeners: {
+        parameters: {
+            query?: {
+                /** @description public station slug; exactly one of stationSlug or stationId */
+                stationSlug?: string;
+                /** @description station id; exactly one of stationSlug or stationId */
+                stationId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IngestListenersRequest"];
+            };
+        };
+        responses: {
+            /** @description Every sample stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "accepted": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListenerSamplesAccepted"];
+                };
+            };
+            /** @description Invalid query or body; the message names the sample’s index and field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LegacyError"];
+                };
+            };
+            /** @description Missing or invalid credential, or not the credential’s station. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LegacyError"];
+                };
+            };
+            /** @description The station is inactive. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LegacyError"];
+                };
+            };
+            /** @description Body larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LegacyError"];
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LegacyError"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LegacyError"];
+                };
+            };
+            /** @description Postgres is unreachable: nothing was stored; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LegacyError"];
+                };
+            };
+        };
+    };
+    adminAudience: {
+        parameters: {
+            query?: {
+                /** @description ISO 8601 timestamp with zone; inclusive (or broadcastId) */
+                from?: string;
+                /** @description ISO 8601 timestamp with zone; exclusive; at most 31 days after from */
+                to?: string;
+                /** @description bucket size in the station’s time zone (default hour) */
+                interval?: "hour" | "day";
+                /** @description only this stream key */
+                stream?: string;
+                /** @description the broadcast’s [startsAt, endsAt) instead of from/to */
+                broadcastId?: string;
+            };
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The audience. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "stationId": "string",
+                     *       "timezone": "string",
+                     *       "from": "2026-11-21T10:15:02.123Z",
+                     *       "to": "2026-11-21T10:15:02.123Z",
+                     *       "interval": "hour",
+                     *       "broadcastId": "string",
+                     *       "series": [
+                     *         {
+                     *           "at": "2026-11-21T10:15:02.123Z",
+                     *           "listenerHours": 0,
+                     *           "peak": 0,
+                     *           "streams": {}
+                     *         }
+                     *       ],
+                     *       "total": {
+                     *         "listenerHours": 0,
+                     *         "peak": 0
+                     *       },
+                     *       "streams": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Audience"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the operator key lacks the scope the call needs, or the call needs the root key (the message names which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminPlaysReport: {
+        parameters: {
+            query: {
+                /** @description YYYY-MM, in the station’s time zone */
+                month: string;
+                format: "soundexchange";
+            };
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report (text/plain; streamed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
                 };
             };
             /** @description Invalid input (VALIDATION_ERROR with issues). */

@@ -173,6 +173,17 @@ export const jobDuration = new Histogram({
   registers: [registry],
 });
 
+/**
+ * Listeners of each stream at its last good poll (decisions.md, "Audience"). A stream whose last poll
+ * failed has no series until it answers again: an unknown count is never shown as 0.
+ */
+export const streamListeners = new Gauge({
+  name: 'waveline_stream_listeners',
+  help: 'Listeners of a station stream at its last good poll (station id, stream key).',
+  labelNames: ['station', 'stream'] as const,
+  registers: [registry],
+});
+
 export const jobsStalled = new Counter({
   name: 'waveline_jobs_stalled_total',
   help: 'Jobs found stalled (their worker died or blocked past its lock) and taken back, by queue.',
