@@ -62,7 +62,7 @@ describe('artwork lookup', () => {
   }
   const station = () => ingestFixture(server.url, { artworkLookup: true, rundownFollowing: false });
   const storedArtwork = async (stationId: string) =>
-    (await server.svc.db('observations').where({ station_id: stationId }).first())?.artwork_url ?? null;
+    (await server.svc.db('observations').where({ station_id: stationId }).first())?.catalogue_url ?? null;
   const artworkJob = async (stationId: string) => {
     const row = await server.svc.db('observations').where({ station_id: stationId }).orderBy('receipt_seq', 'desc').first();
     return server.svc.jobs.queue('default').getJob(`artwork-${row.id}`);
