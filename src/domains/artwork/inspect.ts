@@ -26,7 +26,9 @@ export async function inspectImage(bytes: Buffer, minSize: number, blockedHashes
     try {
       meta = await sharp(bytes, { limitInputPixels: MAX_INPUT_PIXELS }).metadata();
     } catch (err) {
-      return { ok: false, reason: 'not-an-image', detail: (err as Error).message };
+      const message = (err as Error).message;
+      // sharp refuses a header declaring more than the pixel limit: a decompression bomb.
+      return { ok: false, reason: /pixel limit/i.test(message) ? 'too-large' : 'not-an-image', detail: message };
     }
     if (!formatAllowed(meta)) return { ok: false, reason: 'not-an-image', detail: `format ${meta.format ?? 'unknown'}` };
     const width = meta.autoOrient?.width ?? meta.width ?? 0;

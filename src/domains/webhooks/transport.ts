@@ -209,6 +209,12 @@ function fetchTargetProblem(raw: string, allowInsecure: boolean): FetchOutcome |
   return null;
 }
 
+/** Drops a response body unread (the error destroying it raises is expected, not reported). */
+function discard(body: { on(event: 'error', listener: () => void): unknown; destroy(): unknown }): void {
+  body.on('error', () => {});
+  body.destroy();
+}
+
 /** GETs `url` within `limits`; never throws (every failure is described). */
 export async function fetchBounded(url: string, limits: FetchLimits): Promise<FetchOutcome> {
   const signal = AbortSignal.timeout(limits.timeoutMs);
@@ -224,18 +230,18 @@ export async function fetchBounded(url: string, limits: FetchLimits): Promise<Fe
         signal,
       });
       if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location) {
-        res.body.destroy();
+        discard(res.body);
         if (hop >= limits.maxRedirects) return { ok: false, failure: 'unreachable', detail: `more than ${limits.maxRedirects} redirects` };
         target = new URL(String(res.headers.location), target).toString();
         continue;
       }
       if (res.statusCode !== 200) {
-        res.body.destroy();
+        discard(res.body);
         return { ok: false, failure: 'unreachable', detail: `HTTP ${res.statusCode}` };
       }
       const declared = Number(res.headers['content-length']);
       if (Number.isFinite(declared) && declared > limits.maxBytes) {
-        res.body.destroy();
+        discard(res.body);
         return { ok: false, failure: 'too-large', detail: `declares ${declared} bytes` };
       }
       const chunks: Buffer[] = [];
@@ -243,7 +249,7 @@ export async function fetchBounded(url: string, limits: FetchLimits): Promise<Fe
       for await (const chunk of res.body as AsyncIterable<Buffer>) {
         size += chunk.length;
         if (size > limits.maxBytes) {
-          res.body.destroy();
+          discard(res.body);
           return { ok: false, failure: 'too-large', detail: `more than ${limits.maxBytes} bytes` };
         }
         chunks.push(chunk);
