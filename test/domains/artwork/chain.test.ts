@@ -74,8 +74,10 @@ describe('artwork: checked, kept and labelled', function () {
     const ranged = await fetch(local(track.artwork.variants['300']), { headers: { range: 'bytes=0-9' } });
     expect(ranged.status).to.equal(206);
     // The history item of the play shows the same.
-    const history = await request(server.url, 'GET', `/api/v1/stations/${st.slug}/tracks/history`, { token: listenerToken });
+    const history = await request(server.url, 'GET', `/api/v1/stations/${st.slug}/track-history`, { token: listenerToken });
     expect(history.body.items[0].artwork).to.deep.equal(track.artwork);
+    const live = await request(server.url, 'GET', `/api/v1/stations/${st.slug}/live`, { token: listenerToken });
+    expect(live.body.nowPlaying.track.artwork).to.deep.equal(track.artwork);
     // The follow-up frame carried the kept art; the first one had none yet.
     if (subscriber) {
       const rows = await until(() => {
