@@ -12,7 +12,12 @@ export async function pattern(seed: number, width: number, height: number): Prom
   const random = () => ((state = (state * 9301 + 49297) % 233280) / 233280) * 255;
   const blocks = Buffer.alloc(8 * 8 * 3);
   for (let i = 0; i < 64; i++) blocks.fill(Math.round(random()), i * 3, i * 3 + 3);
-  return sharp(await sharp(blocks, { raw: { width: 8, height: 8, channels: 3 } }).resize(width, height, { kernel: 'nearest' }).png().toBuffer());
+  return sharp(
+    await sharp(blocks, { raw: { width: 8, height: 8, channels: 3 } })
+      .resize(width, height, { kernel: 'nearest' })
+      .png()
+      .toBuffer(),
+  );
 }
 
 export const png = async (seed: number, width: number, height: number) => (await pattern(seed, width, height)).png().toBuffer();
@@ -36,7 +41,12 @@ export function bombPng(width = 50_000, height = 50_000): Buffer {
   ihdr.set([8, 0, 0, 0, 0], 8);
   // A few rows of zeros; a decoder that believed the header would allocate 2.5 gigapixels.
   const idat = deflateSync(Buffer.alloc(width + 1));
-  return Buffer.concat([Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]), chunk('IHDR', ihdr), chunk('IDAT', idat), chunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    Buffer.from([137, 80, 78, 71, 13, 10, 26, 10]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', idat),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 export class ImageServer {

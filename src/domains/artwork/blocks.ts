@@ -71,11 +71,13 @@ export async function createBlock(svc: Services, station: Station, body: BlockBo
   const hit = images.filter((image) => hammingDistance(image.dhash, hash) <= SAME_PICTURE_DISTANCE).map((image) => image.id);
   if (hit.length) {
     const expires = new Date(now.getTime() + FAILURE_MEMORY_MS);
-    await svc.db('artwork_checks')
+    await svc
+      .db('artwork_checks')
       .where({ station_id: station.id })
       .whereIn('image_id', hit)
       .update({ status: 'rejected', reason: 'blocked', image_id: null, checked_at: now, expires_at: expires });
-    await svc.db('artwork_pins')
+    await svc
+      .db('artwork_pins')
       .where({ station_id: station.id })
       .whereIn('image_id', hit)
       .update({ status: 'rejected', reason: 'blocked', image_id: null });

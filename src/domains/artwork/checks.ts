@@ -29,7 +29,9 @@ export type CheckResult = { status: 'kept'; imageId: string } | { status: 'rejec
 
 /** The stored result of a URL that still holds at `now` (a kept one always does); null when a check is due. */
 export async function currentCheck(db: Db, stationId: string, url: string, now: Date): Promise<ArtworkCheckRow | null> {
-  const row = await db<ArtworkCheckRow>('artwork_checks').where({ station_id: stationId, url_hash: urlHash(url) }).first();
+  const row = await db<ArtworkCheckRow>('artwork_checks')
+    .where({ station_id: stationId, url_hash: urlHash(url) })
+    .first();
   if (!row) return null;
   if (row.status === 'kept' && row.image_id) return row;
   return row.expires_at && row.expires_at.getTime() > now.getTime() ? row : null;

@@ -8,8 +8,7 @@ import { DECODE_CONCURRENCY, MAX_ASPECT, MAX_INPUT_PIXELS, MIN_ASPECT, SAME_PICT
 // is between 0.8 and 1.25; its dHash is not within distance 6 of the station logo or a blocked image.
 
 export type Verdict =
-  | { ok: true; width: number; height: number; dhash: string; format: string }
-  | { ok: false; reason: RejectReason; detail: string };
+  { ok: true; width: number; height: number; dhash: string; format: string } | { ok: false; reason: RejectReason; detail: string };
 
 /** Decodes run at most this many at a time in a process: each may hold up to MAX_INPUT_PIXELS. */
 const decodes = new ConcurrencyLimit(DECODE_CONCURRENCY);

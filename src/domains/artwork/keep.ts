@@ -25,58 +25,60 @@ export async function keepImage(
   const assetId = newId();
   const versionId = newId();
   const mime = mimeOf(image.format);
-  return db.transaction(async (trx) => {
-    await trx('media_assets').insert({ id: assetId, station_id: stationId, kind: 'image', focal_x: 0.5, focal_y: 0.5, created_at: now });
-    await trx('media_versions').insert({
-      id: versionId,
-      asset_id: assetId,
-      station_id: stationId,
-      kind: 'image',
-      mime,
-      alt: '',
-      credits: '',
-      width: image.width,
-      height: image.height,
-      duration: null,
-      size: bytes.length,
-      sha256,
-      focal_x: 0.5,
-      focal_y: 0.5,
-      created_at: now,
+  return db
+    .transaction(async (trx) => {
+      await trx('media_assets').insert({ id: assetId, station_id: stationId, kind: 'image', focal_x: 0.5, focal_y: 0.5, created_at: now });
+      await trx('media_versions').insert({
+        id: versionId,
+        asset_id: assetId,
+        station_id: stationId,
+        kind: 'image',
+        mime,
+        alt: '',
+        credits: '',
+        width: image.width,
+        height: image.height,
+        duration: null,
+        size: bytes.length,
+        sha256,
+        focal_x: 0.5,
+        focal_y: 0.5,
+        created_at: now,
+      });
+      const file = (variant: string, mimeType: string, width: number, height: number, content: Buffer) => ({
+        version_id: versionId,
+        variant,
+        mime: mimeType,
+        width,
+        height,
+        size: content.length,
+        etag: etagOf(createHash('sha256').update(content).digest('hex')),
+        bytes: content,
+        created_at: now,
+      });
+      await trx('media_files').insert([
+        file('original', mime, image.width, image.height, bytes),
+        ...renditions.map((r) => file(r.variant, r.mime, r.width, r.height, r.bytes)),
+      ]);
+      const row: ArtworkImageRow = {
+        id: newId(),
+        station_id: stationId,
+        sha256,
+        version_id: versionId,
+        width: image.width,
+        height: image.height,
+        dhash: image.dhash,
+        created_at: now,
+      };
+      // Kept twice at once (two URLs, one picture): the first one stays, this asset goes with the rollback.
+      const inserted = await trx('artwork_images').insert(row).onConflict(['station_id', 'sha256']).ignore().returning('id');
+      if (inserted.length === 0) throw new AlreadyKept();
+      return row;
+    })
+    .catch(async (err: unknown) => {
+      if (!(err instanceof AlreadyKept)) throw err;
+      return (await db<ArtworkImageRow>('artwork_images').where({ station_id: stationId, sha256 }).first()) as ArtworkImageRow;
     });
-    const file = (variant: string, mimeType: string, width: number, height: number, content: Buffer) => ({
-      version_id: versionId,
-      variant,
-      mime: mimeType,
-      width,
-      height,
-      size: content.length,
-      etag: etagOf(createHash('sha256').update(content).digest('hex')),
-      bytes: content,
-      created_at: now,
-    });
-    await trx('media_files').insert([
-      file('original', mime, image.width, image.height, bytes),
-      ...renditions.map((r) => file(r.variant, r.mime, r.width, r.height, r.bytes)),
-    ]);
-    const row: ArtworkImageRow = {
-      id: newId(),
-      station_id: stationId,
-      sha256,
-      version_id: versionId,
-      width: image.width,
-      height: image.height,
-      dhash: image.dhash,
-      created_at: now,
-    };
-    // Kept twice at once (two URLs, one picture): the first one stays, this asset goes with the rollback.
-    const inserted = await trx('artwork_images').insert(row).onConflict(['station_id', 'sha256']).ignore().returning('id');
-    if (inserted.length === 0) throw new AlreadyKept();
-    return row;
-  }).catch(async (err: unknown) => {
-    if (!(err instanceof AlreadyKept)) throw err;
-    return (await db<ArtworkImageRow>('artwork_images').where({ station_id: stationId, sha256 }).first()) as ArtworkImageRow;
-  });
 }
 
 class AlreadyKept extends Error {}

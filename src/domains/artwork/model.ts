@@ -2,7 +2,15 @@
 // forms stored in the artwork tables (migrations/20261213020000_artwork.ts).
 
 /** Why a fetched (or uploaded) image is not shown, exactly as the review route lists them. */
-export const REJECT_REASONS = ['unreachable', 'too-small', 'not-square', 'not-an-image', 'too-large', 'blocked', 'forbidden-address'] as const;
+export const REJECT_REASONS = [
+  'unreachable',
+  'too-small',
+  'not-square',
+  'not-an-image',
+  'too-large',
+  'blocked',
+  'forbidden-address',
+] as const;
 export type RejectReason = (typeof REJECT_REASONS)[number];
 
 /** Reasons that mean "Waveline could not fetch it": the reported URL then stays the `artworkUrl`. */

@@ -17,7 +17,11 @@ export function presentPin(row: ArtworkPinRow): Pin {
     id: row.id,
     match: { artist: row.match_artist, ...(row.match_title !== null ? { title: row.match_title } : {}) },
     image:
-      row.image_kind === 'none' ? null : row.image_kind === 'version' ? { versionId: row.image_version_id as string } : { url: row.image_url as string },
+      row.image_kind === 'none'
+        ? null
+        : row.image_kind === 'version'
+          ? { versionId: row.image_version_id as string }
+          : { url: row.image_url as string },
     status: row.status,
     reason: row.reason,
     createdAt: row.created_at.toISOString(),
@@ -100,7 +104,9 @@ const fromResult = (result: CheckResult) =>
     : { status: 'rejected' as const, reason: result.reason, imageId: null };
 
 const fromCheck = (check: ArtworkCheckRow) =>
-  check.status === 'kept' ? { status: 'kept' as const, reason: null, imageId: check.image_id } : { status: 'rejected' as const, reason: check.reason, imageId: null };
+  check.status === 'kept'
+    ? { status: 'kept' as const, reason: null, imageId: check.image_id }
+    : { status: 'rejected' as const, reason: check.reason, imageId: null };
 
 /** After a URL's check: the pins naming it take its result; every track naming it (or their artists) is resolved again. */
 export async function afterCheck(svc: Services, station: Station, check: ArtworkCheckRow): Promise<void> {

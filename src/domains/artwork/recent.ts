@@ -42,8 +42,12 @@ export async function recentTracks(svc: Services, stationId: string, limit: numb
     ].filter((n) => n !== null);
     const rejected: RecentTracks['tracks'][number]['rejected'] = [];
     for (const { source, url } of named) {
-      const check = await svc.db<ArtworkCheckRow>('artwork_checks').where({ station_id: stationId, url_hash: urlHash(url) }).first();
-      if (check?.status === 'rejected' && check.reason) rejected.push({ source, url, reason: check.reason, at: check.checked_at.toISOString() });
+      const check = await svc
+        .db<ArtworkCheckRow>('artwork_checks')
+        .where({ station_id: stationId, url_hash: urlHash(url) })
+        .first();
+      if (check?.status === 'rejected' && check.reason)
+        rejected.push({ source, url, reason: check.reason, at: check.checked_at.toISOString() });
     }
     if (pin?.image_kind === 'version' && pin.status === 'rejected' && pin.reason)
       rejected.push({ source: 'operator', url: `version:${pin.image_version_id}`, reason: pin.reason, at: pin.updated_at.toISOString() });

@@ -17,13 +17,20 @@ import { artworkSettingOf } from './setting.ts';
 // queued for the worker.
 
 type Stored = ResolvableObservation & {
-  artwork_url: string | null; artwork_view: TrackArtView | null; artist_key: string | null; title_key: string | null };
+  artwork_url: string | null;
+  artwork_view: TrackArtView | null;
+  artist_key: string | null;
+  title_key: string | null;
+};
 
 /** Resolves the station's observations selected by `where` again; the number whose art changed. */
 export async function refreshTrackArt(svc: Services, station: Station, where: (query: Knex.QueryBuilder) => void): Promise<number> {
   const setting = await artworkSettingOf(svc.db, station.id);
   const ctx = await chainContext(svc.db, station, setting, svc.config.publicBaseUrl, svc.clock.now());
-  const query = svc.db('observations').select([...RESOLVABLE_COLUMNS, 'artwork_view', 'artist_key', 'title_key']).where('station_id', station.id);
+  const query = svc
+    .db('observations')
+    .select([...RESOLVABLE_COLUMNS, 'artwork_view', 'artist_key', 'title_key'])
+    .where('station_id', station.id);
   where(query);
   const rows = (await query) as Stored[];
   const changed = new Set<string>();
@@ -38,8 +45,12 @@ export async function refreshTrackArt(svc: Services, station: Station, where: (q
       resolution.artistKey === row.artist_key &&
       resolution.titleKey === row.title_key;
     if (same) continue;
-    await svc.db('observations')
+    // Written only if the sources it was resolved from still stand (a catalogue find filled meanwhile
+    // is resolved by its own job).
+    await svc
+      .db('observations')
       .where({ id: row.id })
+      .whereRaw('catalogue_url IS NOT DISTINCT FROM ?', [row.catalogue_url])
       .update({ artwork_view: JSON.stringify(resolution.view), artist_key: resolution.artistKey, title_key: resolution.titleKey });
     changed.add(row.id);
     const before = JSON.stringify(artFields(row));

@@ -24,7 +24,16 @@ export interface ResolvableObservation {
   broadcast_id: string | null;
 }
 
-export const RESOLVABLE_COLUMNS = ['id', 'station_id', 'artist', 'title', 'artwork_url', 'catalogue_url', 'sort_at', 'broadcast_id'] as const;
+export const RESOLVABLE_COLUMNS = [
+  'id',
+  'station_id',
+  'artist',
+  'title',
+  'artwork_url',
+  'catalogue_url',
+  'sort_at',
+  'broadcast_id',
+] as const;
 
 export interface Resolution {
   view: TrackArtView;
@@ -112,8 +121,12 @@ export async function resolveTrackArt(ctx: ChainContext, obs: ResolvableObservat
       const image = await imageOf(ctx, check.image_id);
       if (image) return result(keptView(ctx, image, source));
     }
-    if (check.reason && UNFETCHED.has(check.reason) && isHttpsUrl(url)) unfetched ??= url;
-    if (source === 'ingest') ingestRefused = true;
+    if (check.reason && UNFETCHED.has(check.reason)) {
+      if (isHttpsUrl(url)) unfetched ??= url;
+    } else if (source === 'ingest') {
+      // Fetched and refused: the catalogue is the next source. (A URL not fetched stays, as today.)
+      ingestRefused = true;
+    }
   }
   const wantsLookup = ingestRefused && ctx.station.artworkLookup && !obs.catalogue_url && obs.title !== null;
   const fallback = ctx.setting.fallback ? await fallbackArt(ctx, obs) : null;
@@ -145,7 +158,9 @@ async function fallbackArt(ctx: ChainContext, obs: ResolvableObservation): Promi
       broadcast.presenter_ids?.[0] ??
       (await db('program_presenters').where({ program_id: broadcast.program_id }).orderBy('position').first<{ presenter_id: string }>())
         ?.presenter_id;
-    const presenter = first ? await db('presenters').where({ id: first }).first<{ image_version_id: string | null }>('image_version_id') : null;
+    const presenter = first
+      ? await db('presenters').where({ id: first }).first<{ image_version_id: string | null }>('image_version_id')
+      : null;
     if (presenter?.image_version_id) {
       const art = await uploadedArt(ctx, presenter.image_version_id, 'presenter');
       if (art) return art;

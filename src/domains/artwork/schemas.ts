@@ -7,7 +7,10 @@ import { REJECT_REASONS } from './model.ts';
 const StationId = Type.String({ minLength: 1, maxLength: 80 });
 
 export const PinParams = Type.Object(
-  { stationId: StationId, pinId: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._~-]+$', description: 'chosen by the caller' }) },
+  {
+    stationId: StationId,
+    pinId: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9._~-]+$', description: 'chosen by the caller' }),
+  },
   { additionalProperties: false },
 );
 export type PinParams = Static<typeof PinParams>;
@@ -18,7 +21,9 @@ export type BlockParams = Static<typeof BlockParams>;
 const Match = Type.Object(
   {
     artist: Type.String({ minLength: 1, maxLength: 500, description: 'compared after NFKC, case folding, trimming and collapsing spaces' }),
-    title: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: 'without it the pin matches every track of the artist' })),
+    title: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 500, description: 'without it the pin matches every track of the artist' }),
+    ),
   },
   { additionalProperties: false },
 );

@@ -105,7 +105,14 @@ describe('artwork: checked, kept and labelled', function () {
     ['a 100 px thumbnail', () => png(3, 100, 100), 'too-small'],
     ['a wide banner', () => png(4, 1000, 400), 'not-square'],
     ['corrupt bytes', async () => Buffer.concat([(await png(5, 600, 600)).subarray(0, 40), Buffer.from('garbage')]), 'not-an-image'],
-    ['a GIF', () => sharp({ create: { width: 600, height: 600, channels: 3, background: '#123456' } }).gif().toBuffer(), 'not-an-image'],
+    [
+      'a GIF',
+      () =>
+        sharp({ create: { width: 600, height: 600, channels: 3, background: '#123456' } })
+          .gif()
+          .toBuffer(),
+      'not-an-image',
+    ],
     ['a decompression bomb (a tiny PNG declaring 50000 × 50000)', async () => bombPng(), 'too-large'],
   ] as const) {
     it(`refuses ${name} (${reason}): never shown, the reason is in the review`, async () => {

@@ -30,8 +30,16 @@ describe('artwork: pins, blocks and fallbacks', function () {
 
   it('a pin (uploaded version) shows at once on now-playing and on past plays; a title pin wins over the artist’s; removal restores the chain', async () => {
     const { station: st, ingestToken, listenerToken } = await station();
-    await ingest(server.url, st, ingestToken, { artist: 'Daft Punk', title: 'Aerodynamic', observedAt: Date.parse('2026-06-01T11:50:00Z') });
-    await ingest(server.url, st, ingestToken, { artist: 'Daft Punk', title: 'One More Time', observedAt: Date.parse('2026-06-01T11:55:00Z') });
+    await ingest(server.url, st, ingestToken, {
+      artist: 'Daft Punk',
+      title: 'Aerodynamic',
+      observedAt: Date.parse('2026-06-01T11:50:00Z'),
+    });
+    await ingest(server.url, st, ingestToken, {
+      artist: 'Daft Punk',
+      title: 'One More Time',
+      observedAt: Date.parse('2026-06-01T11:55:00Z'),
+    });
     await resolved(st.id);
     const artistArt = await uploaded(server.url, st.id, await png(11, 700, 700), 'image/png');
     // NFKC (full-width letters), case folding, trimmed and collapsed spaces.
@@ -81,7 +89,10 @@ describe('artwork: pins, blocks and fallbacks', function () {
     const { station: st } = await station();
     const { station: other } = await station();
     const foreign = await uploaded(server.url, other.id, await png(13, 600, 600), 'image/png');
-    const a = await admin(server.url, 'PUT', `/stations/${st.id}/artwork/pins/x`, { match: { artist: 'X' }, image: { versionId: foreign.versionId } });
+    const a = await admin(server.url, 'PUT', `/stations/${st.id}/artwork/pins/x`, {
+      match: { artist: 'X' },
+      image: { versionId: foreign.versionId },
+    });
     expect(a.status).to.equal(400);
     expect(a.body.error.details?.[0]?.path ?? JSON.stringify(a.body)).to.include('image.versionId');
     const b = await admin(server.url, 'PUT', `/stations/${st.id}/artwork/pins/x`, { match: { artist: 'X' }, image: { url: 'not a url' } });
@@ -95,7 +106,10 @@ describe('artwork: pins, blocks and fallbacks', function () {
     await ingest(server.url, st, ingestToken, { artist: 'Moby', title: 'Porcelain', artworkUrl: cover });
     await until(async () => (await track(st.slug, listenerToken))?.artwork);
     const small = images.serve(path('small'), await png(15, 90, 90));
-    const put = await admin(server.url, 'PUT', `/stations/${st.id}/artwork/pins/moby`, { match: { artist: 'Moby' }, image: { url: small } });
+    const put = await admin(server.url, 'PUT', `/stations/${st.id}/artwork/pins/moby`, {
+      match: { artist: 'Moby' },
+      image: { url: small },
+    });
     expect(put.status).to.equal(201);
     expect(put.body.status).to.equal('pending');
     const pin = await until(async () => {
@@ -122,7 +136,10 @@ describe('artwork: pins, blocks and fallbacks', function () {
 
     // The logo: an upload named by the station's artwork setting.
     const logo = await uploaded(server.url, st.id, await png(17, 800, 800), 'image/png');
-    await server.svc.db('stations').where({ id: st.id }).update({ artwork: JSON.stringify({ stationImageVersionId: logo.versionId }) });
+    await server.svc
+      .db('stations')
+      .where({ id: st.id })
+      .update({ artwork: JSON.stringify({ stationImageVersionId: logo.versionId }) });
     const reencoded = images.serve(path('logo'), await jpeg(17, 500, 500, 60), 'image/jpeg');
     await ingest(server.url, st, ingestToken, { artist: 'Station', title: 'Jingle', artworkUrl: reencoded });
     const shown = await until(async () => {

@@ -71,7 +71,12 @@ async function lookUp(svc: Services, track: Track, providers: ArtworkProvider[])
 async function fill(svc: Services, observation: ObservationRow, url: string): Promise<boolean> {
   const station = await svc.stations.byIdOrNull(observation.station_id);
   return inTransaction(svc.db, async (tx) => {
-    const updated = await tx.trx('observations').where({ id: observation.id }).whereNull('catalogue_url').update({ catalogue_url: url });
+    const updated = await tx
+      .trx('observations')
+      .where({ id: observation.id })
+      .whereNull('catalogue_url')
+      .update({ catalogue_url: url, artwork_view: null });
+    // Until it is resolved again the track shows the find as reported (artwork_view null).
     if (updated) {
       tx.afterCommit(() => invalidateReads(svc, observation.station_id, 'nowPlaying'));
       tx.afterCommit(() => {
