@@ -3305,6 +3305,18 @@ export interface components {
          *           "title": "Feeling Good",
          *           "album": "I Put a Spell on You",
          *           "durationSeconds": 173,
+         *           "artworkUrl": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/600",
+         *           "artwork": {
+         *             "url": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e",
+         *             "source": "ingest",
+         *             "width": 1400,
+         *             "height": 1400,
+         *             "variants": {
+         *               "300": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/300",
+         *               "600": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/600",
+         *               "1200": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/1200"
+         *             }
+         *           },
          *           "isPlaying": true,
          *           "observedAt": "2026-11-21T10:14:20.000Z",
          *           "receivedAt": "2026-11-21T10:14:20.412Z"
@@ -15903,6 +15915,18 @@ export interface operations {
                      *           "title": "Feeling Good",
                      *           "album": "I Put a Spell on You",
                      *           "durationSeconds": 173,
+                     *           "artworkUrl": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/600",
+                     *           "artwork": {
+                     *             "url": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e",
+                     *             "source": "ingest",
+                     *             "width": 1400,
+                     *             "height": 1400,
+                     *             "variants": {
+                     *               "300": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/300",
+                     *               "600": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/600",
+                     *               "1200": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/1200"
+                     *             }
+                     *           },
                      *           "isPlaying": true,
                      *           "observedAt": "2026-11-21T10:14:20.000Z",
                      *           "receivedAt": "2026-11-21T10:14:20.412Z"
