@@ -126,7 +126,10 @@ async function main(): Promise<void> {
   const kept = await svc.db('artwork_checks').where({ station_id: station.id, status: 'kept' }).count({ n: '*' }).first();
 
   // 2. Ingest → follow-up frame with kept art.
-  const { token: ingestToken } = await call('POST', `/admin/v1/stations/${station.id}/credentials`, { scopes: ['ingest:write'], label: 'bench' });
+  const { token: ingestToken } = await call('POST', `/admin/v1/stations/${station.id}/credentials`, {
+    scopes: ['ingest:write'],
+    label: 'bench',
+  });
   const subscriber = createBlockingRedis(config.redisUrl as string);
   const waiting = new Map<string, (at: number) => void>();
   subscriber.on('pmessage', (_p: string, _c: string, raw: string) => {

@@ -44,7 +44,10 @@ export async function checkBytes(
   setting: ArtworkSetting,
   bytes: Buffer,
 ): Promise<CheckResult> {
-  const verdict = await inspectImage(bytes, setting.minSize, await blockedHashes(svc.db, station, setting));
+  const sha256 = createHash('sha256').update(bytes).digest('hex');
+  // Bytes kept before need no renditions: only the checks run again (the setting or blocks may differ).
+  const known = await svc.db('artwork_images').where({ station_id: station.id, sha256 }).first('id');
+  const verdict = await inspectImage(bytes, setting.minSize, await blockedHashes(svc.db, station, setting), !known);
   if (!verdict.ok) return { status: 'rejected', reason: verdict.reason };
   const image = await keepImage(svc.db, station.id, bytes, verdict, svc.clock.now());
   return { status: 'kept', imageId: image.id };

@@ -1,4 +1,4 @@
-import sharp from 'sharp';
+import sharp, { type Sharp } from 'sharp';
 import { MAX_INPUT_PIXELS } from './model.ts';
 
 // The 64-bit difference hash (dHash): the picture shrunk to 9 × 8 grey pixels, one bit per pair of
@@ -7,12 +7,16 @@ import { MAX_INPUT_PIXELS } from './model.ts';
 
 /** dHash of an image as 16 hex digits. */
 export async function dhashOf(bytes: Buffer): Promise<string> {
-  const pixels = await sharp(bytes, { autoOrient: true, limitInputPixels: MAX_INPUT_PIXELS })
-    .flatten({ background: '#ffffff' })
-    .greyscale()
-    .resize(9, 8, { fit: 'fill', kernel: 'lanczos3' })
-    .raw()
-    .toBuffer();
+  return hashOf(sharp(bytes, { autoOrient: true, limitInputPixels: MAX_INPUT_PIXELS }).flatten({ background: '#ffffff' }));
+}
+
+/** dHash of decoded pixels (an image already decoded for its other uses). */
+export function dhashOfPixels(data: Buffer, raw: { width: number; height: number; channels: 1 | 2 | 3 | 4 }): Promise<string> {
+  return hashOf(sharp(data, { raw, limitInputPixels: false }));
+}
+
+async function hashOf(image: Sharp): Promise<string> {
+  const pixels = await image.greyscale().resize(9, 8, { fit: 'fill', kernel: 'lanczos3' }).raw().toBuffer();
   let hash = 0n;
   for (let y = 0; y < 8; y++) {
     for (let x = 0; x < 8; x++) hash = (hash << 1n) | (pixels[y * 9 + x] > pixels[y * 9 + x + 1] ? 1n : 0n);

@@ -1,6 +1,7 @@
 import sharp, { type Metadata } from 'sharp';
 import { ConcurrencyLimit } from '../nowPlaying/artwork/limiter.ts';
-import { dhashOf, hammingDistance } from './dhash.ts';
+import { dhashOfPixels, hammingDistance } from './dhash.ts';
+import { squareRenditionsOf, type Rendition } from '../media/render.ts';
 import { DECODE_CONCURRENCY, MAX_ASPECT, MAX_INPUT_PIXELS, MIN_ASPECT, SAME_PICTURE_DISTANCE, type RejectReason } from './model.ts';
 
 // The checks of an image's bytes (decisions.md "Artwork you can trust"), in the order listed there:
@@ -8,7 +9,8 @@ import { DECODE_CONCURRENCY, MAX_ASPECT, MAX_INPUT_PIXELS, MIN_ASPECT, SAME_PICT
 // is between 0.8 and 1.25; its dHash is not within distance 6 of the station logo or a blocked image.
 
 export type Verdict =
-  { ok: true; width: number; height: number; dhash: string; format: string } | { ok: false; reason: RejectReason; detail: string };
+  | { ok: true; width: number; height: number; dhash: string; format: string; renditions: Rendition[] | null }
+  | { ok: false; reason: RejectReason; detail: string };
 
 /** Decodes run at most this many at a time in a process: each may hold up to MAX_INPUT_PIXELS. */
 const decodes = new ConcurrencyLimit(DECODE_CONCURRENCY);
@@ -19,7 +21,12 @@ function formatAllowed(meta: Metadata): boolean {
   return meta.format === 'heif' && meta.compression === 'av1';
 }
 
-export async function inspectImage(bytes: Buffer, minSize: number, blockedHashes: readonly string[]): Promise<Verdict> {
+/**
+ * Checks an image; when it passes and `render` is asked, also its square renditions. The picture is
+ * decoded once, to raw pixels (at most MAX_INPUT_PIXELS × 3 bytes), and the hash and the renditions
+ * are made from those.
+ */
+export async function inspectImage(bytes: Buffer, minSize: number, blockedHashes: readonly string[], render = false): Promise<Verdict> {
   return decodes.run(async () => {
     let meta: Metadata;
     try {
@@ -38,15 +45,22 @@ export async function inspectImage(bytes: Buffer, minSize: number, blockedHashes
     if (Math.min(width, height) < minSize) return { ok: false, reason: 'too-small', detail: `${width}×${height} px, minimum ${minSize}` };
     const aspect = width / height;
     if (aspect < MIN_ASPECT || aspect > MAX_ASPECT) return { ok: false, reason: 'not-square', detail: `${width}×${height} px` };
-    let dhash: string;
+    let pixels: { data: Buffer; info: { width: number; height: number; channels: 1 | 2 | 3 | 4 } };
     try {
-      dhash = await dhashOf(bytes);
+      pixels = await sharp(bytes, { autoOrient: true, limitInputPixels: MAX_INPUT_PIXELS })
+        .flatten({ background: '#ffffff' })
+        .removeAlpha()
+        .raw()
+        .toBuffer({ resolveWithObject: true });
     } catch (err) {
       const message = (err as Error).message;
       return { ok: false, reason: /pixel limit/i.test(message) ? 'too-large' : 'not-an-image', detail: message };
     }
+    const raw = { width: pixels.info.width, height: pixels.info.height, channels: pixels.info.channels };
+    const dhash = await dhashOfPixels(pixels.data, raw);
     const near = blockedHashes.find((blocked) => hammingDistance(blocked, dhash) <= SAME_PICTURE_DISTANCE);
     if (near) return { ok: false, reason: 'blocked', detail: `same picture as ${near}` };
-    return { ok: true, width, height, dhash, format: meta.format as string };
+    const renditions = render ? await squareRenditionsOf(pixels.data, raw) : null;
+    return { ok: true, width, height, dhash, format: meta.format as string, renditions };
   });
 }

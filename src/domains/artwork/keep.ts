@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../../lib/db.ts';
 import { newId } from '../../lib/ids.ts';
 import { etagOf } from '../media/model.ts';
-import { renderSquareVariants } from '../media/render.ts';
+import { renderSquareVariants, type Rendition } from '../media/render.ts';
 import { MAX_INPUT_PIXELS, type ArtworkImageRow } from './model.ts';
 
 // A kept image: a media asset of the station, stored once per SHA-256 of its bytes, with its square
@@ -15,13 +15,13 @@ export async function keepImage(
   db: Db,
   stationId: string,
   bytes: Buffer,
-  image: { width: number; height: number; dhash: string; format: string },
+  image: { width: number; height: number; dhash: string; format: string; renditions: Rendition[] | null },
   now: Date,
 ): Promise<ArtworkImageRow> {
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   const existing = await db<ArtworkImageRow>('artwork_images').where({ station_id: stationId, sha256 }).first();
   if (existing) return existing;
-  const renditions = await renderSquareVariants(bytes, MAX_INPUT_PIXELS);
+  const renditions = image.renditions ?? (await renderSquareVariants(bytes, MAX_INPUT_PIXELS));
   const assetId = newId();
   const versionId = newId();
   const mime = mimeOf(image.format);

@@ -1,5 +1,14 @@
 import sharp from 'sharp';
-import { RENDITION_MIME, SQUARE_MIME, SQUARE_VARIANTS, VARIANT_SPECS, type SquareVariant, type FocalPoint, type MediaVariant, type VariantSpec } from './model.ts';
+import {
+  RENDITION_MIME,
+  SQUARE_MIME,
+  SQUARE_VARIANTS,
+  VARIANT_SPECS,
+  type SquareVariant,
+  type FocalPoint,
+  type MediaVariant,
+  type VariantSpec,
+} from './model.ts';
 
 // Image renditions (decisions.md "Media"): thumb and display resized to a width (never upscaled, aspect
 // kept); card and square cut to their exact size around the focal point. All WebP. Pure: bytes in,
@@ -77,6 +86,24 @@ export async function renderSquareVariants(original: Buffer, limitInputPixels: n
         .jpeg({ quality: 85, mozjpeg: false })
         .toBuffer({ resolveWithObject: true });
       return { variant, mime: SQUARE_MIME, width: info.width, height: info.height, bytes: data };
+    }),
+  );
+}
+
+/** The square renditions of decoded pixels (the same as `renderSquareVariants`, without decoding again). */
+export async function squareRenditionsOf(
+  data: Buffer,
+  raw: { width: number; height: number; channels: 1 | 2 | 3 | 4 },
+): Promise<Rendition[]> {
+  const shortSide = Math.min(raw.width, raw.height);
+  return Promise.all(
+    SQUARE_VARIANTS.map(async (variant) => {
+      const side = Math.min(Number(variant), shortSide);
+      const { data: bytes, info } = await sharp(data, { raw, limitInputPixels: false })
+        .resize(side, side, { fit: 'cover', position: sharp.strategy.attention })
+        .jpeg({ quality: 85 })
+        .toBuffer({ resolveWithObject: true });
+      return { variant, mime: SQUARE_MIME, width: info.width, height: info.height, bytes };
     }),
   );
 }

@@ -36,8 +36,12 @@ const VersionId = { ...Uuid, description: 'media version id (not the asset id)' 
 export const PublicMediaParams = Type.Object({ stationId: StationId, versionId: VersionId }, { additionalProperties: false });
 
 export const PublicVariantParams = Type.Object(
-  { stationId: StationId, versionId: VersionId, variant: StringEnum([...MEDIA_VARIANTS, ...SQUARE_VARIANTS], {
+  {
+    stationId: StationId,
+    versionId: VersionId,
+    variant: StringEnum([...MEDIA_VARIANTS, ...SQUARE_VARIANTS], {
       description: 'rendition (300, 600 and 1200 are the square JPEG renditions of artwork and show images)',
-    }) },
+    }),
+  },
   { additionalProperties: false },
 );
