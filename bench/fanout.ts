@@ -27,7 +27,7 @@ process.env.GATEWAY_MAX_CONNECTIONS_PER_IP = '1000000';
 const { loadConfig } = await import('../src/config.ts');
 const { createLogger } = await import('../src/lib/logger.ts');
 const { migrate } = await import('../src/roles/migrate.ts');
-const { createServices } = await import('../src/services.ts');
+const { createServices } = await import('../src/roles/services.ts');
 const { createStation } = await import('../src/domains/stations/commands.ts');
 const { inTransaction } = await import('../src/lib/db.ts');
 const { upsertFeedRow } = await import('../src/feed/rows.ts');
@@ -53,7 +53,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 await recreateDatabase(config.databaseUrl);
 await migrate(config);
 const svc = await createServices(config, logger);
-const station = await createStation(
+const { after: station } = await createStation(
   svc.db,
   svc.invalidation,
   { slug: `bench-${Date.now().toString(36)}`, name: 'Bench FM', timezone: 'Europe/Berlin' },

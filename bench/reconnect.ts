@@ -24,7 +24,7 @@ process.env.GATEWAY_MAX_CONNECTIONS_PER_IP = '1000000';
 const { loadConfig } = await import('../src/config.ts');
 const { createLogger } = await import('../src/lib/logger.ts');
 const { migrate } = await import('../src/roles/migrate.ts');
-const { createServices } = await import('../src/services.ts');
+const { createServices } = await import('../src/roles/services.ts');
 const { createStation } = await import('../src/domains/stations/commands.ts');
 const { inTransaction } = await import('../src/lib/db.ts');
 const { upsertFeedRow } = await import('../src/feed/rows.ts');
@@ -64,7 +64,7 @@ const svc = await (async () => {
   return createServices(config, createLogger(config, 'bench'));
 })();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const station = await createStation(
+const { after: station } = await createStation(
   svc.db,
   svc.invalidation,
   { slug: `reconnect-${Date.now().toString(36)}`, name: 'Bench FM', timezone: 'Europe/Berlin' },
