@@ -16,7 +16,7 @@ import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/lib/logger.ts';
 import { createBlockingRedis } from '../src/lib/redis.ts';
 import { keys } from '../src/lib/keys.ts';
-import { createWebServices } from '../src/services.ts';
+import { createWebServices } from '../src/roles/services.ts';
 import { startWeb } from '../src/roles/web.ts';
 import { migrate } from '../src/roles/migrate.ts';
 import { startWorkers } from '../workers/index.ts';

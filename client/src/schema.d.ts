@@ -1910,6 +1910,14 @@ export interface components {
             imageVersionId: string | null;
             copyright: string | null;
         };
+        /** ArtworkSetting */
+        ArtworkSetting: {
+            /** @description shortest side in px a cover must have (default 300) */
+            minSize: number;
+            /** @description show the program, presenter or station image when no cover passes (default true) */
+            fallback: boolean;
+            stationImageVersionId: string | null;
+        };
         AdminCreateStation201Response: {
             id: string;
             slug: string;
@@ -1961,6 +1969,7 @@ export interface components {
             };
             radiodns: components["schemas"]["RadioDnsSetting"];
             podcasts: components["schemas"]["PodcastsSetting"];
+            artwork: components["schemas"]["ArtworkSetting"];
             createdAt: string;
             updatedAt: string;
         };
@@ -2019,6 +2028,14 @@ export interface components {
             }[];
             imageVersionId?: string | null;
             copyright?: string | null;
+        };
+        /** ArtworkSettingInput */
+        ArtworkSettingInput: {
+            /** @description shortest side in px a cover must have (default 300) */
+            minSize?: number;
+            /** @description show the program, presenter or station image when no cover passes (default true) */
+            fallback?: boolean;
+            stationImageVersionId?: string | null;
         };
         AdminCreateStationRequest: {
             slug: string;
@@ -2094,6 +2111,7 @@ export interface components {
             publicOnline?: boolean;
             radiodns?: components["schemas"]["RadioDnsSettingInput"];
             podcasts?: components["schemas"]["PodcastsSettingInput"];
+            artwork?: components["schemas"]["ArtworkSettingInput"];
         };
         AdminUpdateStationRequest: {
             /** @description the station’s own id, as in the path (it cannot change) */
@@ -2170,6 +2188,7 @@ export interface components {
             publicOnline?: boolean;
             radiodns?: components["schemas"]["RadioDnsSettingInput"];
             podcasts?: components["schemas"]["PodcastsSettingInput"];
+            artwork?: components["schemas"]["ArtworkSettingInput"];
         };
         AdminCreateCredential201Response: {
             id: string;
@@ -3426,6 +3445,7 @@ export interface components {
                 };
                 radiodns: components["schemas"]["RadioDnsSetting"];
                 podcasts: components["schemas"]["PodcastsSetting"];
+                artwork: components["schemas"]["ArtworkSetting"];
                 createdAt: string;
                 updatedAt: string;
             };
@@ -3631,6 +3651,14 @@ export interface components {
                     copyright?: string | null;
                     /** @description bundle-local media key */
                     imageKey?: string;
+                };
+                artwork?: {
+                    /** @description shortest side in px a cover must have (default 300) */
+                    minSize?: number;
+                    /** @description show the program, presenter or station image when no cover passes (default true) */
+                    fallback?: boolean;
+                    /** @description the bundle media entry of the station image */
+                    stationImageKey?: string;
                 };
             };
             credentials?: {
@@ -4736,6 +4764,11 @@ export interface operations {
                      *         "imageVersionId": "string",
                      *         "copyright": "string"
                      *       },
+                     *       "artwork": {
+                     *         "minSize": 100,
+                     *         "fallback": true,
+                     *         "stationImageVersionId": "string"
+                     *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
                      *     }
@@ -5035,6 +5068,11 @@ export interface operations {
                      *         "imageVersionId": "string",
                      *         "copyright": "string"
                      *       },
+                     *       "artwork": {
+                     *         "minSize": 100,
+                     *         "fallback": true,
+                     *         "stationImageVersionId": "string"
+                     *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
                      *     }
@@ -5311,6 +5349,11 @@ export interface operations {
                      *         ],
                      *         "imageVersionId": "string",
                      *         "copyright": "string"
+                     *       },
+                     *       "artwork": {
+                     *         "minSize": 100,
+                     *         "fallback": true,
+                     *         "stationImageVersionId": "string"
                      *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
@@ -16411,6 +16454,11 @@ export interface operations {
                      *           ],
                      *           "imageVersionId": "string",
                      *           "copyright": "string"
+                     *         },
+                     *         "artwork": {
+                     *           "minSize": 100,
+                     *           "fallback": true,
+                     *           "stationImageVersionId": "string"
                      *         },
                      *         "createdAt": "string",
                      *         "updatedAt": "string"

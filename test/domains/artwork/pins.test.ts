@@ -136,10 +136,9 @@ describe('artwork: pins, blocks and fallbacks', function () {
 
     // The logo: an upload named by the station's artwork setting.
     const logo = await uploaded(server.url, st.id, await png(17, 800, 800), 'image/png');
-    await server.svc
-      .db('stations')
-      .where({ id: st.id })
-      .update({ artwork: JSON.stringify({ stationImageVersionId: logo.versionId }) });
+    const patched = await admin(server.url, 'PATCH', `/stations/${st.id}`, { artwork: { stationImageVersionId: logo.versionId } });
+    expect(patched.status, JSON.stringify(patched.body)).to.equal(200);
+    expect(patched.body.artwork).to.deep.equal({ minSize: 300, fallback: true, stationImageVersionId: logo.versionId });
     const reencoded = images.serve(path('logo'), await jpeg(17, 500, 500, 60), 'image/jpeg');
     await ingest(server.url, st, ingestToken, { artist: 'Station', title: 'Jingle', artworkUrl: reencoded });
     const shown = await until(async () => {
@@ -153,5 +152,33 @@ describe('artwork: pins, blocks and fallbacks', function () {
     expect(shown).to.not.have.property('artworkUrl');
     const variant = await fetch(shown.artwork.variants['300'].replace(server.svc.config.publicBaseUrl, server.url));
     expect(variant.status).to.equal(200);
+  });
+
+  it('the station setting `artwork` validates naming the field: minSize 100–1400, an image version of the station', async () => {
+    const { station: st } = await station();
+    const { station: other } = await station();
+    const foreign = await uploaded(server.url, other.id, await png(18, 600, 600), 'image/png');
+    for (const [artwork, field] of [
+      [{ minSize: 99 }, 'artwork.minSize'],
+      [{ minSize: 1401 }, 'artwork.minSize'],
+      [{ stationImageVersionId: foreign.versionId }, 'artwork.stationImageVersionId'],
+    ] as const) {
+      const res = await admin(server.url, 'PATCH', `/stations/${st.id}`, { artwork });
+      expect(res.status).to.equal(400);
+      expect(JSON.stringify(res.body)).to.include(field);
+    }
+    const ok = await admin(server.url, 'PATCH', `/stations/${st.id}`, { artwork: { minSize: 1400, fallback: false } });
+    expect(ok.body.artwork).to.deep.equal({ minSize: 1400, fallback: false, stationImageVersionId: null });
+  });
+
+  it('a higher minSize refuses what the default kept; fallback off shows no station image', async () => {
+    const { station: st, ingestToken, listenerToken } = await station();
+    await admin(server.url, 'PATCH', `/stations/${st.id}`, { artwork: { minSize: 1000, fallback: false } });
+    const url = images.serve(path('mid'), await png(19, 800, 800));
+    await ingest(server.url, st, ingestToken, { artist: 'H', title: 'Mid', artworkUrl: url });
+    const check = await until(() => server.svc.db('artwork_checks').where({ station_id: st.id, url }).first());
+    expect(check).to.include({ status: 'rejected', reason: 'too-small' });
+    await resolved(st.id);
+    expect((await track(st.slug, listenerToken)).artwork).to.equal(null);
   });
 });
