@@ -13,7 +13,10 @@ export async function artworkResolve(payload: JobPayload<'artwork.resolve'>, svc
 }
 
 /** Fetches and checks one URL, then re-resolves every pin and track that names it. */
-export async function artworkCheck(payload: JobPayload<'artwork.check'>, svc: Services): Promise<{ status: string; reason: string | null }> {
+export async function artworkCheck(
+  payload: JobPayload<'artwork.check'>,
+  svc: Services,
+): Promise<{ status: string; reason: string | null }> {
   const station = await svc.stations.byIdOrNull(payload.stationId);
   if (!station) return { status: 'skipped', reason: 'station gone' };
   const check = await checkUrl(svc, station, payload.url, payload.source);

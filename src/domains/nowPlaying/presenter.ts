@@ -25,7 +25,9 @@ const iso = (value: Date | null): string | null => (value ? value.toISOString() 
  * `artworkUrl` and `artwork` of an observation: as resolved (decisions.md, "Artwork you can trust"), or
  * while it is not resolved yet the reported URL (the ingest's, else the catalogue's) and no `artwork`.
  */
-export function artFields(row: Pick<TrackRow, 'artwork_url' | 'catalogue_url' | 'artwork_view'>): Pick<PresentedTrack, 'artworkUrl' | 'artwork'> {
+export function artFields(
+  row: Pick<TrackRow, 'artwork_url' | 'catalogue_url' | 'artwork_view'>,
+): Pick<PresentedTrack, 'artworkUrl' | 'artwork'> {
   const view = row.artwork_view;
   if (view) return { ...(view.artworkUrl ? { artworkUrl: view.artworkUrl } : {}), artwork: view.artwork };
   const reported = isHttpsUrl(row.artwork_url) ? row.artwork_url : isHttpsUrl(row.catalogue_url) ? row.catalogue_url : null;
