@@ -22,6 +22,7 @@ import { radiodnsRoutes } from './domains/radiodns/routes.ts';
 import { operatorKeyRoutes } from './domains/operatorKeys/routes.ts';
 import { auditRoutes } from './domains/audit/routes.ts';
 import { podcastRoutes } from './domains/podcasts/routes.ts';
+import { artworkRoutes } from './domains/artwork/routes.ts';
 
 // The composition of the web role's HTTP surface: every domain's routes, in one table. It lives beside
 // services.ts (the other half of the composition), above the domains; src/http/ (the framework) never
@@ -48,6 +49,7 @@ allRoutes.push(
   ...webhookRoutes,
   ...playLogRoutes,
   ...audienceRoutes,
+  ...artworkRoutes,
   ...radiodnsRoutes,
   ...operatorKeyRoutes,
   ...auditRoutes,

@@ -11,6 +11,7 @@ import { radiodnsLogos } from './radiodnsLogos.ts';
 import { feedsPoll } from './feedsPoll.ts';
 import { nowPlayingFollow } from './nowPlayingFollow.ts';
 import { nowPlayingArtwork } from './nowPlayingArtwork.ts';
+import { artworkCheck, artworkResolve } from './artwork.ts';
 import { webhooksDeliver } from './webhooksDeliver.ts';
 import { feedPrune } from './feedPrune.ts';
 import { auditPrune } from './auditPrune.ts';
@@ -31,6 +32,8 @@ export const registry: { [N in JobName]: JobHandler<N> } = {
   'feeds.poll': feedsPoll,
   'nowPlaying.follow': nowPlayingFollow,
   'nowPlaying.artwork': nowPlayingArtwork,
+  'artwork.resolve': artworkResolve,
+  'artwork.check': artworkCheck,
   'webhooks.deliver': webhooksDeliver,
   'webhooks.retry': webhooksDeliver,
   'feed.prune': feedPrune,

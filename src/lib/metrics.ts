@@ -198,6 +198,13 @@ export const pushMessages = new Counter({
   registers: [registry],
 });
 
+export const artworkChecks = new Counter({
+  name: 'waveline_artwork_checks_total',
+  help: 'Artwork checks by source (operator, ingest, catalogue) and result: kept, or the reason it was refused.',
+  labelNames: ['source', 'result'] as const,
+  registers: [registry],
+});
+
 /** Job counts of every queue by state, as the job system reports them; null when it keeps none. */
 export type QueueCounts = Record<string, Record<'waiting' | 'active' | 'delayed' | 'failed', number>>;
 let queueCountsSource: (() => Promise<QueueCounts | null>) | null = null;
