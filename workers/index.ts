@@ -20,6 +20,7 @@ import { registry, type JobHandler } from './registry.ts';
 import { scheduleFeedPrune } from './feedPrune.ts';
 import { scheduleAuditPrune } from './auditPrune.ts';
 import { ensurePushSweep } from '../src/domains/push/maintenance.ts';
+import { ensureReminderTick } from '../src/domains/reminders/fire.ts';
 
 /** How many jobs of each queue one worker process runs at once. Media is CPU-bound (sharp); webhook
  * deliveries mostly wait on receivers (and one endpoint holds only a few of them, docs/webhooks.md). */
@@ -75,6 +76,7 @@ export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; 
   await scheduleFeedPrune(svc);
   await scheduleAuditPrune(svc);
   await ensurePushSweep(svc).catch((err) => svc.logger.warn({ err }, 'could not register the push sweep'));
+  await ensureReminderTick(svc).catch((err) => svc.logger.warn({ err }, 'could not register the reminders tick'));
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   svc.logger.info({ queues: QUEUES }, 'workers ready');
   return {

@@ -15,6 +15,7 @@ import { webhooksDeliver } from './webhooksDeliver.ts';
 import { feedPrune } from './feedPrune.ts';
 import { auditPrune } from './auditPrune.ts';
 import { pushReceipts, pushSend, pushSweep } from './push.ts';
+import { remindersFire, remindersTick } from './reminders.ts';
 
 export type JobHandler<N extends JobName> = (payload: JobPayload<N>, svc: Services, job: Job) => Promise<unknown>;
 
@@ -37,4 +38,6 @@ export const registry: { [N in JobName]: JobHandler<N> } = {
   'push.send': pushSend,
   'push.receipts': pushReceipts,
   'push.sweep': pushSweep,
+  'reminders.tick': remindersTick,
+  'reminders.fire': remindersFire,
 };
