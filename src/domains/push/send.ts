@@ -86,7 +86,10 @@ async function start(svc: Svc, id: string): Promise<NotificationRow | undefined>
     const row = await trx<NotificationRow>('push_notifications').where({ id }).forUpdate().first();
     if (!row || row.status !== 'queued') return row;
     if (row.source === 'reminder') {
-      const [started] = await trx('push_notifications').where({ id }).update({ status: 'sending', started_at: svc.clock.now() }).returning('*');
+      const [started] = await trx('push_notifications')
+        .where({ id })
+        .update({ status: 'sending', started_at: svc.clock.now() })
+        .returning('*');
       return started as NotificationRow;
     }
     const topicColumn = row.topic === 'alerts' ? 'topic_alerts' : 'topic_content';

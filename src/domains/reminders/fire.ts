@@ -121,7 +121,11 @@ export async function fireGroup(svc: Svc, station: Station, group: DueGroup): Pr
     afterCommit(() => enqueueSend(svc, stored));
     return stored;
   });
-  if (created) svc.logger.info({ stationId: station.id, broadcastId: group.broadcastId, notificationId: created.id, targeted: created.targeted }, 'reminder fired');
+  if (created)
+    svc.logger.info(
+      { stationId: station.id, broadcastId: group.broadcastId, notificationId: created.id, targeted: created.targeted },
+      'reminder fired',
+    );
   return created;
 }
 

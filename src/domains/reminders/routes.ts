@@ -25,13 +25,21 @@ export const reminderRoutes = [
     body: PutFollowsBody,
     responses: {
       200: { description: 'The follows as stored.', schema: FollowList },
-      400: { description: 'Invalid body; an unknown program or presenter, or one given twice, names its index (VALIDATION_ERROR).', schema: ErrorBody },
+      400: {
+        description: 'Invalid body; an unknown program or presenter, or one given twice, names its index (VALIDATION_ERROR).',
+        schema: ErrorBody,
+      },
       401: { description: 'Credential missing or invalid (scope push:register).', schema: ErrorBody },
       404: { description: 'Station unavailable, push module switched off, or the token is not registered.', schema: ErrorBody },
       429: { description: 'Rate limited.', schema: ErrorBody },
     },
     async handler({ svc, station, body }) {
-      const follows = await replaceFollows(svc.db, { stationId: station.id, token: body.token, follows: body.follows, now: svc.clock.now() });
+      const follows = await replaceFollows(svc.db, {
+        stationId: station.id,
+        token: body.token,
+        follows: body.follows,
+        now: svc.clock.now(),
+      });
       return { follows };
     },
   }),

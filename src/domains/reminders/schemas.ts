@@ -53,6 +53,9 @@ export const FollowerCounts = Type.Object(
     programs: Type.Array(Type.Object({ programId: Uuid, title: Type.String(), followers: Type.Integer() })),
     presenters: Type.Array(Type.Object({ presenterId: Uuid, name: Type.String(), followers: Type.Integer() })),
   },
-  { title: 'PushFollowerCounts', description: 'devices following each program and presenter (only those with followers), most followed first' },
+  {
+    title: 'PushFollowerCounts',
+    description: 'devices following each program and presenter (only those with followers), most followed first',
+  },
 );
 export type FollowerCounts = Static<typeof FollowerCounts>;

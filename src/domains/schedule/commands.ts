@@ -229,11 +229,10 @@ export async function removeBroadcast(tx: Tx, stationId: string, id: string): Pr
 export async function removePresenter(tx: Tx, stationId: string, id: string): Promise<boolean> {
   const removed = await tx.trx('presenters').where({ id, station_id: stationId }).delete();
   if (removed === 0) return false;
-  await tx.trx.raw('UPDATE broadcasts SET presenter_ids = array_remove(presenter_ids, ?::uuid) WHERE station_id = ? AND ?::uuid = ANY(presenter_ids)', [
-    id,
-    stationId,
-    id,
-  ]);
+  await tx.trx.raw(
+    'UPDATE broadcasts SET presenter_ids = array_remove(presenter_ids, ?::uuid) WHERE station_id = ? AND ?::uuid = ANY(presenter_ids)',
+    [id, stationId, id],
+  );
   return true;
 }
 

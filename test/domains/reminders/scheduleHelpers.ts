@@ -11,16 +11,16 @@ export function scheduleOf(baseUrl: string, stationId: string) {
     return res.body;
   };
   return {
-    async presenter(title: string, id = randomUUID()): Promise<string> {
+    async presenter(title: string, id: string = randomUUID()): Promise<string> {
       await put(`/presenters/${id}`, { title });
       return id;
     },
-    async program(title: string, presenterIds: string[] = [], id = randomUUID()): Promise<string> {
+    async program(title: string, presenterIds: string[] = [], id: string = randomUUID()): Promise<string> {
       await put(`/programs/${id}`, { title, presenterIds, slots: [] });
       return id;
     },
     /** A broadcast of `programId` from `startsAt`, one hour long; `extra` overrides any field. */
-    async broadcast(programId: string, startsAt: Date, extra: Record<string, unknown> = {}, id = randomUUID()): Promise<string> {
+    async broadcast(programId: string, startsAt: Date, extra: Record<string, unknown> = {}, id: string = randomUUID()): Promise<string> {
       await put(`/broadcasts/${id}`, {
         programId,
         startsAt: startsAt.toISOString(),
