@@ -8,8 +8,8 @@ import type { Knex } from 'knex';
 //   creates the reminder notification: the primary key is what makes a device reminded at most once of a
 //   broadcast, across edits, retries, several workers and a worker's death.
 // - push_notifications.broadcast_id / due_at: a reminder is a notification (`source: "reminder"`) of
-//   one (broadcast, due time); the unique index keeps that to one notification even when two workers
-//   fire it at once.
+//   one (broadcast, due time); push_reminder_groups keeps that to one firing even when two workers fire
+//   it at once.
 
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
@@ -27,9 +27,24 @@ export async function up(knex: Knex): Promise<void> {
     );
     CREATE UNIQUE INDEX push_follows_program_idx ON push_follows (program_id, station_id, token_hash) WHERE program_id IS NOT NULL;
     CREATE UNIQUE INDEX push_follows_presenter_idx ON push_follows (presenter_id, station_id, token_hash) WHERE presenter_id IS NOT NULL;
+    -- The tick asks, per upcoming broadcast and remindBeforeMinutes, whether anyone follows: one probe each.
+    CREATE INDEX push_follows_program_before_idx ON push_follows (program_id, remind_before_minutes) WHERE program_id IS NOT NULL;
+    CREATE INDEX push_follows_presenter_before_idx ON push_follows (presenter_id, remind_before_minutes) WHERE presenter_id IS NOT NULL;
 
     ALTER TABLE push_notifications ADD COLUMN broadcast_id uuid, ADD COLUMN due_at timestamptz;
-    CREATE UNIQUE INDEX push_notifications_reminder_idx ON push_notifications (broadcast_id, due_at) WHERE broadcast_id IS NOT NULL;
+
+    -- Each (broadcast, due time) is fired once: the row is taken in the transaction that creates its
+    -- notification (notification_id null when nobody was left to remind). A second worker firing it
+    -- waits on the first's row, then finds it taken.
+    CREATE TABLE push_reminder_groups (
+      broadcast_id uuid NOT NULL,
+      due_at timestamptz NOT NULL,
+      station_id text NOT NULL REFERENCES stations(id) ON DELETE CASCADE,
+      notification_id uuid REFERENCES push_notifications(id) ON DELETE SET NULL,
+      fired_at timestamptz NOT NULL,
+      PRIMARY KEY (broadcast_id, due_at)
+    );
+    CREATE INDEX push_reminder_groups_fired_idx ON push_reminder_groups (fired_at);
 
     CREATE TABLE push_reminders (
       broadcast_id uuid NOT NULL,
@@ -50,8 +65,7 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw(`
     DROP INDEX IF EXISTS broadcasts_public_starts_idx;
     DROP INDEX IF EXISTS push_notifications_queued_idx;
-    DROP TABLE IF EXISTS push_reminders, push_follows;
-    DROP INDEX IF EXISTS push_notifications_reminder_idx;
+    DROP TABLE IF EXISTS push_reminders, push_reminder_groups, push_follows;
     ALTER TABLE push_notifications DROP COLUMN IF EXISTS broadcast_id, DROP COLUMN IF EXISTS due_at;
   `);
 }

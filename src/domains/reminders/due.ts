@@ -1,5 +1,8 @@
 import type { Db } from '../../lib/db.ts';
 
+/** The remindBeforeMinutes a follow may choose (schemas.ts REMIND_BEFORE_MINUTES). */
+const REMIND_BEFORE = [0, 5, 10, 15, 30, 60];
+
 // Which devices are due a reminder (decisions.md, "Follows and reminders"): for each public broadcast
 // (published, not cancelled) starting within the window, the devices following its program or one of
 // its presenters (the broadcast's `presenterIds`, by default its program's), each at its earliest due
@@ -66,25 +69,38 @@ export interface DueGroup {
   broadcastId: string;
   startsAt: Date;
   dueAt: Date;
-  devices: number;
 }
 
-/** Reminders due at or before `until`, one group per (broadcast, due time), earliest first. */
-export async function dueGroups(db: Db, filter: DueFilter): Promise<DueGroup[]> {
-  const cte = dueCte(filter);
-  const result = await db.raw<{
-    rows: Array<{ station_id: string; broadcast_id: string; starts_at: Date; due_at: Date; devices: number }>;
-  }>(
-    `WITH ${cte.sql}
-     SELECT station_id, broadcast_id, starts_at, due_at, count(*)::int AS devices FROM due
-      GROUP BY station_id, broadcast_id, starts_at, due_at ORDER BY due_at, broadcast_id`,
-    cte.bindings,
+/**
+ * The (broadcast, due time) pairs not fired yet with a due time in (`from`, `until`]: for each public
+ * broadcast in the window, each remindBeforeMinutes some follower of its program or presenters chose
+ * (one index probe per value, whatever the number of followers). Earliest first.
+ */
+export async function dueGroups(db: Db, filter: DueFilter & { from?: Date }): Promise<DueGroup[]> {
+  const bindings: Array<string | Date> = [new Date(filter.now.getTime() - LATE_LIMIT_MS), new Date(filter.until.getTime() + MAX_BEFORE_MS)];
+  let where = '';
+  if (filter.stationId !== undefined) {
+    where = ' AND b.station_id = ?';
+    bindings.push(filter.stationId);
+  }
+  bindings.push(filter.from ?? new Date(0), filter.until);
+  const result = await db.raw<{ rows: Array<{ station_id: string; broadcast_id: string; starts_at: Date; due_at: Date }> }>(
+    `WITH b AS (
+       SELECT b.id, b.station_id, b.program_id, b.starts_at,
+              coalesce(b.presenter_ids, ARRAY(SELECT pp.presenter_id FROM program_presenters pp WHERE pp.program_id = b.program_id)) AS presenter_ids
+         FROM broadcasts b
+        WHERE b.published AND NOT b.cancelled AND b.starts_at > ? AND b.starts_at <= ?${where}
+     ), candidates AS (
+       SELECT b.station_id, b.id AS broadcast_id, b.starts_at, b.starts_at - v.before * interval '1 minute' AS due_at
+         FROM b CROSS JOIN unnest(ARRAY[${REMIND_BEFORE.join(', ')}]) AS v(before)
+        WHERE EXISTS (SELECT 1 FROM push_follows f WHERE f.program_id = b.program_id AND f.remind_before_minutes = v.before)
+           OR EXISTS (SELECT 1 FROM push_follows f WHERE f.presenter_id = ANY(b.presenter_ids) AND f.remind_before_minutes = v.before)
+     )
+     SELECT c.* FROM candidates c
+      WHERE c.due_at > ? AND c.due_at <= ?
+        AND NOT EXISTS (SELECT 1 FROM push_reminder_groups g WHERE g.broadcast_id = c.broadcast_id AND g.due_at = c.due_at)
+      ORDER BY c.due_at, c.broadcast_id`,
+    bindings,
   );
-  return result.rows.map((r) => ({
-    stationId: r.station_id,
-    broadcastId: r.broadcast_id,
-    startsAt: r.starts_at,
-    dueAt: r.due_at,
-    devices: r.devices,
-  }));
+  return result.rows.map((r) => ({ stationId: r.station_id, broadcastId: r.broadcast_id, startsAt: r.starts_at, dueAt: r.due_at }));
 }

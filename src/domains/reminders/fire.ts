@@ -2,7 +2,7 @@ import { inTransaction } from '../../lib/db.ts';
 import { PushNotConfiguredError } from '../../lib/errors.ts';
 import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
-import { enqueueSend, insertRow, requirePushConfigured, type NotificationRow } from '../push/notifications.ts';
+import { enqueueSend, insertRow, requirePushConfigured, RETENTION_MS, type NotificationRow } from '../push/notifications.ts';
 import { reminderText } from './body.ts';
 import { dueCte, dueGroups, LATE_LIMIT_MS, type DueGroup } from './due.ts';
 import { remindersOf } from './setting.ts';
@@ -17,7 +17,9 @@ import { remindersOf } from './setting.ts';
 // - `reminders.fire` re-reads the schedule and the follows at its instant and fires what is due then.
 // At most once per (device, broadcast): the push_reminders primary key, written in the transaction that
 // creates the notification and its delivery rows; a second worker firing the same group waits on the
-// unique (broadcast_id, due_at) of the first's notification and then finds it taken.
+// first's push_reminder_groups row and then finds it taken. The tick's cost does not grow with the
+// followers: it probes, per upcoming broadcast, which remindBeforeMinutes anyone chose (due.ts); only
+// firing a group reads its devices.
 
 export const TICK_MS = 5000;
 export const LOOKAHEAD_MS = 60_000;
@@ -90,12 +92,14 @@ export async function fireGroup(svc: Svc, station: Station, group: DueGroup): Pr
     null,
   );
   const created = await inTransaction(svc.db, async ({ trx, afterCommit }) => {
-    const inserted = await trx('push_notifications')
-      .insert(row)
-      .onConflict(trx.raw('(broadcast_id, due_at) WHERE broadcast_id IS NOT NULL'))
+    // The group is taken first: a second firing (another worker, a retry) waits here, then finds it taken.
+    const taken = await trx('push_reminder_groups')
+      .insert({ broadcast_id: group.broadcastId, due_at: group.dueAt, station_id: station.id, fired_at: now })
+      .onConflict(['broadcast_id', 'due_at'])
       .ignore()
-      .returning('*');
-    if (inserted.length === 0) return null;
+      .returning('broadcast_id');
+    if (taken.length === 0) return null;
+    await trx('push_notifications').insert(row);
     const cte = dueCte({ now, until: now, stationId: station.id, broadcastId: group.broadcastId });
     const result = await trx.raw<{ rows: NotificationRow[] }>(
       `WITH ${cte.sql}, reminded AS (
@@ -115,9 +119,11 @@ export async function fireGroup(svc: Svc, station: Station, group: DueGroup): Pr
     );
     const stored = result.rows[0];
     if (stored.targeted === 0) {
+      // Nobody left to remind at this due time (each was due earlier, by another follow): no notification.
       await trx('push_notifications').where({ id: row.id }).delete();
       return null;
     }
+    await trx('push_reminder_groups').where({ broadcast_id: group.broadcastId, due_at: group.dueAt }).update({ notification_id: row.id });
     afterCommit(() => enqueueSend(svc, stored));
     return stored;
   });
@@ -151,7 +157,7 @@ export const fireJobId = (stationId: string, at: Date): string => `reminders.fir
 export async function tick(svc: Svc): Promise<{ fired: number; planned: number }> {
   const fired = await fireDue(svc);
   const now = svc.clock.now();
-  const upcoming = await dueGroups(svc.db, { now, until: new Date(now.getTime() + LOOKAHEAD_MS) });
+  const upcoming = await dueGroups(svc.db, { now, from: now, until: new Date(now.getTime() + LOOKAHEAD_MS) });
   const instants = new Map<string, { stationId: string; at: Date }>();
   for (const g of upcoming) if (g.dueAt > now) instants.set(fireJobId(g.stationId, g.dueAt), { stationId: g.stationId, at: g.dueAt });
   await Promise.all(
@@ -164,6 +170,11 @@ export async function tick(svc: Svc): Promise<{ fired: number; planned: number }
     .where({ status: 'queued', source: 'reminder' })
     .andWhere('created_at', '<', new Date(now.getTime() - 10_000));
   for (const row of stuck) await enqueueSend(svc, row);
+  // Fired groups are kept as long as notifications (their broadcasts are long over by then).
+  await svc
+    .db('push_reminder_groups')
+    .where('fired_at', '<', new Date(now.getTime() - RETENTION_MS))
+    .delete();
   return { fired: fired.length, planned: instants.size };
 }
 
