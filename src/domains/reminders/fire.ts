@@ -5,7 +5,6 @@ import type { Station } from '../stations/model.ts';
 import { enqueueSend, insertRow, requirePushConfigured, RETENTION_MS, type NotificationRow } from '../push/notifications.ts';
 import { reminderText } from './body.ts';
 import { dueCte, dueGroups, LATE_LIMIT_MS, type DueGroup } from './due.ts';
-import { remindersOf } from './setting.ts';
 
 // Reminders go out as push notifications (`source: "reminder"`, topic `reminders`, `broadcastId`): one
 // per (broadcast, due time), created at its due instant with its targets fixed then, and sent by the
@@ -52,7 +51,7 @@ async function broadcastFacts(svc: Svc, broadcastId: string): Promise<BroadcastF
  * device already reminded, or another worker fired it first.
  */
 export async function fireGroup(svc: Svc, station: Station, group: DueGroup): Promise<NotificationRow | null> {
-  const setting = remindersOf(station);
+  const setting = station.reminders;
   if (!setting.enabled) return null;
   let provider;
   try {
