@@ -1836,6 +1836,12 @@ export interface components {
             imageVersionId: string | null;
             copyright: string | null;
         };
+        /** RemindersSetting */
+        RemindersSetting: {
+            enabled: boolean;
+            body: string;
+            bodySoon: string;
+        };
         AdminCreateStation201Response: {
             id: string;
             slug: string;
@@ -1887,6 +1893,7 @@ export interface components {
             };
             radiodns: components["schemas"]["RadioDnsSetting"];
             podcasts: components["schemas"]["PodcastsSetting"];
+            reminders: components["schemas"]["RemindersSetting"];
             createdAt: string;
             updatedAt: string;
         };
@@ -1945,6 +1952,18 @@ export interface components {
             }[];
             imageVersionId?: string | null;
             copyright?: string | null;
+        };
+        /**
+         * RemindersSettingInput
+         * @description A PATCH replaces the setting; absent fields take their defaults.
+         */
+        RemindersSettingInput: {
+            /** @description send reminders to the followers of programs and presenters (default true) */
+            enabled?: boolean;
+            /** @description the body when remindBeforeMinutes is 0, with {program}, {presenters}, {station}, {time} (station-local HH:mm) and {minutes}; default "Starts now on {station}" */
+            body?: string;
+            /** @description the body otherwise, with {program}, {presenters}, {station}, {time} (station-local HH:mm) and {minutes}; default "Starts at {time} on {station}" */
+            bodySoon?: string;
         };
         AdminCreateStationRequest: {
             slug: string;
@@ -2020,6 +2039,7 @@ export interface components {
             publicOnline?: boolean;
             radiodns?: components["schemas"]["RadioDnsSettingInput"];
             podcasts?: components["schemas"]["PodcastsSettingInput"];
+            reminders?: components["schemas"]["RemindersSettingInput"];
         };
         AdminUpdateStationRequest: {
             /** @description the station’s own id, as in the path (it cannot change) */
@@ -2096,6 +2116,7 @@ export interface components {
             publicOnline?: boolean;
             radiodns?: components["schemas"]["RadioDnsSettingInput"];
             podcasts?: components["schemas"]["PodcastsSettingInput"];
+            reminders?: components["schemas"]["RemindersSettingInput"];
         };
         AdminCreateCredential201Response: {
             id: string;
@@ -3318,6 +3339,7 @@ export interface components {
                 };
                 radiodns: components["schemas"]["RadioDnsSetting"];
                 podcasts: components["schemas"]["PodcastsSetting"];
+                reminders: components["schemas"]["RemindersSetting"];
                 createdAt: string;
                 updatedAt: string;
             };
@@ -3524,6 +3546,7 @@ export interface components {
                     /** @description bundle-local media key */
                     imageKey?: string;
                 };
+                reminders?: components["schemas"]["RemindersSettingInput"];
             };
             credentials?: {
                 scopes: ("listener:read" | "push:register" | "ingest:write")[];
@@ -4592,6 +4615,11 @@ export interface operations {
                      *         "imageVersionId": "string",
                      *         "copyright": "string"
                      *       },
+                     *       "reminders": {
+                     *         "enabled": true,
+                     *         "body": "string",
+                     *         "bodySoon": "string"
+                     *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
                      *     }
@@ -4891,6 +4919,11 @@ export interface operations {
                      *         "imageVersionId": "string",
                      *         "copyright": "string"
                      *       },
+                     *       "reminders": {
+                     *         "enabled": true,
+                     *         "body": "string",
+                     *         "bodySoon": "string"
+                     *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
                      *     }
@@ -5167,6 +5200,11 @@ export interface operations {
                      *         ],
                      *         "imageVersionId": "string",
                      *         "copyright": "string"
+                     *       },
+                     *       "reminders": {
+                     *         "enabled": true,
+                     *         "body": "string",
+                     *         "bodySoon": "string"
                      *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
@@ -16646,6 +16684,11 @@ export interface operations {
                      *           ],
                      *           "imageVersionId": "string",
                      *           "copyright": "string"
+                     *         },
+                     *         "reminders": {
+                     *           "enabled": true,
+                     *           "body": "string",
+                     *           "bodySoon": "string"
                      *         },
                      *         "createdAt": "string",
                      *         "updatedAt": "string"

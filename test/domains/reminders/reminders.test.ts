@@ -232,6 +232,62 @@ describe('reminders', function () {
     await job?.remove().catch(() => undefined);
   });
 
+  it('the station setting reminders: defaults in the admin view; a PATCH replaces it (absent fields take their defaults); bad values 400', async () => {
+    const f = await fixture(0);
+    const path = `/stations/${f.station.id}`;
+    expect((await admin(world.server.url, 'GET', path)).body.reminders).to.deep.equal({
+      enabled: true,
+      body: 'Starts now on {station}',
+      bodySoon: 'Starts at {time} on {station}',
+    });
+    const first = await admin(world.server.url, 'PATCH', path, { reminders: { body: '{program} now', bodySoon: 'x' } });
+    expect(first.status, JSON.stringify(first.body)).to.equal(200);
+    const replaced = await admin(world.server.url, 'PATCH', path, { reminders: { bodySoon: 'In {minutes} min' } });
+    expect(replaced.body.reminders).to.deep.equal({ enabled: true, body: 'Starts now on {station}', bodySoon: 'In {minutes} min' });
+    for (const bad of [{ enabled: 'yes' }, { body: '' }, { bodie: 'x' }]) {
+      const res = await admin(world.server.url, 'PATCH', path, { reminders: bad });
+      expect(res.status, JSON.stringify(bad)).to.equal(400);
+      expect(res.body.error.issues[0].path).to.match(/^reminders/);
+    }
+  });
+
+  it('the reminder’s body is the station’s template ({program}, {presenters}, {minutes}); reminders.enabled false sends none', async () => {
+    const f = await fixture(1);
+    const anna = await f.schedule.presenter('Anna');
+    const bob = await f.schedule.presenter('Bob');
+    const program = await f.schedule.program('Jazz', [anna, bob]);
+    const startsAt = base + 600 * MIN;
+    const broadcast = await f.schedule.broadcast(program, new Date(startsAt));
+    await f.follow(f.devices[0], [{ programId: program, remindBeforeMinutes: 15 }]);
+    const patch = (reminders: unknown) => admin(world.server.url, 'PATCH', `/stations/${f.station.id}`, { reminders });
+    expect((await patch({ bodySoon: '{program} with {presenters} in {minutes} min on {station}' })).status).to.equal(200);
+    await f.at(startsAt - 15 * MIN);
+    const [view] = await f.reminders(broadcast);
+    expect(view.body).to.equal('Jazz with Anna, Bob in 15 min on Radio Test');
+    expect(f.messagesTo(f.devices[0])[0].body.message.notification.body).to.equal('Jazz with Anna, Bob in 15 min on Radio Test');
+    const later = await f.schedule.broadcast(program, new Date(startsAt + 60 * MIN));
+    expect((await patch({ enabled: false })).status).to.equal(200);
+    await f.at(startsAt + 45 * MIN);
+    expect(await f.reminders(later)).to.deep.equal([]);
+  });
+
+  it('an import bundle’s station carries the reminders setting', async () => {
+    const res = await admin(world.server.url, 'POST', '/import', {
+      station: {
+        slug: `rem-imp-${randomUUID().slice(0, 8)}`,
+        name: 'Imported FM',
+        timezone: 'UTC',
+        reminders: { enabled: false, body: 'On air: {program}' },
+      },
+    });
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    expect(res.body.station.reminders).to.deep.equal({
+      enabled: false,
+      body: 'On air: {program}',
+      bodySoon: 'Starts at {time} on {station}',
+    });
+  });
+
   it('templates: {program}, {presenters} joined with ", ", {station}, {time} station-local HH:mm, {minutes}; other braces stay', () => {
     const facts = {
       program: 'Jazz',
