@@ -128,7 +128,8 @@ async function main(): Promise<void> {
   const worker = startRole('worker', { ...roleEnv, WORKER_PORT: String(await freePort()) });
   const db = knex({ client: 'pg', connection: DATABASE_URL });
   try {
-    await waitUntilReady(base);
+    // Slow on a loaded machine: the web role loads every route and checks the database first.
+    await waitUntilReady(base, 180_000);
     // Warm-up on a station of its own (the worker's pools, access token, statement plans): not counted.
     const warm = await station(base, db, fcm.account, 'warm', 2000, 8000);
     await reminderDone(base, db, warm.stationId, warm.broadcastId);
