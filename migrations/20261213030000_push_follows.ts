@@ -4,9 +4,10 @@ import type { Knex } from 'knex';
 // - push_follows: a device's follows of a program or a presenter (exactly one of the two), each with
 //   its `remind_before_minutes`. They go with the device (unregistered, or pruned as a dead token) and
 //   with the program or presenter (removed by the admin DELETE routes).
-// - push_reminders: one row per (broadcast, device) ever reminded, written in the transaction that
-//   creates the reminder notification: the primary key is what makes a device reminded at most once of a
-//   broadcast, across edits, retries, several workers and a worker's death.
+// - push_deliveries.broadcast_id: a reminder's delivery rows name its broadcast, written in the
+//   transaction that creates the reminder notification; the unique (broadcast_id, token_hash) is what
+//   makes a device reminded at most once of a broadcast, across edits, retries, several workers and a
+//   worker's death (removed with the notification after 30 days, when the broadcast is long over).
 // - push_notifications.broadcast_id / due_at: a reminder is a notification (`source: "reminder"`) of
 //   one (broadcast, due time); push_reminder_groups keeps that to one firing even when two workers fire
 //   it at once.
@@ -46,13 +47,9 @@ export async function up(knex: Knex): Promise<void> {
     );
     CREATE INDEX push_reminder_groups_fired_idx ON push_reminder_groups (fired_at);
 
-    CREATE TABLE push_reminders (
-      broadcast_id uuid NOT NULL,
-      token_hash text NOT NULL,
-      notification_id uuid NOT NULL REFERENCES push_notifications(id) ON DELETE CASCADE,
-      PRIMARY KEY (broadcast_id, token_hash)
-    );
-    CREATE INDEX push_reminders_notification_idx ON push_reminders (notification_id);
+    -- A reminder's delivery rows name its broadcast: a device is reminded of a broadcast at most once.
+    ALTER TABLE push_deliveries ADD COLUMN broadcast_id uuid;
+    CREATE UNIQUE INDEX push_deliveries_reminded_idx ON push_deliveries (broadcast_id, token_hash) WHERE broadcast_id IS NOT NULL;
 
     -- The reminders tick reads the public broadcasts of the next hour of every station every few seconds.
     CREATE INDEX broadcasts_public_starts_idx ON broadcasts (starts_at) WHERE published AND NOT cancelled;
@@ -65,7 +62,9 @@ export async function down(knex: Knex): Promise<void> {
   await knex.raw(`
     DROP INDEX IF EXISTS broadcasts_public_starts_idx;
     DROP INDEX IF EXISTS push_notifications_queued_idx;
-    DROP TABLE IF EXISTS push_reminders, push_reminder_groups, push_follows;
+    DROP INDEX IF EXISTS push_deliveries_reminded_idx;
+    ALTER TABLE push_deliveries DROP COLUMN IF EXISTS broadcast_id;
+    DROP TABLE IF EXISTS push_reminder_groups, push_follows;
     ALTER TABLE push_notifications DROP COLUMN IF EXISTS broadcast_id, DROP COLUMN IF EXISTS due_at;
   `);
 }

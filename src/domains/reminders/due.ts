@@ -7,7 +7,7 @@ const REMIND_BEFORE = [0, 5, 10, 15, 30, 60];
 // (published, not cancelled) starting within the window, the devices following its program or one of
 // its presenters (the broadcast's `presenterIds`, by default its program's), each at its earliest due
 // time (startsAt − remindBeforeMinutes over its matching follows), leaving out devices already
-// reminded of that broadcast (push_reminders). The state is read when a reminder fires, so a moved,
+// reminded of that broadcast (a delivery row naming it). The state is read when a reminder fires, so a moved,
 // unpublished or removed broadcast needs no hook: it is simply found where it is now, or not at all.
 
 /** Reminders are dropped this long after the broadcast started: nobody is reminded of a show half over. */
@@ -59,7 +59,7 @@ export function dueCte(filter: DueFilter): { sql: string; bindings: Array<string
     ), due AS (
       SELECT e.* FROM earliest e
        WHERE e.due_at <= ?
-         AND NOT EXISTS (SELECT 1 FROM push_reminders r WHERE r.broadcast_id = e.broadcast_id AND r.token_hash = e.token_hash)
+         AND NOT EXISTS (SELECT 1 FROM push_deliveries r WHERE r.broadcast_id = e.broadcast_id AND r.token_hash = e.token_hash)
     )`;
   return { sql, bindings };
 }

@@ -14,8 +14,9 @@ import { dueCte, dueGroups, LATE_LIMIT_MS, type DueGroup } from './due.ts';
 //   at each due instant of the next LOOKAHEAD_MS, keyed by (station, instant) so planning twice adds
 //   nothing;
 // - `reminders.fire` re-reads the schedule and the follows at its instant and fires what is due then.
-// At most once per (device, broadcast): the push_reminders primary key, written in the transaction that
-// creates the notification and its delivery rows; a second worker firing the same group waits on the
+// At most once per (device, broadcast): the unique (broadcast_id, token_hash) of the delivery rows,
+// written in the transaction that creates the notification (the devices already reminded are left out;
+// a concurrent firing waits on the group row, below); a second worker firing the same group waits on the
 // first's push_reminder_groups row and then finds it taken. The tick's cost does not grow with the
 // followers: it probes, per upcoming broadcast, which remindBeforeMinutes anyone chose (due.ts); only
 // firing a group reads its devices.
@@ -101,20 +102,15 @@ export async function fireGroup(svc: Svc, station: Station, group: DueGroup): Pr
     await trx('push_notifications').insert(row);
     const cte = dueCte({ now, until: now, stationId: station.id, broadcastId: group.broadcastId });
     const result = await trx.raw<{ rows: NotificationRow[] }>(
-      `WITH ${cte.sql}, reminded AS (
-         INSERT INTO push_reminders (broadcast_id, token_hash, notification_id)
-         SELECT due.broadcast_id, due.token_hash, ? FROM due
+      `WITH ${cte.sql}, targets AS (
+         INSERT INTO push_deliveries (notification_id, token_hash, token, seq, state, broadcast_id)
+         SELECT ?, d.token_hash, d.token, row_number() OVER (), 'pending', due.broadcast_id FROM due
            JOIN push_devices d ON d.station_id = due.station_id AND d.token_hash = due.token_hash AND d.provider = ?
           WHERE due.due_at = ?
-         ON CONFLICT DO NOTHING RETURNING token_hash
-       ), targets AS (
-         INSERT INTO push_deliveries (notification_id, token_hash, token, seq, state)
-         SELECT ?, d.token_hash, d.token, row_number() OVER (), 'pending'
-           FROM reminded JOIN push_devices d ON d.station_id = ? AND d.token_hash = reminded.token_hash
          RETURNING 1
        )
        UPDATE push_notifications SET targeted = (SELECT count(*) FROM targets) WHERE id = ? RETURNING *`,
-      [...cte.bindings, row.id, provider, group.dueAt, row.id, station.id, row.id],
+      [...cte.bindings, row.id, provider, group.dueAt, row.id],
     );
     const stored = result.rows[0];
     if (stored.targeted === 0) {

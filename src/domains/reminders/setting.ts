@@ -24,7 +24,11 @@ export const RemindersInput = Type.Object(
     body: Type.Optional(Template(`the body when remindBeforeMinutes is 0, ${TEMPLATE_HELP}; default "${DEFAULT_REMINDERS.body}"`)),
     bodySoon: Type.Optional(Template(`the body otherwise, ${TEMPLATE_HELP}; default "${DEFAULT_REMINDERS.bodySoon}"`)),
   },
-  { title: 'RemindersSettingInput', additionalProperties: false, description: 'A PATCH replaces the setting; absent fields take their defaults.' },
+  {
+    title: 'RemindersSettingInput',
+    additionalProperties: false,
+    description: 'A PATCH replaces the setting; absent fields take their defaults.',
+  },
 );
 export type RemindersInput = Static<typeof RemindersInput>;
 
