@@ -9,3 +9,4 @@ import './domains/podcasts/station.ts';
 import './domains/schedule/station.ts';
 import './domains/audience/station.ts';
 import './domains/artwork/station.ts';
+import './domains/reminders/station.ts';

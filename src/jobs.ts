@@ -97,6 +97,13 @@ export const JOBS = {
     queue: 'push',
     payload: Type.Object({ notificationId: Type.String({ format: 'uuid' }), stationId: Type.String({ minLength: 1 }) }),
   },
+  /** Every 5 s: fires due reminders, plans `reminders.fire` at the next minute's due instants (src/domains/reminders/fire.ts). */
+  'reminders.tick': { queue: 'push', payload: Type.Object({}) },
+  /** The reminders of a station due at `at`; job id = `reminders.fire.{stationId}.{epoch ms}`. */
+  'reminders.fire': {
+    queue: 'push',
+    payload: Type.Object({ stationId: Type.String({ minLength: 1 }), at: Type.String({ format: 'date-time' }) }),
+  },
   /** Every 5 minutes: removes notifications older than 30 days, ends those past their TTL. */
   'push.sweep': { queue: 'push', payload: Type.Object({}) },
 } as const satisfies Record<string, { queue: QueueName; payload: TSchema; awaited?: true }>;

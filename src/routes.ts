@@ -23,6 +23,7 @@ import { operatorKeyRoutes } from './domains/operatorKeys/routes.ts';
 import { auditRoutes } from './domains/audit/routes.ts';
 import { podcastRoutes } from './domains/podcasts/routes.ts';
 import { artworkRoutes } from './domains/artwork/routes.ts';
+import { reminderRoutes } from './domains/reminders/routes.ts';
 
 // The composition of the web role's HTTP surface: every domain's routes, in one table. It lives beside
 // services.ts (the other half of the composition), above the domains; src/http/ (the framework) never
@@ -54,4 +55,5 @@ allRoutes.push(
   ...operatorKeyRoutes,
   ...auditRoutes,
   ...podcastRoutes,
+  ...reminderRoutes,
 );

@@ -25,6 +25,7 @@ import { scheduleAuditPrune } from './auditPrune.ts';
 import { scheduleAudience } from './audience.ts';
 import { ensurePushSweep } from '../src/domains/push/maintenance.ts';
 import { CHECK_CONCURRENCY } from '../src/domains/artwork/model.ts';
+import { ensureReminderTick } from '../src/domains/reminders/fire.ts';
 
 /** How many jobs of each queue one worker process runs at once. Media is CPU-bound (sharp); webhook
  * deliveries mostly wait on receivers (and one endpoint holds only a few of them, docs/webhooks.md). */
@@ -92,6 +93,7 @@ export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; 
   await scheduleAuditPrune(svc);
   await scheduleAudience(svc);
   await ensurePushSweep(svc).catch((err) => svc.logger.warn({ err }, 'could not register the push sweep'));
+  await ensureReminderTick(svc).catch((err) => svc.logger.warn({ err }, 'could not register the reminders tick'));
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   svc.logger.info({ queues: QUEUES }, 'workers ready');
   return {

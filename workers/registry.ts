@@ -17,6 +17,7 @@ import { feedPrune } from './feedPrune.ts';
 import { auditPrune } from './auditPrune.ts';
 import { audienceFix, audiencePoll, audiencePrune } from './audience.ts';
 import { pushReceipts, pushSend, pushSweep } from './push.ts';
+import { remindersFire, remindersTick } from './reminders.ts';
 
 export type JobHandler<N extends JobName> = (payload: JobPayload<N>, svc: Services, job: Job) => Promise<unknown>;
 
@@ -44,4 +45,6 @@ export const registry: { [N in JobName]: JobHandler<N> } = {
   'push.send': pushSend,
   'push.receipts': pushReceipts,
   'push.sweep': pushSweep,
+  'reminders.tick': remindersTick,
+  'reminders.fire': remindersFire,
 };

@@ -536,7 +536,13 @@ export interface paths {
          */
         put: operations["adminPutPresenter"];
         post?: never;
-        delete?: never;
+        /**
+         * Delete a presenter (204 also when it did not exist)
+         * @description The presenter is also taken off every program’s and broadcast’s presenter list; devices following it stop following it.
+         *
+         *     Root key, or an operator key with `schedule:write` reaching the station.
+         */
+        delete: operations["adminDeletePresenter"];
         options?: never;
         head?: never;
         patch?: never;
@@ -558,7 +564,13 @@ export interface paths {
          */
         put: operations["adminPutProgram"];
         post?: never;
-        delete?: never;
+        /**
+         * Delete a program no broadcast references (204 also when it did not exist)
+         * @description Its slots and presenter list go with it; devices following it stop following it.
+         *
+         *     Root key, or an operator key with `schedule:write` reaching the station.
+         */
+        delete: operations["adminDeleteProgram"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1856,6 +1868,48 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/stations/{stationSlug}/push/follows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace the programs and presenters a registered device follows (reminders before their broadcasts)
+         * @description At most 100 follows, each `{programId}` or `{presenterId}` with `remindBeforeMinutes` (0, 5, 10, 15, 30 or 60; default 0). `follows: []` clears them. A device matched by several follows gets one reminder per broadcast, at the earliest due time. The device’s topics do not gate reminders.
+         */
+        put: operations["putPushFollows"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/push/follows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How many devices follow each program and presenter
+         * @description How many devices follow each program and presenter
+         *
+         *     Root key, or an operator key with `push:send` reaching the station.
+         */
+        get: operations["adminGetPushFollowers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1987,6 +2041,12 @@ export interface components {
             fallback: boolean;
             stationImageVersionId: string | null;
         };
+        /** RemindersSetting */
+        RemindersSetting: {
+            enabled: boolean;
+            body: string;
+            bodySoon: string;
+        };
         AdminCreateStation201Response: {
             id: string;
             slug: string;
@@ -2048,6 +2108,7 @@ export interface components {
                 transmissionCategory: string | null;
             };
             artwork: components["schemas"]["ArtworkSetting"];
+            reminders: components["schemas"]["RemindersSetting"];
             createdAt: string;
             updatedAt: string;
         };
@@ -2114,6 +2175,18 @@ export interface components {
             /** @description show the program, presenter or station image when no cover passes (default true) */
             fallback?: boolean;
             stationImageVersionId?: string | null;
+        };
+        /**
+         * RemindersSettingInput
+         * @description A PATCH replaces the setting; absent fields take their defaults.
+         */
+        RemindersSettingInput: {
+            /** @description send reminders to the followers of programs and presenters (default true) */
+            enabled?: boolean;
+            /** @description the body when remindBeforeMinutes is 0, with {program}, {presenters}, {station}, {time} (station-local HH:mm) and {minutes}; default "Starts now on {station}" */
+            body?: string;
+            /** @description the body otherwise, with {program}, {presenters}, {station}, {time} (station-local HH:mm) and {minutes}; default "Starts at {time} on {station}" */
+            bodySoon?: string;
         };
         AdminCreateStationRequest: {
             slug: string;
@@ -2214,6 +2287,7 @@ export interface components {
                 transmissionCategory?: ("A" | "B" | "C" | "D" | "E" | "F" | "G" | "H" | "I" | "J" | "K" | "L" | "M") | null;
             };
             artwork?: components["schemas"]["ArtworkSettingInput"];
+            reminders?: components["schemas"]["RemindersSettingInput"];
         };
         AdminUpdateStationRequest: {
             /** @description the station’s own id, as in the path (it cannot change) */
@@ -2315,6 +2389,7 @@ export interface components {
                 transmissionCategory?: ("A" | "B" | "C" | "D" | "E" | "F" | "G" | "H" | "I" | "J" | "K" | "L" | "M") | null;
             };
             artwork?: components["schemas"]["ArtworkSettingInput"];
+            reminders?: components["schemas"]["RemindersSettingInput"];
         };
         AdminCreateCredential201Response: {
             id: string;
@@ -3047,10 +3122,11 @@ export interface components {
              */
             id: string;
             /** @enum {string} */
-            topic: "alerts" | "content";
+            topic: "alerts" | "content" | "reminders";
             /** @enum {string} */
-            source: "admin" | "content";
+            source: "admin" | "content" | "reminder";
             recordId: string | null;
+            broadcastId: string | null;
             title: string;
             body: string | null;
             url: string | null;
@@ -3581,6 +3657,7 @@ export interface components {
                     transmissionCategory: string | null;
                 };
                 artwork: components["schemas"]["ArtworkSetting"];
+                reminders: components["schemas"]["RemindersSetting"];
                 createdAt: string;
                 updatedAt: string;
             };
@@ -3819,6 +3896,7 @@ export interface components {
                     /** @description the bundle media entry of the station image */
                     stationImageKey?: string;
                 };
+                reminders?: components["schemas"]["RemindersSettingInput"];
             };
             credentials?: {
                 scopes: ("listener:read" | "push:register" | "ingest:write")[];
@@ -4454,6 +4532,78 @@ export interface components {
          * @description RSS 2.0
          */
         PodcastFeed: string;
+        /** PushFollow */
+        PushFollow: {
+            /**
+             * @description UUID
+             * @example 0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93
+             */
+            programId: string;
+            remindBeforeMinutes: number;
+        } | {
+            /**
+             * @description UUID
+             * @example 0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93
+             */
+            presenterId: string;
+            remindBeforeMinutes: number;
+        };
+        /** PushFollows */
+        PushFollows: {
+            follows: components["schemas"]["PushFollow"][];
+        };
+        /**
+         * PushFollowInput
+         * @description `{programId}` or `{presenterId}`, with `remindBeforeMinutes?`
+         */
+        PushFollowInput: {
+            /**
+             * @description UUID
+             * @example 0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93
+             */
+            programId?: string;
+            /**
+             * @description UUID
+             * @example 0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93
+             */
+            presenterId?: string;
+            /**
+             * @description minutes before the start the reminder is due: 0, 5, 10, 15, 30 or 60
+             * @default 0
+             * @enum {integer}
+             */
+            remindBeforeMinutes?: 0 | 5 | 10 | 15 | 30 | 60;
+        };
+        /** PushFollowsInput */
+        PushFollowsInput: {
+            /** @description the push provider’s device token of a registered device */
+            token: string;
+            follows: components["schemas"]["PushFollowInput"][];
+        };
+        /**
+         * PushFollowerCounts
+         * @description devices following each program and presenter (only those with followers), most followed first
+         */
+        PushFollowerCounts: {
+            programs: {
+                /**
+                 * @description UUID
+                 * @example 0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93
+                 */
+                programId: string;
+                title: string;
+                followers: number;
+            }[];
+            presenters: {
+                /**
+                 * @description UUID
+                 * @example 0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93
+                 */
+                presenterId: string;
+                name: string;
+                followers: number;
+            }[];
+        };
     };
     responses: never;
     parameters: never;
@@ -5002,6 +5152,11 @@ export interface operations {
                      *         "fallback": true,
                      *         "stationImageVersionId": "string"
                      *       },
+                     *       "reminders": {
+                     *         "enabled": true,
+                     *         "body": "string",
+                     *         "bodySoon": "string"
+                     *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
                      *     }
@@ -5315,6 +5470,11 @@ export interface operations {
                      *         "fallback": true,
                      *         "stationImageVersionId": "string"
                      *       },
+                     *       "reminders": {
+                     *         "enabled": true,
+                     *         "body": "string",
+                     *         "bodySoon": "string"
+                     *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
                      *     }
@@ -5605,6 +5765,11 @@ export interface operations {
                      *         "minSize": 100,
                      *         "fallback": true,
                      *         "stationImageVersionId": "string"
+                     *       },
+                     *       "reminders": {
+                     *         "enabled": true,
+                     *         "body": "string",
+                     *         "bodySoon": "string"
                      *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
@@ -9374,6 +9539,210 @@ export interface operations {
             };
         };
     };
+    adminDeletePresenter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+                /** @description UUID */
+                presenterId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the operator key lacks the scope the call needs, or the call needs the root key (the message names which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station (or broadcast) not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The id belongs to another station. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     adminPutProgram: {
         parameters: {
             query?: never;
@@ -9525,6 +9894,210 @@ export interface operations {
                 };
             };
             /** @description The id belongs to another station. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminDeleteProgram: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+                /** @description UUID */
+                programId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the operator key lacks the scope the call needs, or the call needs the root key (the message names which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station (or broadcast) not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROGRAM_IN_USE: broadcasts still reference the program (the message names how many). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -13066,6 +13639,7 @@ export interface operations {
                      *           "topic": "alerts",
                      *           "source": "admin",
                      *           "recordId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *           "broadcastId": "string",
                      *           "title": "string",
                      *           "body": "string",
                      *           "url": "string",
@@ -13277,6 +13851,7 @@ export interface operations {
                      *       "topic": "alerts",
                      *       "source": "admin",
                      *       "recordId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *       "broadcastId": "string",
                      *       "title": "string",
                      *       "body": "string",
                      *       "url": "string",
@@ -13312,6 +13887,7 @@ export interface operations {
                      *       "topic": "alerts",
                      *       "source": "admin",
                      *       "recordId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *       "broadcastId": "string",
                      *       "title": "string",
                      *       "body": "string",
                      *       "url": "string",
@@ -13544,6 +14120,7 @@ export interface operations {
                      *       "topic": "alerts",
                      *       "source": "admin",
                      *       "recordId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *       "broadcastId": "string",
                      *       "title": "string",
                      *       "body": "string",
                      *       "url": "string",
@@ -13750,6 +14327,7 @@ export interface operations {
                      *       "topic": "alerts",
                      *       "source": "admin",
                      *       "recordId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *       "broadcastId": "string",
                      *       "title": "string",
                      *       "body": "string",
                      *       "url": "string",
@@ -16719,6 +17297,11 @@ export interface operations {
                      *           "minSize": 100,
                      *           "fallback": true,
                      *           "stationImageVersionId": "string"
+                     *         },
+                     *         "reminders": {
+                     *           "enabled": true,
+                     *           "body": "string",
+                     *           "bodySoon": "string"
                      *         },
                      *         "createdAt": "string",
                      *         "updatedAt": "string"
@@ -23232,6 +23815,369 @@ export interface operations {
             };
             /** @description Rate limited (per client IP). */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putPushFollows: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description public station slug */
+                stationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PushFollowsInput"];
+            };
+        };
+        responses: {
+            /** @description The follows as stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "follows": [
+                     *         {
+                     *           "programId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *           "remindBeforeMinutes": 0
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PushFollows"];
+                };
+            };
+            /** @description Invalid body; an unknown program or presenter, or one given twice, names its index (VALIDATION_ERROR). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential missing or invalid (scope push:register). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station unavailable, push module switched off, or the token is not registered. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminGetPushFollowers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Follower counts (devices are never shown). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "programs": [
+                     *         {
+                     *           "programId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *           "title": "string",
+                     *           "followers": 0
+                     *         }
+                     *       ],
+                     *       "presenters": [
+                     *         {
+                     *           "presenterId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *           "name": "string",
+                     *           "followers": 0
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PushFollowerCounts"];
+                };
+            };
+            /** @description VALIDATION_ERROR: also a URL with NUL, invalid UTF-8 or a stray %, or a JSON body with NUL or unpaired surrogates. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the operator key lacks the scope the call needs, or the call needs the root key (the message names which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -77,6 +77,9 @@ export class RoyaltiesNotConfiguredError extends coded('ROYALTIES_NOT_CONFIGURED
 /** Push sending at a station without a provider, without its credentials, or with the push module off. */
 export class PushNotConfiguredError extends coded('PUSH_NOT_CONFIGURED', 409) {}
 
+/** A program that broadcasts still reference cannot be deleted (the message names how many do). */
+export class ProgramInUseError extends coded('PROGRAM_IN_USE', 409) {}
+
 /** An idempotency key used again within 24 h with another body. */
 export class IdempotencyConflictError extends coded('IDEMPOTENCY_CONFLICT', 409) {}
 

@@ -3,8 +3,13 @@ import { PUSH_PROVIDERS } from '../stations/model.ts';
 
 // Admin push routes (decisions.md, "Push notifications"): provider credentials and notifications.
 
+/** Topics a notification can be sent to (admin route, `notify` on publish). */
 export const TOPICS = ['alerts', 'content'] as const;
-export type Topic = (typeof TOPICS)[number];
+/** A notification's topic: one of TOPICS, or `reminders` (decisions.md, "Follows and reminders"). */
+export const NOTIFICATION_TOPICS = [...TOPICS, 'reminders'] as const;
+export type Topic = (typeof NOTIFICATION_TOPICS)[number];
+export const NOTIFICATION_SOURCES = ['admin', 'content', 'reminder'] as const;
+export type NotificationSource = (typeof NOTIFICATION_SOURCES)[number];
 export const NOTIFICATION_STATUSES = ['queued', 'sending', 'done', 'cancelled', 'expired', 'failed'] as const;
 export type NotificationStatus = (typeof NOTIFICATION_STATUSES)[number];
 
@@ -109,9 +114,10 @@ export const NotificationCounts = Type.Object(
 export const NotificationView = Type.Object(
   {
     id: Uuid,
-    topic: StringEnum(TOPICS),
-    source: StringEnum(['admin', 'content'] as const),
+    topic: StringEnum(NOTIFICATION_TOPICS),
+    source: StringEnum(NOTIFICATION_SOURCES),
     recordId: Nullable(Uuid),
+    broadcastId: Nullable(Type.String({ description: 'the broadcast a reminder is about (source `reminder`); null otherwise' })),
     title: Type.String(),
     body: Nullable(Type.String()),
     url: Nullable(Type.String()),

@@ -7,7 +7,14 @@ import type { Services } from '../../services.ts';
 import type { PushProvider, Station } from '../stations/model.ts';
 import { canonicalJson } from '../../lib/canonicalJson.ts';
 import { emitWebhookEvent } from '../webhooks/emit.ts';
-import type { NotificationListQuery, NotificationStatus, NotificationView, SendNotificationBody, Topic } from './adminSchemas.ts';
+import type {
+  NotificationListQuery,
+  NotificationSource,
+  NotificationStatus,
+  NotificationView,
+  SendNotificationBody,
+  Topic,
+} from './adminSchemas.ts';
 import { findCredentialsRow } from './credentials.ts';
 import { failAbandoned, LEASE_MS } from './claims.ts';
 
@@ -25,9 +32,12 @@ export interface NotificationRow {
   station_id: string;
   provider: PushProvider;
   topic: Topic;
-  source: 'admin' | 'content';
+  source: NotificationSource;
   record_id: string | null;
   record_revision: number | null;
+  /** A reminder's broadcast and due time (migration 20261213030000_push_follows); null otherwise. */
+  broadcast_id: string | null;
+  due_at: Date | null;
   title: string;
   body: string | null;
   url: string | null;
@@ -105,7 +115,7 @@ export async function enqueueSend(svc: Pick<Services, 'jobs' | 'logger'>, row: {
 
 export interface NewNotification {
   topic: Topic;
-  source: 'admin' | 'content';
+  source: NotificationSource;
   recordId?: string;
   recordRevision?: number;
   title: string;
@@ -115,9 +125,12 @@ export interface NewNotification {
   ttlSeconds?: number;
   collapseKey?: string;
   idempotencyKey?: string;
+  /** Reminders: the broadcast and the due instant (one notification per pair). */
+  broadcastId?: string;
+  dueAt?: Date;
 }
 
-function insertRow(station: Station, provider: PushProvider, input: NewNotification, now: Date, requestHash: string | null) {
+export function insertRow(station: Station, provider: PushProvider, input: NewNotification, now: Date, requestHash: string | null) {
   return {
     id: newId(),
     station_id: station.id,
@@ -126,6 +139,8 @@ function insertRow(station: Station, provider: PushProvider, input: NewNotificat
     source: input.source,
     record_id: input.recordId ?? null,
     record_revision: input.recordRevision ?? null,
+    broadcast_id: input.broadcastId ?? null,
+    due_at: input.dueAt ?? null,
     title: input.title,
     body: input.body ?? null,
     url: input.url ?? null,
@@ -220,6 +235,7 @@ export function presentNotification(row: NotificationRow): NotificationView {
     topic: row.topic,
     source: row.source,
     recordId: row.record_id,
+    broadcastId: row.broadcast_id,
     title: row.title,
     body: row.body,
     url: row.url,

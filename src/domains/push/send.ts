@@ -77,11 +77,21 @@ function messageOf(row: NotificationRow): PushMessage {
   };
 }
 
-/** queued → sending: the targets are every device of the station with the topic on, fixed now. */
+/**
+ * queued → sending: the targets are every device of the station with the topic on, fixed now. A
+ * reminder's targets were fixed when it was created, at its due instant (src/domains/reminders/fire.ts).
+ */
 async function start(svc: Svc, id: string): Promise<NotificationRow | undefined> {
   return inTransaction(svc.db, async ({ trx }) => {
     const row = await trx<NotificationRow>('push_notifications').where({ id }).forUpdate().first();
     if (!row || row.status !== 'queued') return row;
+    if (row.source === 'reminder') {
+      const [started] = await trx('push_notifications')
+        .where({ id })
+        .update({ status: 'sending', started_at: svc.clock.now() })
+        .returning('*');
+      return started as NotificationRow;
+    }
     const topicColumn = row.topic === 'alerts' ? 'topic_alerts' : 'topic_content';
     const result = await trx.raw<{ rows: NotificationRow[] }>(
       `WITH targets AS (

@@ -2,7 +2,16 @@ import { adminErrorResponses, adminWrite } from '../../http/responses.ts';
 import { defineRoute } from '../../http/route.ts';
 import { ErrorBody } from '../../http/schema.ts';
 import { inTransaction, type Tx } from '../../lib/db.ts';
-import { removeBroadcast, saveBroadcast, savePresenter, saveProgram, scheduleChanged, stationForWrite } from './commands.ts';
+import {
+  removeBroadcast,
+  removePresenter,
+  removeProgram,
+  saveBroadcast,
+  savePresenter,
+  saveProgram,
+  scheduleChanged,
+  stationForWrite,
+} from './commands.ts';
 import { saveRundown } from './rundown.ts';
 import { broadcastById } from './queries.ts';
 import { scheduleChangedEvent } from './webhookEvents.ts';
@@ -73,6 +82,49 @@ export const scheduleAdminRoutes = [
         await scheduleChanged(tx, svc, params.stationId, station.timezone, { replan: false });
         return presentAdminProgram(program);
       });
+    },
+  }),
+  defineRoute({
+    ...admin,
+    method: 'delete',
+    path: '/admin/v1/stations/{stationId}/presenters/{presenterId}',
+    operationId: 'adminDeletePresenter',
+    access: { scope: 'schedule:write', action: 'schedule.presenter-delete' },
+    summary: 'Delete a presenter (204 also when it did not exist)',
+    description: 'The presenter is also taken off every program’s and broadcast’s presenter list; devices following it stop following it.',
+    params: PresenterParams,
+    responses: { 204: { description: 'Deleted.' }, ...adminErrors },
+    async handler({ ctx, svc, params }) {
+      await inTransaction(svc.db, async (tx) => {
+        const station = await stationForWrite(tx, params.stationId);
+        // Presenter lists show in broadcasts; times do not move, so no re-plan.
+        if (await removePresenter(tx, params.stationId, params.presenterId))
+          await scheduleChanged(tx, svc, params.stationId, station.timezone, { replan: false });
+      });
+      ctx.status = 204;
+    },
+  }),
+  defineRoute({
+    ...admin,
+    method: 'delete',
+    path: '/admin/v1/stations/{stationId}/programs/{programId}',
+    operationId: 'adminDeleteProgram',
+    access: { scope: 'schedule:write', action: 'schedule.program-delete' },
+    summary: 'Delete a program no broadcast references (204 also when it did not exist)',
+    description: 'Its slots and presenter list go with it; devices following it stop following it.',
+    params: ProgramParams,
+    responses: {
+      204: { description: 'Deleted.' },
+      ...adminErrors,
+      409: { description: 'PROGRAM_IN_USE: broadcasts still reference the program (the message names how many).', schema: ErrorBody },
+    },
+    async handler({ ctx, svc, params }) {
+      await inTransaction(svc.db, async (tx) => {
+        const station = await stationForWrite(tx, params.stationId);
+        if (await removeProgram(tx, params.stationId, params.programId))
+          await scheduleChanged(tx, svc, params.stationId, station.timezone, { replan: false });
+      });
+      ctx.status = 204;
     },
   }),
   defineRoute({

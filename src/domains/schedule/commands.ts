@@ -1,6 +1,6 @@
 import type { Services } from '../../services.ts';
 import type { Tx } from '../../lib/db.ts';
-import { ConflictError, NotFoundError, ValidationError, type Issue } from '../../lib/errors.ts';
+import { ConflictError, NotFoundError, ProgramInUseError, ValidationError, type Issue } from '../../lib/errors.ts';
 import {
   MAX_BROADCAST_DAYS,
   MAX_BROADCAST_MS,
@@ -220,6 +220,34 @@ export async function saveBroadcast(
 /** Deletes a broadcast of the station (its rundown goes with it); false when there was none. */
 export async function removeBroadcast(tx: Tx, stationId: string, id: string): Promise<boolean> {
   return (await tx.trx('broadcasts').where({ id, station_id: stationId }).delete()) > 0;
+}
+
+/**
+ * Deletes a presenter of the station; it is also taken off every program's presenter list (a foreign
+ * key cascade, with the devices' follows of it) and every broadcast's. False when there was none.
+ */
+export async function removePresenter(tx: Tx, stationId: string, id: string): Promise<boolean> {
+  const removed = await tx.trx('presenters').where({ id, station_id: stationId }).delete();
+  if (removed === 0) return false;
+  await tx.trx.raw(
+    'UPDATE broadcasts SET presenter_ids = array_remove(presenter_ids, ?::uuid) WHERE station_id = ? AND ?::uuid = ANY(presenter_ids)',
+    [id, stationId, id],
+  );
+  return true;
+}
+
+/**
+ * Deletes a program of the station (its slots, presenter list and the devices' follows go with it);
+ * 409 PROGRAM_IN_USE naming how many broadcasts still reference it. False when there was none.
+ */
+export async function removeProgram(tx: Tx, stationId: string, id: string): Promise<boolean> {
+  const program = await tx.trx('programs').where({ id, station_id: stationId }).forUpdate().first('id');
+  if (!program) return false;
+  const row = await tx.trx('broadcasts').where({ program_id: id }).first(tx.trx.raw('count(*)::int AS n'));
+  const n = (row as { n: number }).n;
+  if (n > 0) throw new ProgramInUseError(`${n} broadcast${n === 1 ? '' : 's'} still reference${n === 1 ? 's' : ''} this program.`);
+  await tx.trx('programs').where({ id }).delete();
+  return true;
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   type PushMessage,
   type PushSender,
   type SendOptions,
+  urgent,
 } from './types.ts';
 
 // APNs over HTTP/2 + TLS with an ES256 provider token (decisions.md, wire formats). The token is reused
@@ -154,7 +155,7 @@ export function apnsSender(creds: Apns, settings: { baseUrl: string; timeoutMs: 
       const headers: Record<string, string> = {
         'apns-topic': creds.bundleId,
         'apns-push-type': 'alert',
-        'apns-priority': message.topic === 'alerts' ? '10' : '5',
+        'apns-priority': urgent(message) ? '10' : '5',
         'apns-expiration': String(message.expiresAtUnix),
         'content-type': 'application/json',
       };

@@ -10,6 +10,7 @@ import {
   type PushMessage,
   type PushSender,
   type SendOptions,
+  urgent,
 } from './types.ts';
 
 // Expo's push API (decisions.md, wire formats): batches of at most 100 messages, one ticket each; the
@@ -68,7 +69,7 @@ async function sendBatch(
       title: message.title,
       data,
       ttl: message.ttlSeconds,
-      priority: message.topic === 'alerts' ? 'high' : 'normal',
+      priority: urgent(message) ? 'high' : 'normal',
     };
     if (message.body !== null) m.body = message.body;
     if (message.collapseKey !== null) m.collapseId = message.collapseKey;

@@ -13,6 +13,7 @@ import {
   type PushMessage,
   type PushSender,
   type SendOptions,
+  urgent,
 } from './types.ts';
 
 // FCM HTTP v1 (decisions.md, "Push notifications", wire formats): an OAuth 2.0 access token from the
@@ -126,7 +127,7 @@ export function fcmSender(creds: Fcm, settings: { baseUrl: string; timeoutMs: nu
     maxBatch: 200,
     async send(deviceTokens: string[], message: PushMessage, options: SendOptions): Promise<void> {
       const data = messageData(message);
-      const android: Record<string, unknown> = { ttl: `${message.ttlSeconds}s`, priority: message.topic === 'alerts' ? 'HIGH' : 'NORMAL' };
+      const android: Record<string, unknown> = { ttl: `${message.ttlSeconds}s`, priority: urgent(message) ? 'HIGH' : 'NORMAL' };
       if (message.collapseKey !== null) android.collapse_key = message.collapseKey;
       const apnsHeaders: Record<string, string> = { 'apns-expiration': String(message.expiresAtUnix) };
       if (message.collapseKey !== null) apnsHeaders['apns-collapse-id'] = message.collapseKey;

@@ -5,7 +5,7 @@ import type { PushProvider } from '../../stations/model.ts';
 
 export interface PushMessage {
   notificationId: string;
-  topic: 'alerts' | 'content';
+  topic: 'alerts' | 'content' | 'reminders';
   title: string;
   body: string | null;
   url: string | null;
@@ -58,6 +58,12 @@ export interface PushSender {
   /** Sends to every token, reporting each outcome through `onOutcome` as it comes; throws CredentialsRefusedError. */
   send(tokens: string[], message: PushMessage, options: SendOptions): Promise<void>;
 }
+
+/**
+ * Whether the provider should deliver at once (FCM HIGH, APNs 10, Expo high): alerts, and reminders,
+ * which are worthless once the show has started; content may wait for the device's next wake-up.
+ */
+export const urgent = (message: PushMessage): boolean => message.topic !== 'content';
 
 /** The data every platform's app receives beside the station's own `data` (docs/push.md). */
 export function messageData(message: PushMessage): Record<string, string> {
