@@ -26,15 +26,19 @@ export interface HeardVersion {
   /** When the version becomes current, in on-air time (epoch ms): audible at `moment + latency`. */
   moment: number;
   deleted: boolean;
+  /** Says nothing (on-air null: nothing on air) — how every station's on-air row starts. */
+  silent?: boolean;
 }
 
 /**
  * When a version of a delayed row becomes current: a now-playing row at its observation's play time
  * (`observedAt`, else `receivedAt` — the REST definition of heard time), an on-air row when it changed.
+ * A now-playing row of no observation (a new station's: freshness `empty`) comes before every play time.
  */
 export function momentOf(kind: FeedKind, data: unknown, updatedAt: string): number {
   if (kind === 'now-playing') {
-    const freshness = (data as { freshness?: { observedAt?: unknown; receivedAt?: unknown } } | null)?.freshness;
+    const freshness = (data as { freshness?: { status?: unknown; observedAt?: unknown; receivedAt?: unknown } } | null)?.freshness;
+    if (freshness?.status === 'empty') return 0;
     const at = Date.parse(String(freshness?.observedAt ?? freshness?.receivedAt ?? updatedAt));
     if (!Number.isNaN(at)) return at;
   }
@@ -103,8 +107,10 @@ export class HeardHistory {
       if (version.seq > seq) break;
       if (version.moment <= at && (!best || version.moment >= best.moment)) best = version;
     }
-    // Nothing at or before `at`: what came before the oldest version kept is not known.
-    return best ?? 'unknown';
+    // Nothing at or before `at`: what came before the oldest version kept is not known — unless the row
+    // did not exist then and its first version says nothing (a station younger than the stream's latency:
+    // its rows start empty), which is what a listener heard before it too.
+    return best ?? (base.silent ? base : 'unknown');
   }
 
   /** Versions whose moment is in (`after`, `to`], in the order they become current (moment, then seq). */

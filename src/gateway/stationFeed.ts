@@ -526,7 +526,8 @@ export class StationFeed {
     const held = row.deleted
       ? { rowId, seq: row.seq, updatedAt: row.updatedAt, payload: payloadJson(this.stationId, { ...row, data: null }) }
       : this.heldOf(rowId, row);
-    const version: HeardVersion = { ...held, moment: momentOf(row.kind, row.data, row.updatedAt), deleted: row.deleted };
+    const silent = !row.deleted && row.data === null;
+    const version: HeardVersion = { ...held, moment: momentOf(row.kind, row.data, row.updatedAt), deleted: row.deleted, silent };
     if (this.heard.add(version) && this.loaded) this.onHeard();
   }
 
