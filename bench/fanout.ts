@@ -53,7 +53,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 await recreateDatabase(config.databaseUrl);
 await migrate(config);
 const svc = await createServices(config, logger);
-const station = await createStation(
+const { after: station } = await createStation(
   svc.db,
   svc.invalidation,
   { slug: `bench-${Date.now().toString(36)}`, name: 'Bench FM', timezone: 'Europe/Berlin' },

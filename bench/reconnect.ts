@@ -64,7 +64,7 @@ const svc = await (async () => {
   return createServices(config, createLogger(config, 'bench'));
 })();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const station = await createStation(
+const { after: station } = await createStation(
   svc.db,
   svc.invalidation,
   { slug: `reconnect-${Date.now().toString(36)}`, name: 'Bench FM', timezone: 'Europe/Berlin' },

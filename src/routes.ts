@@ -1,3 +1,5 @@
+// Every feature's station setting is registered before the station routes' schemas are built.
+import './features.ts';
 import type { RouteSpec } from './http/route.ts';
 import { systemRoutes } from './domains/system/routes.ts';
 import { stationRoutes } from './domains/stations/routes.ts';

@@ -1,3 +1,5 @@
+// Every feature's station setting is registered before any module builds the station schemas.
+import './features.ts';
 import type { Config } from './config.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createDb, type Db } from './lib/db.ts';
@@ -56,6 +58,13 @@ export interface WebServices extends Services {
 declare module './http/subjects.ts' {
   interface RouteSubjects {
     services: WebServices;
+  }
+}
+
+// Station change listeners (src/features.ts) act with the services of the process that made the change.
+declare module './domains/stations/changes.ts' {
+  interface StationChangeSubjects {
+    services: Services;
   }
 }
 

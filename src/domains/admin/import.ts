@@ -5,7 +5,8 @@ import type { JobsOptions } from 'bullmq';
 import type { JobName, JobPayload, Jobs } from '../../jobs.ts';
 import type { Services } from '../../services.ts';
 import { createStation, updateStation } from '../stations/commands.ts';
-import { requestLogoRenditions } from '../radiodns/logos.ts';
+import { stationChange, stationChanged } from '../stations/changes.ts';
+import { stationSettings } from '../stations/settings.ts';
 import { presentAdminStation } from '../stations/presenter.ts';
 import { createCredential } from '../auth/commands.ts';
 import { saveContentType } from '../content/types.ts';
@@ -220,11 +221,17 @@ export async function importBundle(svc: Services, bundle: Bundle): Promise<Impor
   const now = svc.clock.now();
   return inTransaction(svc.db, async (tx) => {
     const unit = withinImport(svc, tx);
-    const { radiodns: radiodnsBlock, podcasts: podcastsBlock, ...stationBody } = bundle.station;
-    const { logoKey, ...radiodns } = radiodnsBlock ?? {};
-    let station = await at('station', () =>
-      createStation(tx.trx, svc.invalidation, { ...stationBody, ...(radiodnsBlock ? { radiodns } : {}) }, now),
-    );
+    // A feature's setting is written with the station, or (its bundle part says) once the bundle's
+    // types and media exist, its media keys resolved to the versions created for them.
+    const blocks: Record<string, unknown> = bundle.station;
+    const settings = stationSettings().filter(({ key }) => blocks[key] !== undefined);
+    const body = { ...blocks };
+    for (const { key, bundle: part } of settings) {
+      const atCreate = part ? part.atCreate(body[key]) : body[key];
+      if (atCreate === undefined) delete body[key];
+      else body[key] = atCreate;
+    }
+    let station = (await at('station', () => createStation(tx.trx, svc.invalidation, body as Bundle['station'], now))).after;
     tx.afterCommit(() => svc.invalidation.invalidate('station', station.id));
 
     const types: ImportResult['types'] = [];
@@ -252,23 +259,15 @@ export async function importBundle(svc: Services, bundle: Bundle): Promise<Impor
       mediaOut.push({ key: entry.key, ...receipt });
     }
 
-    if (logoKey !== undefined) {
-      const logoVersionId = bundleVersion(versionIds, logoKey, 'station.radiodns.logoKey');
-      station = await at('station', () => updateStation(tx.trx, svc.invalidation, station.id, { radiodns: { logoVersionId } }, now), {
-        'radiodns.logoVersionId': 'radiodns.logoKey',
-      });
-      tx.afterCommit(() => requestLogoRenditions(svc, station));
+    for (const { key, bundle: part } of settings) {
+      const media = (mediaKey: string, field: string) => bundleVersion(versionIds, mediaKey, `station.${key}.${field}`);
+      const write = part?.afterMedia(blocks[key], media);
+      if (!write) continue;
+      const rename = Object.fromEntries(Object.entries(write.rename ?? {}).map(([from, to]) => [`${key}.${from}`, `${key}.${to}`]));
+      station = (await at('station', () => updateStation(tx.trx, svc.invalidation, station.id, { [key]: write.input }, now), rename)).after;
     }
-    // The podcasts setting names the bundle's episode type and cover image: set once both exist.
-    if (podcastsBlock !== undefined) {
-      const { imageKey, ...podcasts } = podcastsBlock;
-      if (imageKey !== undefined) podcasts.imageVersionId = bundleVersion(versionIds, imageKey, 'station.podcasts.imageKey');
-      station = await at(
-        'station',
-        () => updateStation(tx.trx, svc.invalidation, station.id, { podcasts }, now),
-        imageKey !== undefined ? { 'podcasts.imageVersionId': 'podcasts.imageKey' } : {},
-      );
-    }
+    // The features follow the new station once everything is committed (RadioDNS renders its logo).
+    tx.afterCommit(() => stationChanged(svc, stationChange(null, station)));
 
     const schedule = await saveSchedule(tx, svc, bundle, station.id, now);
     const records = await saveRecords(unit, bundle, station.id, versionIds, now);

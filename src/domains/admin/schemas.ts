@@ -1,19 +1,18 @@
 import { Type, Nullable, Uuid, Timestamp, type Static } from '../../http/schema.ts';
 import { CreateStationBody, AdminStation } from '../stations/schemas.ts';
+import { BundleMediaKey, stationSettings } from '../stations/settings.ts';
 import { CreateCredentialBody, CreatedCredential } from '../auth/schemas.ts';
 import { Key, PutContentTypeBody, PutRecordBody } from '../content/schemas.ts';
 import { BroadcastBody, PresenterBody, ProgramBody, RundownItemIn } from '../schedule/schemas.ts';
 import { UploadQuery, UploadReceipt } from '../media/schemas.ts';
 import { MAX_BROADCAST_DAYS } from '../schedule/model.ts';
-import { RadioDnsInput } from '../radiodns/schemas.ts';
-import { PodcastsInput } from '../podcasts/schemas.ts';
 
 // The station bundle of `POST /admin/v1/import` (docs/demo.md). Each part reuses the body schema of
 // the admin route that writes the same thing, plus the id that route takes in its path; only media
 // (base64 instead of a raw upload) and broadcast times (optionally relative to the import day) differ.
 
 /** A bundle-local name for a media file; records reference media by it (a UUID from an export works too). */
-export const MediaKey = Type.String({ pattern: '^[A-Za-z0-9._:-]{1,100}$', description: 'bundle-local media key' });
+export const MediaKey = BundleMediaKey;
 
 export const BundleMedia = Type.Object(
   {
@@ -97,26 +96,14 @@ export const BundleRundown = Type.Object(
   { additionalProperties: false },
 );
 
-/** The station as POST /admin/v1/stations takes it; its RadioDNS logo and podcast cover may name a media key of the bundle (`logoKey`, `imageKey`). */
+/**
+ * The station as POST /admin/v1/stations takes it; a feature's setting in the form its bundle part gives
+ * (RadioDNS's logo and the podcast cover name a media key of the bundle: `logoKey`, `imageKey`).
+ */
 const BundleStation = Type.Object(
   {
     ...CreateStationBody.properties,
-    radiodns: Type.Optional(
-      Type.Object(
-        { ...RadioDnsInput.properties, logoKey: Type.Optional(MediaKey) },
-        { additionalProperties: false, description: 'the radiodns setting; `logoKey` names the bundle media entry used as the logo' },
-      ),
-    ),
-    podcasts: Type.Optional(
-      Type.Object(
-        { ...PodcastsInput.properties, imageKey: Type.Optional(MediaKey) },
-        {
-          additionalProperties: false,
-          description:
-            'the podcasts setting, applied once the bundle’s types and media exist; `imageKey` names the bundle media entry used as the cover',
-        },
-      ),
-    ),
+    ...Object.fromEntries(stationSettings().flatMap(({ key, bundle }) => (bundle ? [[key, Type.Optional(bundle.schema)]] : []))),
   },
   { additionalProperties: false },
 );

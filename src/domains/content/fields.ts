@@ -1,5 +1,5 @@
 import type { Issue } from '../../lib/errors.ts';
-import { canonicalJson } from './canonical.ts';
+import { canonicalJson } from '../../lib/canonicalJson.ts';
 import { REPEATABLE_KINDS, type FieldDefinition, type FieldKind } from './model.ts';
 import type { FieldDefinitionInput } from './schemas.ts';
 

@@ -6,7 +6,7 @@ import { inTransaction, type Tx } from '../../lib/db.ts';
 import { NotFoundError, RevisionConflictError, ValidationError, type Issue } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Services } from '../../services.ts';
-import { canonicalJson } from './canonical.ts';
+import { canonicalJson } from '../../lib/canonicalJson.ts';
 import type { ContentTypeVersionRow, FieldDefinition, MediaVersionRow, PublishedRecordRow, RecordRow, RevisionRow } from './model.ts';
 import { presentMediaItem, presentRecord } from './presenter.ts';
 import { closePosition, currentPosition, nextPositionSeq } from './positions.ts';

@@ -6,7 +6,7 @@ import { inTransaction, type Db } from '../../lib/db.ts';
 import { ConflictError, ValidationError, type Issue } from '../../lib/errors.ts';
 import { suggest } from '../../http/validate.ts';
 import type { Services } from '../../services.ts';
-import { canonicalJson } from './canonical.ts';
+import { canonicalJson } from '../../lib/canonicalJson.ts';
 import { checkDocument } from './document.ts';
 import type { ContentTypeRow, ContentTypeVersionRow, RecordDocument, RecordRow, RevisionRow, Values } from './model.ts';
 import type { PutRecordBody } from './schemas.ts';

@@ -1,5 +1,6 @@
 import { Type, Nullable, KEY_PATTERN, type Static } from '../../http/schema.ts';
 import { UUID_PATTERN } from '../../lib/ids.ts';
+import { BundleMediaKey } from '../stations/settings.ts';
 
 // The `podcasts` station setting as operators send it (admin POST/PATCH, import bundles) and as the admin
 // view shows it. The rules beyond the schema (required when enabled, the episode type, the image, the
@@ -64,4 +65,19 @@ export const PodcastsOut = Type.Object(
     copyright: Nullable(Type.String()),
   },
   { title: 'PodcastsSetting' },
+);
+
+/** The setting in an import bundle's station: `imageKey` names the bundle's media entry used as the cover. */
+export const PodcastsBundle = Type.Object(
+  { ...PodcastsInput.properties, imageKey: Type.Optional(BundleMediaKey) },
+  {
+    additionalProperties: false,
+    description:
+      'the podcasts setting, applied once the bundle’s types and media exist; `imageKey` names the bundle media entry used as the cover',
+  },
+);
+
+/** The station document's `resources.podcast`. */
+export const PodcastResource = Nullable(
+  Type.String({ description: 'The absolute URL of the station’s podcast feed (RSS), or null when podcasts are off.' }),
 );

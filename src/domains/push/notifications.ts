@@ -5,7 +5,7 @@ import { newId } from '../../lib/ids.ts';
 import { keysetPage } from '../../lib/keysetCursor.ts';
 import type { Services } from '../../services.ts';
 import type { PushProvider, Station } from '../stations/model.ts';
-import { canonicalJson } from '../content/canonical.ts';
+import { canonicalJson } from '../../lib/canonicalJson.ts';
 import { emitWebhookEvent } from '../webhooks/emit.ts';
 import type { NotificationListQuery, NotificationStatus, NotificationView, SendNotificationBody, Topic } from './adminSchemas.ts';
 import { findCredentialsRow } from './credentials.ts';

@@ -1,6 +1,7 @@
 import { DateTime } from 'luxon';
 import type { Db } from '../../lib/db.ts';
-import { stationFromRow, type Station, type StationRow } from '../stations/model.ts';
+import type { Station, StationRow } from '../stations/model.ts';
+import { stationFromRow } from '../stations/queries.ts';
 
 // Reads behind the SPI documents. Receivers name a service by host name, by fqdn + serviceIdentifier or
 // by one of its broadcast bearers; only stations with radiodns enabled that listeners can reach count.

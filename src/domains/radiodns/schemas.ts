@@ -1,5 +1,6 @@
 import { Type, Nullable, type Static } from '../../http/schema.ts';
 import { UUID_PATTERN } from '../../lib/ids.ts';
+import { BundleMediaKey } from '../stations/settings.ts';
 import { BEARER_PATTERN, FQDN_PATTERN, GENRE_HREF_PATTERN, SERVICE_IDENTIFIER_PATTERN } from './model.ts';
 
 // The `radiodns` station setting as operators send it (admin POST/PATCH, import bundles) and as the
@@ -60,4 +61,10 @@ export const RadioDnsOut = Type.Object(
     genres: Type.Array(Type.Object({ href: Type.String(), name: Type.String() })),
   },
   { title: 'RadioDnsSetting' },
+);
+
+/** The setting in an import bundle's station: `logoKey` names the bundle's media entry used as the logo. */
+export const RadioDnsBundle = Type.Object(
+  { ...RadioDnsInput.properties, logoKey: Type.Optional(BundleMediaKey) },
+  { additionalProperties: false, description: 'the radiodns setting; `logoKey` names the bundle media entry used as the logo' },
 );

@@ -16,7 +16,7 @@ import { lockStation } from '../stations/lock.ts';
 import { refreshOnAirIn } from './onair.ts';
 import { planTimers } from './timers.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
-import { canonicalJson } from '../content/canonical.ts';
+import { canonicalJson } from '../../lib/canonicalJson.ts';
 
 // Admin writes of the schedule. Each runs inside the caller's transaction (so an import can batch
 // many); `scheduleChanged` then rebuilds the feed rows in that same transaction and re-plans the

@@ -2,12 +2,13 @@ import { IANAZone } from 'luxon';
 import type { Db } from '../../lib/db.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../lib/errors.ts';
 import { newStationId } from '../../lib/ids.ts';
-import { canonicalJson } from '../content/canonical.ts';
+import { canonicalJson } from '../../lib/canonicalJson.ts';
 import type { Invalidation } from '../../lib/invalidation.ts';
-import { DEFAULT_MODULES, DEFAULT_UP_NEXT, defaultStreamKey, stationFromRow, type Station, type StationRow } from './model.ts';
+import { DEFAULT_MODULES, DEFAULT_UP_NEXT, defaultStreamKey, type SettingKey, type StationRow } from './model.ts';
+import { stationFromRow } from './queries.ts';
 import type { CreateStationBody, PatchStationBody } from './schemas.ts';
-import { checkRadioDns, mergeRadioDns } from '../radiodns/settings.ts';
-import { checkPodcasts, podcastsFromInput } from '../podcasts/settings.ts';
+import { stationSettings, stationStreamFields } from './settings.ts';
+import { stationChange, type StationChange } from './changes.ts';
 
 /** Intl, and so Luxon, also takes UTC offsets such as "+01:00" as a zone; they are no IANA names. */
 const UTC_OFFSET = /^[+-]/;
@@ -32,8 +33,51 @@ function uniqueViolation(err: unknown): ConflictError | null {
   ]);
 }
 
-type Settings = Omit<PatchStationBody, 'slug' | 'name' | 'timezone' | 'radiodns' | 'podcasts'>;
+type Settings = Omit<PatchStationBody, 'slug' | 'name' | 'timezone' | SettingKey>;
 type ProfileInput = NonNullable<Settings['profile']>;
+
+/**
+ * The features' settings present in `input` as their columns' values, each checked by its feature (in
+ * registration order). `current` is the stored row on PATCH: a `merge` setting merges into it.
+ */
+async function featureColumns(
+  db: Db,
+  stationId: string,
+  input: Partial<Record<string, unknown>>,
+  current?: StationRow,
+): Promise<Record<string, string>> {
+  const cols: Record<string, string> = {};
+  for (const setting of stationSettings()) {
+    const sent = input[setting.key];
+    if (sent === undefined) continue;
+    const base = setting.fromStored(setting.patch === 'merge' ? current?.[setting.column] : null);
+    const value = setting.fromInput(sent, base);
+    await setting.check?.(value, { db, stationId });
+    cols[setting.column] = JSON.stringify(value);
+  }
+  return cols;
+}
+
+/** The features' checks of each written stream entry's fields (`profile.streamUrls.{i}.{field}`). */
+async function checkStreamFields(db: Db, stationId: string, profile: ProfileInput | undefined): Promise<void> {
+  const fields = stationStreamFields();
+  if (!profile?.streamUrls || fields.length === 0) return;
+  for (const [i, entry] of profile.streamUrls.entries()) {
+    for (const field of fields) {
+      const value = field.fromStored((entry as Record<string, unknown>)[field.key]);
+      await field.check?.(value, { db, stationId, path: `profile.streamUrls.${i}.${field.key}` });
+    }
+  }
+}
+
+/** Splits a body into the core's fields and the features' settings (by registered key). */
+function splitSettings<T extends Record<string, unknown>>(input: T): { core: T; features: Partial<Record<string, unknown>> } {
+  const keys = new Set<string>(stationSettings().map((s) => s.key));
+  const core = {} as Record<string, unknown>;
+  const features: Partial<Record<string, unknown>> = {};
+  for (const [key, value] of Object.entries(input)) (keys.has(key) ? features : core)[key] = value;
+  return { core: core as T, features };
+}
 
 /**
  * The profile as stored: each written stream entry gets its key (`stream-{n}` by 1-based position when
@@ -84,21 +128,20 @@ function sameColumn(stored: unknown, value: unknown): boolean {
   return stored === value;
 }
 
-export async function createStation(db: Db, invalidation: Invalidation, input: CreateStationBody, now: Date): Promise<Station> {
+/** Creates the station; the caller announces the change (`stationChanged`) once it is committed. */
+export async function createStation(db: Db, invalidation: Invalidation, input: CreateStationBody, now: Date): Promise<StationChange> {
   checkTimezone(input.timezone);
-  const { slug, id, name, timezone, radiodns: radiodnsInput, podcasts: podcastsInput, ...settings } = input;
+  const { core, features } = splitSettings(input);
+  const { slug, id, name, timezone, ...settings } = core;
   const stationId = id ?? newStationId();
-  // A new station has no media yet: a logo can only be set once one is uploaded (PATCH).
-  const radiodns = radiodnsInput !== undefined ? mergeRadioDns(null, radiodnsInput) : null;
-  if (radiodns) await checkRadioDns(db, stationId, radiodns);
-  const podcasts = podcastsInput !== undefined ? podcastsFromInput(podcastsInput) : null;
-  if (podcasts) await checkPodcasts(db, stationId, podcasts);
+  // A new station has no media yet: a setting naming one can only be set once it is uploaded (PATCH).
+  const columns = await featureColumns(db, stationId, features);
+  await checkStreamFields(db, stationId, settings.profile);
   try {
     const [row] = await db<StationRow>('stations')
       .insert({
         id: stationId,
-        ...(radiodns ? { radiodns: JSON.stringify(radiodns) } : {}),
-        ...(podcasts ? { podcasts: JSON.stringify(podcasts) } : {}),
+        ...columns,
         slug,
         name,
         timezone,
@@ -110,49 +153,54 @@ export async function createStation(db: Db, invalidation: Invalidation, input: C
       .returning('*');
     const station = stationFromRow(row as StationRow);
     await invalidation.invalidate('station', station.id);
-    return station;
+    return stationChange(null, station);
   } catch (err) {
     throw uniqueViolation(err) ?? err;
   }
 }
 
-export async function updateStation(db: Db, invalidation: Invalidation, id: string, input: PatchStationBody, now: Date): Promise<Station> {
+/**
+ * Changes what `input` names; the caller announces the change (`stationChanged`) once it is committed.
+ * The same PATCH again changes nothing (an empty `changed`).
+ */
+export async function updateStation(
+  db: Db,
+  invalidation: Invalidation,
+  id: string,
+  input: PatchStationBody,
+  now: Date,
+): Promise<StationChange> {
   checkTimezone(input.timezone);
-  const { slug, name, timezone, radiodns: radiodnsInput, podcasts: podcastsInput, ...settings } = input;
+  const { core, features } = splitSettings(input);
+  const { slug, name, timezone, ...settings } = core;
   try {
-    const station = await db.transaction(async (trx) => {
+    const change = await db.transaction(async (trx) => {
       const current = await trx<StationRow>('stations').where({ id }).forUpdate().first();
       if (!current) throw new NotFoundError('Station not found.');
-      let radiodns: string | undefined;
-      if (radiodnsInput !== undefined) {
-        const merged = mergeRadioDns(current.radiodns, radiodnsInput);
-        await checkRadioDns(trx, id, merged);
-        radiodns = JSON.stringify(merged);
-      }
-      // PATCH replaces the whole podcasts object (decisions.md, "Podcasts").
-      const podcasts = podcastsInput !== undefined ? podcastsFromInput(podcastsInput) : undefined;
-      if (podcasts) await checkPodcasts(trx, id, podcasts);
+      // Each feature merges or replaces its setting (radiodns merges, podcasts replaces: decisions.md).
+      const columns = await featureColumns(trx, id, features, current);
+      await checkStreamFields(trx, id, settings.profile);
       const changes: Partial<Record<keyof StationRow, unknown>> = {
-        ...(radiodns !== undefined ? { radiodns } : {}),
-        ...(podcasts !== undefined ? { podcasts: JSON.stringify(podcasts) } : {}),
+        ...columns,
         ...(slug !== undefined ? { slug } : {}),
         ...(name !== undefined ? { name } : {}),
         ...(timezone !== undefined ? { timezone } : {}),
         ...settingsColumns(settings, current),
       };
+      const before = stationFromRow(current);
       // Writes are idempotent where the path names the id: the same PATCH again writes nothing
       // (`updatedAt` stays, the answer is the same).
       if (Object.entries(changes).every(([column, value]) => sameColumn(current[column as keyof StationRow], value))) {
-        return { station: stationFromRow(current), changed: false };
+        return stationChange(before, before);
       }
       const [row] = await trx<StationRow>('stations')
         .where({ id })
         .update({ ...changes, updated_at: now } as Partial<StationRow>)
         .returning('*');
-      return { station: stationFromRow(row as StationRow), changed: true };
+      return stationChange(before, stationFromRow(row as StationRow));
     });
-    if (station.changed) await invalidation.invalidate('station', id);
-    return station.station;
+    if (change.changed.size > 0) await invalidation.invalidate('station', id);
+    return change;
   } catch (err) {
     throw uniqueViolation(err) ?? err;
   }

@@ -1,6 +1,4 @@
 import { isPublic } from '../../http/subjects.ts';
-import { radiodnsFromStored, type RadioDns } from '../radiodns/model.ts';
-import { podcastsFromStored, type Podcasts } from '../podcasts/model.ts';
 
 // The framework's gates see these types through its registry (http/subjects.ts).
 declare module '../../http/subjects.ts' {
@@ -45,7 +43,16 @@ export const MAX_LATENCY_SECONDS = 600;
 /** The key a stream entry without one gets: `stream-{n}` by its 1-based position (stored at write time). */
 export const defaultStreamKey = (index: number): string => `stream-${index + 1}`;
 
-export interface StreamUrl {
+/**
+ * The fields features add to each stream entry, every one present (registered in settings.ts). A feature
+ * names its field's type here by declaration merging, from a file in its own folder:
+ *
+ *   declare module '…/stations/model.ts' { interface StreamEntryFields { stats: StreamStats } }
+ */
+export interface StreamEntryFields {}
+
+/** A stream entry as the core knows it. */
+export interface CoreStreamUrl {
   label: string | null;
   url: string;
   mime: string | null;
@@ -53,6 +60,8 @@ export interface StreamUrl {
   key: string;
   latencySeconds: number;
 }
+
+export type StreamUrl = CoreStreamUrl & StreamEntryFields;
 
 /** Up next (decisions.md, "Up next and the live answer"): off by default, 1–5 items. */
 export interface UpNextSetting {
@@ -86,7 +95,19 @@ export const PROFILE_KEYS = [
   'socialLinks',
 ] as const satisfies ReadonlyArray<keyof Profile>;
 
-export interface Station {
+/**
+ * The station settings features contribute (registered in settings.ts), every key present. A feature
+ * names its setting's type here by declaration merging, from a file in its own folder, so `Station`
+ * stays typed without the core importing the feature:
+ *
+ *   declare module '…/stations/model.ts' { interface StationSettings { podcasts: Podcasts } }
+ */
+export interface StationSettings {}
+
+/** The key of a feature's station setting. */
+export type SettingKey = keyof StationSettings & string;
+
+export interface Station extends StationSettings {
   id: string;
   slug: string;
   name: string;
@@ -102,10 +123,6 @@ export interface Station {
   nowPlayingFreshnessSeconds: number;
   rundownFollowing: boolean;
   upNext: UpNextSetting;
-  /** RadioDNS SPI (decisions.md, "Hybrid radio"); every key present. */
-  radiodns: RadioDns;
-  /** Podcast feeds (decisions.md, "Podcasts"); every key present. */
-  podcasts: Podcasts;
   createdAt: string;
   updatedAt: string;
 }
@@ -143,48 +160,10 @@ export interface StationRow {
   now_playing_freshness_seconds: number;
   rundown_following: boolean;
   up_next: Partial<UpNextSetting> | null;
-  radiodns: Partial<RadioDns> | null;
-  podcasts: Partial<Podcasts> | null;
   created_at: Date;
   updated_at: Date;
-}
-
-export function stationFromRow(row: StationRow): Station {
-  const profile = {} as Record<string, unknown>;
-  for (const key of PROFILE_KEYS) profile[key] = row.profile?.[key] ?? null;
-  // Every value null when unset (decisions.md), inside the stream URL entries too.
-  if (Array.isArray(profile.streamUrls)) {
-    // Keys are stored at write time (and backfilled); the fallback only covers a row written otherwise.
-    profile.streamUrls = (profile.streamUrls as Array<Record<string, unknown>>).map((s, i) => ({
-      label: s.label ?? null,
-      url: s.url,
-      mime: s.mime ?? null,
-      bitrateKbps: s.bitrateKbps ?? null,
-      key: s.key ?? defaultStreamKey(i),
-      latencySeconds: s.latencySeconds ?? 0,
-    }));
-  }
-  return {
-    id: row.id,
-    slug: row.slug,
-    name: row.name,
-    timezone: row.timezone,
-    profile: profile as unknown as Profile,
-    active: row.active,
-    publicOnline: row.public_online,
-    modules: { ...DEFAULT_MODULES, ...row.modules },
-    entitlements: { weather: false, traffic: false, ...row.entitlements },
-    redistribution: { weather: false, traffic: false, ...row.redistribution },
-    push: { provider: row.push_provider },
-    artworkLookup: row.artwork_lookup,
-    nowPlayingFreshnessSeconds: row.now_playing_freshness_seconds,
-    rundownFollowing: row.rundown_following,
-    upNext: { ...DEFAULT_UP_NEXT, ...row.up_next },
-    radiodns: radiodnsFromStored(row.radiodns),
-    podcasts: podcastsFromStored(row.podcasts),
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
+  /** The features' setting columns (each names its own). */
+  [column: string]: unknown;
 }
 
 /** Weather and traffic are delivered only when switched on, entitled and cleared for redistribution. */

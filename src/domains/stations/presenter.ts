@@ -2,15 +2,13 @@ import type { Config } from '../../config.ts';
 import { stationChannel } from '../../feed/names.ts';
 import { delivers, type ModuleKey, type Station } from './model.ts';
 import type { StationDocument } from './schemas.ts';
-import { podcastResource } from '../podcasts/model.ts';
+import { stationSettings } from './settings.ts';
 
 export const CONTRACT_VERSION = 1 as const;
 export const POLL_INTERVAL_SECONDS = 30;
 
 /** Listener path of each resource, relative to the station base path. */
-const RESOURCE_PATHS: Array<
-  [key: Exclude<keyof StationDocument['resources'], 'realtime' | 'media' | 'podcast'>, module: ModuleKey, path: string]
-> = [
+const RESOURCE_PATHS: Array<[key: Exclude<keyof StationDocument['resources'], 'realtime' | 'media'>, module: ModuleKey, path: string]> = [
   ['schemas', 'schemas', '/schemas'],
   ['content', 'content', '/content'],
   ['schedule', 'schedule', '/schedule'],
@@ -41,11 +39,15 @@ export function realtimeResource(station: Station, config: Pick<Config, 'realtim
 
 export function presentStationDocument(station: Station, config: Pick<Config, 'realtimePublicUrl' | 'publicBaseUrl'>): StationDocument {
   const base = stationBasePath(station.slug);
-  const resources = {} as Record<string, string | null>;
+  const resources = {} as Record<string, unknown>;
   for (const [key, module, path] of RESOURCE_PATHS) {
     const on = key === 'weather' || key === 'traffic' ? delivers(station, key) : station.modules[module];
     resources[key] = on ? base + path : null;
   }
+  resources.media = station.modules.media ? mediaBasePath(station.id) : null;
+  // The features' links (podcasts' `podcast`), between `media` and `realtime` as the schema lists them.
+  for (const { resource } of stationSettings()) if (resource) resources[resource.name] = resource.present(station, config);
+  resources.realtime = realtimeResource(station, config);
   return {
     contractVersion: CONTRACT_VERSION,
     id: station.id,
@@ -53,12 +55,7 @@ export function presentStationDocument(station: Station, config: Pick<Config, 'r
     name: station.name,
     timezone: station.timezone,
     profile: station.profile,
-    resources: {
-      ...(resources as Omit<StationDocument['resources'], 'media' | 'realtime' | 'podcast'>),
-      media: station.modules.media ? mediaBasePath(station.id) : null,
-      podcast: podcastResource(station, config.publicBaseUrl),
-      realtime: realtimeResource(station, config),
-    },
+    resources: resources as StationDocument['resources'],
     delivery: { pollIntervalSeconds: POLL_INTERVAL_SECONDS },
   };
 }

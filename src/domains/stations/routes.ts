@@ -4,8 +4,7 @@ import { Representation } from '../../lib/readCache.ts';
 import { ValidationError } from '../../lib/errors.ts';
 import { ErrorBody } from '../../http/schema.ts';
 import { createStation, updateStation } from './commands.ts';
-import { requestLogoRenditions } from '../radiodns/logos.ts';
-import { refreshOnAir } from '../schedule/onair.ts';
+import { stationChanged } from './changes.ts';
 import { presentAdminStation, presentStationDocument } from './presenter.ts';
 import { AdminStation, CreateStationBody, PatchStationBody, StationDocument, StationIdParams, StationSlugParams } from './schemas.ts';
 
@@ -43,10 +42,10 @@ export const stationRoutes = [
       ...adminErrors,
     },
     async handler({ ctx, svc, body }) {
-      const station = await createStation(svc.db, svc.invalidation, body, svc.clock.now());
-      await requestLogoRenditions(svc, station);
+      const change = await createStation(svc.db, svc.invalidation, body, svc.clock.now());
+      await stationChanged(svc, change);
       ctx.status = 201;
-      return presentAdminStation(station);
+      return presentAdminStation(change.after);
     },
   }),
   defineRoute({
@@ -87,12 +86,10 @@ export const stationRoutes = [
         throw new ValidationError('Invalid request body.', [
           { path: 'id', code: 'invalid_value', message: 'id cannot change; send the station’s own id or leave it out' },
         ]);
-      const station = await updateStation(svc.db, svc.invalidation, params.stationId, changes, svc.clock.now());
-      // A new logo is rendered by the worker (one job per version: the same PATCH again adds none).
-      if (changes.radiodns?.logoVersionId) await requestLogoRenditions(svc, station);
-      // The on-air feed row carries `upNext` only while the setting is on: rebuilt when it changes.
-      if (changes.upNext !== undefined) await refreshOnAir(svc, station.id);
-      return presentAdminStation(station);
+      const change = await updateStation(svc.db, svc.invalidation, params.stationId, changes, svc.clock.now());
+      // What follows a change (a new logo's renditions, the on-air row's `upNext`) is the features' own.
+      await stationChanged(svc, change);
+      return presentAdminStation(change.after);
     },
   }),
 ];

@@ -1,8 +1,27 @@
-import type { TBoolean } from '@sinclair/typebox';
+import type { TBoolean, TSchema } from '@sinclair/typebox';
 import { Type, Nullable, StringEnum, SLUG_PATTERN, StationSlugParams, ErrorBody, type Static } from '../../http/schema.ts';
-import { MAX_LATENCY_SECONDS, MODULE_KEYS, PUSH_PROVIDERS, STREAM_KEY_PATTERN, type Profile } from './model.ts';
-import { RadioDnsInput, RadioDnsOut } from '../radiodns/schemas.ts';
-import { PodcastsInput, PodcastsOut } from '../podcasts/schemas.ts';
+import {
+  MAX_LATENCY_SECONDS,
+  MODULE_KEYS,
+  PUSH_PROVIDERS,
+  STREAM_KEY_PATTERN,
+  type CoreStreamUrl,
+  type Profile,
+  type SettingKey,
+} from './model.ts';
+import { stationSettings, stationStreamFields } from './settings.ts';
+
+// Built once, when this module loads: every feature registered its setting before (src/features.ts is
+// the composition's first import), and settings.ts refuses registrations after this point.
+const features = stationSettings();
+const streamFields = stationStreamFields();
+
+/**
+ * The registered parts keyed by setting (or stream field) key, in registration order. Typed as nothing:
+ * the schemas' static types are the core's, the features' types reach `Station` through model.ts.
+ */
+const partsOf = (parts: ReadonlyArray<{ key: string }>, schema: (i: number) => TSchema): Record<never, never> =>
+  Object.fromEntries(parts.map((part, i) => [part.key, schema(i)]));
 
 const Text = (max: number) => Nullable(Type.String({ maxLength: max }));
 
@@ -35,6 +54,7 @@ export const ProfileSchema = Type.Object(
                   description: 'how far behind on-air time this stream’s listeners hear (measure it: docs/now-playing.md)',
                 }),
               ),
+              ...partsOf(streamFields, (i) => Type.Optional(streamFields[i].input)),
             },
             { additionalProperties: false },
           ),
@@ -86,9 +106,12 @@ const settings = {
   ),
   active: Type.Optional(Type.Boolean()),
   publicOnline: Type.Optional(Type.Boolean()),
-  radiodns: Type.Optional(RadioDnsInput),
-  podcasts: Type.Optional(PodcastsInput),
 };
+/** The features' settings, after the core's (typed apart: the core names none of them). */
+const featureSettings = partsOf(features, (i) => Type.Optional(features[i].input));
+
+/** A feature's setting as the core's commands pass it on: its own fromInput reads it. */
+export type SettingInputs = Partial<Record<SettingKey, unknown>>;
 
 const Slug = Type.String({ pattern: SLUG_PATTERN, minLength: 3, maxLength: 63 });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
@@ -105,10 +128,11 @@ export const CreateStationBody = Type.Object(
     name: Name,
     timezone: Timezone,
     ...settings,
+    ...featureSettings,
   },
   { additionalProperties: false },
 );
-export type CreateStationBody = Static<typeof CreateStationBody>;
+export type CreateStationBody = Static<typeof CreateStationBody> & SettingInputs;
 
 export const PatchStationBody = Type.Object(
   {
@@ -118,10 +142,11 @@ export const PatchStationBody = Type.Object(
     name: Type.Optional(Name),
     timezone: Type.Optional(Timezone),
     ...settings,
+    ...featureSettings,
   },
   { additionalProperties: false, minProperties: 1 },
 );
-export type PatchStationBody = Static<typeof PatchStationBody>;
+export type PatchStationBody = Static<typeof PatchStationBody> & SettingInputs;
 
 export const StationIdParams = Type.Object({ stationId: Type.String({ minLength: 1, maxLength: 80 }) }, { additionalProperties: false });
 
@@ -139,6 +164,7 @@ export const ProfileOut = Type.Object({
         bitrateKbps: Nullable(Type.Integer()),
         key: Type.String(),
         latencySeconds: Type.Integer(),
+        ...partsOf(streamFields, (i) => streamFields[i].output),
       }),
     ),
   ),
@@ -149,9 +175,11 @@ export const ProfileOut = Type.Object({
 });
 
 export type ProfileOut = Static<typeof ProfileOut>;
-// The schema and model.ts's `Profile` describe the same object: either changing alone fails the type check.
+// The schema and model.ts's `Profile` describe the same object (the core's stream entry fields): either
+// changing alone fails the type check.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-true satisfies Same<ProfileOut, Profile>;
+type CoreProfile = Omit<Profile, 'streamUrls'> & { streamUrls: CoreStreamUrl[] | null };
+true satisfies Same<ProfileOut, CoreProfile>;
 
 export const AdminStation = Type.Object({
   id: Type.String(),
@@ -169,13 +197,15 @@ export const AdminStation = Type.Object({
   nowPlayingFreshnessSeconds: Type.Integer(),
   rundownFollowing: Type.Boolean(),
   upNext: Type.Object({ enabled: Type.Boolean(), count: Type.Integer() }),
-  radiodns: RadioDnsOut,
-  podcasts: PodcastsOut,
+  ...partsOf(features, (i) => features[i].output),
   createdAt: Type.String(),
   updatedAt: Type.String(),
 });
 
 const Link = Nullable(Type.String());
+const resourceParts: Record<never, never> = Object.fromEntries(
+  features.flatMap(({ resource }) => (resource ? [[resource.name, resource.schema]] : [])),
+);
 
 export const StationDocument = Type.Object(
   {
@@ -198,9 +228,7 @@ export const StationDocument = Type.Object(
       calendar: Link,
       graphql: Link,
       media: Link,
-      podcast: Nullable(
-        Type.String({ description: 'The absolute URL of the station’s podcast feed (RSS), or null when podcasts are off.' }),
-      ),
+      ...resourceParts,
       realtime: Nullable(
         Type.Object({
           url: Type.String({ description: 'WebSocket URL of the station feed (`wss://…`).' }),
