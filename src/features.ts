@@ -5,3 +5,4 @@
 import './domains/radiodns/station.ts';
 import './domains/podcasts/station.ts';
 import './domains/schedule/station.ts';
+import './domains/nowPlaying/station.ts';

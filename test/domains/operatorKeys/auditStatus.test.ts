@@ -31,6 +31,7 @@ const documentedSuccesses = () =>
 describe('audit log: the entry’s status is the status the client received', () => {
   let server: TestServer;
   const exercised: Exercised[] = [];
+  let lastEntry: { target: string | null } | undefined;
   before(async () => (server = await sharedServer()));
 
   async function entryOf(stationId: string | null, action: string, requestId: string) {
@@ -49,6 +50,7 @@ describe('audit log: the entry’s status is the status the client received', ()
     expect(entry, `the audit entry of ${method} ${path}`).to.not.equal(undefined);
     expect(entry, `${method} ${path}`).to.include({ action, method, status });
     exercised.push({ action, status });
+    lastEntry = entry;
     return res.body;
   }
 
@@ -58,6 +60,8 @@ describe('audit log: the entry’s status is the status the client received', ()
       name: 'Audit FM',
       timezone: 'Europe/Berlin',
     });
+    // The station's feature follow-ups (its feed rows, in transactions of their own) never take its entry.
+    expect(lastEntry?.target, 'the created station').to.equal(station.id);
     const credential = await write(station.id, 'credential.create', 'POST', `/stations/${station.id}/credentials`, 201, {
       scopes: ['listener:read'],
     });
