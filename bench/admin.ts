@@ -11,7 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/lib/logger.ts';
 import { migrate } from '../src/roles/migrate.ts';
-import { createWebServices, type WebServices } from '../src/services.ts';
+import { createWebServices } from '../src/roles/services.ts';
+import type { WebServices } from '../src/services.ts';
 import { startWeb } from '../src/roles/web.ts';
 import { BENCH_ENV, recreateDatabase, summary } from './support.ts';
 

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/lib/logger.ts';
 import { migrate } from '../src/roles/migrate.ts';
-import { createWebServices } from '../src/services.ts';
+import { createWebServices } from '../src/roles/services.ts';
 import { startWeb } from '../src/roles/web.ts';
 import { encodeCursor, type CursorKey, type Listing } from '../src/domains/content/cursor.ts';
 import { parseFilters } from '../src/domains/content/filters.ts';

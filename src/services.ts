@@ -1,28 +1,22 @@
-// Every feature's station setting is registered before any module builds the station schemas.
-import './features.ts';
 import type { Config } from './config.ts';
-import { systemClock, type Clock } from './lib/clock.ts';
-import { createDb, type Db } from './lib/db.ts';
-import { Invalidation } from './lib/invalidation.ts';
+import type { Clock } from './lib/clock.ts';
+import type { Db } from './lib/db.ts';
+import type { Invalidation } from './lib/invalidation.ts';
 import type { Logger } from './lib/logger.ts';
-import { createBlockingRedis, createRedis, type Redis } from './lib/redis.ts';
-import { RedisFeedBus, type FeedBus } from './feed/bus.ts';
-import { Jobs } from './jobs.ts';
-import { JobResults } from './lib/jobResults.ts';
-import { StationCache } from './domains/stations/cache.ts';
-import { CredentialCache } from './domains/auth/cache.ts';
-import { OperatorKeyCache } from './domains/operatorKeys/cache.ts';
-import { AuditLog } from './domains/audit/store.ts';
-import { RateLimits } from './http/ratelimit.ts';
-import { ReadCache } from './lib/readCache.ts';
-import { WebhookSubscriptions } from './domains/webhooks/subscriptions.ts';
+import type { Redis } from './lib/redis.ts';
+import type { FeedBus } from './feed/bus.ts';
+import type { Jobs } from './jobs.ts';
+import type { JobResults } from './lib/jobResults.ts';
+import type { StationCache } from './domains/stations/cache.ts';
+import type { CredentialCache } from './domains/auth/cache.ts';
+import type { OperatorKeyCache } from './domains/operatorKeys/cache.ts';
+import type { AuditLog } from './domains/audit/store.ts';
+import type { RateLimits } from './http/ratelimit.ts';
+import type { ReadCache } from './lib/readCache.ts';
+import type { WebhookSubscriptions } from './domains/webhooks/subscriptions.ts';
 
-import { join } from 'node:path';
-import { DEFAULT_JOB_OPTIONS } from './lib/queue.ts';
-import { persistLocalQueues, saveLocalQueues } from './lib/embedded/localQueue.ts';
-
-/** Bounds how long a lost invalidation message can leave an answer stale, like the station cache's TTL. */
-const READ_CACHE_MAX_AGE_MS = 10_000;
+// What the services are, for everything that uses them: handlers, commands, jobs. Built once per
+// process by the roles (roles/services.ts), which alone import the adapters' constructors.
 
 /** What every process (web, worker, admin command) needs, built once and closed once. */
 export interface Services {
@@ -66,54 +60,4 @@ declare module './domains/stations/changes.ts' {
   interface StationChangeSubjects {
     services: Services;
   }
-}
-
-export async function createServices(config: Readonly<Config>, logger: Logger, options: { clock?: Clock } = {}): Promise<Services> {
-  // The adapters follow the configuration: an empty REDIS_URL gives the in-process feed bus, invalidation,
-  // job results and rate limits (src/lib/redis.ts) and job queue (src/lib/queue.ts), kept in the data dir.
-  const inProcess = !config.redisUrl;
-  if (inProcess) persistLocalQueues(join(config.dataDir, 'jobs.json'), DEFAULT_JOB_OPTIONS);
-  const db = createDb(config.databaseUrl);
-  // Auto-pipelining: the commands a turn of the event loop issues (feed publishes, job results, rate-limit
-  // takes of concurrent requests) go out in one write — on loopback each write costs more than the command.
-  const redis = createRedis(config.redisUrl, { enableAutoPipelining: true });
-  const subscriber = createBlockingRedis(config.redisUrl);
-  for (const conn of [redis, subscriber]) conn.on('error', (err) => logger.warn({ err }, 'redis connection error'));
-  const invalidation = new Invalidation(redis, subscriber, logger);
-  await invalidation.start();
-  const jobResults = new JobResults(redis, subscriber, logger);
-  const jobs = new Jobs(config.redisUrl, logger, jobResults);
-  return {
-    config,
-    logger,
-    clock: options.clock ?? systemClock,
-    db,
-    redis,
-    invalidation,
-    bus: new RedisFeedBus(redis),
-    jobs,
-    jobResults,
-    stations: new StationCache(db, invalidation),
-    webhooks: new WebhookSubscriptions(db, invalidation),
-    async close() {
-      await jobs.close();
-      if (inProcess) saveLocalQueues();
-      subscriber.disconnect();
-      await redis.quit().catch(() => redis.disconnect());
-      await db.destroy();
-    },
-  };
-}
-
-/** The services of a web process (or of `waveline dev`, whose workers share them). */
-export async function createWebServices(config: Readonly<Config>, logger: Logger, options: { clock?: Clock } = {}): Promise<WebServices> {
-  const svc = await createServices(config, logger, options);
-  return {
-    ...svc,
-    credentials: new CredentialCache(svc.db, svc.invalidation, logger),
-    operatorKeys: new OperatorKeyCache(svc.db, svc.invalidation, logger),
-    audit: new AuditLog(svc.db),
-    rateLimits: new RateLimits(svc.redis, config.rateLimits),
-    reads: new ReadCache(config.readCacheMaxBytes, READ_CACHE_MAX_AGE_MS, svc.invalidation),
-  };
 }

@@ -15,7 +15,8 @@ import {
 } from '../src/lib/metrics.ts';
 import { startWorkerHttp } from './http.ts';
 import { Shutdown } from '../src/lib/shutdown.ts';
-import { createServices, type Services } from '../src/services.ts';
+import { createServices } from '../src/roles/services.ts';
+import type { Services } from '../src/services.ts';
 import { registry, type JobHandler } from './registry.ts';
 import { scheduleFeedPrune } from './feedPrune.ts';
 import { scheduleAuditPrune } from './auditPrune.ts';

@@ -2,7 +2,7 @@ import type { Context, Middleware } from 'koa';
 import type { AdminAccess } from '../lib/operatorScopes.ts';
 import { authenticateAdmin, authorize } from './adminAccess.ts';
 import { audited } from './audit.ts';
-import type { RouteSpec } from './route.ts';
+import type { RouteSpec } from './routeSpec.ts';
 import type { RouteServices as Services } from './subjects.ts';
 
 const WRITES = new Set(['post', 'put', 'patch', 'delete']);

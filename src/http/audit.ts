@@ -3,32 +3,15 @@ import { runWithCommitHook, type CommitHook, type Trx } from '../lib/db.ts';
 import { ProviderUnavailableError, WavelineError } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import type { AdminPrincipal } from './adminAccess.ts';
-import type { FrameworkServices as Services } from './subjects.ts';
+import type { AuditEntry, FrameworkServices as Services } from './subjects.ts';
 
 // The audit trail (decisions.md, "Operator keys and the audit trail"): one entry per admin write that
 // passed authentication, stored before the answer leaves. Where the write is a database transaction the
 // entry is one more statement in it (lib/db.ts `commitHooks`): change and entry commit or roll back
 // together, and the entry costs one round trip. Otherwise (a write with no transaction of its own, or a
 // refused one) it is stored on its own once the handler is done, before the answer; when it cannot be
-// stored the answer is 503 PROVIDER_UNAVAILABLE. Never a body, a token or a secret: only what is below.
-
-export interface AuditEntry {
-  id: string;
-  at: Date;
-  /** "root" for the root key. */
-  keyId: string;
-  keyLabel: string;
-  method: string;
-  /** Without the query string. */
-  path: string;
-  stationId: string | null;
-  action: string;
-  /** The resource the write names (its id), when there is one. */
-  target: string | null;
-  status: number;
-  requestId: string;
-  clientIp: string;
-}
+// stored the answer is 503 PROVIDER_UNAVAILABLE. Never a body, a token or a secret: only what an
+// `AuditEntry` (subjects.ts) holds.
 
 /** An audit entry could not be stored: the write is refused (and its transaction rolled back). */
 export class AuditUnavailableError extends ProviderUnavailableError {

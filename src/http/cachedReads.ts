@@ -9,7 +9,8 @@ import { writeBytes, writeCacheable } from './etag.ts';
 import { headerIssue, targetIssue } from './hostile.ts';
 import { RouteSeries, type RequestObserver } from './observe.ts';
 import type { LimitName } from './ratelimit.ts';
-import { keyHoldsPath, type RouteSpec } from './route.ts';
+import { keyHoldsPath } from './route.ts';
+import type { RouteSpec } from './routeSpec.ts';
 import { admits, bearerOf, slugShaped } from './gates.ts';
 import { isPublic, type FrameworkServices, type RouteScope } from './subjects.ts';
 

@@ -1,12 +1,9 @@
-import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
+import { strongEtag } from '../lib/strongEtag.ts';
 import { CORS_EXPOSE_HEADERS } from './envelope.ts';
 
-/** Strong ETag: `"` + lowercase hex SHA-256 of the exact body bytes + `"`. */
-export function strongEtag(bytes: Buffer | string): string {
-  return `"${createHash('sha256').update(bytes).digest('hex')}"`;
-}
+export { strongEtag };
 
 /** If-None-Match: a list of tags (weak ones compare by their opaque part) or `*`. */
 export function matchesIfNoneMatch(header: string, etag: string): boolean {

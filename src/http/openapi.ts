@@ -1,7 +1,7 @@
 import { sample } from 'openapi-sampler';
 import randexpModule from 'randexp';
 import type { TSchema } from '@sinclair/typebox';
-import type { ResponseSpec, RouteSpec } from './route.ts';
+import type { ResponseSpec, RouteSpec } from './routeSpec.ts';
 import { ErrorBody } from './schema.ts';
 
 // /openapi.json is generated from the same per-route schemas that validate input, so it cannot drift.

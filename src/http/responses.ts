@@ -1,5 +1,5 @@
 import { ErrorBody } from './schema.ts';
-import type { ResponseSpec } from './route.ts';
+import type { ResponseSpec } from './routeSpec.ts';
 
 // The documented error answers shared by route families, so every route states them the same way.
 // Each takes the route's own wording of what its 404 means.

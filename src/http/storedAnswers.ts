@@ -6,7 +6,7 @@ import { requestIdOf } from './envelope.ts';
 import { writeCacheable } from './etag.ts';
 import { headerIssue, targetIssue } from './hostile.ts';
 import { RouteSeries, type RequestObserver } from './observe.ts';
-import type { RouteSpec } from './route.ts';
+import type { RouteSpec } from './routeSpec.ts';
 import type { FrameworkServices, RouteServices } from './subjects.ts';
 
 // Anonymous GETs whose answer a domain already keeps as bytes (`RouteSpec.stored`: the RadioDNS SPI

@@ -6,7 +6,6 @@ import type { ReadCache } from '../lib/readCache.ts';
 import type { RateLimits } from './ratelimit.ts';
 import type { Trx } from '../lib/db.ts';
 import type { OperatorScope } from '../lib/operatorScopes.ts';
-import type { AuditEntry } from './audit.ts';
 
 // What the framework knows of the station, credential, scope and module a route is gated by, and of
 // the services its handlers get — without importing a domain or the composition. The domains fill the registry in by declaration merging (as Koa's DefaultState
@@ -46,6 +45,25 @@ export interface GatedOperatorKey {
   scopes: readonly OperatorScope[];
   expiresAt: Date;
   revokedAt: Date | null;
+}
+
+/** One admin write, as the audit trail keeps it (audit.ts writes it, `FrameworkServices.audit` stores it). */
+export interface AuditEntry {
+  id: string;
+  at: Date;
+  /** "root" for the root key. */
+  keyId: string;
+  keyLabel: string;
+  method: string;
+  /** Without the query string. */
+  path: string;
+  stationId: string | null;
+  action: string;
+  /** The resource the write names (its id), when there is one. */
+  target: string | null;
+  status: number;
+  requestId: string;
+  clientIp: string;
 }
 
 /**

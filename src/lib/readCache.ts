@@ -1,6 +1,6 @@
-import { strongEtag } from '../http/etag.ts';
 import type { Invalidation } from './invalidation.ts';
 import { cacheLookup } from './metrics.ts';
+import { strongEtag } from './strongEtag.ts';
 
 /**
  * What a listener read shows, by the data it is computed from. A write invalidates the areas it

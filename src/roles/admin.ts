@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from '../config.ts';
 import { createLogger } from '../lib/logger.ts';
 import { generateToken } from '../lib/tokens.ts';
-import { createWebServices } from '../services.ts';
+import { createWebServices } from './services.ts';
 import { startWeb } from './web.ts';
 import { migrate } from './migrate.ts';
 import { openEmbedded } from '../lib/embedded/index.ts';

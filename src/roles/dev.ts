@@ -2,7 +2,7 @@ import type { Config } from '../config.ts';
 import { initMetrics } from '../lib/metrics.ts';
 import { createLogger } from '../lib/logger.ts';
 import { Shutdown } from '../lib/shutdown.ts';
-import { createWebServices } from '../services.ts';
+import { createWebServices } from './services.ts';
 import { migrate } from './migrate.ts';
 import { startWeb } from './web.ts';
 import { startGateway } from '../gateway/server.ts';

@@ -4,7 +4,8 @@ import type { Config } from '../config.ts';
 import { initMetrics, startProcessMetrics } from '../lib/metrics.ts';
 import { createLogger, type Logger } from '../lib/logger.ts';
 import { Shutdown } from '../lib/shutdown.ts';
-import { createWebServices, type WebServices } from '../services.ts';
+import type { WebServices } from '../services.ts';
+import { createWebServices } from './services.ts';
 import { allRoutes } from '../routes.ts';
 import { buildApp } from '../http/app.ts';
 

@@ -2,7 +2,8 @@ import type { AddressInfo } from 'node:net';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { ManualClock, type Clock } from '../../src/lib/clock.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { createWebServices, type WebServices } from '../../src/services.ts';
+import { createWebServices } from '../../src/roles/services.ts';
+import type { WebServices } from '../../src/services.ts';
 import { startWeb } from '../../src/roles/web.ts';
 import { startWorkers } from '../../workers/index.ts';
 

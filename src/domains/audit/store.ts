@@ -1,4 +1,4 @@
-import type { AuditEntry } from '../../http/audit.ts';
+import type { AuditEntry } from '../../http/subjects.ts';
 import type { Db, Trx } from '../../lib/db.ts';
 
 /** How long entries are kept (decisions.md: 400 days). */
