@@ -12,7 +12,14 @@
 // on the URL, a stream BENCH_STREAM_LATENCY_S (2) behind: every row reaches the clients when it becomes
 // audible (its observedAt + latency), through the station's one delayed view. Its latency is measured
 // from that moment; its CPU per delivered frame is compared with the undelayed run's (target ≤ 1.1×).
+//
+// BENCH_COMPARE_DIR=<checkout>[,<checkout>…] also runs each checkout's gateway (e.g. a `git worktree` of an
+// earlier commit, with its node_modules) right after this one's, on the same database, station and
+// fleet, for the `gateway` and `stream` runs: both commits in one run, back to back, so the machine's load
+// weighs on both alike (BENCH_COMPARE_FIRST=1: the compared checkout's run first, to alternate the order
+// across invocations). Rows of a compared checkout are labelled `gateway@<dir>`.
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { recreateDatabase } from '../src/lib/migrate.ts';
 import type { FeedBus } from '../src/feed/bus.ts';
@@ -37,6 +44,11 @@ const { startChild } = await import('./fanout/proc.ts');
 
 const SIZES = (process.env.BENCH_SIZES ?? '1000,5000').split(',').map(Number);
 const TRANSPORTS = (process.env.BENCH_TRANSPORTS ?? 'ws,stream,sse').split(',');
+const COMPARE_DIRS = (process.env.BENCH_COMPARE_DIR ?? '')
+  .split(',')
+  .map((dir) => dir.trim())
+  .filter((dir) => dir !== '');
+const COMPARE_FIRST = process.env.BENCH_COMPARE_FIRST === '1';
 /** The latency of the `stream=bench` run's stream, in seconds. */
 const STREAM_LATENCY_S = Number(process.env.BENCH_STREAM_LATENCY_S ?? 2);
 const ROWS = Number(process.env.BENCH_ROWS ?? 200);
@@ -227,9 +239,10 @@ function lessIdle(pass: { cpuMicrosPerFrame: number; delivered: number }, delayM
   return { cpuMicrosPerFrameLessIdle: +(pass.cpuMicrosPerFrame - idle / Math.max(1, pass.delivered)).toFixed(2) };
 }
 
-async function run(app: App, n: number, follow?: { paced: number[]; burst: number[] }) {
+async function run(app: App, n: number, follow?: { paced: number[]; burst: number[] }, compareDir?: string) {
+  const gatewayScript = compareDir ? resolve(compareDir, 'bench/fanout/gateway.ts') : './gateway.ts';
   const server =
-    app === 'bare' ? startChild('./bare.ts', [bareChannel, String(config.gateway.maxBackpressureBytes)]) : startChild('./gateway.ts', []);
+    app === 'bare' ? startChild('./bare.ts', [bareChannel, String(config.gateway.maxBackpressureBytes)]) : startChild(gatewayScript, []);
   const port = await server.request<number>({ type: 'port' });
   const query = `?channels[]=${encodeURIComponent(channel)}`;
   const url =
@@ -276,6 +289,7 @@ async function run(app: App, n: number, follow?: { paced: number[]; burst: numbe
     const burst = await pass(server, fleet, n, publish, (i) => follow?.burst[i] ?? 0, delayMs);
     return {
       app,
+      label: compareDir ? `${app}@${compareDir}` : app,
       n,
       rows: ROWS,
       connectMs: connects[0].ms + connects[1].ms,
@@ -296,9 +310,15 @@ async function run(app: App, n: number, follow?: { paced: number[]; burst: numbe
 
 const results = [];
 for (const n of SIZES) {
-  const ws = await run('gateway', n);
-  const runs = [ws];
-  if (TRANSPORTS.includes('stream')) runs.push(await run('gateway-stream', n));
+  const runs: Array<Awaited<ReturnType<typeof run>>> = [];
+  // This checkout's run and each compared checkout's, in the order asked.
+  const both = async (app: 'gateway' | 'gateway-stream') => {
+    const dirs = COMPARE_FIRST ? [...COMPARE_DIRS, undefined] : [undefined, ...COMPARE_DIRS];
+    for (const dir of dirs) runs.push(await run(app, n, undefined, dir));
+  };
+  await both('gateway');
+  const ws = runs.find((r) => r.label === 'gateway')!;
+  if (TRANSPORTS.includes('stream')) await both('gateway-stream');
   if (TRANSPORTS.includes('sse')) runs.push(await run('gateway-sse', n));
   runs.push(await run('bare', n, ws.timelines));
   for (const result of runs) {
@@ -315,13 +335,13 @@ console.log('|---|---|---|---|---|---|---|---|---|');
 for (const r of results) {
   const delivered = `${r.paced.delivered + r.burst.delivered}/${2 * r.n * ROWS}`;
   console.log(
-    `| ${r.n} | ${r.app} | ${delivered} | ${r.paced.p50Ms} / ${r.paced.p99Ms} | ${r.burst.framesPerSecond} | ${r.burst.p99Ms} | ${r.rssPerIdleConnectionBytes} B; ${r.rssPerIdleConnectionIncludingOneOffBytes} B | ${r.paced.cpuMicrosPerFrame}, ${r.burst.cpuMicrosPerFrame} | ${Math.round(r.paced.cpuMicrosPerFrame * 1000)} |`,
+    `| ${r.n} | ${r.label} | ${delivered} | ${r.paced.p50Ms} / ${r.paced.p99Ms} | ${r.burst.framesPerSecond} | ${r.burst.p99Ms} | ${r.rssPerIdleConnectionBytes} B; ${r.rssPerIdleConnectionIncludingOneOffBytes} B | ${r.paced.cpuMicrosPerFrame}, ${r.burst.cpuMicrosPerFrame} | ${Math.round(r.paced.cpuMicrosPerFrame * 1000)} |`,
   );
 }
 for (const n of SIZES) {
-  const gateway = results.find((r) => r.n === n && r.app === 'gateway');
+  const gateway = results.find((r) => r.n === n && r.label === 'gateway');
   const sse = results.find((r) => r.n === n && r.app === 'gateway-sse');
-  const stream = results.find((r) => r.n === n && r.app === 'gateway-stream');
+  const stream = results.find((r) => r.n === n && r.label === 'gateway-stream');
   const bare = results.find((r) => r.n === n && r.app === 'bare');
   if (!gateway || !bare) continue;
   const ratio = (g: number, b: number) => (g / b).toFixed(2);
@@ -337,4 +357,15 @@ for (const n of SIZES) {
       `N=${n}: SSE CPU per frame ${ratio(sse.paced.cpuMicrosPerFrame, gateway.paced.cpuMicrosPerFrame)}× WebSocket paced, ${ratio(sse.burst.cpuMicrosPerFrame, gateway.burst.cpuMicrosPerFrame)}× burst; p99 ${sse.paced.p99Ms} vs ${gateway.paced.p99Ms} ms (target ≤ 1.3×)`,
     );
 }
+for (const n of SIZES)
+  for (const dir of COMPARE_DIRS)
+    for (const app of ['gateway', 'gateway-stream'] as const) {
+      const ours = results.find((r) => r.n === n && r.label === app);
+      const theirs = results.find((r) => r.n === n && r.label === `${app}@${dir}`);
+      if (!ours || !theirs) continue;
+      const ratio = (a: number, b: number) => (a / b).toFixed(2);
+      console.log(
+        `N=${n}: ${app} CPU per frame ${ratio(ours.paced.cpuMicrosPerFrame, theirs.paced.cpuMicrosPerFrame)}× ${dir}'s paced (${ours.paced.cpuMicrosPerFrame} vs ${theirs.paced.cpuMicrosPerFrame} µs), ${ratio(ours.burst.cpuMicrosPerFrame, theirs.burst.cpuMicrosPerFrame)}× burst (${ours.burst.cpuMicrosPerFrame} vs ${theirs.burst.cpuMicrosPerFrame} µs); p50 / p99 ${ours.paced.p50Ms} / ${ours.paced.p99Ms} vs ${theirs.paced.p50Ms} / ${theirs.paced.p99Ms} ms`,
+      );
+    }
 await svc.close();

@@ -55,7 +55,7 @@ declare module './http/subjects.ts' {
   }
 }
 
-// Station change listeners (src/features.ts) act with the services of the process that made the change.
+// Station change listeners (the features' station.ts files, listed in src/features.ts) act with the services of the process that made the change.
 declare module './domains/stations/changes.ts' {
   interface StationChangeSubjects {
     services: Services;

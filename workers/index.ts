@@ -1,3 +1,5 @@
+// Every feature's station setting is registered before anything builds the station schemas.
+import '../src/features.ts';
 import type { Job, Worker } from 'bullmq';
 import type { Config } from '../src/config.ts';
 import { JOBS, QUEUES, isAwaited, parsePayload, type JobName, type QueueName } from '../src/jobs.ts';

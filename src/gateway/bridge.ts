@@ -28,6 +28,18 @@ interface Subscription {
  */
 const LINGER_MS = 2000;
 
+/** What the bridge tells the gateway. */
+export interface BridgeEvents {
+  /** A change of a station's feed, for its live connections. */
+  change(stationId: string, change: FeedChange): void;
+  /** A now-playing or on-air change as a station's delayed view of `latencyMs` releases it. */
+  delayedChange(stationId: string, latencyMs: number, change: FeedChange): void;
+  /** An admin change may have altered who may listen to a station. */
+  stationChanged(stationId: string): void;
+  /** After a reconnection, when invalidation messages may have been missed. */
+  resubscribed(): void;
+}
+
 export interface BridgeOptions {
   /** Fixed delay between Redis reconnection attempts (tests use it to hold the subscription down). */
   reconnectDelayMs?: number;
@@ -57,26 +69,14 @@ export class FeedBridge {
   private readonly subscriptions = new Map<string, Subscription>();
   private readonly byChannel = new Map<string, StationFeed>();
   private readonly store: FeedStore;
-  private readonly publish: (stationId: string, change: FeedChange) => void;
+  private readonly events: BridgeEvents;
   private readonly logger: Logger;
   private connectedBefore = false;
   private closing = false;
-  /** Called with a station id when an admin change may have altered who may listen. */
-  onStationChanged: (stationId: string) => void = () => {};
-  /** Called with a now-playing or on-air change as a station's delayed view of `latencyMs` releases it. */
-  onDelayedChange: (stationId: string, latencyMs: number, change: FeedChange) => void = () => {};
-  /** Called after a reconnection, when invalidation messages may have been missed. */
-  onResubscribed: () => void = () => {};
 
-  constructor(
-    redisUrl: string,
-    store: FeedStore,
-    publish: (stationId: string, change: FeedChange) => void,
-    logger: Logger,
-    options: BridgeOptions = {},
-  ) {
+  constructor(redisUrl: string, store: FeedStore, events: BridgeEvents, logger: Logger, options: BridgeOptions = {}) {
     this.store = store;
-    this.publish = publish;
+    this.events = events;
     this.logger = logger;
     const delay = options.reconnectDelayMs;
     this.subscriber = createBlockingRedis(redisUrl, {
@@ -99,11 +99,11 @@ export class FeedBridge {
     let sub = this.subscriptions.get(stationId);
     if (!sub) {
       const channel = keys.feedChannel(stationId);
-      const feed = new StationFeed(stationId, this.store, (change) => this.publish(stationId, change), this.logger);
+      const feed = new StationFeed(stationId, this.store, (change) => this.events.change(stationId, change), this.logger);
       const views = new HeardViews(
         feed,
         this.store,
-        (latencyMs, change) => this.onDelayedChange(stationId, latencyMs, change),
+        (latencyMs, change) => this.events.delayedChange(stationId, latencyMs, change),
         this.logger,
       );
       const created: Subscription = { feed, views, refs: 0, ready: Promise.resolve(feed), warm: false, linger: null };
@@ -224,7 +224,7 @@ export class FeedBridge {
   private onMessage(channel: string, text: string): void {
     if (channel === keys.invalidateChannel) {
       const sep = text.indexOf(':');
-      if (text.slice(0, sep) === 'station') this.onStationChanged(text.slice(sep + 1));
+      if (text.slice(0, sep) === 'station') this.events.stationChanged(text.slice(sep + 1));
       return;
     }
     const feed = this.byChannel.get(channel);
@@ -256,7 +256,7 @@ export class FeedBridge {
       return; // the next reconnection tries again
     }
     this.logger.info({ stations: this.subscriptions.size }, 'feed subscriptions restored; catching up');
-    this.onResubscribed();
+    this.events.resubscribed();
     if (metricsEnabled()) gatewayResyncs.labels('redis_reconnect').inc(this.subscriptions.size);
     for (const sub of this.subscriptions.values()) void sub.feed.catchUp();
   }

@@ -1,11 +1,11 @@
-import { feedRowId } from '../feed/names.ts';
 import type { Logger } from '../lib/logger.ts';
 import { segmentOf, type Position } from './cursor.ts';
-import { heardPayload, MAX_LATENCY_MS, type HeardVersion } from './heard.ts';
-import { nextGeneration, type DelayedRows, type FeedChange, type ResumeCheck, type StationFeed } from './stationFeed.ts';
+import { replayFrames, stateFrames, type RowReader } from './feedFrames.ts';
+import { DELAYED_KINDS, MAX_LATENCY_MS } from './heard.ts';
+import { ageAt, kindOf, NOW_PLAYING_ROW, payloadAt, type RowVersion } from './rowVersion.ts';
+import { nextGeneration, type ResumeCheck, type StationFeed } from './stationFeed.ts';
+import type { FeedChange, StationRows } from './stationRows.ts';
 import type { FeedStore } from './store.ts';
-
-const NOW_PLAYING_ROW = feedRowId('now-playing', 'current');
 
 // Connections with `stream=` (decisions.md, "Listener time"): their now-playing and on-air rows are the
 // ones the stream's listeners hear, `latency` behind on-air time. One view per (station, latency) — not
@@ -19,17 +19,21 @@ const NOW_PLAYING_ROW = feedRowId('now-playing', 'current');
 // audible versions are sent) and never lossy (a history too short to tell sends the row).
 
 /**
- * The timeline of one station as a stream `latencyMs` behind hears it. Stands where a StationFeed stands
- * for a connection (session.ts): the same state, replay and cursor, with the delayed rows at heard time.
+ * The timeline of one station as a stream `latencyMs` behind hears it: one more reader of the station's
+ * rows (stationRows.ts) with its own clock. Stands where a StationFeed stands for a connection
+ * (session.ts): the same state, replay and cursor (feedFrames.ts), with the delayed rows at heard time.
  */
-export class DelayedView {
+export class DelayedView implements RowReader {
   readonly stationId: string;
   readonly topic: string;
   readonly key: string;
   readonly latencyMs: number;
+  readonly clocked = DELAYED_KINDS;
   readonly feed: StationFeed;
+  private readonly rows: StationRows;
   private readonly publish: (change: FeedChange) => void;
   private readonly clock: () => number;
+  private readonly unfollow: () => void;
   /** Heard time up to which every version has been looked at (released when due). */
   private scannedTo: number;
   /**
@@ -38,8 +42,8 @@ export class DelayedView {
    */
   private heardTo: number;
   /** The version of each delayed row the view's connections hold. */
-  private readonly held = new Map<string, HeardVersion | null>();
-  /** Framed starts by (feed generation, position, now-playing age at heard time, cursor). */
+  private readonly versions = new Map<string, RowVersion | null>();
+  /** Framed starts by cursor, for one generation (feed generation, position, now-playing age at heard time). */
   private readonly starts = new Map<string, Buffer[]>();
   private timer: NodeJS.Timeout | null = null;
   private timerAt = Infinity;
@@ -49,6 +53,7 @@ export class DelayedView {
 
   constructor(feed: StationFeed, latencyMs: number, publish: (change: FeedChange) => void, clock: () => number = Date.now) {
     this.feed = feed;
+    this.rows = feed.rows;
     this.stationId = feed.stationId;
     this.topic = feed.topic;
     this.key = feed.key;
@@ -56,7 +61,9 @@ export class DelayedView {
     this.publish = publish;
     this.clock = clock;
     this.scannedTo = this.heardTo = clock() - latencyMs;
-    for (const rowId of feed.heard.rowIds()) this.held.set(rowId, this.audible(rowId, this.heardTo));
+    for (const rowId of this.rows.versions.rowIds()) this.versions.set(rowId, this.audible(rowId, this.heardTo));
+    // A new version is released at once when already audible, else timed.
+    this.unfollow = this.rows.follow(() => this.advance());
     this.schedule();
   }
 
@@ -69,22 +76,17 @@ export class DelayedView {
     const from = this.scannedTo;
     const to = Math.max(from, now - this.latencyMs);
     this.scannedTo = to;
-    this.feed.heard.prune(now);
+    this.rows.versions.prune(now);
     // Every change that became audible since, in the order it was heard, each at its own heard moment
     // (a timer that fires late, or a burst, still sends each change, as the live feed does)…
-    for (const version of this.feed.heard.between(from, to))
+    for (const version of this.rows.versions.between(from, to))
       if (this.audible(version.rowId, version.moment) === version) this.release(version, version.moment);
     // …then what is audible now where that differs: a change reported after it became audible.
-    for (const rowId of this.feed.heard.rowIds()) {
+    for (const rowId of this.rows.versions.rowIds()) {
       const version = this.audible(rowId, to);
       if (version) this.release(version, to);
     }
     this.schedule();
-  }
-
-  /** A version was applied to the station's feed: released at once when already audible, else timed. */
-  onVersion(): void {
-    this.advance();
   }
 
   /** The connection's position: the station's seq, and the heard time its delayed rows are at. */
@@ -94,7 +96,7 @@ export class DelayedView {
 
   generation(now = this.clock()): number {
     this.advance(now);
-    const key = `${this.feed.generation(now)}|${this.heardTo}|${this.heardAge(now)}`;
+    const key = `${this.feed.generation(now)}|${this.heardTo}|${ageAt(this.versions.get(NOW_PLAYING_ROW), now - this.latencyMs)}`;
     if (key !== this.genKey) {
       this.genKey = key;
       this.gen = nextGeneration();
@@ -105,7 +107,7 @@ export class DelayedView {
 
   /** A live position (no heard time) names no position of the delayed rows in this timeline: a reset. */
   check(position: Position): ResumeCheck {
-    return position.heard === undefined ? 'reset' : this.feed.check(position, true);
+    return position.heard === undefined ? 'reset' : this.feed.checkSeq(position);
   }
 
   /** The state at heard time (`now − latency`), shared by every client that starts while nothing changes. */
@@ -113,7 +115,7 @@ export class DelayedView {
     this.generation(now);
     let frames = this.starts.get(cursor);
     if (!frames) {
-      frames = this.feed.stateFrames(cursor, now, this.rows(null, now));
+      frames = stateFrames(this.rows, this, cursor, now);
       if (this.starts.size >= 32) this.starts.clear();
       this.starts.set(cursor, frames);
     }
@@ -122,7 +124,19 @@ export class DelayedView {
 
   replayAt(position: Position, cursor: string, now = this.clock()): Buffer[] | null {
     this.advance(now);
-    return this.feed.replayFrames(position.seq, cursor, now, this.rows(position, now));
+    return replayFrames(this.rows, this, position, cursor, now);
+  }
+
+  /** The version of a delayed row this view's connections hold (feedFrames.ts). */
+  held(rowId: string): RowVersion | null {
+    return this.versions.get(rowId) ?? null;
+  }
+
+  /** Whether a client at `since` lacks the version it should hold now (a history too short to tell: it does). */
+  lacks(rowId: string, since: Position): boolean {
+    if (since.heard === undefined) return true;
+    const had = this.rows.versions.at(rowId, since.heard, since.seq);
+    return had === 'unknown' || had?.seq !== this.versions.get(rowId)?.seq;
   }
 
   canReplay(seq: number): boolean {
@@ -139,55 +153,36 @@ export class DelayedView {
 
   close(): void {
     this.closed = true;
+    this.unfollow();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
   }
 
   /** Sends a version to the view's connections when they do not hold it; their cursor is at `heardAt` then. */
-  private release(version: HeardVersion, heardAt: number): void {
-    const before = this.held.get(version.rowId) ?? null;
+  private release(version: RowVersion, heardAt: number): void {
+    const before = this.versions.get(version.rowId) ?? null;
     if (version.seq === before?.seq) return;
-    this.held.set(version.rowId, version);
+    this.versions.set(version.rowId, version);
     this.heardTo = Math.max(this.heardTo, heardAt);
-    if (this.feed.isHidden(version.rowId.slice(0, version.rowId.indexOf(':')))) return;
+    if (this.rows.isHidden(kindOf(version.rowId))) return;
     this.publish({
       rowId: version.rowId,
       action: version.deleted ? 'delete' : before === null || before.deleted ? 'create' : 'update',
       updatedAt: version.updatedAt,
-      payload: heardPayload(this.stationId, version, heardAt, this.latencyMs),
+      payload: payloadAt(this.stationId, version, heardAt, this.latencyMs),
       seq: version.seq,
     });
   }
 
-  /** The age of the held now-playing track at heard time, in whole seconds (its derived fields move with it). */
-  private heardAge(now: number): number | null {
-    const nowPlaying = this.held.get(NOW_PLAYING_ROW);
-    return nowPlaying ? Math.floor((now - this.latencyMs - nowPlaying.moment) / 1000) : null;
-  }
-
-  /** The delayed rows as heard now (`now − latency`); `since`: the resuming client's position. */
-  private rows(since: Position | null, now: number): DelayedRows {
-    return {
-      heardAt: now - this.latencyMs,
-      latencyMs: this.latencyMs,
-      row: (rowId) => this.held.get(rowId) ?? null,
-      changedSince: (rowId) => {
-        if (!since || since.heard === undefined) return true;
-        const had = this.feed.heard.at(rowId, since.heard, since.seq);
-        return had === 'unknown' || had?.seq !== this.held.get(rowId)?.seq;
-      },
-    };
-  }
-
   /** The version audible at heard time `at` (none when the history cannot tell: never one too early). */
-  private audible(rowId: string, at: number): HeardVersion | null {
-    const version = this.feed.heard.at(rowId, at);
+  private audible(rowId: string, at: number): RowVersion | null {
+    const version = this.rows.versions.at(rowId, at);
     return version === 'unknown' ? null : version;
   }
 
   /** One timer for the next version to become audible. */
   private schedule(): void {
-    const next = this.feed.heard.nextMoment(this.scannedTo);
+    const next = this.rows.versions.nextMoment(this.scannedTo);
     const due = next === null ? Infinity : next + this.latencyMs;
     if (due === this.timerAt && this.timer) return;
     if (this.timer) clearTimeout(this.timer);
@@ -225,9 +220,6 @@ export class HeardViews {
     this.store = store;
     this.publish = publish;
     this.logger = logger;
-    feed.onHeard = () => {
-      for (const { view } of this.views.values()) view.onVersion();
-    };
   }
 
   /** The view of a latency, once its history is read (shared by every connection of that latency). */
@@ -274,7 +266,7 @@ export class HeardViews {
     this.deep ??= (async () => {
       const since = Date.now() - MAX_LATENCY_MS;
       const rows = await this.store.heardVersions(this.feed.stationId, new Date(since));
-      for (const row of rows) this.feed.keepVersion(feedRowId(row.kind, row.entry), row);
+      for (const row of rows) this.feed.rows.addVersion(row);
       this.deepDone = true;
     })().catch((err: unknown) => {
       this.deep = null;

@@ -1,12 +1,11 @@
 import type { FeedKind } from '../feed/names.ts';
-import { nowPlayingAt } from '../domains/nowPlaying/presenter.ts';
-import type { NowPlaying } from '../domains/nowPlaying/schemas.ts';
-import { payloadJson } from './frames.ts';
+import type { RowVersion } from './rowVersion.ts';
 
 // Listener time (decisions.md, "Listener time: now-playing as each stream's listeners hear it"): the
 // versions of a station's now-playing and on-air rows, so a connection with `stream=` can be given them
 // as its listeners hear them — each version becomes audible at its moment (the observation's play time for
-// now-playing, the time of the change for on-air) plus the stream's latency.
+// now-playing, the time of the change for on-air) plus the stream's latency. Part of the station's rows
+// (stationRows.ts), which the live view and every delayed view read.
 
 /** The longest latency a stream may have (decisions.md: `latencySeconds` 0–600), and so the history kept. */
 export const MAX_LATENCY_MS = 600_000;
@@ -15,49 +14,7 @@ export const MAX_LATENCY_MS = 600_000;
 export const DELAYED_KINDS: ReadonlySet<string> = new Set<FeedKind>(['now-playing', 'on-air']);
 
 /** One version of a delayed row. */
-export interface HeardVersion {
-  rowId: string;
-  seq: number;
-  updatedAt: string;
-  /** The payload as stored (`payloadJson`); a now-playing version is derived again at heard time. */
-  payload: string;
-  /** A now-playing version's data, when it has a track (its elapsed time and freshness move with time). */
-  nowPlaying?: NowPlaying;
-  /** When the version becomes current, in on-air time (epoch ms): audible at `moment + latency`. */
-  moment: number;
-  deleted: boolean;
-  /** Says nothing (on-air null: nothing on air) — how every station's on-air row starts. */
-  silent?: boolean;
-}
-
-/**
- * When a version of a delayed row becomes current: a now-playing row at its observation's play time
- * (`observedAt`, else `receivedAt` — the REST definition of heard time), an on-air row when it changed.
- * A now-playing row of no observation (a new station's: freshness `empty`) comes before every play time.
- */
-export function momentOf(kind: FeedKind, data: unknown, updatedAt: string): number {
-  if (kind === 'now-playing') {
-    const freshness = (data as { freshness?: { status?: unknown; observedAt?: unknown; receivedAt?: unknown } } | null)?.freshness;
-    if (freshness?.status === 'empty') return 0;
-    const at = Date.parse(String(freshness?.observedAt ?? freshness?.receivedAt ?? updatedAt));
-    if (!Number.isNaN(at)) return at;
-  }
-  return Date.parse(updatedAt);
-}
-
-/**
- * The payload a listener of a stream `latencyMs` behind gets at heard time `heardAt`: a now-playing
- * row's `elapsedSeconds` and freshness derived at heard time (not at the send time), and its `endsAt`
- * moved by the latency (when the listener hears the track end), as the REST read with `stream` answers.
- */
-export function heardPayload(stationId: string, version: HeardVersion, heardAt: number, latencyMs: number): string {
-  if (!version.nowPlaying) return version.payload;
-  const data = nowPlayingAt(version.nowPlaying, new Date(heardAt));
-  const ends = typeof data.endsAt === 'string' ? Date.parse(data.endsAt) : NaN;
-  const endsAt = Number.isNaN(ends) ? (data.endsAt ?? null) : new Date(ends + latencyMs).toISOString();
-  const entry = version.rowId.slice(version.rowId.indexOf(':') + 1);
-  return payloadJson(stationId, { kind: 'now-playing', entry, data: { ...data, endsAt }, updatedAt: version.updatedAt });
-}
+export type HeardVersion = RowVersion;
 
 /** What the history can say of a row at a past moment: the version (null: no row), or that it reaches back too little. */
 export type HeardAnswer = HeardVersion | null | 'unknown';
@@ -107,9 +64,9 @@ export class HeardHistory {
       if (version.seq > seq) break;
       if (version.moment <= at && (!best || version.moment >= best.moment)) best = version;
     }
-    // Nothing at or before `at`: what came before the oldest version kept is not known — unless the row
-    // did not exist then and its first version says nothing (a station younger than the stream's latency:
-    // its rows start empty), which is what a listener heard before it too.
+    // Nothing at or before `at`: what came before the oldest version kept is not known.
+    // …unless the row did not exist then and its first version says nothing (a station younger than the
+    // stream's latency: its on-air row starts null), which is what a listener heard before it too.
     return best ?? (base.silent ? base : 'unknown');
   }
 

@@ -8,7 +8,7 @@ import { newConnection, type Connection, type Sink } from './session.ts';
 import { REFUSAL_STATUS, SSE_PING, SSE_PREAMBLE, SseStream } from './sse.ts';
 
 // `GET /v1/realtime/sse`: the feed's Server-Sent Events transport. Admission, the start of a connection
-// and the fan-out are the WebSocket's (server.ts, session.ts, fanout.ts); this file only answers HTTP.
+// and the fan-out are the WebSocket's (admit.ts, session.ts, fanout.ts); this file only answers HTTP.
 
 /** A refusal while the node drains: clients go to another node. */
 const DRAINING: Rejection = { code: 'PROVIDER_UNAVAILABLE', message: 'This gateway node is restarting; reconnect.', closeCode: 1012 };

@@ -167,7 +167,7 @@ export class FeedStore {
 
   /**
    * Live content rows changed after `afterSeq`, with their data: the bodies a resume needs that the
-   * gateway does not hold. One read serves every client of a reconnect burst (stationFeed.ts).
+   * gateway does not hold. One read serves every client of a reconnect burst (contentBodies.ts).
    */
   async contentSince(stationId: string, afterSeq: number): Promise<StoredRow[]> {
     const { rows } = await this.query<RowRecord>(

@@ -1,3 +1,5 @@
+// Every feature's station setting is registered before anything builds the station schemas.
+import '../features.ts';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config.ts';

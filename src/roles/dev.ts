@@ -1,3 +1,5 @@
+// Every feature's station setting is registered before anything builds the station schemas.
+import '../features.ts';
 import type { Config } from '../config.ts';
 import { initMetrics } from '../lib/metrics.ts';
 import { createLogger } from '../lib/logger.ts';

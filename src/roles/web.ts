@@ -1,3 +1,5 @@
+// Every feature's station setting is registered before anything builds the station schemas.
+import '../features.ts';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Config } from '../config.ts';

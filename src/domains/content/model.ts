@@ -125,6 +125,3 @@ export interface MediaVersionRow {
   height: number | null;
   duration: number | null;
 }
-
-export const MEDIA_VARIANTS = ['thumb', 'display', 'card', 'square'] as const;
-export type MediaVariant = (typeof MEDIA_VARIANTS)[number];

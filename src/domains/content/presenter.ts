@@ -1,11 +1,10 @@
 import { CONTRACT_VERSION, mediaBasePath } from '../stations/presenter.ts';
+import { MEDIA_VARIANTS, type MediaVariant } from '../media/model.ts';
 import {
   EMPTY_DOCUMENT,
-  MEDIA_VARIANTS,
   isDelivered,
   type DocumentBlock,
   type FieldDefinition,
-  type MediaVariant,
   type MediaVersionRow,
   type RecordDocument,
   type Values,

@@ -1,8 +1,9 @@
 // Media assets, versions and their stored files (station-delivery-api.md "Published media" and the
 // media item; decisions.md "Media" and the admin upload route).
-import { MEDIA_VARIANTS, type MediaVariant } from '../content/model.ts';
 
-export { MEDIA_VARIANTS, type MediaVariant };
+/** The renditions of an image version, by name (the published media item's `variants`). */
+export const MEDIA_VARIANTS = ['thumb', 'display', 'card', 'square'] as const;
+export type MediaVariant = (typeof MEDIA_VARIANTS)[number];
 
 /** Largest upload accepted (decisions.md: at most 50 MiB). */
 export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;

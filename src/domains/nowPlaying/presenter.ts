@@ -87,9 +87,19 @@ function timing(momentMs: number, isPlaying: boolean, durationSeconds: number | 
 /**
  * A presented now-playing (a stored feed row) re-derived at `now`: `elapsedSeconds` and the freshness
  * age and status move with time, everything else stays. The feed uses it for the state a connection
- * starts with, so a listener who connects late is told how old the track is, as REST would.
+ * starts with, so a listener who connects late is told how old the track is, as REST would. The one
+ * answer to "what was playing at instant t", for the live feed (`now`) and a stream's listeners alike:
+ * for a stream, `now` is heard time and `shiftMs` its latency, so `endsAt` is when they hear the end
+ * (as `presentNowPlaying` answers a read with `stream`).
  */
-export function nowPlayingAt(data: NowPlaying, now: Date): NowPlaying {
+export function nowPlayingAt(data: NowPlaying, now: Date, shiftMs = 0): NowPlaying {
+  const derived = derivedAt(data, now);
+  if (shiftMs === 0) return derived;
+  const ends = typeof derived.endsAt === 'string' ? Date.parse(derived.endsAt) : NaN;
+  return { ...derived, endsAt: Number.isNaN(ends) ? (derived.endsAt ?? null) : new Date(ends + shiftMs).toISOString() };
+}
+
+function derivedAt(data: NowPlaying, now: Date): NowPlaying {
   const { track, freshness } = data;
   const moment = freshness.observedAt ?? freshness.receivedAt;
   if (!track || moment === null || freshness.thresholdSeconds === null) return data;

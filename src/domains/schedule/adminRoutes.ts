@@ -5,7 +5,7 @@ import { inTransaction, type Tx } from '../../lib/db.ts';
 import { removeBroadcast, saveBroadcast, savePresenter, saveProgram, scheduleChanged, stationForWrite } from './commands.ts';
 import { saveRundown } from './rundown.ts';
 import { broadcastById } from './queries.ts';
-import { scheduleChangedEvent } from '../webhooks/scheduleEvents.ts';
+import { scheduleChangedEvent } from './webhookEvents.ts';
 import type { BroadcastRow } from './model.ts';
 import { presentAdminBroadcast, presentAdminPresenter, presentAdminProgram, presentAdminRundown } from './presenter.ts';
 import {

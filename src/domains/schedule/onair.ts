@@ -8,7 +8,7 @@ import type { OnAir, UpNext } from './schemas.ts';
 import { DEFAULT_UP_NEXT, type UpNextSetting } from '../stations/model.ts';
 import { writeRowIfChanged } from './feed.ts';
 import { lockStation } from '../stations/lock.ts';
-import { onAirTransition, type ScheduleEventServices } from '../webhooks/scheduleEvents.ts';
+import { onAirTransition, type ScheduleEventServices } from './webhookEvents.ts';
 
 /** An observation that rundown following tied to a rundown item: which item, how sure, and its moment. */
 export interface FollowedObservation {

@@ -20,8 +20,8 @@ export interface StationChange {
 }
 
 /**
- * What a listener acts with: the composition's services, named here by declaration merging
- * (src/features.ts) so the core imports no composition code.
+ * What a listener acts with: the process's services, named here by declaration merging (src/services.ts)
+ * so the core imports no composition code.
  */
 export interface StationChangeSubjects {}
 

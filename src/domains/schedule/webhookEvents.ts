@@ -1,11 +1,11 @@
 import type { Tx } from '../../lib/db.ts';
 import type { Services } from '../../services.ts';
-import { presentBroadcast } from '../schedule/presenter.ts';
-import { broadcastById, broadcastOnAir } from '../schedule/queries.ts';
-import type { ResolvedBroadcast } from '../schedule/model.ts';
-import type { OnAir } from '../schedule/schemas.ts';
-import { localDate } from '../schedule/window.ts';
-import { emitAfterCommit } from './emit.ts';
+import { presentBroadcast } from './presenter.ts';
+import { broadcastById, broadcastOnAir } from './queries.ts';
+import type { ResolvedBroadcast } from './model.ts';
+import type { OnAir } from './schemas.ts';
+import { localDate } from './window.ts';
+import { emitAfterCommit } from '../webhooks/emit.ts';
 
 // Schedule events: `broadcast.started` / `broadcast.ended` when the on-air row moves to another
 // broadcast (timers at broadcast boundaries, or a schedule write that changes what is live), and
