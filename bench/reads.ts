@@ -13,10 +13,14 @@
 // seeded the same way, in the same rounds: a before/after on one machine at one time. BENCH_CALLGRIND=1 counts instructions per request instead of
 // timing (bench/support/callgrind.ts; BENCH_REQUESTS per measurement): steady on a shared machine.
 //
+// BENCH_TARGET=dev measures `waveline dev` (what `npm start` runs: web, worker and gateway in one process,
+// on the embedded database and in-process adapters, as with DATABASE_URL and REDIS_URL unset) instead of
+// the web role alone, for this checkout and every compared one.
+//
 // Own database (BENCH_DATABASE_URL, recreated; compared webs get `<name>_compare<i>`) and Redis index
-// (BENCH_REDIS_URL). BENCH_READ_CACHE_MAX_BYTES=0 runs the web role without the read cache.
+// (BENCH_REDIS_URL); BENCH_TARGET=dev uses a fresh data directory per process instead. BENCH_READ_CACHE_MAX_BYTES=0 runs the web role without the read cache.
 // BENCH_ONLY=<read,…> runs only those reads. A read is one row of READS below.
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
@@ -32,7 +36,8 @@ const COMPARE_DIRS = (process.env.BENCH_COMPARE_DIR ?? '')
   .split(',')
   .filter(Boolean)
   .map((dir) => resolve(dir));
-const CALLGRIND = process.env.BENCH_CALLGRIND === '1';
+const CALLGRIND = process.env.BENCH_CALLGRIND === '1' || process.env.BENCH_CALLGRIND === 'all';
+const TARGET = process.env.BENCH_TARGET === 'dev' ? 'dev' : 'web';
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
 const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench_reads';
 const env: Record<string, string> = {
@@ -48,6 +53,9 @@ interface Seeded {
   recordId: string;
   /** The station has a stream (`mp3`, 6 s) and up next on: false on an older compared checkout. */
   streams: boolean;
+  /** A second station publishing podcasts (its slug), or null on a checkout without them. */
+  podcastSlug: string | null;
+  podcastProgramId: string | null;
 }
 
 const api = (s: Seeded) => `/api/v1/stations/${s.slug}`;
@@ -56,7 +64,14 @@ const GQL_QUERY = encodeURIComponent(
 );
 
 /** The reads measured: a name (BENCH_ONLY), the path on the seeded station, and whether it has a 304 case. */
-export const READS: ReadonlyArray<{ name: string; path: (s: Seeded) => string; conditional: boolean; streams?: true }> = [
+export const READS: ReadonlyArray<{
+  name: string;
+  path: (s: Seeded) => string;
+  conditional: boolean;
+  /** Needs the seeded stream (`streams`) or the podcast station (`podcasts`); anonymous reads send no credential. */
+  needs?: 'streams' | 'podcasts';
+  anonymous?: true;
+}> = [
   { name: 'station document', path: (s) => api(s), conditional: true },
   { name: 'schemas', path: (s) => `${api(s)}/schemas`, conditional: true },
   { name: 'content list (type=article&limit=25)', path: (s) => `${api(s)}/content?type=article&limit=25`, conditional: true },
@@ -67,12 +82,20 @@ export const READS: ReadonlyArray<{ name: string; path: (s: Seeded) => string; c
   { name: 'broadcast/current', path: (s) => `${api(s)}/broadcast/current`, conditional: true },
   { name: 'now-playing', path: (s) => `${api(s)}/now-playing`, conditional: true },
   { name: 'track-history', path: (s) => `${api(s)}/track-history`, conditional: true },
-  { name: 'now-playing?stream=', path: (s) => `${api(s)}/now-playing?stream=mp3`, conditional: true, streams: true },
-  { name: 'live', path: (s) => `${api(s)}/live`, conditional: true, streams: true },
-  { name: 'live?stream=', path: (s) => `${api(s)}/live?stream=mp3`, conditional: true, streams: true },
+  { name: 'now-playing?stream=', path: (s) => `${api(s)}/now-playing?stream=mp3`, conditional: true, needs: 'streams' },
+  { name: 'live', path: (s) => `${api(s)}/live`, conditional: true, needs: 'streams' },
+  { name: 'live?stream=', path: (s) => `${api(s)}/live?stream=mp3`, conditional: true, needs: 'streams' },
   { name: 'weather', path: (s) => `${api(s)}/weather`, conditional: true },
   { name: 'traffic', path: (s) => `${api(s)}/traffic`, conditional: true },
   { name: 'schedule.ics', path: (s) => `${api(s)}/schedule.ics`, conditional: true },
+  { name: 'podcast feed', path: (s) => `/podcasts/${s.podcastSlug}/feed.xml`, conditional: true, needs: 'podcasts', anonymous: true },
+  {
+    name: 'podcast program feed',
+    path: (s) => `/podcasts/${s.podcastSlug}/programs/${s.podcastProgramId}/feed.xml`,
+    conditional: true,
+    needs: 'podcasts',
+    anonymous: true,
+  },
   { name: 'GraphQL now-playing + current broadcast', path: (s) => `${api(s)}/graphql?query=${GQL_QUERY}`, conditional: false },
 ];
 
@@ -137,18 +160,34 @@ async function measure(server: Server, revalidate: boolean): Promise<Figures> {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const wrap = CALLGRIND ? callgrindWrap() : [];
 
-/** A web role of the checkout in `dir` on a fresh database of its own, seeded. */
+/** A web role (or `waveline dev`, BENCH_TARGET=dev) of the checkout in `dir` on a fresh database of its own, seeded. */
 async function startWeb(label: string, dir: string | undefined, database: string) {
-  const roleEnv = { ...env, DATABASE_URL: database };
-  await recreateDatabase(database);
-  const migrate = startRole('migrate', roleEnv, { cwd: dir });
-  await new Promise((ok) => migrate.on('exit', ok));
   const port = await freePort();
-  const web = startRole('web', { ...roleEnv, PORT: String(port) }, { cwd: dir, wrap });
+  let web: ChildProcess;
+  let dataDir: string | null = null;
+  if (TARGET === 'dev') {
+    // As `npm start` runs on a fresh clone: no DATABASE_URL or REDIS_URL, so PGlite and in-process adapters.
+    dataDir = mkdtempSync(join(tmpdir(), 'waveline-bench-reads-dev-'));
+    const devEnv = { ...env, DATABASE_URL: '', REDIS_URL: '', WAVELINE_DATA_DIR: dataDir, WAVELINE_DEMO: '0' };
+    web = startRole('dev', { ...devEnv, PORT: String(port), GATEWAY_PORT: String(await freePort()) }, { cwd: dir, wrap });
+  } else {
+    const roleEnv = { ...env, DATABASE_URL: database };
+    await recreateDatabase(database);
+    const migrate = startRole('migrate', roleEnv, { cwd: dir });
+    await new Promise((ok) => migrate.on('exit', ok));
+    // Under callgrind the web role is seeded at full speed first, then restarted under valgrind on the
+    // same database (seeding hundreds of admin writes under valgrind took longer than the measurement).
+    web = startRole('web', { ...roleEnv, PORT: String(port) }, { cwd: dir, wrap: TARGET === 'web' && CALLGRIND ? [] : wrap });
+  }
   const base = `http://127.0.0.1:${port}`;
-  await waitUntilReady(base, CALLGRIND ? 300_000 : 30_000);
+  await waitUntilReady(base, CALLGRIND || TARGET === 'dev' ? 300_000 : 30_000);
   const seeded = await seed(base);
-  return { label, web, base, seeded, headers: { authorization: `Bearer ${seeded.token}` } };
+  if (CALLGRIND && TARGET === 'web') {
+    await stopRole(web);
+    web = startRole('web', { ...env, DATABASE_URL: database, PORT: String(port) }, { cwd: dir, wrap });
+    await waitUntilReady(base, 600_000);
+  }
+  return { label, web, base, seeded, dataDir, headers: { authorization: `Bearer ${seeded.token}` } };
 }
 
 async function main() {
@@ -161,12 +200,15 @@ async function main() {
     for (const read of READS) {
       if (ONLY && !ONLY.has(read.name)) continue;
       // A read of listener time runs on the checkouts that have it (the first is always this one).
-      const able = read.streams ? webs.filter((w) => w.seeded.streams) : webs;
+      const able = webs.filter((w) =>
+        read.needs === 'streams' ? w.seeded.streams : read.needs === 'podcasts' ? w.seeded.podcastSlug !== null : true,
+      );
+      if (able[0] !== webs[0]) throw new Error(`${read.name}: this checkout could not seed it`);
       const servers: Server[] = able.map((w) => ({
         label: w.label,
         process: w.web,
         url: `${w.base}${read.path(w.seeded)}`,
-        headers: w.headers,
+        headers: read.anonymous ? {} : w.headers,
       }));
       const first = await fetch(servers[0].url, { headers: servers[0].headers });
       if (first.status !== 200) throw new Error(`${read.name}: ${first.status} ${await first.text()}`);
@@ -217,13 +259,17 @@ async function main() {
       }
     }
   } finally {
-    for (const w of webs) await stopRole(w.web);
+    for (const w of webs) {
+      await stopRole(w.web);
+      if (w.dataDir) rmSync(w.dataDir, { recursive: true, force: true });
+    }
     if (CALLGRIND) removeCallgrindFiles();
   }
   const what = CALLGRIND
     ? `instructions per request (callgrind, user space, every thread) of ${REQUESTS} requests on 1 connection, median of ${ROUNDS} rounds`
     : `median of ${ROUNDS} alternating rounds of ${SECONDS}s per case, 50 connections`;
-  console.log(`\nlistener reads, ${new Date().toISOString()}, ${what}; web and bare node:http each in their own process`);
+  const measured = TARGET === 'dev' ? '`waveline dev` (npm start: all roles, embedded)' : 'the web role';
+  console.log(`\nlistener reads, ${new Date().toISOString()}, ${what}; ${measured} and bare node:http each in their own process`);
   for (const dir of COMPARE_DIRS) console.log(`${basename(dir)}: the web role of ${dir}`);
   console.log(
     '304 = the client revalidates with the ETag of its last 200 (as a polling app does); GraphQL answers carry no ETag (200 only).',

@@ -91,6 +91,11 @@ export interface Config {
     /** Who to contact about our requests (URL or e-mail), sent in the User-Agent as MusicBrainz asks. */
     contact: string;
   };
+  /** Audience (decisions.md, "Audience"; docs/audience.md). */
+  audience: {
+    /** Seconds between polls of every stream's listener count, 10–300 (`AUDIENCE_POLL_SECONDS`, default 30). */
+    pollSeconds: number;
+  };
   /** Webhooks: `WEBHOOKS_ALLOW_INSECURE=1` allows http:// and local addresses (development and tests only). */
   webhooks: { allowInsecure: boolean };
   /** Push delivery (decisions.md, "Push notifications"; docs/push.md). Base URLs are for tests and proxies. */
@@ -235,6 +240,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
       // Without one, the public address of this deployment says whose requests these are.
       contact: userAgentSafe(env, 'ARTWORK_CONTACT', str(env, 'PUBLIC_BASE_URL', `http://localhost:${port}`)),
     },
+    audience: { pollSeconds: int(env, 'AUDIENCE_POLL_SECONDS', 30, 10, 300) },
     webhooks: { allowInsecure: bool(env, 'WEBHOOKS_ALLOW_INSECURE', false) },
     push: {
       fcmUrl: url(env, 'PUSH_FCM_URL', 'https://fcm.googleapis.com', ['https:', 'http:']),

@@ -7,4 +7,6 @@
 import './domains/radiodns/station.ts';
 import './domains/podcasts/station.ts';
 import './domains/schedule/station.ts';
+import './domains/audience/station.ts';
+import './domains/artwork/station.ts';
 import './domains/nowPlaying/station.ts';

@@ -14,7 +14,7 @@ import { checkPayload } from './lib/payload.ts';
 // to healthy endpoints (docs/webhooks.md, "Design").
 // Push notifications have a queue of their own: a station's big alert (paced, minutes long) never
 // occupies the slots other jobs run in (docs/push.md).
-export const QUEUES = ['default', 'ingest', 'media', 'webhooks', 'webhooks-retry', 'push'] as const;
+export const QUEUES = ['default', 'ingest', 'media', 'webhooks', 'webhooks-retry', 'push', 'artwork'] as const;
 export type QueueName = (typeof QUEUES)[number];
 
 const WEBHOOK_DELIVERY = Type.Object({
@@ -58,6 +58,17 @@ export const JOBS = {
   },
   /** Third-party artwork lookup for one stored observation; job id = `artwork-{observation id}`. */
   'nowPlaying.artwork': { queue: 'default', payload: Type.Object({ observationId: Type.String({ format: 'uuid' }) }) },
+  /** Resolves the track art of one stored observation (src/domains/artwork/resolve.ts). */
+  'artwork.resolve': { queue: 'artwork', payload: Type.Object({ observationId: Type.String({ format: 'uuid' }) }) },
+  /** Fetches and checks one image URL for a station; job id = `artwork-check.{stationId}.{url hash}.{day}` (docs/now-playing.md). */
+  'artwork.check': {
+    queue: 'artwork',
+    payload: Type.Object({
+      stationId: Type.String({ minLength: 1 }),
+      url: Type.String({ minLength: 1 }),
+      source: Type.Union([Type.Literal('operator'), Type.Literal('ingest'), Type.Literal('catalogue')]),
+    }),
+  },
   /** One attempt of one webhook event to one endpoint; job id = `whd.{eventId}.{webhookId}.{attempt}` (docs/webhooks.md). */
   'webhooks.deliver': { queue: 'webhooks', payload: WEBHOOK_DELIVERY },
   /** The same for a retry, or a first attempt to an endpoint that is failing: the slow lane. */
@@ -66,6 +77,12 @@ export const JOBS = {
   'feed.prune': { queue: 'default', payload: Type.Object({}) },
   /** Daily: drops audit entries older than 400 days (src/domains/audit/store.ts, pruneAuditLog). */
   'audit.prune': { queue: 'default', payload: Type.Object({}) },
+  /** Every AUDIENCE_POLL_SECONDS: every stream's listener count (src/domains/audience/poll.ts). */
+  'audience.poll': { queue: 'default', payload: Type.Object({}) },
+  /** Every AUDIENCE_POLL_SECONDS: fixes the performances of plays that ended (src/domains/audience/performances.ts). */
+  'audience.fix': { queue: 'default', payload: Type.Object({}) },
+  /** Daily: drops listener samples older than 35 days. */
+  'audience.prune': { queue: 'default', payload: Type.Object({}) },
   /** One of the jobs sending a push notification; job id = `push.send.{notificationId}.{part}` (docs/push.md). */
   'push.send': {
     queue: 'push',

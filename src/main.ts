@@ -12,6 +12,7 @@ const USAGE = `usage: waveline <command>
   dev       web + worker + gateway in one process (what \`npm start\` runs)
   admin     one admin API call from the command line: waveline admin [--key wvo_…] <METHOD> <PATH> [JSON|@file]
   keys      operator keys: waveline keys create|list|get|rotate|delete (root key)
+  artwork   track art: waveline artwork pin|unpin|pins|block|unblock|blocks|recent <stationId> …
 `;
 
 const roles: Record<string, () => Promise<{ run(config: ReturnType<typeof loadConfig>): Promise<unknown> }>> = {
@@ -22,6 +23,7 @@ const roles: Record<string, () => Promise<{ run(config: ReturnType<typeof loadCo
   dev: () => import('./roles/dev.ts'),
   admin: () => import('./roles/admin.ts'),
   keys: () => import('./roles/keys.ts'),
+  artwork: () => import('./roles/artwork.ts'),
 };
 
 async function main(): Promise<void> {

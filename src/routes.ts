@@ -17,10 +17,12 @@ import { adminRoutes } from './domains/admin/routes.ts';
 import { embedRoutes } from './domains/embed/routes.ts';
 import { webhookRoutes } from './domains/webhooks/routes.ts';
 import { playLogRoutes } from './domains/nowPlaying/playLogRoutes.ts';
+import { audienceRoutes } from './domains/audience/routes.ts';
 import { radiodnsRoutes } from './domains/radiodns/routes.ts';
 import { operatorKeyRoutes } from './domains/operatorKeys/routes.ts';
 import { auditRoutes } from './domains/audit/routes.ts';
 import { podcastRoutes } from './domains/podcasts/routes.ts';
+import { artworkRoutes } from './domains/artwork/routes.ts';
 
 // The composition of the web role's HTTP surface: every domain's routes, in one table. It lives beside
 // services.ts (the other half of the composition), above the domains; src/http/ (the framework) never
@@ -46,6 +48,8 @@ allRoutes.push(
   ...embedRoutes,
   ...webhookRoutes,
   ...playLogRoutes,
+  ...audienceRoutes,
+  ...artworkRoutes,
   ...radiodnsRoutes,
   ...operatorKeyRoutes,
   ...auditRoutes,

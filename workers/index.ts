@@ -22,13 +22,26 @@ import type { Services } from '../src/services.ts';
 import { registry, type JobHandler } from './registry.ts';
 import { scheduleFeedPrune } from './feedPrune.ts';
 import { scheduleAuditPrune } from './auditPrune.ts';
+import { scheduleAudience } from './audience.ts';
 import { ensurePushSweep } from '../src/domains/push/maintenance.ts';
+import { CHECK_CONCURRENCY } from '../src/domains/artwork/model.ts';
 
 /** How many jobs of each queue one worker process runs at once. Media is CPU-bound (sharp); webhook
  * deliveries mostly wait on receivers (and one endpoint holds only a few of them, docs/webhooks.md). */
 // Push jobs mostly wait on their station's pace and on providers: enough slots that stations sending at
 // once all progress.
-const CONCURRENCY: Record<QueueName, number> = { default: 8, ingest: 16, media: 1, webhooks: 256, 'webhooks-retry': 64, push: 16 };
+// Artwork checks mostly wait on image hosts (at most 10 s each): eight at a time, so a hanging host never
+// holds back another URL's check; each holds at most one 10 MiB body, and sharp decodes are bounded
+// apart (src/domains/artwork/model.ts).
+const CONCURRENCY: Record<QueueName, number> = {
+  default: 8,
+  ingest: 16,
+  media: 1,
+  webhooks: 256,
+  'webhooks-retry': 64,
+  push: 16,
+  artwork: CHECK_CONCURRENCY,
+};
 /**
  * A delivery takes at most 5 s: a shorter lock lets a crashed worker's delivery be retried sooner. A push
  * job that lost its lock may run twice at once without harm (its devices are claimed, docs/push.md): a
@@ -77,6 +90,7 @@ export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; 
   setQueueCountsSource(() => svc.jobs.counts());
   await scheduleFeedPrune(svc);
   await scheduleAuditPrune(svc);
+  await scheduleAudience(svc);
   await ensurePushSweep(svc).catch((err) => svc.logger.warn({ err }, 'could not register the push sweep'));
   await Promise.all(workers.map((w) => w.waitUntilReady()));
   svc.logger.info({ queues: QUEUES }, 'workers ready');

@@ -11,9 +11,11 @@ import { radiodnsLogos } from './radiodnsLogos.ts';
 import { feedsPoll } from './feedsPoll.ts';
 import { nowPlayingFollow } from './nowPlayingFollow.ts';
 import { nowPlayingArtwork } from './nowPlayingArtwork.ts';
+import { artworkCheck, artworkResolve } from './artwork.ts';
 import { webhooksDeliver } from './webhooksDeliver.ts';
 import { feedPrune } from './feedPrune.ts';
 import { auditPrune } from './auditPrune.ts';
+import { audienceFix, audiencePoll, audiencePrune } from './audience.ts';
 import { pushReceipts, pushSend, pushSweep } from './push.ts';
 
 export type JobHandler<N extends JobName> = (payload: JobPayload<N>, svc: Services, job: Job) => Promise<unknown>;
@@ -30,10 +32,15 @@ export const registry: { [N in JobName]: JobHandler<N> } = {
   'feeds.poll': feedsPoll,
   'nowPlaying.follow': nowPlayingFollow,
   'nowPlaying.artwork': nowPlayingArtwork,
+  'artwork.resolve': artworkResolve,
+  'artwork.check': artworkCheck,
   'webhooks.deliver': webhooksDeliver,
   'webhooks.retry': webhooksDeliver,
   'feed.prune': feedPrune,
   'audit.prune': auditPrune,
+  'audience.poll': audiencePoll,
+  'audience.fix': audienceFix,
+  'audience.prune': audiencePrune,
   'push.send': pushSend,
   'push.receipts': pushReceipts,
   'push.sweep': pushSweep,

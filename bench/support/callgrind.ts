@@ -2,9 +2,15 @@
 // req/s and CPU time swing with their load, while the instructions a server executes for a request do
 // not (bench:reads with BENCH_CALLGRIND=1). The server runs under callgrind with instrumentation off
 // (startup and warm-up at valgrind's plain speed); each measurement zeroes the counters, switches
-// instrumentation on, sends a fixed number of requests, switches it off and dumps. Every thread of the
-// process is counted (V8's compiler and GC helpers included): user space only — the kernel's part (the
-// socket writes) is not in the count.
+// instrumentation on, sends a fixed number of requests, switches it off and dumps. User space only — the
+// kernel's part (the socket writes) is not in the count.
+//
+// What is counted: with BENCH_CALLGRIND=1, only what runs inside libuv's read callback of a connection
+// (`node::LibuvStreamWrap::OnUvRead`: the HTTP parser, the request handler, the response's write and the
+// ticks that follow it) — every request's own work, on every server alike, and nothing the clock drives
+// (timers, metrics collectors, V8's idle-time GC and concurrent compiler threads), which on this machine
+// outweighed the requests when a measurement spanned a minute (docs/architecture.md, "Benchmarks").
+// BENCH_CALLGRIND=all counts every instruction of every thread instead.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +21,8 @@ const DIR = join(tmpdir(), `waveline-callgrind-${process.pid}`);
 /** The command prefix that runs a process under callgrind with instrumentation off. */
 export function callgrindWrap(): string[] {
   mkdirSync(DIR, { recursive: true });
-  return ['valgrind', '--tool=callgrind', '--instr-atstart=no', `--callgrind-out-file=${DIR}/cg.%p`, '--dump-instr=no'];
+  const scope = process.env.BENCH_CALLGRIND === 'all' ? [] : ['--toggle-collect=node::LibuvStreamWrap::OnUvRead*'];
+  return ['valgrind', '--tool=callgrind', '--instr-atstart=no', ...scope, `--callgrind-out-file=${DIR}/cg.%p`, '--dump-instr=no'];
 }
 
 function control(pid: number, ...args: string[]): void {

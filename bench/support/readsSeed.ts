@@ -1,7 +1,8 @@
 // The station bench:reads reads from (also bench:reads' BENCH_COMPARE_DIR web, an older checkout: it uses
 // only admin calls that checkout knows too): 100 articles, a week of broadcasts (one on air), a track,
-// weather and traffic.
+// weather and traffic; and a second station publishing podcasts (20 episodes, one program).
 import { randomUUID } from 'node:crypto';
+import sharp from 'sharp';
 import { BENCH_ENV } from '../support.ts';
 
 const ADMIN = BENCH_ENV.WAVELINE_ADMIN_TOKEN;
@@ -18,7 +19,14 @@ async function call(base: string, method: string, path: string, body: unknown, t
 }
 
 /** Seeds a station through the admin API of the web at `base`; the slug, a listener token and the last record id. */
-export async function seed(base: string): Promise<{ slug: string; token: string; recordId: string; streams: boolean }> {
+export async function seed(base: string): Promise<{
+  slug: string;
+  token: string;
+  recordId: string;
+  streams: boolean;
+  podcastSlug: string | null;
+  podcastProgramId: string | null;
+}> {
   const admin = (method: string, path: string, body?: unknown) => call(base, method, `/admin/v1${path}`, body);
   const slug = `bench-${Date.now().toString(36)}`;
   const feeds = { weather: true, traffic: true };
@@ -113,5 +121,73 @@ export async function seed(base: string): Promise<{ slug: string; token: string;
     observedAt,
     snapshot: { area: 'Berlin', incidents: [{ id: 'inc-1', type: 'accident', severity: 'major', road: 'A100' }] },
   });
-  return { slug, token, recordId, streams };
+  const podcasts = await seedPodcasts(base, `${slug}-pod`).catch(() => null);
+  return { slug, token, recordId, streams, podcastSlug: podcasts?.slug ?? null, podcastProgramId: podcasts?.programId ?? null };
+}
+
+/** A one-second 8 kHz 8-bit WAV: every episode's audio. */
+function wav(): Buffer {
+  const samples = 8000;
+  const b = Buffer.alloc(44 + samples, 128);
+  b.write('RIFFxxxxWAVEfmt ', 0, 'latin1');
+  b.writeUInt32LE(36 + samples, 4);
+  b.writeUInt32LE(16, 16);
+  b.writeUInt16LE(1, 20);
+  b.writeUInt16LE(1, 22);
+  b.writeUInt32LE(8000, 24);
+  b.writeUInt32LE(8000, 28);
+  b.writeUInt16LE(1, 32);
+  b.writeUInt16LE(8, 34);
+  b.write('data', 36, 'latin1');
+  b.writeUInt32LE(samples, 40);
+  return b;
+}
+
+/** A station publishing podcasts (one import bundle, as bench:podcasts seeds, with 20 episodes) and a program of it. */
+async function seedPodcasts(base: string, slug: string): Promise<{ slug: string; programId: string }> {
+  const cover = await sharp({ create: { width: 1400, height: 1400, channels: 3, background: '#1d3557' } })
+    .jpeg()
+    .toBuffer();
+  const result = await call(base, 'POST', '/admin/v1/import', {
+    station: {
+      slug,
+      name: 'Bench Pods',
+      timezone: 'Europe/Berlin',
+      profile: { description: 'A station that exists to be measured.', websiteUrls: ['https://bench.example/'] },
+      podcasts: {
+        enabled: true,
+        episodeType: 'episode',
+        author: 'Bench FM',
+        ownerName: 'Bench Owner',
+        ownerEmail: 'owner@bench.example',
+        language: 'en',
+        categories: [{ category: 'News', subcategory: 'Daily News' }],
+        imageKey: 'cover',
+      },
+    },
+    types: [
+      {
+        key: 'episode',
+        label: 'Episode',
+        fields: [
+          { key: 'title', label: 'Title', kind: 'text' },
+          { key: 'description', label: 'Description', kind: 'text' },
+          { key: 'audio', label: 'Audio', kind: 'media' },
+        ],
+      },
+    ],
+    media: [
+      { key: 'cover', mime: 'image/jpeg', data: cover.toString('base64') },
+      { key: 'audio', mime: 'audio/wav', data: wav().toString('base64') },
+    ],
+    records: Array.from({ length: 20 }, (_, i) => ({
+      id: randomUUID(),
+      type: 'episode',
+      values: { title: `Episode ${i + 1}`, description: `What we talked about in episode ${i + 1}. `.repeat(4), audio: 'audio' },
+      published: true,
+    })),
+  });
+  const programId = randomUUID();
+  await call(base, 'PUT', `/admin/v1/stations/${result.station.id}/programs/${programId}`, { title: 'Pod Show', description: 'Talk' });
+  return { slug, programId };
 }

@@ -1362,6 +1362,198 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/integrations/listeners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report listener counts per stream (HLS packagers, CDNs that count sessions themselves)
+         * @description Body `{samples: [{stream, listeners, at}]}`, 1–100 samples; `stream` is a key of the station’s `profile.streamUrls[]`, `at` lies within the last 24 h and not in the future. The same (stream, at) again replaces the sample. A refused batch stores nothing; the error names the sample’s index (from 0). Errors use the ingest route’s `{error: string}` body.
+         */
+        post: operations["ingestListeners"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/audience": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Listener-hours and peaks per hour or day (or of one broadcast), per stream, and each stream’s poll state
+         * @description `from`/`to` (ISO 8601 with zone, at most 31 days) or `broadcastId`; `interval` hour (default) or day, in the station’s time zone; `stream` limits to one key. Listener-hours integrate samples by the trapezoid rule; a gap over 3 poll intervals is unknown. A bucket without data is null, never 0 (docs/audience.md).
+         *
+         *     Root key, or an operator key with `plays:read` reaching the station.
+         */
+        get: operations["adminAudience"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/plays/report.txt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The SoundExchange census Report of Use for a month (tab-separated ASCII)
+         * @description One row per music play of `month` in the station’s time zone, under the header row NAME_OF_SERVICE … ACTUAL_TOTAL_PERFORMANCES; a play with unknown performances has an empty figure and is counted in `X-Waveline-Unknown-Performances`. Download name `{serviceName}{YYYYMMDD}_{YYYYMMDD}_{category}.txt`. Without `royalties.serviceName` or `royalties.transmissionCategory`: 409 ROYALTIES_NOT_CONFIGURED.
+         *
+         *     Root key, or an operator key with `plays:read` reaching the station.
+         */
+        get: operations["adminPlaysReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/artwork/pins/{pinId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One artwork pin
+         * @description One artwork pin
+         *
+         *     Root key, or an operator key with `artwork:write` reaching the station.
+         */
+        get: operations["adminGetArtworkPin"];
+        /**
+         * Pin the art of an artist’s tracks or of one track (the operator’s word wins)
+         * @description Takes effect at once on reads, `live` and track history (past plays included); a now-playing frame follows for the current track. An uploaded `versionId` is checked at once; a `url` is fetched and checked by the worker (`status: pending` until then).
+         *
+         *     Root key, or an operator key with `artwork:write` reaching the station.
+         */
+        put: operations["adminPutArtworkPin"];
+        post?: never;
+        /**
+         * Remove an artwork pin (its tracks use the source chain again at once)
+         * @description Remove an artwork pin (its tracks use the source chain again at once)
+         *
+         *     Root key, or an operator key with `artwork:write` reaching the station.
+         */
+        delete: operations["adminDeleteArtworkPin"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/artwork/pins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A station’s artwork pins
+         * @description A station’s artwork pins
+         *
+         *     Root key, or an operator key with `artwork:write` reaching the station.
+         */
+        get: operations["adminListArtworkPins"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/artwork/blocks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A station’s blocked images
+         * @description A station’s blocked images
+         *
+         *     Root key, or an operator key with `artwork:write` reaching the station.
+         */
+        get: operations["adminListArtworkBlocks"];
+        put?: never;
+        /**
+         * Block an image (by perceptual hash) from ever showing as track art
+         * @description Block an image (by perceptual hash) from ever showing as track art
+         *
+         *     Root key, or an operator key with `artwork:write` reaching the station.
+         */
+        post: operations["adminCreateArtworkBlock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/artwork/blocks/{blockId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a block
+         * @description Remove a block
+         *
+         *     Root key, or an operator key with `artwork:write` reaching the station.
+         */
+        delete: operations["adminDeleteArtworkBlock"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/artwork/recent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Review: the tracks played in the last 7 days, the art listeners saw and why a source was refused
+         * @description Review: the tracks played in the last 7 days, the art listeners saw and why a source was refused
+         *
+         *     Root key, or an operator key with `artwork:write` reaching the station.
+         */
+        get: operations["adminRecentArtwork"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/radiodns/spi/3.1/SI.xml": {
         parameters: {
             query?: never;
@@ -1714,6 +1906,11 @@ export interface components {
                     bitrateKbps: number | null;
                     key: string;
                     latencySeconds: number;
+                    stats: {
+                        kind: string;
+                        url: string;
+                        mount?: string;
+                    } | null;
                 }[] | null;
                 contactEmail: string | null;
                 phone: string | null;
@@ -1782,6 +1979,14 @@ export interface components {
             imageVersionId: string | null;
             copyright: string | null;
         };
+        /** ArtworkSetting */
+        ArtworkSetting: {
+            /** @description shortest side in px a cover must have (default 300) */
+            minSize: number;
+            /** @description show the program, presenter or station image when no cover passes (default true) */
+            fallback: boolean;
+            stationImageVersionId: string | null;
+        };
         AdminCreateStation201Response: {
             id: string;
             slug: string;
@@ -1799,6 +2004,11 @@ export interface components {
                     bitrateKbps: number | null;
                     key: string;
                     latencySeconds: number;
+                    stats: {
+                        kind: string;
+                        url: string;
+                        mount?: string;
+                    } | null;
                 }[] | null;
                 contactEmail: string | null;
                 phone: string | null;
@@ -1833,6 +2043,11 @@ export interface components {
             };
             radiodns: components["schemas"]["RadioDnsSetting"];
             podcasts: components["schemas"]["PodcastsSetting"];
+            royalties: {
+                serviceName: string | null;
+                transmissionCategory: string | null;
+            };
+            artwork: components["schemas"]["ArtworkSetting"];
             createdAt: string;
             updatedAt: string;
         };
@@ -1892,6 +2107,14 @@ export interface components {
             imageVersionId?: string | null;
             copyright?: string | null;
         };
+        /** ArtworkSettingInput */
+        ArtworkSettingInput: {
+            /** @description shortest side in px a cover must have (default 300) */
+            minSize?: number;
+            /** @description show the program, presenter or station image when no cover passes (default true) */
+            fallback?: boolean;
+            stationImageVersionId?: string | null;
+        };
         AdminCreateStationRequest: {
             slug: string;
             id?: string;
@@ -1916,6 +2139,25 @@ export interface components {
                      * @default 0
                      */
                     latencySeconds?: number;
+                    stats?: ({
+                        /** @constant */
+                        kind: "icecast";
+                        /**
+                         * Format: uri
+                         * @description the Icecast server’s `/status-json.xsl`
+                         */
+                        url: string;
+                        /** @description the mount whose listeners count, e.g. `/live.mp3` */
+                        mount: string;
+                    } | {
+                        /** @constant */
+                        kind: "shoutcast";
+                        /**
+                         * Format: uri
+                         * @description the SHOUTcast v2 stream’s `/stats?sid=N&json=1`
+                         */
+                        url: string;
+                    }) | null;
                 }[] | null;
                 contactEmail?: string | null;
                 phone?: string | null;
@@ -1966,6 +2208,12 @@ export interface components {
             publicOnline?: boolean;
             radiodns?: components["schemas"]["RadioDnsSettingInput"];
             podcasts?: components["schemas"]["PodcastsSettingInput"];
+            /** @description what the SoundExchange report of use needs (docs/audience.md) */
+            royalties?: {
+                serviceName?: string | null;
+                transmissionCategory?: ("A" | "B" | "C" | "D" | "E" | "F" | "G" | "H" | "I" | "J" | "K" | "L" | "M") | null;
+            };
+            artwork?: components["schemas"]["ArtworkSettingInput"];
         };
         AdminUpdateStationRequest: {
             /** @description the station’s own id, as in the path (it cannot change) */
@@ -1992,6 +2240,25 @@ export interface components {
                      * @default 0
                      */
                     latencySeconds?: number;
+                    stats?: ({
+                        /** @constant */
+                        kind: "icecast";
+                        /**
+                         * Format: uri
+                         * @description the Icecast server’s `/status-json.xsl`
+                         */
+                        url: string;
+                        /** @description the mount whose listeners count, e.g. `/live.mp3` */
+                        mount: string;
+                    } | {
+                        /** @constant */
+                        kind: "shoutcast";
+                        /**
+                         * Format: uri
+                         * @description the SHOUTcast v2 stream’s `/stats?sid=N&json=1`
+                         */
+                        url: string;
+                    }) | null;
                 }[] | null;
                 contactEmail?: string | null;
                 phone?: string | null;
@@ -2042,6 +2309,12 @@ export interface components {
             publicOnline?: boolean;
             radiodns?: components["schemas"]["RadioDnsSettingInput"];
             podcasts?: components["schemas"]["PodcastsSettingInput"];
+            /** @description what the SoundExchange report of use needs (docs/audience.md) */
+            royalties?: {
+                serviceName?: string | null;
+                transmissionCategory?: ("A" | "B" | "C" | "D" | "E" | "F" | "G" | "H" | "I" | "J" | "K" | "L" | "M") | null;
+            };
+            artwork?: components["schemas"]["ArtworkSettingInput"];
         };
         AdminCreateCredential201Response: {
             id: string;
@@ -3051,14 +3324,37 @@ export interface components {
             /** @default true */
             isPlaying?: boolean;
         };
+        /**
+         * ArtworkVariants
+         * @description square JPEG renditions by side in px (absolute URLs; never upscaled)
+         */
+        ArtworkVariants: {
+            300: string;
+            600: string;
+            1200: string;
+        };
+        /** Artwork */
+        Artwork: {
+            /** @description absolute URL of the image */
+            url: string;
+            /**
+             * @description operator, ingest, catalogue: cover art Waveline checked and keeps; program, presenter, station: a fallback image (a show or station picture, not a cover)
+             * @enum {string}
+             */
+            source: "operator" | "ingest" | "catalogue" | "program" | "presenter" | "station";
+            width: number | null;
+            height: number | null;
+            variants: components["schemas"]["ArtworkVariants"];
+        };
         /** Track */
         Track: {
             artist: string | null;
             title: string | null;
             album: string | null;
             durationSeconds: number | null;
-            /** @description HTTPS; omitted when unknown */
+            /** @description HTTPS; the `600` variant of the cover Waveline keeps, or a reported URL Waveline could not fetch; never a fallback image; omitted when unknown */
             artworkUrl?: string;
+            artwork: components["schemas"]["Artwork"] | null;
             isPlaying: boolean;
             observedAt: string | null;
             /**
@@ -3154,6 +3450,18 @@ export interface components {
          *           "title": "Feeling Good",
          *           "album": "I Put a Spell on You",
          *           "durationSeconds": 173,
+         *           "artworkUrl": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/600",
+         *           "artwork": {
+         *             "url": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e",
+         *             "source": "ingest",
+         *             "width": 1400,
+         *             "height": 1400,
+         *             "variants": {
+         *               "300": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/300",
+         *               "600": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/600",
+         *               "1200": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/1200"
+         *             }
+         *           },
          *           "isPlaying": true,
          *           "observedAt": "2026-11-21T10:14:20.000Z",
          *           "receivedAt": "2026-11-21T10:14:20.412Z"
@@ -3229,6 +3537,11 @@ export interface components {
                         bitrateKbps: number | null;
                         key: string;
                         latencySeconds: number;
+                        stats: {
+                            kind: string;
+                            url: string;
+                            mount?: string;
+                        } | null;
                     }[] | null;
                     contactEmail: string | null;
                     phone: string | null;
@@ -3263,6 +3576,11 @@ export interface components {
                 };
                 radiodns: components["schemas"]["RadioDnsSetting"];
                 podcasts: components["schemas"]["PodcastsSetting"];
+                royalties: {
+                    serviceName: string | null;
+                    transmissionCategory: string | null;
+                };
+                artwork: components["schemas"]["ArtworkSetting"];
                 createdAt: string;
                 updatedAt: string;
             };
@@ -3367,6 +3685,25 @@ export interface components {
                          * @default 0
                          */
                         latencySeconds?: number;
+                        stats?: ({
+                            /** @constant */
+                            kind: "icecast";
+                            /**
+                             * Format: uri
+                             * @description the Icecast server’s `/status-json.xsl`
+                             */
+                            url: string;
+                            /** @description the mount whose listeners count, e.g. `/live.mp3` */
+                            mount: string;
+                        } | {
+                            /** @constant */
+                            kind: "shoutcast";
+                            /**
+                             * Format: uri
+                             * @description the SHOUTcast v2 stream’s `/stats?sid=N&json=1`
+                             */
+                            url: string;
+                        }) | null;
                     }[] | null;
                     contactEmail?: string | null;
                     phone?: string | null;
@@ -3468,6 +3805,19 @@ export interface components {
                     copyright?: string | null;
                     /** @description bundle-local media key */
                     imageKey?: string;
+                };
+                /** @description what the SoundExchange report of use needs (docs/audience.md) */
+                royalties?: {
+                    serviceName?: string | null;
+                    transmissionCategory?: ("A" | "B" | "C" | "D" | "E" | "F" | "G" | "H" | "I" | "J" | "K" | "L" | "M") | null;
+                };
+                artwork?: {
+                    /** @description shortest side in px a cover must have (default 300) */
+                    minSize?: number;
+                    /** @description show the program, presenter or station image when no cover passes (default true) */
+                    fallback?: boolean;
+                    /** @description the bundle media entry of the station image */
+                    stationImageKey?: string;
                 };
             };
             credentials?: {
@@ -3834,6 +4184,174 @@ export interface components {
                 credentialLabel: string | null;
                 isrc: string | null;
                 endedAt: string | null;
+                performances: number | null;
+                /** @description listeners per stream key (every stream of the station); null when unknown, never 0 for unknown */
+                performancesByStream: {
+                    [key: string]: number | null;
+                };
+            }[];
+        };
+        /** ListenerSamplesAccepted */
+        ListenerSamplesAccepted: {
+            accepted: number;
+        };
+        IngestListenersRequest: {
+            samples: {
+                /** @description a key of the station’s `profile.streamUrls[]` */
+                stream: string;
+                listeners: number;
+                /** @description when the count was taken: ISO 8601 with a zone, or Unix milliseconds; within the last 24 h, not in the future */
+                at: string | number;
+            }[];
+        };
+        /** Audience */
+        Audience: {
+            stationId: string;
+            timezone: string;
+            /**
+             * @description ISO 8601 timestamp in UTC
+             * @example 2026-11-21T10:15:02.123Z
+             */
+            from: string;
+            /**
+             * @description ISO 8601 timestamp in UTC
+             * @example 2026-11-21T10:15:02.123Z
+             */
+            to: string;
+            interval: "hour" | "day";
+            broadcastId: string | null;
+            series: {
+                /**
+                 * @description ISO 8601 timestamp in UTC
+                 * @example 2026-11-21T10:15:02.123Z
+                 */
+                at: string;
+                listenerHours: number | null;
+                peak: number | null;
+                streams: {
+                    [key: string]: {
+                        listenerHours: number | null;
+                        peak: number | null;
+                    };
+                };
+            }[];
+            total: {
+                listenerHours: number | null;
+                peak: number | null;
+            };
+            streams: {
+                [key: string]: {
+                    lastSampleAt: string | null;
+                    lastError: string | null;
+                };
+            };
+        };
+        /** ArtworkPin */
+        ArtworkPin: {
+            id: string;
+            match: {
+                /** @description compared after NFKC, case folding, trimming and collapsing spaces */
+                artist: string;
+                /** @description without it the pin matches every track of the artist */
+                title?: string;
+            };
+            image: ({
+                /**
+                 * @description an uploaded image version of the station
+                 * @example 0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93
+                 */
+                versionId: string;
+            } | {
+                /** @description http or https; fetched and checked by the worker */
+                url: string;
+            }) | null;
+            /**
+             * @description while not kept, its tracks use the next source
+             * @enum {string}
+             */
+            status: "pending" | "kept" | "rejected";
+            reason: ("unreachable" | "too-small" | "not-square" | "not-an-image" | "too-large" | "blocked" | "forbidden-address") | null;
+            /**
+             * @description ISO 8601 timestamp in UTC
+             * @example 2026-11-21T10:15:02.123Z
+             */
+            createdAt: string;
+            /**
+             * @description ISO 8601 timestamp in UTC
+             * @example 2026-11-21T10:15:02.123Z
+             */
+            updatedAt: string;
+        };
+        /** @description `image: null`: these tracks show no art (no fallback applies). */
+        AdminPutArtworkPinRequest: {
+            match: {
+                /** @description compared after NFKC, case folding, trimming and collapsing spaces */
+                artist: string;
+                /** @description without it the pin matches every track of the artist */
+                title?: string;
+            };
+            image: ({
+                /**
+                 * @description an uploaded image version of the station
+                 * @example 0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93
+                 */
+                versionId: string;
+            } | {
+                /** @description http or https; fetched and checked by the worker */
+                url: string;
+            }) | null;
+        };
+        AdminListArtworkPinsResponse: {
+            pins: components["schemas"]["ArtworkPin"][];
+        };
+        /** ArtworkBlock */
+        ArtworkBlock: {
+            id: string;
+            /** @description 64-bit dHash, 16 hex digits */
+            hash: string;
+            /**
+             * @description ISO 8601 timestamp in UTC
+             * @example 2026-11-21T10:15:02.123Z
+             */
+            createdAt: string;
+        };
+        /** @description The image to block, by URL (fetched once) or uploaded version. */
+        AdminCreateArtworkBlockRequest: {
+            /** @description http or https; fetched and checked by the worker */
+            url: string;
+        } | {
+            /**
+             * @description an uploaded image version of the station
+             * @example 0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93
+             */
+            versionId: string;
+        };
+        AdminListArtworkBlocksResponse: {
+            blocks: components["schemas"]["ArtworkBlock"][];
+        };
+        AdminRecentArtworkResponse: {
+            tracks: {
+                artist: string | null;
+                title: string | null;
+                /**
+                 * @description ISO 8601 timestamp in UTC
+                 * @example 2026-11-21T10:15:02.123Z
+                 */
+                lastPlayedAt: string;
+                plays: number;
+                artwork: components["schemas"]["Artwork"] | null;
+                rejected: {
+                    /** @enum {string} */
+                    source: "operator" | "ingest" | "catalogue";
+                    url: string;
+                    /** @enum {string} */
+                    reason: "unreachable" | "too-small" | "not-square" | "not-an-image" | "too-large" | "blocked" | "forbidden-address";
+                    /**
+                     * @description ISO 8601 timestamp in UTC
+                     * @example 2026-11-21T10:15:02.123Z
+                     */
+                    at: string;
+                }[];
             }[];
         };
         /**
@@ -3863,7 +4381,7 @@ export interface components {
             label: string;
             /** @description The station ids the key may reach, or "*" for every station (present and future). */
             stations: string[] | "*";
-            scopes: ("stations:write" | "credentials:write" | "content:write" | "schedule:write" | "feeds:write" | "push:credentials" | "push:send" | "webhooks:write" | "plays:read" | "audit:read")[];
+            scopes: ("stations:write" | "credentials:write" | "content:write" | "schedule:write" | "feeds:write" | "push:credentials" | "push:send" | "webhooks:write" | "plays:read" | "audit:read" | "artwork:write")[];
             /**
              * Format: date-time
              * @description at most two years ahead; default two years
@@ -4175,7 +4693,12 @@ export interface operations {
                      *             "mime": "string",
                      *             "bitrateKbps": 0,
                      *             "key": "string",
-                     *             "latencySeconds": 0
+                     *             "latencySeconds": 0,
+                     *             "stats": {
+                     *               "kind": "string",
+                     *               "url": "string",
+                     *               "mount": "string"
+                     *             }
                      *           }
                      *         ],
                      *         "contactEmail": "string",
@@ -4394,7 +4917,12 @@ export interface operations {
                      *             "mime": "string",
                      *             "bitrateKbps": 0,
                      *             "key": "string",
-                     *             "latencySeconds": 0
+                     *             "latencySeconds": 0,
+                     *             "stats": {
+                     *               "kind": "string",
+                     *               "url": "string",
+                     *               "mount": "string"
+                     *             }
                      *           }
                      *         ],
                      *         "contactEmail": "string",
@@ -4464,6 +4992,15 @@ export interface operations {
                      *         ],
                      *         "imageVersionId": "string",
                      *         "copyright": "string"
+                     *       },
+                     *       "royalties": {
+                     *         "serviceName": "string",
+                     *         "transmissionCategory": "string"
+                     *       },
+                     *       "artwork": {
+                     *         "minSize": 100,
+                     *         "fallback": true,
+                     *         "stationImageVersionId": "string"
                      *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
@@ -4693,7 +5230,12 @@ export interface operations {
                      *             "mime": "string",
                      *             "bitrateKbps": 0,
                      *             "key": "string",
-                     *             "latencySeconds": 0
+                     *             "latencySeconds": 0,
+                     *             "stats": {
+                     *               "kind": "string",
+                     *               "url": "string",
+                     *               "mount": "string"
+                     *             }
                      *           }
                      *         ],
                      *         "contactEmail": "string",
@@ -4763,6 +5305,15 @@ export interface operations {
                      *         ],
                      *         "imageVersionId": "string",
                      *         "copyright": "string"
+                     *       },
+                     *       "royalties": {
+                     *         "serviceName": "string",
+                     *         "transmissionCategory": "string"
+                     *       },
+                     *       "artwork": {
+                     *         "minSize": 100,
+                     *         "fallback": true,
+                     *         "stationImageVersionId": "string"
                      *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
@@ -4970,7 +5521,12 @@ export interface operations {
                      *             "mime": "string",
                      *             "bitrateKbps": 0,
                      *             "key": "string",
-                     *             "latencySeconds": 0
+                     *             "latencySeconds": 0,
+                     *             "stats": {
+                     *               "kind": "string",
+                     *               "url": "string",
+                     *               "mount": "string"
+                     *             }
                      *           }
                      *         ],
                      *         "contactEmail": "string",
@@ -5040,6 +5596,15 @@ export interface operations {
                      *         ],
                      *         "imageVersionId": "string",
                      *         "copyright": "string"
+                     *       },
+                     *       "royalties": {
+                     *         "serviceName": "string",
+                     *         "transmissionCategory": "string"
+                     *       },
+                     *       "artwork": {
+                     *         "minSize": 100,
+                     *         "fallback": true,
+                     *         "stationImageVersionId": "string"
                      *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
@@ -10760,8 +11325,8 @@ export interface operations {
                 stationId: string;
                 /** @description media version id (not the asset id) */
                 versionId: string;
-                /** @description rendition */
-                variant: "thumb" | "display" | "card" | "square";
+                /** @description rendition (300, 600 and 1200 are the square JPEG renditions of artwork and show images) */
+                variant: "thumb" | "display" | "card" | "square" | "300" | "600" | "1200";
             };
             cookie?: never;
         };
@@ -15411,6 +15976,17 @@ export interface operations {
                      *         "album": "string",
                      *         "durationSeconds": 0,
                      *         "artworkUrl": "string",
+                     *         "artwork": {
+                     *           "url": "string",
+                     *           "source": "operator",
+                     *           "width": 0,
+                     *           "height": 0,
+                     *           "variants": {
+                     *             "300": "string",
+                     *             "600": "string",
+                     *             "1200": "string"
+                     *           }
+                     *         },
                      *         "isPlaying": true,
                      *         "observedAt": "2026-11-21T10:15:02.123Z",
                      *         "receivedAt": "2026-11-21T10:15:02.123Z"
@@ -15633,6 +16209,18 @@ export interface operations {
                      *           "title": "Feeling Good",
                      *           "album": "I Put a Spell on You",
                      *           "durationSeconds": 173,
+                     *           "artworkUrl": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/600",
+                     *           "artwork": {
+                     *             "url": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e",
+                     *             "source": "ingest",
+                     *             "width": 1400,
+                     *             "height": 1400,
+                     *             "variants": {
+                     *               "300": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/300",
+                     *               "600": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/600",
+                     *               "1200": "https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/1200"
+                     *             }
+                     *           },
                      *           "isPlaying": true,
                      *           "observedAt": "2026-11-21T10:14:20.000Z",
                      *           "receivedAt": "2026-11-21T10:14:20.412Z"
@@ -15842,6 +16430,17 @@ export interface operations {
                      *           "album": "string",
                      *           "durationSeconds": 0,
                      *           "artworkUrl": "string",
+                     *           "artwork": {
+                     *             "url": "string",
+                     *             "source": "operator",
+                     *             "width": 0,
+                     *             "height": 0,
+                     *             "variants": {
+                     *               "300": "string",
+                     *               "600": "string",
+                     *               "1200": "string"
+                     *             }
+                     *           },
                      *           "isPlaying": true,
                      *           "observedAt": "2026-11-21T10:15:02.123Z",
                      *           "receivedAt": "2026-11-21T10:15:02.123Z"
@@ -16036,7 +16635,12 @@ export interface operations {
                      *               "mime": "string",
                      *               "bitrateKbps": 0,
                      *               "key": "string",
-                     *               "latencySeconds": 0
+                     *               "latencySeconds": 0,
+                     *               "stats": {
+                     *                 "kind": "string",
+                     *                 "url": "string",
+                     *                 "mount": "string"
+                     *               }
                      *             }
                      *           ],
                      *           "contactEmail": "string",
@@ -16106,6 +16710,15 @@ export interface operations {
                      *           ],
                      *           "imageVersionId": "string",
                      *           "copyright": "string"
+                     *         },
+                     *         "royalties": {
+                     *           "serviceName": "string",
+                     *           "transmissionCategory": "string"
+                     *         },
+                     *         "artwork": {
+                     *           "minSize": 100,
+                     *           "fallback": true,
+                     *           "stationImageVersionId": "string"
                      *         },
                      *         "createdAt": "string",
                      *         "updatedAt": "string"
@@ -18033,7 +18646,9 @@ export interface operations {
                      *           "rundownItemId": "string",
                      *           "credentialLabel": "string",
                      *           "isrc": "string",
-                     *           "endedAt": "string"
+                     *           "endedAt": "string",
+                     *           "performances": 0,
+                     *           "performancesByStream": {}
                      *         }
                      *       ]
                      *     }
@@ -18121,6 +18736,2096 @@ export interface operations {
                 };
             };
             /** @description Station not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    ingestListeners: {
+        parameters: {
+            query?: {
+                /** @description public station slug; exactly one of stationSlug or stationId */
+                stationSlug?: string;
+                /** @description station id; exactly one of stationSlug or stationId */
+                stationId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IngestListenersRequest"];
+            };
+        };
+        responses: {
+            /** @description Every sample stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "accepted": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ListenerSamplesAccepted"];
+                };
+            };
+            /** @description Invalid query or body; the message names the sample’s index and field. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LegacyError"];
+                };
+            };
+            /** @description Missing or invalid credential, or not the credential’s station. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LegacyError"];
+                };
+            };
+            /** @description The station is inactive. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LegacyError"];
+                };
+            };
+            /** @description Body larger than 16 KiB. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LegacyError"];
+                };
+            };
+            /** @description Content-Type is not application/json. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LegacyError"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LegacyError"];
+                };
+            };
+            /** @description Postgres is unreachable: nothing was stored; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["LegacyError"];
+                };
+            };
+        };
+    };
+    adminAudience: {
+        parameters: {
+            query?: {
+                /** @description ISO 8601 timestamp with zone; inclusive (or broadcastId) */
+                from?: string;
+                /** @description ISO 8601 timestamp with zone; exclusive; at most 31 days after from */
+                to?: string;
+                /** @description bucket size in the station’s time zone (default hour) */
+                interval?: "hour" | "day";
+                /** @description only this stream key */
+                stream?: string;
+                /** @description the broadcast’s [startsAt, endsAt) instead of from/to */
+                broadcastId?: string;
+            };
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The audience. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "stationId": "string",
+                     *       "timezone": "string",
+                     *       "from": "2026-11-21T10:15:02.123Z",
+                     *       "to": "2026-11-21T10:15:02.123Z",
+                     *       "interval": "hour",
+                     *       "broadcastId": "string",
+                     *       "series": [
+                     *         {
+                     *           "at": "2026-11-21T10:15:02.123Z",
+                     *           "listenerHours": 0,
+                     *           "peak": 0,
+                     *           "streams": {}
+                     *         }
+                     *       ],
+                     *       "total": {
+                     *         "listenerHours": 0,
+                     *         "peak": 0
+                     *       },
+                     *       "streams": {}
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Audience"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the operator key lacks the scope the call needs, or the call needs the root key (the message names which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminPlaysReport: {
+        parameters: {
+            query: {
+                /** @description YYYY-MM, in the station’s time zone */
+                month: string;
+                format: "soundexchange";
+            };
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report (text/plain; streamed). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/plain": string;
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the operator key lacks the scope the call needs, or the call needs the root key (the message names which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminGetArtworkPin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+                /** @description chosen by the caller */
+                pinId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The pin. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "match": {
+                     *         "artist": "string",
+                     *         "title": "string"
+                     *       },
+                     *       "image": {
+                     *         "versionId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93"
+                     *       },
+                     *       "status": "pending",
+                     *       "reason": "unreachable",
+                     *       "createdAt": "2026-11-21T10:15:02.123Z",
+                     *       "updatedAt": "2026-11-21T10:15:02.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ArtworkPin"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the operator key lacks the scope the call needs, or the call needs the root key (the message names which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station, pin or block not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminPutArtworkPin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+                /** @description chosen by the caller */
+                pinId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminPutArtworkPinRequest"];
+            };
+        };
+        responses: {
+            /** @description The replaced pin. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "match": {
+                     *         "artist": "string",
+                     *         "title": "string"
+                     *       },
+                     *       "image": {
+                     *         "versionId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93"
+                     *       },
+                     *       "status": "pending",
+                     *       "reason": "unreachable",
+                     *       "createdAt": "2026-11-21T10:15:02.123Z",
+                     *       "updatedAt": "2026-11-21T10:15:02.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ArtworkPin"];
+                };
+            };
+            /** @description The new pin. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "match": {
+                     *         "artist": "string",
+                     *         "title": "string"
+                     *       },
+                     *       "image": {
+                     *         "versionId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93"
+                     *       },
+                     *       "status": "pending",
+                     *       "reason": "unreachable",
+                     *       "createdAt": "2026-11-21T10:15:02.123Z",
+                     *       "updatedAt": "2026-11-21T10:15:02.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ArtworkPin"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the operator key lacks the scope the call needs, or the call needs the root key (the message names which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station, pin or block not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminDeleteArtworkPin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+                /** @description chosen by the caller */
+                pinId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the operator key lacks the scope the call needs, or the call needs the root key (the message names which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station, pin or block not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminListArtworkPins: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Pins, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "pins": [
+                     *         {
+                     *           "id": "string",
+                     *           "match": {
+                     *             "artist": "string",
+                     *             "title": "string"
+                     *           },
+                     *           "image": {
+                     *             "versionId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93"
+                     *           },
+                     *           "status": "pending",
+                     *           "reason": "unreachable",
+                     *           "createdAt": "2026-11-21T10:15:02.123Z",
+                     *           "updatedAt": "2026-11-21T10:15:02.123Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminListArtworkPinsResponse"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the operator key lacks the scope the call needs, or the call needs the root key (the message names which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station, pin or block not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminListArtworkBlocks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Blocks, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "blocks": [
+                     *         {
+                     *           "id": "string",
+                     *           "hash": "string",
+                     *           "createdAt": "2026-11-21T10:15:02.123Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminListArtworkBlocksResponse"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the operator key lacks the scope the call needs, or the call needs the root key (the message names which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station, pin or block not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminCreateArtworkBlock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminCreateArtworkBlockRequest"];
+            };
+        };
+        responses: {
+            /** @description The block. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "hash": "string",
+                     *       "createdAt": "2026-11-21T10:15:02.123Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ArtworkBlock"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the operator key lacks the scope the call needs, or the call needs the root key (the message names which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station, pin or block not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminDeleteArtworkBlock: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+                /** @description UUID */
+                blockId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the operator key lacks the scope the call needs, or the call needs the root key (the message names which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station, pin or block not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminRecentArtwork: {
+        parameters: {
+            query?: {
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Distinct tracks, newest play first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "tracks": [
+                     *         {
+                     *           "artist": "string",
+                     *           "title": "string",
+                     *           "lastPlayedAt": "2026-11-21T10:15:02.123Z",
+                     *           "plays": 0,
+                     *           "artwork": {
+                     *             "url": "string",
+                     *             "source": "operator",
+                     *             "width": 0,
+                     *             "height": 0,
+                     *             "variants": {
+                     *               "300": "string",
+                     *               "600": "string",
+                     *               "1200": "string"
+                     *             }
+                     *           },
+                     *           "rejected": [
+                     *             {
+                     *               "source": "operator",
+                     *               "url": "string",
+                     *               "reason": "unreachable",
+                     *               "at": "2026-11-21T10:15:02.123Z"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminRecentArtworkResponse"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the operator key lacks the scope the call needs, or the call needs the root key (the message names which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station, pin or block not found. */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -1,5 +1,6 @@
 import {
   buildSchema,
+  type GraphQLObjectType,
   parse,
   validate as validateDocument,
   type DocumentNode,
@@ -29,6 +30,12 @@ import { typeDefs } from './sdl.ts';
 import { graphiqlAssetRoutes, graphiqlPage } from './graphiql.ts';
 
 export const schema = buildSchema(typeDefs);
+
+// GraphQL names cannot start with a digit: `ArtworkVariants._300` reads the presenter's "300" (and so on).
+for (const field of Object.values((schema.getType('ArtworkVariants') as GraphQLObjectType).getFields())) {
+  const key = field.name.slice(1);
+  field.resolve = (variants: Record<string, string>) => variants[key];
+}
 
 const MAX_BODY_BYTES = 64 * 1024;
 

@@ -194,9 +194,25 @@ export const typeDefs = /* GraphQL */ `
     durationSeconds: Float
     "HTTPS; null when unknown"
     artworkUrl: String
+    "the art to show and where it came from; null while nothing is kept yet and when no source passes"
+    artwork: Artwork
     isPlaying: Boolean!
     observedAt: String
     receivedAt: String!
+  }
+  type ArtworkVariants {
+    _300: String!
+    _600: String!
+    _1200: String!
+  }
+  type Artwork {
+    url: String!
+    "operator | ingest | catalogue (kept cover art) or program | presenter | station (a fallback image)"
+    source: String!
+    width: Int
+    height: Int
+    "square JPEG renditions 300, 600 and 1200 (GraphQL field names cannot start with a digit)"
+    variants: ArtworkVariants!
   }
   type NowPlaying {
     contractVersion: Int!
@@ -245,6 +261,7 @@ export const typeDefs = /* GraphQL */ `
     album: String
     durationSeconds: Float
     artworkUrl: String
+    artwork: Artwork
     isPlaying: Boolean!
     observedAt: String
     receivedAt: String!

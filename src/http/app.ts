@@ -56,7 +56,7 @@ export function buildApp(svc: Services, routes: readonly RouteSpec[]): WebApp {
     return otherRoutes(ctx, next);
   });
   const koa = app.callback();
-  const cached = cachedReads(svc, routes, observe);
+  const cached = cachedReads(svc, routes, observe, (req, res) => void koa(req, res));
   const stored = storedAnswers(svc, routes, observe);
   return {
     koa: app,

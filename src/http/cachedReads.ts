@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { WavelineError } from '../lib/errors.ts';
 import { cacheLookup } from '../lib/metrics.ts';
-import { areasLabel, graphqlKey, readKey } from '../lib/readCache.ts';
+import { areasLabel, graphqlKey, readKey, type ReadAreas, type Representation } from '../lib/readCache.ts';
 import { hashToken, TOKEN_LENGTH } from '../lib/tokens.ts';
 import { RouteTable } from './dispatch.ts';
 import { requestIdOf, writeErrorResponse } from './envelope.ts';
@@ -42,16 +42,40 @@ interface CachedRead {
   scope: RouteScope;
   module?: string;
   rateLimit?: LimitName;
+  /** The areas its answer shows (REST reads; undefined for GraphQL, whose answers name theirs when stored). */
+  areas?: ReadAreas;
   /** Whether the key holds the path (a route with parameters besides the station). */
   pathInKey: boolean;
   /** Its request-duration series and log level, by method and status (null when observability is off). */
   series: RouteSeries | null;
 }
 
+/** A request target already resolved: its read, slug, path and query, and its key for the station it named last. */
+interface Target {
+  read: CachedRead;
+  slug: string;
+  path: string;
+  query: string;
+  stationId: string;
+  key: string;
+}
+
+/** How many request targets are kept resolved (one per polled URL: station × read × query). */
+const MAX_TARGETS = 4096;
+
 /** Answers the request and returns true, or returns false and leaves it to Koa. */
 export type CachedReads = (req: IncomingMessage, res: ServerResponse) => boolean;
 
-export function cachedReads(svc: FrameworkServices, routes: readonly RouteSpec[], observe: RequestObserver | null): CachedReads {
+/**
+ * `fallback` answers a request this path took but could not answer after all (a joined computation that
+ * failed): the route (Koa), which then answers as if this path had never seen it.
+ */
+export function cachedReads(
+  svc: FrameworkServices,
+  routes: readonly RouteSpec[],
+  observe: RequestObserver | null,
+  fallback: (req: IncomingMessage, res: ServerResponse) => void,
+): CachedReads {
   const table = new RouteTable<CachedRead>();
   for (const route of routes) {
     if (route.method !== 'get' || route.station !== 'slug' || !route.scope) continue;
@@ -62,6 +86,7 @@ export function cachedReads(svc: FrameworkServices, routes: readonly RouteSpec[]
       path: route.path,
       operationId: route.operationId,
       area: route.cache !== undefined ? areasLabel(route.cache) : 'graphql',
+      areas: graphql ? undefined : route.cache,
       graphql,
       scope: route.scope,
       module: route.module,
@@ -71,48 +96,72 @@ export function cachedReads(svc: FrameworkServices, routes: readonly RouteSpec[]
     });
   }
 
+  // What a request target resolves to (its route, slug and read-cache key), kept by the exact target so
+  // an app polling the same URL skips the target check, the route match and the key's building (with
+  // the two strings and the two objects they make) from its second read on. Only targets that matched
+  // a cached route and passed the target check are kept; bounded (cleared when full), since targets are
+  // the client's to choose. The key holds the station's id: it is used while the slug names that station.
+  const targets = new Map<string, Target>();
+
   return (req, res) => {
     const method = req.method;
     if (method !== 'GET' && method !== 'HEAD') return false;
     const url = req.url ?? '';
-    if (!url.startsWith(LISTENER_PREFIX) || targetIssue(url) !== null || headerIssue(req.rawHeaders) !== null) return false;
-    const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
-    const found = table.match(method, path);
-    if (!found) return false;
-    const read = found.handler;
-    const slug = found.params.stationSlug;
-    if (!slugShaped(slug)) return false;
-    const station = svc.stations.peekBySlug(slug);
+    let target = targets.get(url);
+    if (target === undefined) {
+      if (!url.startsWith(LISTENER_PREFIX) || targetIssue(url) !== null) return false;
+      const q = url.indexOf('?');
+      const path = q < 0 ? url : url.slice(0, q);
+      const found = table.match(method, path);
+      if (!found || !slugShaped(found.params.stationSlug)) return false;
+      target = { read: found.handler, slug: found.params.stationSlug, path, query: q < 0 ? '' : url.slice(q + 1), stationId: '', key: '' };
+      if (targets.size >= MAX_TARGETS) targets.clear();
+      targets.set(url, target);
+    }
+    if (headerIssue(req.rawHeaders) !== null) return false;
+    const read = target.read;
+    const station = svc.stations.peekBySlug(target.slug);
     if (!station || !isPublic(station)) return false;
     const now = svc.clock.now();
     // The credential gate's checks, on the cached credential only (an uncached token goes to Koa).
     const token = bearerOf(req.headers.authorization);
     if (token === null || token.length !== TOKEN_LENGTH) return false;
     // Hashed on every read, never remembered by the raw token: a lookup keyed by the token itself would
-    // keep callers' secrets in memory and compare them by a string map, not in constant time.
+    // keep callers' secrets in memory and compare them by a string map, not in constant time (and any
+    // keyed hash a memo could be looked up by costs what this SHA-256 costs: docs/architecture.md).
     const credential = svc.credentials.peek(hashToken(token));
     if (!admits(credential, read.scope, station.id, now)) return false;
     if (read.module !== undefined && !(station.modules as Readonly<Record<string, boolean>>)[read.module]) return false;
-    const query = q < 0 ? '' : url.slice(q + 1);
     let key: string;
     if (read.graphql) {
       // GraphiQL (a browser asking for HTML) and HEAD are Koa's; a stored answer was negotiated with this very Accept.
       const accept = req.headers.accept ?? '';
       if (method !== 'GET' || accept.includes('text/html')) return false;
-      key = graphqlKey('GET', station.id, accept, req.headers['content-type'] ?? '', query);
-    } else key = readKey(read.operationId, station.id, read.pathInKey ? path : '', query);
-    const rep = svc.reads.peek(key, now.getTime());
-    if (rep === undefined) return false;
+      key = graphqlKey('GET', station.id, accept, req.headers['content-type'] ?? '', target.query);
+    } else {
+      if (target.stationId !== station.id) {
+        target.key = readKey(read.operationId, station.id, read.pathInKey ? target.path : '', target.query);
+        target.stationId = station.id;
+      }
+      key = target.key;
+    }
+    const nowMs = now.getTime();
+    const rep = svc.reads.peek(key, nowMs);
+    // Not stored: when its computation is already running (the answer of the moment before has just
+    // expired — now-playing's every second — or passed its safety age), this request waits for it here,
+    // its gates already passed, instead of running the whole route only to join it there (issue 38).
+    const running = rep === undefined && read.areas !== undefined ? svc.reads.running(key, station.id, read.areas) : undefined;
+    if (rep === undefined && running === undefined) return false;
 
-    // From here the request is answered here. No closure or object is made for it unless a rate limit
-    // makes it wait (docs/architecture.md, "Benchmarks", issue 31 item 5).
+    // From here the request is answered here. No closure or object is made for a stored answer unless a
+    // rate limit makes it wait (docs/architecture.md, "Benchmarks", issue 31 item 5).
     const startedAt = read.series ? performance.now() : 0;
     const requestId = requestIdOf(req);
     svc.credentials.touch(credential, now);
-    cacheLookup(read.area, true);
+    cacheLookup(read.area, rep !== undefined);
     const limit = read.rateLimit;
-    if (limit === undefined || !svc.rateLimits.enabled(limit)) {
+    const limited = limit !== undefined && svc.rateLimits.enabled(limit);
+    if (rep !== undefined && !limited) {
       const bytes = read.graphql
         ? writeBytes(res, requestId, rep.bytes, rep.contentType)
         : writeCacheable(req, res, requestId, rep.bytes, rep.contentType, rep.etag);
@@ -120,10 +169,24 @@ export function cachedReads(svc: FrameworkServices, routes: readonly RouteSpec[]
       return true;
     }
     const report = (bytes: number) => read.series?.record(res, requestId, startedAt, bytes, station.id);
-    const send = read.graphql
-      ? () => report(writeBytes(res, requestId, rep.bytes, rep.contentType))
-      : () => report(writeCacheable(req, res, requestId, rep.bytes, rep.contentType, rep.etag));
-    takeThenSend(svc, res, { limit, key: credential.id, requestId, path: read.path }, send, report);
+    const write = (answer: Representation) =>
+      report(
+        read.graphql
+          ? writeBytes(res, requestId, answer.bytes, answer.contentType)
+          : writeCacheable(req, res, requestId, answer.bytes, answer.contentType, answer.etag),
+      );
+    // The computation joined may fail, or answer for a moment already past (it ran longer than its answer
+    // stays exact): the route then runs as if this path had not taken the request.
+    const send =
+      rep !== undefined
+        ? () => write(rep)
+        : () =>
+            void running!.then(
+              (answer) => (answer.validUntil > nowMs ? write(answer) : fallback(req, res)),
+              () => fallback(req, res),
+            );
+    if (limited) takeThenSend(svc, res, { limit, key: credential.id, requestId, path: read.path }, send, report);
+    else send();
     return true;
   };
 }

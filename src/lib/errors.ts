@@ -71,6 +71,9 @@ export class ProviderMismatchError extends coded('PROVIDER_MISMATCH', 409) {}
 
 export class ConflictError extends coded('CONFLICT', 409) {}
 
+/** The census report of use: the station's `royalties` settings are missing (the message names which). */
+export class RoyaltiesNotConfiguredError extends coded('ROYALTIES_NOT_CONFIGURED', 409) {}
+
 /** Push sending at a station without a provider, without its credentials, or with the push module off. */
 export class PushNotConfiguredError extends coded('PUSH_NOT_CONFIGURED', 409) {}
 

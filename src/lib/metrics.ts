@@ -173,6 +173,17 @@ export const jobDuration = new Histogram({
   registers: [registry],
 });
 
+/**
+ * Listeners of each stream at its last good poll (decisions.md, "Audience"). A stream whose last poll
+ * failed has no series until it answers again: an unknown count is never shown as 0.
+ */
+export const streamListeners = new Gauge({
+  name: 'waveline_stream_listeners',
+  help: 'Listeners of a station stream at its last good poll (station id, stream key).',
+  labelNames: ['station', 'stream'] as const,
+  registers: [registry],
+});
+
 export const jobsStalled = new Counter({
   name: 'waveline_jobs_stalled_total',
   help: 'Jobs found stalled (their worker died or blocked past its lock) and taken back, by queue.',
@@ -184,6 +195,13 @@ export const pushMessages = new Counter({
   name: 'waveline_push_messages_total',
   help: 'Push messages by provider and result: sent, failed, pruned (dead token removed), retried (429/5xx, sent again).',
   labelNames: ['provider', 'result'] as const,
+  registers: [registry],
+});
+
+export const artworkChecks = new Counter({
+  name: 'waveline_artwork_checks_total',
+  help: 'Artwork checks by source (operator, ingest, catalogue) and result: kept, or the reason it was refused.',
+  labelNames: ['source', 'result'] as const,
   registers: [registry],
 });
 

@@ -13,6 +13,7 @@ export const OPERATOR_SCOPES = [
   'webhooks:write',
   'plays:read',
   'audit:read',
+  'artwork:write',
 ] as const;
 export type OperatorScope = (typeof OPERATOR_SCOPES)[number];
 

@@ -186,6 +186,18 @@ export class ReadCache {
     return promise;
   }
 
+  /**
+   * The computation of `key` running now that `read` would join (begun since the last invalidation of
+   * `area`), else undefined: web's cached reads wait for it instead of sending the request through the
+   * whole route only to join it there (http/cachedReads.ts).
+   */
+  running(key: string, stationId: string, area: ReadAreas): Promise<Representation> | undefined {
+    const inFlight = this.pending.get(key);
+    if (inFlight === undefined || inFlight.generation !== this.generation(stationId, typeof area === 'string' ? area : undefined))
+      return undefined;
+    return inFlight.promise;
+  }
+
   /** A token that changes with every invalidation of the area (of any area of the station when omitted). */
   generation(stationId: string, area?: ReadArea): number {
     if (area !== undefined) return this.generations.get(`${stationId}:${area}`) ?? 0;

@@ -1,4 +1,4 @@
-import { TtlCache } from './cache.ts';
+import { LoadingCache, TtlCache } from './cache.ts';
 import type { Db } from './db.ts';
 import type { Invalidation, InvalidationTopic } from './invalidation.ts';
 import type { Logger } from './logger.ts';
@@ -22,7 +22,8 @@ export interface SecretTable<Row, T> {
  * entry in every process at once. `last_used_at` is written at most once a minute per secret and process.
  */
 export class SecretLookup<Row extends object, T extends { id: string }> {
-  private readonly entries = new TtlCache<string, T | null>(30_000);
+  /** By hash; reloaded before its TTL runs out while in use, once (lib/cache.ts's LoadingCache). */
+  private readonly entries: LoadingCache<string, T | null>;
   private readonly lastUsedWritten = new TtlCache<string, true>(LAST_USED_EVERY_MS);
   private readonly db: Db;
   private readonly logger: Logger;
@@ -31,23 +32,26 @@ export class SecretLookup<Row extends object, T extends { id: string }> {
     this.db = db;
     this.logger = logger;
     this.kind = kind;
+    this.entries = new LoadingCache(
+      30_000,
+      async (hash) => {
+        const row = (await db(kind.table)
+          .where({ [kind.hashColumn]: hash })
+          .first()) as Row | undefined;
+        return row ? kind.fromRow(row) : null;
+      },
+      (err: unknown) => logger.warn({ err }, `could not reload a ${kind.what}`),
+    );
     invalidation.on(kind.topic, (hash) => this.entries.delete(hash));
   }
 
   /** The cached entry without waiting: a secret, null (known unknown), or undefined (not cached). */
   peek(hash: string): T | null | undefined {
-    return this.entries.get(hash);
+    return this.entries.peek(hash);
   }
 
-  async byHash(hash: string): Promise<T | null> {
-    const hit = this.entries.get(hash);
-    if (hit !== undefined) return hit;
-    const row = (await this.db(this.kind.table)
-      .where({ [this.kind.hashColumn]: hash })
-      .first()) as Row | undefined;
-    const found = row ? this.kind.fromRow(row) : null;
-    this.entries.set(hash, found);
-    return found;
+  byHash(hash: string): Promise<T | null> {
+    return this.entries.getOrLoad(hash);
   }
 
   /** Records use at most once a minute per secret per process, off the request path. */

@@ -14,7 +14,7 @@ Operator keys (docs/operations.md, "Operator keys"), through the admin API with 
   waveline keys delete <id>      (the key stops at once)
 
 Scopes: stations:write credentials:write content:write schedule:write feeds:write push:credentials
-push:send webhooks:write plays:read audit:read. The key is printed once: store it then.
+push:send webhooks:write plays:read audit:read artwork:write. The key is printed once: store it then.
 `;
 
 function option(args: string[], name: string): string | undefined {

@@ -52,7 +52,7 @@ export async function createServices(config: Readonly<Config>, logger: Logger, o
     bus: new RedisFeedBus(redis),
     jobs,
     jobResults,
-    stations: new StationCache(db, invalidation),
+    stations: new StationCache(db, invalidation, logger),
     webhooks: new WebhookSubscriptions(db, invalidation),
     async close() {
       await jobs.close();

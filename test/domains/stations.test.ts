@@ -102,7 +102,8 @@ describe('station document GET /api/v1/stations/{slug}', () => {
     const { station, token } = await listenerFixture(server.url, { profile });
     const res = await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token });
     expect(res.body.profile).to.include({ tagline: 'The sound of the city', frequencyLabel: '101.5 FM', description: null, phone: null });
-    expect(res.body.profile.streamUrls).to.deep.equal([{ ...profile.streamUrls[0], key: 'stream-1', latencySeconds: 0 }]);
+    // `stats`: the audience feature's stream entry field (docs/audience.md), null when not set.
+    expect(res.body.profile.streamUrls).to.deep.equal([{ ...profile.streamUrls[0], key: 'stream-1', latencySeconds: 0, stats: null }]);
   });
 
   it('gives every stream URL entry all its keys, null when the operator left them out', async () => {
@@ -112,8 +113,24 @@ describe('station document GET /api/v1/stations/{slug}', () => {
     const { station, token } = await listenerFixture(server.url, { profile });
     const res = await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token });
     expect(res.body.profile.streamUrls).to.deep.equal([
-      { label: null, url: 'https://stream.example.org/live.aac', mime: null, bitrateKbps: null, key: 'stream-1', latencySeconds: 0 },
-      { label: null, url: 'https://stream.example.org/hq.mp3', mime: null, bitrateKbps: 320, key: 'stream-2', latencySeconds: 0 },
+      {
+        label: null,
+        url: 'https://stream.example.org/live.aac',
+        mime: null,
+        bitrateKbps: null,
+        key: 'stream-1',
+        latencySeconds: 0,
+        stats: null,
+      },
+      {
+        label: null,
+        url: 'https://stream.example.org/hq.mp3',
+        mime: null,
+        bitrateKbps: 320,
+        key: 'stream-2',
+        latencySeconds: 0,
+        stats: null,
+      },
     ]);
   });
 

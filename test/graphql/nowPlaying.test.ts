@@ -4,7 +4,8 @@ import { admin, request } from '../support/http.ts';
 import { ingest, ingestFixture } from '../support/ingest.ts';
 import { gql } from './helpers.ts';
 
-const TRACK = 'artist title album durationSeconds artworkUrl isPlaying observedAt receivedAt';
+const TRACK =
+  'artist title album durationSeconds artworkUrl artwork { url source width height variants { _300 _600 _1200 } } isPlaying observedAt receivedAt';
 
 describe('GraphQL: nowPlaying and trackHistory', () => {
   let server: TestServer;

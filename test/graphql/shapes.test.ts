@@ -32,6 +32,9 @@ const SUBSETS = new Set(['PublicMedia']);
  */
 const KNOWN = ['PublishedRecord.media[].alt: GraphQL nullable, TypeBox required'];
 
+/** GraphQL names cannot start with a digit: `ArtworkVariants._300` is the REST "300" (docs/graphql.md). */
+const restName = (graphqlName: string): string => (/^_\d/.test(graphqlName) ? graphqlName.slice(1) : graphqlName);
+
 interface Shape {
   nullable: boolean;
   schema: TSchema;
@@ -85,12 +88,14 @@ function compareObject(where: string, type: GraphQLObjectType, box: TSchema, pro
   if (!props) return void problems.push(`${where}: GraphQL ${type.name}, TypeBox ${String(box.type)}`);
   const fields = type.getFields();
   for (const name of Object.keys(fields)) {
-    if (!(name in props.props)) problems.push(`${where}.${name}: in GraphQL ${type.name}, not in the TypeBox schema`);
-    else compare(`${where}.${name}`, fields[name].type, props.props[name], !props.required.has(name), problems);
+    const rest = restName(name);
+    if (!(rest in props.props)) problems.push(`${where}.${name}: in GraphQL ${type.name}, not in the TypeBox schema`);
+    else compare(`${where}.${name}`, fields[name].type, props.props[rest], !props.required.has(rest), problems);
   }
   if (SUBSETS.has(type.name)) return;
+  const restNames = new Set(Object.keys(fields).map(restName));
   for (const name of Object.keys(props.props))
-    if (!(name in fields)) problems.push(`${where}.${name}: in the TypeBox schema, not in GraphQL ${type.name}`);
+    if (!restNames.has(name)) problems.push(`${where}.${name}: in the TypeBox schema, not in GraphQL ${type.name}`);
 }
 
 function problemsOf(typeName: string, box: TSchema): string[] {

@@ -17,8 +17,13 @@ export function kindOf(mime: string): MediaKind {
   return top === 'image' || top === 'audio' || top === 'video' ? top : 'file';
 }
 
+/** Square JPEG renditions of artwork and show images, by side in px (decisions.md "Artwork you can trust"). */
+export const SQUARE_VARIANTS = ['300', '600', '1200'] as const;
+export type SquareVariant = (typeof SQUARE_VARIANTS)[number];
+export const SQUARE_MIME = 'image/jpeg';
+
 /** A stored file: the upload (`original`) or one rendition. */
-export type FileVariant = 'original' | MediaVariant;
+export type FileVariant = 'original' | MediaVariant | SquareVariant;
 
 /**
  * How each rendition is made. `width`: resized to that width, aspect kept, never upscaled.

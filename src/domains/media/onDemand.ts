@@ -1,7 +1,8 @@
 import type { Services } from '../../services.ts';
 import { storeRenditions } from './commands.ts';
 import { findPublishedFile, findRenderSource } from './queries.ts';
-import { renderVariants } from './render.ts';
+import { renderSquareVariants, renderVariants } from './render.ts';
+import { SQUARE_VARIANTS, type FileVariant } from './model.ts';
 
 // A published image's `variants` are paths from its first delivery (decisions.md, Clarifications), so a
 // rendition can be asked for before the worker's media.variants job stored it. It is rendered then, in
@@ -11,19 +12,23 @@ import { renderVariants } from './render.ts';
 const rendering = new Map<string, Promise<boolean>>();
 
 /** Renders and stores a published image version's variants; false when the version is no published image. */
-export function renderPublishedVariants(svc: Services, stationId: string, versionId: string): Promise<boolean> {
-  let pending = rendering.get(versionId);
+export function renderPublishedVariants(svc: Services, stationId: string, versionId: string, variant?: FileVariant): Promise<boolean> {
+  const square = (SQUARE_VARIANTS as readonly string[]).includes(variant ?? '');
+  const key = `${versionId}:${square ? 'square' : 'standard'}`;
+  let pending = rendering.get(key);
   if (!pending) {
-    pending = render(svc, stationId, versionId).finally(() => rendering.delete(versionId));
-    rendering.set(versionId, pending);
+    pending = render(svc, stationId, versionId, square).finally(() => rendering.delete(key));
+    rendering.set(key, pending);
   }
   return pending;
 }
 
-async function render(svc: Services, stationId: string, versionId: string): Promise<boolean> {
+async function render(svc: Services, stationId: string, versionId: string, square: boolean): Promise<boolean> {
   if (!(await findPublishedFile(svc.db, stationId, versionId, 'original', -1))) return false;
   const source = await findRenderSource(svc.db, versionId);
   if (!source?.original || source.kind !== 'image' || source.stationId !== stationId) return false;
-  await storeRenditions(svc.db, versionId, await renderVariants(source.original, source.focal), svc.clock.now());
+  // The square renditions (artwork, show images) are made the first time one is asked for.
+  const renditions = square ? await renderSquareVariants(source.original) : await renderVariants(source.original, source.focal);
+  await storeRenditions(svc.db, versionId, renditions, svc.clock.now());
   return true;
 }

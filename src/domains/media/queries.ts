@@ -15,7 +15,8 @@ export interface PublicFile {
 
 /**
  * A file of a version that is public now: at least one currently published record of the station
- * references the version (published_media, kept by content publish/unpublish).
+ * references the version (published_media, kept by content publish/unpublish), or it is listed for
+ * listeners otherwise (listed_media: kept artwork, program, presenter and station images).
  */
 export async function findPublishedFile(
   db: Db,
@@ -28,7 +29,8 @@ export async function findPublishedFile(
     `SELECT f.mime, f.size, f.etag, CASE WHEN f.size <= :inlineUpTo THEN f.bytes END AS bytes
        FROM media_files f
       WHERE f.version_id = :versionId AND f.variant = :variant
-        AND EXISTS (SELECT 1 FROM published_media p WHERE p.version_id = f.version_id AND p.station_id = :stationId)`,
+        AND (EXISTS (SELECT 1 FROM published_media p WHERE p.version_id = f.version_id AND p.station_id = :stationId)
+          OR EXISTS (SELECT 1 FROM listed_media l WHERE l.version_id = f.version_id AND l.station_id = :stationId))`,
     { inlineUpTo, versionId, variant, stationId },
   );
   return result.rows[0] ?? null;

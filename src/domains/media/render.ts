@@ -1,12 +1,21 @@
 import sharp from 'sharp';
-import { RENDITION_MIME, VARIANT_SPECS, type FocalPoint, type MediaVariant, type VariantSpec } from './model.ts';
+import {
+  RENDITION_MIME,
+  SQUARE_MIME,
+  SQUARE_VARIANTS,
+  VARIANT_SPECS,
+  type SquareVariant,
+  type FocalPoint,
+  type MediaVariant,
+  type VariantSpec,
+} from './model.ts';
 
 // Image renditions (decisions.md "Media"): thumb and display resized to a width (never upscaled, aspect
 // kept); card and square cut to their exact size around the focal point. All WebP. Pure: bytes in,
 // bytes out — the worker job stores them.
 
 export interface Rendition {
-  variant: MediaVariant;
+  variant: MediaVariant | SquareVariant;
   mime: string;
   width: number;
   height: number;
@@ -57,4 +66,44 @@ export async function renderVariants(original: Buffer, focal: FocalPoint): Promi
   const renditions: Rendition[] = [];
   for (const spec of VARIANT_SPECS) renditions.push(await render(original, size, spec, focal));
   return renditions;
+}
+
+/**
+ * The square renditions 300 / 600 / 1200 (JPEG, cover crop by sharp's attention strategy), never
+ * upscaled: a side larger than the image's short side is that side's square. `limitInputPixels`
+ * refuses a decompression bomb before it is decoded.
+ */
+export async function renderSquareVariants(original: Buffer, limitInputPixels: number | false = false): Promise<Rendition[]> {
+  const meta = await sharp(original, { autoOrient: true, limitInputPixels }).metadata();
+  const shortSide = Math.min(meta.autoOrient?.width ?? meta.width ?? 0, meta.autoOrient?.height ?? meta.height ?? 0);
+  if (!shortSide) throw new Error('image has no dimensions');
+  return Promise.all(
+    SQUARE_VARIANTS.map(async (variant) => {
+      const side = Math.min(Number(variant), shortSide);
+      const { data, info } = await sharp(original, { autoOrient: true, limitInputPixels })
+        .resize(side, side, { fit: 'cover', position: sharp.strategy.attention })
+        .flatten({ background: '#ffffff' })
+        .jpeg({ quality: 85, mozjpeg: false })
+        .toBuffer({ resolveWithObject: true });
+      return { variant, mime: SQUARE_MIME, width: info.width, height: info.height, bytes: data };
+    }),
+  );
+}
+
+/** The square renditions of decoded pixels (the same as `renderSquareVariants`, without decoding again). */
+export async function squareRenditionsOf(
+  data: Buffer,
+  raw: { width: number; height: number; channels: 1 | 2 | 3 | 4 },
+): Promise<Rendition[]> {
+  const shortSide = Math.min(raw.width, raw.height);
+  return Promise.all(
+    SQUARE_VARIANTS.map(async (variant) => {
+      const side = Math.min(Number(variant), shortSide);
+      const { data: bytes, info } = await sharp(data, { raw, limitInputPixels: false })
+        .resize(side, side, { fit: 'cover', position: sharp.strategy.attention })
+        .jpeg({ quality: 85 })
+        .toBuffer({ resolveWithObject: true });
+      return { variant, mime: SQUARE_MIME, width: info.width, height: info.height, bytes };
+    }),
+  );
 }

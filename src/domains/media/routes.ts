@@ -48,7 +48,7 @@ async function sendPublished(ctx: Context, svc: Services, stationId: string, ver
   const inlineUpTo = ctx.method === 'HEAD' ? -1 : INLINE_BYTES;
   let file = await findPublishedFile(svc.db, stationId, id, variant, inlineUpTo);
   // A rendition asked for before the worker stored it is rendered now (its path is already delivered).
-  if (!file && variant !== 'original' && (await renderPublishedVariants(svc, stationId, id)))
+  if (!file && variant !== 'original' && (await renderPublishedVariants(svc, stationId, id, variant)))
     file = await findPublishedFile(svc.db, stationId, id, variant, inlineUpTo);
   if (!file) throw new NotFoundError('Media not found.');
   sendFile(ctx, file, (start, length) => readFileSlice(svc.db, id, variant, file.etag, start, length), svc.logger);

@@ -1,5 +1,5 @@
 import { Nullable, StringEnum, Type, Uuid, type Static } from '../../http/schema.ts';
-import { MEDIA_KINDS, MEDIA_VARIANTS } from './model.ts';
+import { MEDIA_KINDS, MEDIA_VARIANTS, SQUARE_VARIANTS } from './model.ts';
 
 export { StationIdParams } from '../stations/schemas.ts';
 
@@ -36,6 +36,12 @@ const VersionId = { ...Uuid, description: 'media version id (not the asset id)' 
 export const PublicMediaParams = Type.Object({ stationId: StationId, versionId: VersionId }, { additionalProperties: false });
 
 export const PublicVariantParams = Type.Object(
-  { stationId: StationId, versionId: VersionId, variant: StringEnum(MEDIA_VARIANTS, { description: 'rendition' }) },
+  {
+    stationId: StationId,
+    versionId: VersionId,
+    variant: StringEnum([...MEDIA_VARIANTS, ...SQUARE_VARIANTS], {
+      description: 'rendition (300, 600 and 1200 are the square JPEG renditions of artwork and show images)',
+    }),
+  },
   { additionalProperties: false },
 );

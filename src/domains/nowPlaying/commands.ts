@@ -115,6 +115,8 @@ export async function ingestObservation(
     // The now-playing row changed: one webhook event, queued beside the publish (never awaited by the encoder).
     if (stored.message) void emitWebhookEvent(svc, station.id, 'now-playing.changed', stored.message.data);
     if (station.artworkLookup && input.artworkUrl === null && input.title !== null) requestArtwork(svc, stored.row.id);
+    // Its art is checked and resolved by the worker; a follow-up row goes out when it changes.
+    if (input.title !== null) resolveArtwork(svc, stored.row.id);
     if (!pending) {
       await Promise.all([published, invalidated]);
       return resultOf(stored.row);
@@ -341,4 +343,10 @@ function requestArtwork(svc: Services, observationId: string): void {
   svc.jobs
     .enqueue('nowPlaying.artwork', { observationId }, { jobId: `artwork-${observationId}` })
     .catch((err: unknown) => svc.logger.warn({ err, observationId }, 'artwork lookup could not be enqueued'));
+}
+
+function resolveArtwork(svc: Services, observationId: string): void {
+  svc.jobs
+    .enqueue('artwork.resolve', { observationId })
+    .catch((err: unknown) => svc.logger.warn({ err, observationId }, 'artwork resolution could not be enqueued'));
 }

@@ -4,6 +4,7 @@ import { DateTime } from 'luxon';
 import { ValidationError } from '../../lib/errors.ts';
 import type { Db } from '../../lib/db.ts';
 import type { Station } from '../stations/model.ts';
+import { computePerformances, totalOf, type ByStream } from '../audience/performances.ts';
 
 // The play log (decisions.md, "Play log"): every stored observation with a track in [from, to), in play
 // order, as CSV (RFC 4180) or JSON. Rows are read in keyset batches on the (station, sort_at, receipt_seq)
@@ -29,9 +30,14 @@ export const PLAY_COLUMNS = [
   'credentialLabel',
   'isrc',
   'endedAt',
+  // decisions.md, "Audience": the play's listeners (sum over streams, null when unknown) and per stream.
+  'performances',
+  'performancesByStream',
 ] as const;
 
-export type Play = Record<(typeof PLAY_COLUMNS)[number], string | number | null>;
+export type Play = Record<Exclude<(typeof PLAY_COLUMNS)[number], 'performancesByStream'>, string | number | null> & {
+  performancesByStream: ByStream;
+};
 
 export interface PlayRange {
   from: Date;
@@ -60,6 +66,7 @@ export function parseRange(query: { from?: string; to?: string }): PlayRange {
 }
 
 interface PlayRow {
+  id: string;
   sort_at: Date;
   receipt_seq: number;
   artist: string | null;
@@ -75,16 +82,20 @@ interface PlayRow {
   isrc: string | null;
   /** The play time of the station's next observation (any, in play order), when there is one. */
   next_at: Date | null;
+  /** The figures fixed for the play (src/domains/audience/performances.ts); null until then. */
+  by_stream: ByStream | null;
+  performances: number | null;
 }
 
 /** The plays of the range in order, one batch of rows at a time. */
-export async function* playRows(db: Db, stationId: string, range: PlayRange): AsyncGenerator<PlayRow> {
+export async function* playBatches(db: Db, stationId: string, range: PlayRange): AsyncGenerator<PlayRow[]> {
   let after: { sortAt: Date; seq: number } | null = null;
   for (;;) {
     const query = db('observations as o')
       .leftJoin('credentials as c', 'c.id', 'o.credential_id')
       .leftJoin('broadcasts as b', 'b.id', 'o.broadcast_id')
       .leftJoin('programs as p', 'p.id', 'b.program_id')
+      .leftJoin('play_performances as pp', 'pp.observation_id', 'o.id')
       .where('o.station_id', stationId)
       .andWhere('o.sort_at', '>=', range.from)
       .andWhere('o.sort_at', '<', range.to)
@@ -92,6 +103,7 @@ export async function* playRows(db: Db, stationId: string, range: PlayRange): As
       .orderBy([{ column: 'o.sort_at' }, { column: 'o.receipt_seq' }])
       .limit(BATCH)
       .select<PlayRow[]>(
+        'o.id',
         'o.sort_at',
         'o.receipt_seq',
         'o.artist',
@@ -105,6 +117,8 @@ export async function* playRows(db: Db, stationId: string, range: PlayRange): As
         'p.title as program_title',
         'c.label as credential_label',
         'o.isrc',
+        'pp.by_stream',
+        'pp.performances',
         // The next observation in play order (of any kind: one without a track ends the play too), on the
         // (station, sort_at, receipt_seq) index; it may lie beyond the range or the batch.
         db.raw(
@@ -115,7 +129,7 @@ export async function* playRows(db: Db, stationId: string, range: PlayRange): As
       );
     if (after) query.andWhereRaw('(o.sort_at, o.receipt_seq) > (?::timestamptz, ?::bigint)', [after.sortAt, after.seq]);
     const rows = await query;
-    for (const row of rows) yield row;
+    if (rows.length) yield rows;
     if (rows.length < BATCH) return;
     const last = rows[rows.length - 1];
     after = { sortAt: last.sort_at, seq: Number(last.receipt_seq) };
@@ -129,8 +143,22 @@ export function endOfPlay(playedAt: Date, durationSeconds: number | null, nextAt
   return byDuration ?? nextAt;
 }
 
-export function presentPlay(row: PlayRow, timezone: string): Play {
-  const endedAt = endOfPlay(row.sort_at, row.duration_seconds, row.next_at === null ? null : new Date(row.next_at));
+const endedAtOf = (row: PlayRow): Date | null =>
+  endOfPlay(row.sort_at, row.duration_seconds, row.next_at === null ? null : new Date(row.next_at));
+
+/**
+ * Every stream key of the station (null when unknown), then any key a fixed figure holds for a stream
+ * since removed: its listeners were real and are part of the play's sum.
+ */
+function performancesOf(row: PlayRow, streamKeys: string[], live: ByStream | undefined): { total: number | null; byStream: ByStream } {
+  const byStream: ByStream = Object.fromEntries(streamKeys.map((k) => [k, null]));
+  if (row.by_stream) return { total: row.performances, byStream: { ...byStream, ...row.by_stream } };
+  Object.assign(byStream, live);
+  return { total: totalOf(byStream), byStream };
+}
+
+export function presentPlay(row: PlayRow, timezone: string, performances: { total: number | null; byStream: ByStream }): Play {
+  const endedAt = endedAtOf(row);
   return {
     playedAt: row.sort_at.toISOString(),
     localTime: DateTime.fromJSDate(row.sort_at, { zone: timezone }).toISO({ suppressMilliseconds: true }),
@@ -146,25 +174,49 @@ export function presentPlay(row: PlayRow, timezone: string): Play {
     credentialLabel: row.credential_label,
     isrc: row.isrc,
     endedAt: endedAt ? endedAt.toISOString() : null,
+    performances: performances.total,
+    performancesByStream: performances.byStream,
   };
 }
 
-async function* plays(db: Db, station: Station, range: PlayRange): AsyncGenerator<Play> {
-  for await (const row of playRows(db, station.id, range)) yield presentPlay(row, station.timezone);
+/**
+ * The plays with their performances: fixed figures as stored; a play not fixed yet (on air, or ended
+ * less than a poll interval ago) is computed from the samples now, one statement per batch.
+ */
+async function* plays(db: Db, station: Station, range: PlayRange, pollSeconds: number, now: Date): AsyncGenerator<Play> {
+  const streams = station.profile.streamUrls ?? [];
+  const keys = streams.map((s) => s.key);
+  for await (const batch of playBatches(db, station.id, range)) {
+    const open = batch.filter((row) => row.by_stream === null).map((row) => ({ id: row.id, start: row.sort_at, end: endedAtOf(row) }));
+    const live = await computePerformances(db, station.id, streams, open, pollSeconds, now);
+    for (const row of batch) yield presentPlay(row, station.timezone, performancesOf(row, keys, live.get(row.id)));
+  }
+}
+
+/** What the play log needs besides the station and range: the poll interval (performance windows) and now. */
+export interface PlayLogContext {
+  db: Db;
+  pollSeconds: number;
+  now: Date;
 }
 
 /** RFC 4180: a header row, CRLF line ends, fields quoted when they hold a comma, quote or line break (quotes doubled). */
-export function playLogCsv(db: Db, station: Station, range: PlayRange): Readable {
+export function playLogCsv(ctx: PlayLogContext, station: Station, range: PlayRange): Readable {
   const csv = stringify({ header: true, columns: [...PLAY_COLUMNS], record_delimiter: 'windows', quoted_match: /[\r\n]/ });
-  return Readable.from(plays(db, station, range)).pipe(csv);
+  // performancesByStream is the JSON text of its object; a null performances is an empty cell.
+  async function* rows(): AsyncGenerator<Record<string, unknown>> {
+    for await (const play of plays(ctx.db, station, range, ctx.pollSeconds, ctx.now))
+      yield { ...play, performancesByStream: JSON.stringify(play.performancesByStream) };
+  }
+  return Readable.from(rows()).pipe(csv);
 }
 
 /** `{stationId, timezone, from, to, plays: [...]}`, written play by play. */
-export function playLogJson(db: Db, station: Station, range: PlayRange): Readable {
+export function playLogJson(ctx: PlayLogContext, station: Station, range: PlayRange): Readable {
   async function* chunks(): AsyncGenerator<string> {
     yield `{"stationId":${JSON.stringify(station.id)},"timezone":${JSON.stringify(station.timezone)},"from":"${range.from.toISOString()}","to":"${range.to.toISOString()}","plays":[`;
     let first = true;
-    for await (const play of plays(db, station, range)) {
+    for await (const play of plays(ctx.db, station, range, ctx.pollSeconds, ctx.now)) {
       yield (first ? '' : ',') + JSON.stringify(play);
       first = false;
     }

@@ -20,11 +20,15 @@ const PlayItem = Type.Object(
   Object.fromEntries(
     PLAY_COLUMNS.map((c) => [
       c,
-      c === 'durationSeconds'
+      c === 'durationSeconds' || c === 'performances'
         ? Type.Union([Type.Number(), Type.Null()])
-        : c === 'playedAt' || c === 'localTime' || c === 'title' || c === 'outcome'
-          ? Type.String()
-          : Nullable(Type.String()),
+        : c === 'performancesByStream'
+          ? Type.Record(Type.String(), Type.Union([Type.Integer(), Type.Null()]), {
+              description: 'listeners per stream key (every stream of the station); null when unknown, never 0 for unknown',
+            })
+          : c === 'playedAt' || c === 'localTime' || c === 'title' || c === 'outcome'
+            ? Type.String()
+            : Nullable(Type.String()),
     ]),
   ),
 );
@@ -61,13 +65,14 @@ export const playLogRoutes = [
     async handler({ ctx, svc, params, query }) {
       const station = await svc.stations.require(params.stationId);
       const range = parseRange(query);
+      const logContext = { db: svc.db, pollSeconds: svc.config.audience.pollSeconds, now: svc.clock.now() };
       if (query.format === 'csv') {
         ctx.type = 'text/csv; charset=utf-8';
         ctx.set('Content-Disposition', `attachment; filename="${playLogFileName(station.slug, range)}"`);
-        ctx.body = playLogCsv(svc.db, station, range);
+        ctx.body = playLogCsv(logContext, station, range);
       } else {
         ctx.type = 'application/json; charset=utf-8';
-        ctx.body = playLogJson(svc.db, station, range);
+        ctx.body = playLogJson(logContext, station, range);
       }
       ctx.set('Cache-Control', 'no-store');
       return undefined;

@@ -21,6 +21,19 @@ export function isHttpsUrl(value: string | null | undefined): value is string {
 
 const iso = (value: Date | null): string | null => (value ? value.toISOString() : null);
 
+/**
+ * `artworkUrl` and `artwork` of an observation: as resolved (decisions.md, "Artwork you can trust"), or
+ * while it is not resolved yet the reported URL (the ingest's, else the catalogue's) and no `artwork`.
+ */
+export function artFields(
+  row: Pick<TrackRow, 'artwork_url' | 'catalogue_url' | 'artwork_view'>,
+): Pick<PresentedTrack, 'artworkUrl' | 'artwork'> {
+  const view = row.artwork_view;
+  if (view) return { ...(view.artworkUrl ? { artworkUrl: view.artworkUrl } : {}), artwork: view.artwork };
+  const reported = isHttpsUrl(row.artwork_url) ? row.artwork_url : isHttpsUrl(row.catalogue_url) ? row.catalogue_url : null;
+  return { ...(reported ? { artworkUrl: reported } : {}), artwork: null };
+}
+
 /** The track fields of an observation. `sourceTrackId` is never exposed. */
 export function presentTrack(row: TrackRow): PresentedTrack {
   return {
@@ -28,7 +41,7 @@ export function presentTrack(row: TrackRow): PresentedTrack {
     title: row.title,
     album: row.album,
     durationSeconds: row.duration_seconds,
-    ...(isHttpsUrl(row.artwork_url) ? { artworkUrl: row.artwork_url } : {}),
+    ...artFields(row),
     isPlaying: row.is_playing,
     observedAt: iso(row.observed_at),
     receivedAt: row.received_at.toISOString(),

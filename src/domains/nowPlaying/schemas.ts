@@ -1,6 +1,6 @@
 import { Type, Nullable, StringEnum, StationSlugParams, Timestamp, Uuid, type Static } from '../../http/schema.ts';
 import { UUID_PATTERN } from '../../lib/ids.ts';
-import { OUTCOMES } from './model.ts';
+import { ARTWORK_SOURCES, OUTCOMES } from './model.ts';
 import { StreamParam, StreamQuery, StreamRef } from '../stations/streams.ts';
 import { Broadcast, UpNext } from '../schedule/schemas.ts';
 
@@ -54,13 +54,39 @@ export const IngestResponse = Type.Object({ accepted: Type.Boolean(), outcome: S
 
 // ---- Listener reads ----
 
+export const ArtworkVariants = Type.Object(
+  { '300': Type.String(), '600': Type.String(), '1200': Type.String() },
+  { title: 'ArtworkVariants', description: 'square JPEG renditions by side in px (absolute URLs; never upscaled)' },
+);
+
+export const Artwork = Type.Object(
+  {
+    url: Type.String({ description: 'absolute URL of the image' }),
+    source: StringEnum(ARTWORK_SOURCES, {
+      description:
+        'operator, ingest, catalogue: cover art Waveline checked and keeps; program, presenter, station: a fallback image (a show or station picture, not a cover)',
+    }),
+    width: Nullable(Type.Integer()),
+    height: Nullable(Type.Integer()),
+    variants: ArtworkVariants,
+  },
+  { title: 'Artwork' },
+);
+
 export const Track = Type.Object(
   {
     artist: Nullable(Type.String()),
     title: Nullable(Type.String()),
     album: Nullable(Type.String()),
     durationSeconds: Nullable(Type.Number()),
-    artworkUrl: Type.Optional(Type.String({ description: 'HTTPS; omitted when unknown' })),
+    artworkUrl: Type.Optional(
+      Type.String({
+        description:
+          'HTTPS; the `600` variant of the cover Waveline keeps, or a reported URL Waveline could not fetch; never a fallback image; omitted when unknown',
+      }),
+    ),
+    /** The art to show and where it came from; null while nothing is kept yet and when no source passes. */
+    artwork: Nullable(Artwork),
     isPlaying: Type.Boolean(),
     observedAt: Nullable(Timestamp),
     receivedAt: Timestamp,
@@ -149,6 +175,18 @@ const LIVE_EXAMPLE = {
       title: 'Feeling Good',
       album: 'I Put a Spell on You',
       durationSeconds: 173,
+      artworkUrl: 'https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/600',
+      artwork: {
+        url: 'https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e',
+        source: 'ingest',
+        width: 1400,
+        height: 1400,
+        variants: {
+          '300': 'https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/300',
+          '600': 'https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/600',
+          '1200': 'https://radio.example/api/media/public/radio-1/0b7c6d5e-4f3a-4b2c-9d1e-8f7a6b5c4d3e/1200',
+        },
+      },
       isPlaying: true,
       observedAt: '2026-11-21T10:14:20.000Z',
       receivedAt: '2026-11-21T10:14:20.412Z',

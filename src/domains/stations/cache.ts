@@ -1,4 +1,5 @@
-import { TtlCache } from '../../lib/cache.ts';
+import { LoadingCache } from '../../lib/cache.ts';
+import type { Logger } from '../../lib/logger.ts';
 import type { Db } from '../../lib/db.ts';
 import type { Invalidation } from '../../lib/invalidation.ts';
 import { NotFoundError } from '../../lib/errors.ts';
@@ -11,37 +12,32 @@ import { findStationById, findStationBySlug } from './queries.ts';
  * next read; the TTL only bounds the damage of a lost invalidation message.
  */
 export class StationCache {
-  private readonly bySlug = new TtlCache<string, Station | null>(10_000);
-  private readonly byId = new TtlCache<string, Station | null>(10_000);
-  private readonly db: Db;
-  constructor(db: Db, invalidation: Invalidation) {
-    this.db = db;
+  // Loading caches: a station read all the time is reloaded before its TTL runs out, once, instead of
+  // every request of the moment it expires querying it (lib/cache.ts).
+  private readonly bySlug: LoadingCache<string, Station | null>;
+  private readonly byId: LoadingCache<string, Station | null>;
+  constructor(db: Db, invalidation: Invalidation, logger?: Logger) {
+    const failed = (err: unknown) => logger?.warn({ err }, 'could not reload a station');
+    this.bySlug = new LoadingCache(10_000, (slug) => findStationBySlug(db, slug), failed);
+    this.byId = new LoadingCache(10_000, (id) => findStationById(db, id), failed);
     invalidation.on('station', (id) => this.drop(id));
   }
 
   /** The cached entry without waiting: a station, null (known not to exist), or undefined (not cached). */
   peekBySlug(slug: string): Station | null | undefined {
-    return this.bySlug.get(slug);
+    return this.bySlug.peek(slug);
   }
 
   peekById(id: string): Station | null | undefined {
-    return this.byId.get(id);
+    return this.byId.peek(id);
   }
 
-  async bySlugOrNull(slug: string): Promise<Station | null> {
-    const hit = this.bySlug.get(slug);
-    if (hit !== undefined) return hit;
-    const station = await findStationBySlug(this.db, slug);
-    this.bySlug.set(slug, station);
-    return station;
+  bySlugOrNull(slug: string): Promise<Station | null> {
+    return this.bySlug.getOrLoad(slug);
   }
 
-  async byIdOrNull(id: string): Promise<Station | null> {
-    const hit = this.byId.get(id);
-    if (hit !== undefined) return hit;
-    const station = await findStationById(this.db, id);
-    this.byId.set(id, station);
-    return station;
+  byIdOrNull(id: string): Promise<Station | null> {
+    return this.byId.getOrLoad(id);
   }
 
   /** The station by id, or 404 NOT_FOUND (admin routes that name a station). */

@@ -88,19 +88,20 @@ const safeLookup: LookupFunction = (hostname, options, callback) => {
   });
 };
 
-const agents = new Map<boolean, Agent>();
-function agentFor(allowInsecure: boolean): Agent {
-  let agent = agents.get(allowInsecure);
+const agents = new Map<string, Agent>();
+function agentFor(allowInsecure: boolean, timeoutMs = DELIVERY_TIMEOUT_MS): Agent {
+  const key = `${allowInsecure}:${timeoutMs}`;
+  let agent = agents.get(key);
   if (!agent) {
     agent = new Agent({
-      connect: allowInsecure ? { timeout: DELIVERY_TIMEOUT_MS } : { timeout: DELIVERY_TIMEOUT_MS, lookup: safeLookup },
-      headersTimeout: DELIVERY_TIMEOUT_MS,
-      bodyTimeout: DELIVERY_TIMEOUT_MS,
+      connect: allowInsecure ? { timeout: timeoutMs } : { timeout: timeoutMs, lookup: safeLookup },
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
       // Many endpoints, each with a few sockets kept warm.
       connections: 32,
       keepAliveTimeout: 10_000,
     });
-    agents.set(allowInsecure, agent);
+    agents.set(key, agent);
   }
   return agent;
 }
@@ -176,4 +177,90 @@ function describe(err: unknown): string {
   if (err instanceof RefusedTargetError || e?.cause instanceof RefusedTargetError)
     return `refused: ${(e.cause instanceof RefusedTargetError ? e.cause : e).message}`;
   return `${e?.code ?? e?.name ?? 'error'}: ${e?.message ?? String(err)}`.slice(0, 300);
+}
+
+// Fetching a remote file under the same rules (artwork checks, decisions.md "Artwork you can trust"):
+// http or https, the address rules after DNS, a byte cap enforced while reading (the rest is never
+// read), one deadline for the whole exchange, and at most `maxRedirects` redirects, each target
+// judged again.
+
+export interface FetchLimits {
+  allowInsecure: boolean;
+  maxBytes: number;
+  timeoutMs: number;
+  maxRedirects: number;
+}
+
+export type FetchOutcome =
+  | { ok: true; bytes: Buffer; url: string; contentType: string | null }
+  | { ok: false; failure: 'unreachable' | 'forbidden-address' | 'too-large'; detail: string };
+
+function fetchTargetProblem(raw: string, allowInsecure: boolean): FetchOutcome | null {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return { ok: false, failure: 'unreachable', detail: 'not an absolute URL' };
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return { ok: false, failure: 'unreachable', detail: 'not http(s)' };
+  if (url.username || url.password) return { ok: false, failure: 'unreachable', detail: 'URL carries credentials' };
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!allowInsecure && isIP(host) && isForbiddenAddress(host)) return { ok: false, failure: 'forbidden-address', detail: host };
+  return null;
+}
+
+/** Drops a response body unread (the error destroying it raises is expected, not reported). */
+function discard(body: { on(event: 'error', listener: () => void): unknown; destroy(): unknown }): void {
+  body.on('error', () => {});
+  body.destroy();
+}
+
+/** GETs `url` within `limits`; never throws (every failure is described). */
+export async function fetchBounded(url: string, limits: FetchLimits): Promise<FetchOutcome> {
+  const signal = AbortSignal.timeout(limits.timeoutMs);
+  let target = url;
+  try {
+    for (let hop = 0; ; hop++) {
+      const problem = fetchTargetProblem(target, limits.allowInsecure);
+      if (problem) return problem;
+      const res = await request(target, {
+        method: 'GET',
+        headers: { accept: 'image/avif,image/webp,image/png,image/jpeg;q=0.9,*/*;q=0.1', 'user-agent': 'Waveline-Artwork/1' },
+        dispatcher: agentFor(limits.allowInsecure, limits.timeoutMs),
+        signal,
+      });
+      if (res.statusCode >= 300 && res.statusCode < 400 && res.headers.location) {
+        discard(res.body);
+        if (hop >= limits.maxRedirects) return { ok: false, failure: 'unreachable', detail: `more than ${limits.maxRedirects} redirects` };
+        target = new URL(String(res.headers.location), target).toString();
+        continue;
+      }
+      if (res.statusCode !== 200) {
+        discard(res.body);
+        return { ok: false, failure: 'unreachable', detail: `HTTP ${res.statusCode}` };
+      }
+      const declared = Number(res.headers['content-length']);
+      if (Number.isFinite(declared) && declared > limits.maxBytes) {
+        discard(res.body);
+        return { ok: false, failure: 'too-large', detail: `declares ${declared} bytes` };
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      for await (const chunk of res.body as AsyncIterable<Buffer>) {
+        size += chunk.length;
+        if (size > limits.maxBytes) {
+          discard(res.body);
+          return { ok: false, failure: 'too-large', detail: `more than ${limits.maxBytes} bytes` };
+        }
+        chunks.push(chunk);
+      }
+      const type = res.headers['content-type'];
+      return { ok: true, bytes: Buffer.concat(chunks, size), url: target, contentType: typeof type === 'string' ? type : null };
+    }
+  } catch (err) {
+    const e = err as { cause?: unknown };
+    if (err instanceof RefusedTargetError || e?.cause instanceof RefusedTargetError)
+      return { ok: false, failure: 'forbidden-address', detail: describe(err) };
+    return { ok: false, failure: 'unreachable', detail: describe(err) };
+  }
 }

@@ -62,6 +62,8 @@ describe('artwork lookup', () => {
   }
   const station = () => ingestFixture(server.url, { artworkLookup: true, rundownFollowing: false });
   const storedArtwork = async (stationId: string) =>
+    (await server.svc.db('observations').where({ station_id: stationId }).first())?.catalogue_url ?? null;
+  const ownArtwork = async (stationId: string) =>
     (await server.svc.db('observations').where({ station_id: stationId }).first())?.artwork_url ?? null;
   const artworkJob = async (stationId: string) => {
     const row = await server.svc.db('observations').where({ station_id: stationId }).orderBy('receipt_seq', 'desc').first();
@@ -138,7 +140,7 @@ describe('artwork lookup', () => {
     clock.advance(MISS_RETRY_MS + 1000);
     fake.modes.itunes = 'normal';
     await ingest(server.url, st, ingestToken, { eventId: 'm3', artist: track.artist, title: track.title });
-    await eventually(async () => (await server.svc.db('observations').where({ station_id: st.id, event_id: 'm3' }).first())?.artwork_url);
+    await eventually(async () => (await server.svc.db('observations').where({ station_id: st.id, event_id: 'm3' }).first())?.catalogue_url);
     expect(fake.requests.itunes).to.have.length(2);
   });
 
@@ -178,7 +180,7 @@ describe('artwork lookup', () => {
     });
     expect(await artworkJob(off.station.id)).to.equal(undefined);
     expect(await artworkJob(sent.station.id)).to.equal(undefined);
-    expect(await storedArtwork(sent.station.id)).to.equal('https://cdn.example/own.jpg');
+    expect(await ownArtwork(sent.station.id)).to.equal('https://cdn.example/own.jpg');
     expect(fake.requests.itunes).to.have.length(0);
   });
 

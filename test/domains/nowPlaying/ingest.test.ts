@@ -248,6 +248,7 @@ describe('now-playing ingest: request surface', () => {
       album: 'Discovery',
       durationSeconds: 320,
       artworkUrl: 'https://img.example/one.jpg',
+      artwork: null,
       isPlaying: true,
       observedAt: new Date(observedAt).toISOString(),
       receivedAt: row.received_at.toISOString(),

@@ -166,6 +166,7 @@ describe('now-playing and track-history reads', () => {
         'title',
         'album',
         'durationSeconds',
+        'artwork',
         'isPlaying',
         'observedAt',
         'receivedAt',

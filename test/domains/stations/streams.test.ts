@@ -24,8 +24,8 @@ describe('stream keys and latencySeconds on profile.streamUrls', () => {
     const { station, token } = await listenerFixture(server.url, { profile: { streamUrls } });
     expect(station.profile).to.deep.include({
       streamUrls: [
-        { label: 'MP3', url: A, mime: null, bitrateKbps: null, key: 'mp3', latencySeconds: 6 },
-        { label: null, url: B, mime: null, bitrateKbps: null, key: 'hls', latencySeconds: 30 },
+        { label: 'MP3', url: A, mime: null, bitrateKbps: null, key: 'mp3', latencySeconds: 6, stats: null },
+        { label: null, url: B, mime: null, bitrateKbps: null, key: 'hls', latencySeconds: 30, stats: null },
       ],
     });
     const doc = await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token });

@@ -63,12 +63,28 @@ async function lookUp(svc: Services, track: Track, providers: ArtworkProvider[])
   return null;
 }
 
-/** Fills the observation's artwork (only if still unknown) and republishes now-playing when it is the latest. */
+/**
+ * Fills the observation's catalogue find (only if still unknown; the ingest's own URL stays in
+ * artwork_url) and republishes now-playing when it is the latest. The find is then checked and
+ * resolved like any source (src/domains/artwork), which sends the follow-up row with the kept art.
+ */
 async function fill(svc: Services, observation: ObservationRow, url: string): Promise<boolean> {
   const station = await svc.stations.byIdOrNull(observation.station_id);
   return inTransaction(svc.db, async (tx) => {
-    const updated = await tx.trx('observations').where({ id: observation.id }).whereNull('artwork_url').update({ artwork_url: url });
-    if (updated) tx.afterCommit(() => invalidateReads(svc, observation.station_id, 'nowPlaying'));
+    const updated = await tx
+      .trx('observations')
+      .where({ id: observation.id })
+      .whereNull('catalogue_url')
+      .update({ catalogue_url: url, artwork_view: null });
+    // Until it is resolved again the track shows the find as reported (artwork_view null).
+    if (updated) {
+      tx.afterCommit(() => invalidateReads(svc, observation.station_id, 'nowPlaying'));
+      tx.afterCommit(() => {
+        svc.jobs
+          .enqueue('artwork.resolve', { observationId: observation.id })
+          .catch((err: unknown) => svc.logger.warn({ err, observationId: observation.id }, 'artwork resolution could not be enqueued'));
+      });
+    }
     if (!updated || !station) return updated > 0;
     const latest = await latestTrack(tx.trx, observation.station_id);
     if (latest?.id === observation.id) await upsertNowPlayingRow(tx, svc, station);
@@ -83,7 +99,7 @@ export async function lookUpArtwork(
 ): Promise<ArtworkResult> {
   const observation = await observationById(svc.db, observationId);
   if (!observation) return { status: 'skipped', reason: 'observation gone' };
-  if (observation.artwork_url) return { status: 'skipped', reason: 'artwork already known' };
+  if (observation.catalogue_url) return { status: 'skipped', reason: 'artwork already known' };
   if (!observation.title) return { status: 'skipped', reason: 'no track' };
   const station = await svc.stations.byIdOrNull(observation.station_id);
   if (!station?.artworkLookup) return { status: 'skipped', reason: 'lookup switched off' };

@@ -1,0 +1,12 @@
+import type { Knex } from 'knex';
+
+// The audience feature's station setting `royalties: {serviceName, transmissionCategory}` (decisions.md,
+// "Audience"), registered from src/domains/audience/station.ts; what the census report of use needs.
+
+export async function up(knex: Knex): Promise<void> {
+  await knex.raw(`ALTER TABLE stations ADD COLUMN royalties jsonb NOT NULL DEFAULT '{}'::jsonb`);
+}
+
+export async function down(knex: Knex): Promise<void> {
+  await knex.raw(`ALTER TABLE stations DROP COLUMN royalties`);
+}

@@ -1,0 +1,81 @@
+import type { Knex } from 'knex';
+import { inTransaction } from '../../lib/db.ts';
+import { invalidateReads } from '../../lib/readCache.ts';
+import type { Services } from '../../services.ts';
+import { upsertNowPlayingRow } from '../nowPlaying/feed.ts';
+import type { TrackArtView } from '../nowPlaying/model.ts';
+import { latestTrack } from '../nowPlaying/queries.ts';
+import { artFields } from '../nowPlaying/presenter.ts';
+import type { Station } from '../stations/model.ts';
+import { urlHash } from './checks.ts';
+import { FAILURE_MEMORY_MS } from './model.ts';
+import { RESOLVABLE_COLUMNS, chainContext, resolveTrackArt, type ResolvableObservation } from './resolve.ts';
+import { artworkSettingOf } from './setting.ts';
+
+// Writes the resolved art of observations (the views listener reads present as they are), then, when
+// the station's current track changed, its `now-playing` row: the follow-up frame. Checks still due are
+// queued for the worker.
+
+type Stored = ResolvableObservation & {
+  artwork_url: string | null;
+  artwork_view: TrackArtView | null;
+  artist_key: string | null;
+  title_key: string | null;
+};
+
+/** Resolves the station's observations selected by `where` again; the number whose art changed. */
+export async function refreshTrackArt(svc: Services, station: Station, where: (query: Knex.QueryBuilder) => void): Promise<number> {
+  const setting = await artworkSettingOf(svc.db, station.id);
+  const ctx = await chainContext(svc.db, station, setting, svc.config.publicBaseUrl, svc.clock.now());
+  const query = svc
+    .db('observations')
+    .select([...RESOLVABLE_COLUMNS, 'artwork_view', 'artist_key', 'title_key'])
+    .where('station_id', station.id);
+  where(query);
+  const rows = (await query) as Stored[];
+  const changed = new Set<string>();
+  const shownChanged = new Set<string>();
+  const due = new Map<string, { url: string; source: 'operator' | 'ingest' | 'catalogue' }>();
+  for (const row of rows) {
+    const resolution = await resolveTrackArt(ctx, row);
+    for (const check of resolution.due) due.set(check.url, check);
+    if (resolution.wantsLookup) requestLookup(svc, row.id);
+    const same =
+      JSON.stringify(resolution.view) === JSON.stringify(row.artwork_view) &&
+      resolution.artistKey === row.artist_key &&
+      resolution.titleKey === row.title_key;
+    if (same) continue;
+    // Written only if the sources it was resolved from still stand (a catalogue find filled meanwhile
+    // is resolved by its own job).
+    await svc
+      .db('observations')
+      .where({ id: row.id })
+      .whereRaw('catalogue_url IS NOT DISTINCT FROM ?', [row.catalogue_url])
+      .update({ artwork_view: JSON.stringify(resolution.view), artist_key: resolution.artistKey, title_key: resolution.titleKey });
+    changed.add(row.id);
+    const before = JSON.stringify(artFields(row));
+    if (before !== JSON.stringify(artFields({ ...row, artwork_view: resolution.view }))) shownChanged.add(row.id);
+  }
+  for (const check of due.values()) requestCheck(svc, station.id, check.url, check.source);
+  if (changed.size === 0) return 0;
+  await invalidateReads(svc, station.id, 'nowPlaying');
+  if (shownChanged.size === 0) return changed.size;
+  const latest = await latestTrack(svc.db, station.id);
+  // The follow-up frame: only when what listeners see of the current track changed.
+  if (latest && shownChanged.has(latest.id)) await inTransaction(svc.db, (tx) => upsertNowPlayingRow(tx, svc, station, latest));
+  return changed.size;
+}
+
+export function requestCheck(svc: Services, stationId: string, url: string, source: 'operator' | 'ingest' | 'catalogue'): void {
+  // One job per URL and day: a URL queued twice is checked once; after its failure is forgotten, again.
+  const day = Math.floor(svc.clock.now().getTime() / FAILURE_MEMORY_MS);
+  svc.jobs
+    .enqueue('artwork.check', { stationId, url, source }, { jobId: `artwork-check.${stationId}.${urlHash(url).slice(0, 32)}.${day}` })
+    .catch((err: unknown) => svc.logger.warn({ err, stationId, url }, 'artwork check could not be enqueued'));
+}
+
+function requestLookup(svc: Services, observationId: string): void {
+  svc.jobs
+    .enqueue('nowPlaying.artwork', { observationId }, { jobId: `artwork-${observationId}` })
+    .catch((err: unknown) => svc.logger.warn({ err, observationId }, 'artwork lookup could not be enqueued'));
+}
