@@ -5,6 +5,8 @@ import { admin, request } from '../../support/http.ts';
 import { ADMIN_TOKEN } from '../../support/env.ts';
 import { createStation } from '../../support/factories.ts';
 import { allRoutes } from '../../../src/routes.ts';
+import { png } from '../../support/imageServer.ts';
+import { uploaded } from '../media/helpers.ts';
 
 // decisions.md, Clarifications: "An audit entry's `status` is the status the client received (201, 202,
 // 204 included), never a default." Each write below is answered, then its entry is read back through the
@@ -102,6 +104,14 @@ describe('audit log: the entry’s status is the status the client received', ()
     });
     expect(hook.status).to.equal(201);
     await write(station.id, 'webhook.test', 'POST', `/stations/${station.id}/webhooks/${hook.body.id}/test`, 202);
+  });
+
+  it('201 then 200: an artwork pin created, then replaced (PUT answers either)', async () => {
+    const station = await createStation(server.url);
+    const art = await uploaded(server.url, station.id, await png(11, 700, 700), 'image/png');
+    const pin = { match: { artist: 'Daft Punk' }, image: { versionId: art.versionId } };
+    await write(station.id, 'artwork.pin', 'PUT', `/stations/${station.id}/artwork/pins/daft-punk`, 201, pin);
+    await write(station.id, 'artwork.pin', 'PUT', `/stations/${station.id}/artwork/pins/daft-punk`, 200, pin);
   });
 
   it('204: deleting a record, a broadcast, push credentials, a webhook, a credential and an operator key', async () => {
