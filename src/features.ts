@@ -10,3 +10,4 @@ import './domains/schedule/station.ts';
 import './domains/audience/station.ts';
 import './domains/artwork/station.ts';
 import './domains/reminders/station.ts';
+import './domains/nowPlaying/station.ts';

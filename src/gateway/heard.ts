@@ -65,7 +65,9 @@ export class HeardHistory {
       if (version.moment <= at && (!best || version.moment >= best.moment)) best = version;
     }
     // Nothing at or before `at`: what came before the oldest version kept is not known.
-    return best ?? 'unknown';
+    // …unless the row did not exist then and its first version says nothing (a station younger than the
+    // stream's latency: its on-air row starts null), which is what a listener heard before it too.
+    return best ?? (base.silent ? base : 'unknown');
   }
 
   /** Versions whose moment is in (`after`, `to`], in the order they become current (moment, then seq). */

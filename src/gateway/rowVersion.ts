@@ -24,14 +24,18 @@ export interface RowVersion {
   /** When the version becomes current, in on-air time (epoch ms): a stream hears it at `moment + latency`. */
   moment: number;
   deleted: boolean;
+  /** Says nothing (on-air null: nothing on air) — how every station's on-air row starts (heard.ts). */
+  silent?: boolean;
 }
 
 /**
  * When a now-playing row's track plays: its observation's play time (`observedAt`, else `receivedAt` —
- * the REST definition of heard time); null when it names none.
+ * the REST definition of heard time); null when it names none. A row of no observation (a new station's:
+ * freshness `empty`) comes before every play time.
  */
 function playedAt(data: unknown): number | null {
-  const freshness = (data as { freshness?: { observedAt?: unknown; receivedAt?: unknown } } | null)?.freshness;
+  const freshness = (data as { freshness?: { status?: unknown; observedAt?: unknown; receivedAt?: unknown } } | null)?.freshness;
+  if (freshness?.status === 'empty') return 0;
   const named = freshness?.observedAt ?? freshness?.receivedAt;
   if (named === undefined || named === null) return null;
   const at = Date.parse(String(named));
@@ -51,6 +55,7 @@ export function versionOf(stationId: string, row: StoredRow): RowVersion {
     moment: played ?? Date.parse(row.updatedAt),
     deleted: row.deleted,
   };
+  if (!row.deleted && row.data === null) version.silent = true;
   if (!row.deleted && played !== null && rowId === NOW_PLAYING_ROW && isNowPlaying(row.data) && row.data.track)
     version.nowPlaying = row.data;
   return version;

@@ -39,6 +39,24 @@ function createdId(result: unknown): string | null {
 const statusOf = (err: unknown): number => (err instanceof WavelineError ? err.status : 500);
 
 /**
+ * The entry stored in the write's transaction carries the route's first documented success status: the
+ * handler sets the answered one only after its transaction committed (`POST …/push/notifications`: 202 for
+ * a new notification, 200 for its idempotent replay; an error after the commit). When the answer differs,
+ * the entry is stored again with it (`record` of the same id replaces the status), before the answer. If
+ * that fails, the change and its entry stay and the answer is the handler's: a 503 would tell the client
+ * a committed write failed (a retried push would be sent twice); the error is logged with the entry's id.
+ */
+async function settleStatus(svc: Services, entry: AuditEntry, answered: number, action: string): Promise<void> {
+  if (entry.status === answered) return;
+  entry.status = answered;
+  await svc.audit
+    .record(null, entry)
+    .catch((err: unknown) =>
+      svc.logger.error({ err, action, auditId: entry.id, status: answered }, 'could not store the answered status of an audit entry'),
+    );
+}
+
+/**
  * Runs an authenticated admin write (`work`: its authorization, validation and handler) and stores its
  * audit entry: in the first transaction the write commits, else on its own before the answer.
  */
@@ -85,7 +103,8 @@ export async function audited(
     await runWithCommitHook(hook, work);
   } catch (err) {
     hook.wanted = false;
-    if (!stored) {
+    if (stored) await settleStatus(svc, entry, statusOf(err), action);
+    else {
       entry.status = statusOf(err);
       await svc.audit
         .record(null, entry)
@@ -94,7 +113,7 @@ export async function audited(
     throw err;
   }
   hook.wanted = false;
-  if (stored) return;
+  if (stored) return settleStatus(svc, entry, ctx.status, action);
   entry.status = ctx.status;
   entry.target ??= createdId(ctx.body);
   try {

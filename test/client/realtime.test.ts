@@ -23,14 +23,14 @@ describe('typed client (client/): realtime feed URLs and messages', () => {
     const server = await sharedServer();
     const gateway = await startTestGateway();
     const station = await createStation(server.url);
-    await writeRow(server.svc, station.id, 'on-air', 'current', null);
-    const plain = await FeedClient.ready(realtimeUrl(gateway.url, [station.id]), '', 1);
+    // The state: the station's schedule, on-air and now-playing rows (there from its creation).
+    const plain = await FeedClient.ready(realtimeUrl(gateway.url, [station.id]), '', 3);
     const resuming = await FeedClient.connect(realtimeUrl(gateway.url, [station.id], { lastEventId: '' }), '');
     const synced = (await resuming.waitSynced()) as ResumingFeedMessage;
     await writeRow(server.svc, station.id, 'now-playing', 'current', { track: { title: 'T' } });
-    await plain.waitEvent((f) => f.data.payload.kind === 'now-playing');
+    await plain.waitEvent((f) => f.data.payload.kind === 'now-playing' && f.data.events[0].endsWith('.update'));
     const kinds = (plain.messages as FeedMessage[]).map((m) => m.type);
-    expect(kinds).to.deep.equal(['event', 'event']);
+    expect(kinds).to.deep.equal(['event', 'event', 'event', 'event']);
     expect(synced.type === 'synced' && synced.data.states).to.deep.equal({ [`stations.${station.id}.feed`]: 'fresh' });
     plain.close();
     resuming.close();

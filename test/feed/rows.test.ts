@@ -16,6 +16,10 @@ describe('feed rows', () => {
   });
   after(() => sub.disconnect());
 
+  /** The station's feed position before the test writes: its creation wrote its schedule, on-air and now-playing rows. */
+  const seqOf = async (stationId: string): Promise<number> =>
+    Number((await server.svc.db('stations').where({ id: stationId }).first<{ feed_seq: number }>('feed_seq')).feed_seq);
+
   async function listen(stationId: string): Promise<FeedMessage[]> {
     const got: FeedMessage[] = [];
     sub.on('message', (channel: string, message: string) => {
@@ -27,6 +31,7 @@ describe('feed rows', () => {
 
   it('upserts a row and publishes it on Redis only after the transaction commits, with a per-station sequence', async () => {
     const station = await createStation(server.url);
+    const base = await seqOf(station.id);
     const got = await listen(station.id);
     let publishedBeforeCommit = -1;
     await inTransaction(server.svc.db, async (tx) => {
@@ -37,13 +42,13 @@ describe('feed rows', () => {
     });
     expect(publishedBeforeCommit).to.equal(0);
     await eventually(() => got.length === 2);
-    expect(got.map((m) => m.seq)).to.deep.equal([1, 2]);
+    expect(got.map((m) => m.seq)).to.deep.equal([base + 1, base + 2]);
     expect(got[1]).to.include({ stationId: station.id, kind: 'now-playing', entry: 'current', deleted: false });
     expect(got[1].data).to.deep.equal({ n: 2 });
-    const rows = await server.svc.db('feed_rows').where({ station_id: station.id });
+    const rows = await server.svc.db('feed_rows').where({ station_id: station.id, kind: 'now-playing' });
     expect(rows).to.have.length(1);
     expect(rows[0].data).to.deep.equal({ n: 2 });
-    expect(Number(rows[0].seq)).to.equal(2);
+    expect(Number(rows[0].seq)).to.equal(base + 2);
   });
 
   it('publishes nothing when the transaction rolls back', async () => {
@@ -53,7 +58,7 @@ describe('feed rows', () => {
       await upsertFeedRow(tx, server.svc.bus, { stationId: station.id, kind: 'content', entry: 'abc', data: {} });
       throw new Error('boom');
     }).catch(() => undefined);
-    expect(await server.svc.db('feed_rows').where({ station_id: station.id })).to.have.length(0);
+    expect(await server.svc.db('feed_rows').where({ station_id: station.id, kind: 'content' })).to.have.length(0);
     // A later committed write proves the channel works and the rolled-back one never arrived.
     await inTransaction(server.svc.db, (tx) =>
       upsertFeedRow(tx, server.svc.bus, { stationId: station.id, kind: 'content', entry: 'def', data: {} }),
@@ -64,6 +69,7 @@ describe('feed rows', () => {
 
   it('deletes leave a tombstone with a new sequence so catch-up sees removals', async () => {
     const station = await createStation(server.url);
+    const base = await seqOf(station.id);
     const got = await listen(station.id);
     await inTransaction(server.svc.db, (tx) =>
       upsertFeedRow(tx, server.svc.bus, { stationId: station.id, kind: 'content', entry: 'r1', data: { t: 'x' } }),
@@ -75,8 +81,8 @@ describe('feed rows', () => {
       ),
     ).to.equal(null);
     await eventually(() => got.length === 2);
-    expect(got[1]).to.include({ deleted: true, seq: 2, data: null });
-    const since = await feedRowsSince(server.svc.db, station.id, 1);
-    expect(since.map((m) => [m.entry, m.deleted, m.seq])).to.deep.equal([['r1', true, 2]]);
+    expect(got[1]).to.include({ deleted: true, seq: base + 2, data: null });
+    const since = await feedRowsSince(server.svc.db, station.id, base + 1);
+    expect(since.map((m) => [m.entry, m.deleted, m.seq])).to.deep.equal([['r1', true, base + 2]]);
   });
 });

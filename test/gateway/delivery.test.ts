@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { createBlockingRedis, type Redis } from '../../src/lib/redis.ts';
 import { sharedServer, type TestServer } from '../support/server.ts';
 import { createStation, eventually } from '../support/factories.ts';
-import { closeTestGateways, FeedClient, realtimePath, removeRow, startTestGateway, writeRow } from '../support/feed.ts';
+import { closeTestGateways, FeedClient, realtimePath, removeRow, startTestGateway, STATION_START_ROWS, writeRow } from '../support/feed.ts';
 import { keys } from '../../src/lib/keys.ts';
 import { inTransaction } from '../../src/lib/db.ts';
 import { upsertFeedRow } from '../../src/feed/rows.ts';
@@ -12,6 +12,9 @@ import type { FeedBus } from '../../src/feed/bus.ts';
 
 // Delivery guarantees of the gateway: no missed change, one Redis subscription per station, slow
 // clients isolated, several gateways at once.
+
+/** The state of a station with no content: the rows every station starts with (schedule, on-air, now-playing). */
+const START = STATION_START_ROWS.length;
 
 const numsub = async (redis: Redis, stationId: string): Promise<number> => {
   const reply = (await redis.pubsub('NUMSUB', keys.feedChannel(stationId))) as [string, number];
@@ -59,7 +62,7 @@ describe('realtime feed: delivery', () => {
     await writeRow(svc, station.id, 'content', kept, { v: 1 });
     await writeRow(svc, station.id, 'content', removed, { v: 1 });
     const client = await FeedClient.connect(gateway.url, realtimePath(station.id));
-    await client.waitFrames(2);
+    await client.waitFrames(START + 2);
 
     const clients = (await redis.call('CLIENT', 'LIST', 'TYPE', 'pubsub')) as string;
     const line = clients.split('\n').find((l) => l.includes(`name=${gateway.redisClientName} `));
@@ -75,21 +78,21 @@ describe('realtime feed: delivery', () => {
     await removeRow(svc, station.id, 'content', removed);
     expect(await numsub(redis, station.id), 'the writes were published while nobody listened').to.equal(0);
 
-    await client.waitFrames(6);
+    await client.waitFrames(START + 6);
     expect(
       client
         .events()
-        .slice(2)
+        .slice(START + 2)
         .map((f) => f.data.events[0].split('.rows.')[1]),
-    ).to.deep.equal(['now-playing:current.create', `content:${kept}.update`, `content:${added}.create`, `content:${removed}.delete`]);
+    ).to.deep.equal(['now-playing:current.update', `content:${kept}.update`, `content:${added}.create`, `content:${removed}.delete`]);
     const fresh = await FeedClient.connect(gateway.url, realtimePath(station.id));
-    await fresh.waitFrames(3);
+    await fresh.waitFrames(START + 2);
     expect(client.state()).to.deep.equal(fresh.state());
-    expect(client.state().size).to.equal(3);
+    expect(client.state().size).to.equal(START + 2);
 
     // and live delivery goes on
     await writeRow(svc, station.id, 'now-playing', 'current', { track: 'live again' });
-    await client.waitFrames(7);
+    await client.waitFrames(START + 7);
     client.close();
     fresh.close();
   });
@@ -97,19 +100,18 @@ describe('realtime feed: delivery', () => {
   it('a change whose bus message was lost (hole in the sequence) is read back and sent', async () => {
     const gateway = await startTestGateway();
     const station = await createStation(server.url);
-    await writeRow(server.svc, station.id, 'on-air', 'current', null);
-    const client = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
+    const client = await FeedClient.ready(gateway.url, realtimePath(station.id), START);
     const lostBus: FeedBus = { publish: async () => {} };
     const lost = randomUUID();
     await inTransaction(server.svc.db, (tx) =>
       upsertFeedRow(tx, lostBus, { stationId: station.id, kind: 'content', entry: lost, data: { lost: true } }),
     );
     await writeRow(server.svc, station.id, 'now-playing', 'current', { track: 'after the lost one' });
-    await client.waitFrames(3);
+    await client.waitFrames(START + 2);
     expect(
       client
         .events()
-        .slice(1)
+        .slice(START)
         .map((f) => f.data.payload.$id),
     ).to.have.members(['now-playing:current', `content:${lost}`]);
     expect(JSON.parse(client.eventsOf(`content:${lost}`)[0].data.payload.data_json).data).to.deep.equal({ lost: true });
@@ -121,18 +123,17 @@ describe('realtime feed: delivery', () => {
     const two = await startTestGateway();
     expect(one.port).to.not.equal(two.port);
     const station = await createStation(server.url);
-    await writeRow(server.svc, station.id, 'on-air', 'current', null);
-    const a = await FeedClient.ready(one.url, realtimePath(station.id), 1);
-    const b = await FeedClient.ready(two.url, realtimePath(station.id), 1);
+    const a = await FeedClient.ready(one.url, realtimePath(station.id), START);
+    const b = await FeedClient.ready(two.url, realtimePath(station.id), START);
     const ids = [randomUUID(), randomUUID(), randomUUID()];
     for (const id of ids) await writeRow(server.svc, station.id, 'content', id, { id });
-    await a.waitFrames(4);
-    await b.waitFrames(4);
+    await a.waitFrames(START + 3);
+    await b.waitFrames(START + 3);
     expect(a.frames).to.deep.equal(b.frames); // the same bytes for the same change
     expect(
       a
         .events()
-        .slice(1)
+        .slice(START)
         .map((f) => f.data.payload.entry),
     ).to.deep.equal(ids);
     a.close();
@@ -143,23 +144,22 @@ describe('realtime feed: delivery', () => {
     this.timeout(60_000);
     const gateway = await startTestGateway({ GATEWAY_MAX_BACKPRESSURE_BYTES: String(256 * 1024) });
     const station = await createStation(server.url);
-    await writeRow(server.svc, station.id, 'on-air', 'current', null);
-    const fast = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
-    const slow = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
+    const fast = await FeedClient.ready(gateway.url, realtimePath(station.id), START);
+    const slow = await FeedClient.ready(gateway.url, realtimePath(station.id), START);
     slow.ws.pause(); // stops reading: the kernel buffers fill, then the gateway's
     const big = 'x'.repeat(512 * 1024);
     const rows = 80; // 40 MiB: far more than the socket buffers of a localhost connection
     for (let i = 0; i < rows; i++) await writeRow(server.svc, station.id, 'content', randomUUID(), { i, big });
-    await fast.waitFrames(rows + 1, 30_000);
+    await fast.waitFrames(START + rows, 30_000);
     expect(
       fast
         .events()
-        .slice(1)
+        .slice(START)
         .map((f) => JSON.parse(f.data.payload.data_json).data.i),
     ).to.deep.equal([...Array(rows).keys()]);
     slow.ws.resume();
     await slow.closed;
-    expect(slow.frames.length).to.be.lessThan(rows + 1);
+    expect(slow.frames.length).to.be.lessThan(START + rows);
     expect(fast.closeCode).to.equal(null);
     fast.close();
   });

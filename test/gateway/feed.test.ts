@@ -5,9 +5,21 @@ import { admin } from '../support/http.ts';
 import { createStation, eventually } from '../support/factories.ts';
 import { presentNowPlaying } from '../../src/domains/nowPlaying/presenter.ts';
 import type { TrackRow } from '../../src/domains/nowPlaying/model.ts';
-import { channelOf, closeTestGateways, FeedClient, realtimePath, removeRow, startTestGateway, writeRow } from '../support/feed.ts';
+import {
+  channelOf,
+  closeTestGateways,
+  FeedClient,
+  realtimePath,
+  removeRow,
+  startTestGateway,
+  STATION_START_ROWS,
+  writeRow,
+} from '../support/feed.ts';
 
 type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
+
+/** The state of a station with no content: the rows every station starts with (schedule, on-air, now-playing). */
+const START = STATION_START_ROWS.length;
 
 describe('realtime feed: current state and events (/v1/realtime)', () => {
   let server: TestServer;
@@ -73,17 +85,19 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
   it('sends each change as it is written: create for a new row, update for an existing one, .delete with null data for a removed one', async () => {
     const station = await createStation(server.url);
     const { svc } = server;
-    await writeRow(svc, station.id, 'on-air', 'current', null);
-    const client = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
+    const client = await FeedClient.ready(gateway.url, realtimePath(station.id), START);
     const prefix = `stations.${station.id}.feed.rows`;
+    expect(client.events().map((f) => f.data.events[0])).to.deep.equal(STATION_START_ROWS.map((id) => `${prefix}.${id}.create`));
 
-    // now-playing ingest
+    // now-playing ingest: the row is there from the station's creation (track null), so an update
     await writeRow(svc, station.id, 'now-playing', 'current', { track: { title: 'One' } });
-    let frame = await client.waitEvent((f) => f.data.payload.kind === 'now-playing');
-    expect(frame.data.events).to.deep.equal([`${prefix}.now-playing:current.create`, `${prefix}.*.create`]);
+    let frame = await client.waitEvent((f) => f.data.payload.kind === 'now-playing' && f.data.events[0].endsWith('.update'));
+    expect(frame.data.events).to.deep.equal([`${prefix}.now-playing:current.update`, `${prefix}.*.update`]);
+    expect(JSON.parse(frame.data.payload.data_json).data).to.deep.equal({ track: { title: 'One' } });
     await writeRow(svc, station.id, 'now-playing', 'current', { track: { title: 'Two' } });
-    frame = await client.waitEvent((f) => f.data.events[0] === `${prefix}.now-playing:current.update`);
-    expect(JSON.parse(frame.data.payload.data_json).data).to.deep.equal({ track: { title: 'Two' } });
+    frame = await client.waitEvent(
+      (f) => f.data.events[0] === `${prefix}.now-playing:current.update` && JSON.parse(f.data.payload.data_json).data.track.title === 'Two',
+    );
 
     // publish, republish, unpublish
     const recordId = randomUUID();
@@ -104,8 +118,8 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
 
     // schedule change
     await writeRow(svc, station.id, 'schedule', 'current', { contractVersion: 1, broadcasts: [{ id: 'b1' }], truncated: false });
-    frame = await client.waitEvent((f) => f.data.payload.kind === 'schedule');
-    expect(frame.data.events[0]).to.equal(`${prefix}.schedule:current.create`);
+    frame = await client.waitEvent((f) => f.data.payload.kind === 'schedule' && f.data.events[0].endsWith('.update'));
+    expect(frame.data.events[0]).to.equal(`${prefix}.schedule:current.update`);
     expect(JSON.parse(frame.data.payload.data_json).data.broadcasts).to.deep.equal([{ id: 'b1' }]);
 
     // a record published again after its removal is new again
@@ -123,23 +137,21 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
   it('delivers only the subscribed stations, each event naming its own channel and station', async () => {
     const a = await createStation(server.url);
     const b = await createStation(server.url);
-    await writeRow(server.svc, a.id, 'on-air', 'current', null);
-    await writeRow(server.svc, b.id, 'on-air', 'current', null);
-    const onlyA = await FeedClient.ready(gateway.url, realtimePath(a.id), 1);
-    const both = await FeedClient.ready(gateway.url, realtimePath(a.id, b.id), 2);
+    const onlyA = await FeedClient.ready(gateway.url, realtimePath(a.id), START);
+    const both = await FeedClient.ready(gateway.url, realtimePath(a.id, b.id), 2 * START);
     await writeRow(server.svc, b.id, 'now-playing', 'current', { track: 'b' });
     await writeRow(server.svc, a.id, 'now-playing', 'current', { track: 'a' });
-    await both.waitFrames(4);
-    await onlyA.waitFrames(2);
+    await both.waitFrames(2 * START + 2);
+    await onlyA.waitFrames(START + 1);
     expect(both.events().map((f) => [f.data.channels, f.data.payload.station_id])).to.have.deep.members([
-      [[channelOf(a.id)], a.id],
-      [[channelOf(b.id)], b.id],
+      ...Array.from({ length: START }, () => [[channelOf(a.id)], a.id]),
+      ...Array.from({ length: START }, () => [[channelOf(b.id)], b.id]),
       [[channelOf(a.id)], a.id],
       [[channelOf(b.id)], b.id],
     ]);
     // b's event reached `both` after a's was sent; one more look at `onlyA` finds nothing of b
     await writeRow(server.svc, a.id, 'now-playing', 'current', { track: 'a2' });
-    await onlyA.waitFrames(3);
+    await onlyA.waitFrames(START + 2);
     expect(onlyA.events().every((f) => f.data.payload.station_id === a.id && f.data.channels[0] === channelOf(a.id))).to.equal(true);
     onlyA.close();
     both.close();
@@ -170,8 +182,8 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
     );
     expect(written.freshness).to.include({ status: 'fresh', ageSeconds: 0 });
     await writeRow(server.svc, station.id, 'now-playing', 'current', written);
-    const client = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
-    const data = JSON.parse(client.events()[0].data.payload.data_json).data;
+    const client = await FeedClient.ready(gateway.url, realtimePath(station.id), START);
+    const data = JSON.parse(client.eventsOf('now-playing:current')[0].data.payload.data_json).data;
     expect(data.freshness.status).to.equal('stale');
     expect(data.freshness.ageSeconds).to.be.within(26, 30);
     expect(data.elapsedSeconds).to.equal(data.freshness.ageSeconds);
@@ -191,11 +203,11 @@ describe('realtime feed: current state and events (/v1/realtime)', () => {
       truncated: false,
     });
     await writeRow(svc, station.id, 'now-playing', 'current', { track: { title: 'Hidden' } });
-    const client = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
-    expect(client.events().map((f) => f.data.payload.kind)).to.deep.equal(['schedule']);
+    const client = await FeedClient.ready(gateway.url, realtimePath(station.id), 2);
+    expect(client.events().map((f) => f.data.payload.kind)).to.deep.equal(['schedule', 'on-air']);
     await writeRow(svc, station.id, 'now-playing', 'current', { track: { title: 'Still hidden' } });
     await writeRow(svc, station.id, 'on-air', 'current', null); // a change that is sent, behind the hidden one
-    await client.waitEvent((f) => f.data.payload.kind === 'on-air');
+    await client.waitEvent((f) => f.data.payload.kind === 'on-air' && f.data.events[0].endsWith('.update'));
     expect(client.events().some((f) => f.data.payload.kind === 'now-playing')).to.equal(false);
 
     expect((await admin(server.url, 'PATCH', `/stations/${station.id}`, { modules: { nowPlaying: true } })).status).to.equal(200);

@@ -2,7 +2,16 @@ import { expect } from 'chai';
 import { sharedServer, type TestServer } from '../support/server.ts';
 import { createStation, eventually } from '../support/factories.ts';
 import { socketAddress } from '../../src/gateway/admission.ts';
-import { closeTestGateways, FeedClient, realtimePath, SseFeedClient, ssePath, startTestGateway, writeRow } from '../support/feed.ts';
+import {
+  closeTestGateways,
+  FeedClient,
+  realtimePath,
+  SseFeedClient,
+  ssePath,
+  startTestGateway,
+  STATION_START_ROWS,
+  writeRow,
+} from '../support/feed.ts';
 
 // Connection limits, client frames, heartbeats.
 
@@ -84,12 +93,13 @@ describe('realtime feed: limits and heartbeats', () => {
   it('ignores frames from clients; a frame over GATEWAY_MAX_MESSAGE_BYTES closes the connection', async () => {
     const gateway = await startTestGateway({ GATEWAY_MAX_MESSAGE_BYTES: '256' });
     const station = await createStation(server.url);
-    const talker = await FeedClient.connect(gateway.url, realtimePath(station.id));
+    // The station's state first (its schedule, on-air and now-playing rows), then the change.
+    const talker = await FeedClient.ready(gateway.url, realtimePath(station.id), STATION_START_ROWS.length);
     talker.ws.send(JSON.stringify({ type: 'subscribe', channels: ['stations.other.feed'] }));
     talker.ws.send('not json at all');
     await writeRow(server.svc, station.id, 'now-playing', 'current', { track: 'y' });
-    await talker.waitFrames(1);
-    expect(talker.frames.map((f) => f.type)).to.deep.equal(['event']);
+    await talker.waitFrames(STATION_START_ROWS.length + 1);
+    expect(talker.frames.map((f) => f.type)).to.deep.equal(Array(STATION_START_ROWS.length + 1).fill('event'));
     expect(talker.closeCode).to.equal(null);
 
     talker.ws.send('x'.repeat(1000));

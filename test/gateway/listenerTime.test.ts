@@ -102,6 +102,13 @@ for (const transport of ['websocket', 'sse'] as Transport[]) {
       await unknown.closed;
       const message = transport === 'websocket' ? unknown.messages[0].data.data.message : JSON.parse(unknown.body).data.message;
       expect(message).to.contain('mp3').and.contain('stream-2');
+      // The feed's error has no `suggestion` field (`{code, message}`): its message names every key, and a
+      // station without streams says it has none.
+      const bare = await createStation(server.url);
+      const none = await Listener.open(transport, gateway.port, streamPath(bare.id, 'mp3'));
+      await none.closed;
+      const noneMessage = transport === 'websocket' ? none.messages[0].data.data.message : JSON.parse(none.body).data.message;
+      expect(noneMessage).to.contain('its streams: none');
       const keyless = await Listener.open(transport, gateway.port, streamPath(station.id, 'stream-2'));
       await keyless.synced();
       keyless.close();

@@ -37,11 +37,11 @@ describe('realtime feed: a WebSocket client written to the API document alone (n
 
   it('gets the state and live events as event messages only: no synced, no reset', async () => {
     const station = await createStation(server.url);
-    await writeRow(server.svc, station.id, 'on-air', 'current', null);
     await writeRow(server.svc, station.id, 'now-playing', 'current', { track: { title: 'One' } });
-    const client = await FeedClient.ready(gateway.url, realtimePath(station.id), 2);
+    // The state: the station's schedule, on-air and now-playing rows (there from its creation).
+    const client = await FeedClient.ready(gateway.url, realtimePath(station.id), 3);
     await liveEvent(client, station.id);
-    expect(client.messages).to.have.length(3);
+    expect(client.messages).to.have.length(4);
     expectEventsOnly(client, station.id);
     client.close();
 
@@ -50,11 +50,11 @@ describe('realtime feed: a WebSocket client written to the API document alone (n
     const synced = await resuming.waitSynced();
     expect(synced.data).to.have.keys('cursor', 'states');
     expect(synced.data.states).to.deep.equal({ [channelOf(station.id)]: 'fresh' });
-    expect(resuming.messages.map((m) => m.type)).to.deep.equal(['event', 'event', 'event', 'synced']);
+    expect(resuming.messages.map((m) => m.type)).to.deep.equal(['event', 'event', 'event', 'event', 'synced']);
     resuming.close();
 
     // And the plain client after it (the gateway keeps started connections' bytes): still events only.
-    const again = await FeedClient.ready(gateway.url, realtimePath(station.id), 3);
+    const again = await FeedClient.ready(gateway.url, realtimePath(station.id), 4);
     await liveEvent(again, station.id);
     expectEventsOnly(again, station.id);
     again.close();

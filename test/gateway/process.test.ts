@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { sharedServer, type TestServer } from '../support/server.ts';
 import { createStation } from '../support/factories.ts';
-import { FeedClient, realtimePath, writeRow } from '../support/feed.ts';
+import { FeedClient, realtimePath, STATION_START_ROWS, writeRow } from '../support/feed.ts';
 
 // `waveline gateway` as operators run it: separate processes, SIGTERM to stop.
 
@@ -53,17 +53,18 @@ describe('realtime feed: gateway processes', () => {
     children.push(one.child, two.child);
     expect(one.url).to.not.equal(two.url);
     const station = await createStation(server.url);
-    await writeRow(server.svc, station.id, 'on-air', 'current', null);
-    const a = await FeedClient.ready(one.url, realtimePath(station.id), 1);
-    const b = await FeedClient.ready(two.url, realtimePath(station.id), 1);
+    // The state: the station's schedule, on-air and now-playing rows (there from its creation).
+    const start = STATION_START_ROWS.length;
+    const a = await FeedClient.ready(one.url, realtimePath(station.id), start);
+    const b = await FeedClient.ready(two.url, realtimePath(station.id), start);
     const ids = [randomUUID(), randomUUID()];
     for (const id of ids) await writeRow(server.svc, station.id, 'content', id, { id });
-    await a.waitFrames(3);
-    await b.waitFrames(3);
+    await a.waitFrames(start + 2);
+    await b.waitFrames(start + 2);
     expect(
       a
         .events()
-        .slice(1)
+        .slice(start)
         .map((f) => f.data.payload.entry),
     ).to.deep.equal(ids);
     expect(b.frames).to.deep.equal(a.frames);
@@ -77,7 +78,7 @@ describe('realtime feed: gateway processes', () => {
     expect(Date.now() - started).to.be.lessThan(25_000);
     // the other node carries on
     await writeRow(server.svc, station.id, 'now-playing', 'current', { track: 'after' });
-    await b.waitFrames(4);
+    await b.waitFrames(start + 3);
     b.close();
     two.child.kill('SIGTERM');
     await once(two.child, 'exit');

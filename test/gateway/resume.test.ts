@@ -12,6 +12,7 @@ import {
   realtimePath,
   removeRow,
   startTestGateway,
+  STATION_START_ROWS,
   withCursor,
   writeRow,
 } from '../support/feed.ts';
@@ -21,6 +22,8 @@ type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
 const CURSOR = /^[A-Za-z0-9._~-]{1,400}$/;
 const actionOf = (frame: any): string => frame.data.events[0].split('.').pop();
 const dataOf = (frame: any): unknown => JSON.parse(frame.data.payload.data_json).data;
+/** The state of `stationWithClient`'s station: its schedule, on-air and now-playing rows and three records. */
+const STATE = STATION_START_ROWS.length + 3;
 
 describe('realtime feed: resume from a cursor (lastEventId)', () => {
   let server: TestServer;
@@ -31,10 +34,12 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
   });
   after(closeTestGateways);
 
-  /** A station with an on-air row and three content records, and a client (resume asked: `lastEventId=`) that has its state. */
+  /**
+   * A station (with the schedule, on-air and now-playing rows it has from its creation) and three content
+   * records, and a client (resume asked: `lastEventId=`) that has its state: six rows.
+   */
   async function stationWithClient() {
     const station = await createStation(server.url);
-    await writeRow(server.svc, station.id, 'on-air', 'current', null);
     const records = [randomUUID(), randomUUID(), randomUUID()];
     for (const id of records) await writeRow(server.svc, station.id, 'content', id, { id, revision: 1 });
     const client = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id)));
@@ -45,13 +50,13 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
   it('lastEventId= (empty) asks for the full state plus synced: every event and the synced message carry data.cursor; synced follows the state of every channel and names it fresh in data.states', async () => {
     const { station, client } = await stationWithClient();
     const synced = await client.waitSynced();
-    expect(client.messages.map((m) => m.type)).to.deep.equal(['event', 'event', 'event', 'event', 'synced']);
-    expect(client.events().map((f) => actionOf(f))).to.deep.equal(['create', 'create', 'create', 'create']); // the full state
+    expect(client.messages.map((m) => m.type)).to.deep.equal([...Array(STATE).fill('event'), 'synced']);
+    expect(client.events().map((f) => actionOf(f))).to.deep.equal(Array(STATE).fill('create')); // the full state
     expect(Object.keys(synced.data)).to.deep.equal(['cursor', 'states']); // `states`, never `channels` (an array in every event)
     expect(synced.data.states).to.deep.equal({ [channelOf(station.id)]: 'fresh' });
     for (const message of client.messages) expect(message.data.cursor).to.match(CURSOR);
     await writeRow(server.svc, station.id, 'now-playing', 'current', { track: { title: 'Live' } });
-    const live = await client.waitEvent((f) => f.data.payload.kind === 'now-playing');
+    const live = await client.waitEvent((f) => f.data.payload.kind === 'now-playing' && actionOf(f) === 'update');
     expect(live.data.cursor).to.match(CURSOR);
     expect(live.data.cursor).to.not.equal(synced.data.cursor); // the position moved
     client.close();
@@ -103,7 +108,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     client.close();
     const back = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id), midState));
     expect((await back.waitSynced()).data.states).to.deep.equal({ [channelOf(station.id)]: 'fresh' });
-    expect(back.events()).to.have.length(4);
+    expect(back.events()).to.have.length(STATE);
     // A resumed connection's replay carries the position it resumed from.
     const cursor = back.lastCursor()!;
     back.close();
@@ -138,7 +143,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
       const synced = await back.waitSynced();
       expect(synced.data.states, cursor).to.deep.equal({ [channelOf(station.id)]: 'reset' });
       expect(back.messages[0]).to.deep.equal({ type: 'reset', data: { channel: channelOf(station.id) } });
-      expect(back.events().map((f) => actionOf(f))).to.deep.equal(['create', 'create', 'create', 'create']); // the full state
+      expect(back.events().map((f) => actionOf(f))).to.deep.equal(Array(STATE).fill('create')); // the full state
       expect(back.closeCode).to.equal(null);
       back.close();
     }
@@ -149,7 +154,6 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     const cursor = client.lastCursor()!;
     client.close();
     const second = await createStation(server.url);
-    await writeRow(server.svc, second.id, 'on-air', 'current', null);
     await writeRow(server.svc, station.id, 'now-playing', 'current', { track: { title: 'A' } });
     await gatewayHas(gateway.url, station.id, (f) => f.data.payload.data_json.includes('"A"'));
     const both = await FeedClient.connect(gateway.url, withCursor(realtimePath(station.id, second.id), cursor));
@@ -157,11 +161,13 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     expect(synced.data.states).to.deep.equal({ [channelOf(station.id)]: 'resumed', [channelOf(second.id)]: 'fresh' });
     expect(both.events().map((f) => [f.data.payload.station_id, f.data.payload.$id])).to.have.deep.members([
       [station.id, 'now-playing:current'],
-      [second.id, 'on-air:current'],
+      ...STATION_START_ROWS.map((rowId) => [second.id, rowId]),
     ]);
     // A live event's cursor names both channels: resuming with it resumes both.
     await writeRow(server.svc, second.id, 'now-playing', 'current', { track: { title: 'B' } });
-    const live = await both.waitEvent((f) => f.data.payload.station_id === second.id && f.data.payload.kind === 'now-playing');
+    const live = await both.waitEvent(
+      (f) => f.data.payload.station_id === second.id && f.data.payload.kind === 'now-playing' && actionOf(f) === 'update',
+    );
     both.close();
     await writeRow(server.svc, station.id, 'now-playing', 'current', { track: { title: 'A2' } });
     await gatewayHas(gateway.url, station.id, (f) => f.data.payload.data_json.includes('"A2"'));
@@ -189,7 +195,7 @@ describe('realtime feed: resume from a cursor (lastEventId)', () => {
     const fresh = await startTestGateway(); // loads the station's history anew
     const back = await FeedClient.connect(fresh.url, withCursor(realtimePath(station.id), cursor));
     expect((await back.waitSynced()).data.states).to.deep.equal({ [channelOf(station.id)]: 'reset' });
-    expect(back.events()).to.have.length(4);
+    expect(back.events()).to.have.length(STATE);
     back.close();
     await fresh.close();
   });

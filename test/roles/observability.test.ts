@@ -474,23 +474,24 @@ describe('observability', () => {
       const before = await scrape();
       const { station } = await listenerFixture(server.url);
       await writeRow(server.svc, station.id, 'now-playing', 'current', { track: 'x' });
-      const a = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
-      const b = await FeedClient.ready(gateway.url, realtimePath(station.id), 1);
+      // The state: the station's schedule, on-air and now-playing rows (there from its creation).
+      const a = await FeedClient.ready(gateway.url, realtimePath(station.id), 3);
+      const b = await FeedClient.ready(gateway.url, realtimePath(station.id), 3);
       const c = await SseFeedClient.open(base + ssePath(station.id));
       await c.waitSynced(); // the WebSockets (no lastEventId) get no synced
       await writeRow(server.svc, station.id, 'now-playing', 'current', { track: 'y' });
-      await a.waitFrames(2);
-      await b.waitFrames(2);
-      await eventually(() => c.messages.length === 3);
+      await a.waitFrames(4);
+      await b.waitFrames(4);
+      await eventually(() => c.messages.length === 5);
       const during = await scrape();
       const delta = (name: string, transport?: string) =>
         sample(during, name, transport ? { transport } : {}) - sample(before, name, transport ? { transport } : {});
       expect(delta('waveline_gateway_connections', 'websocket')).to.equal(2);
       expect(delta('waveline_gateway_connections', 'sse')).to.equal(1);
       expect(delta('waveline_gateway_stations_subscribed')).to.equal(1);
-      // A snapshot frame and one event to each connection (and synced on SSE), counted per transport.
-      expect(delta('waveline_gateway_frames_sent_total', 'websocket')).to.equal(4);
-      expect(delta('waveline_gateway_frames_sent_total', 'sse')).to.equal(3);
+      // Three state frames and one event to each connection (and synced on SSE), counted per transport.
+      expect(delta('waveline_gateway_frames_sent_total', 'websocket')).to.equal(8);
+      expect(delta('waveline_gateway_frames_sent_total', 'sse')).to.equal(5);
       expect(delta('waveline_gateway_bytes_sent_total', 'websocket')).to.be.greaterThan(100);
       expect(delta('waveline_gateway_bytes_sent_total', 'sse')).to.be.greaterThan(100);
       a.close();

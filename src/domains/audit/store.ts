@@ -19,7 +19,11 @@ export interface AuditRow {
   client_ip: string;
 }
 
-/** The audit log's storage: one INSERT per entry, in the change's transaction when given. */
+/**
+ * The audit log's storage: one INSERT per entry, in the change's transaction when given. Recording an
+ * entry whose id is stored already replaces its status (http/audit.ts: the answered status, known only
+ * after the change's transaction committed).
+ */
 export class AuditLog {
   private readonly db: Db;
   constructor(db: Db) {
@@ -27,20 +31,23 @@ export class AuditLog {
   }
 
   async record(trx: Trx | null, entry: AuditEntry): Promise<void> {
-    await (trx ?? this.db)<AuditRow>('audit_log').insert({
-      id: entry.id,
-      created_at: entry.at,
-      key_id: entry.keyId,
-      key_label: entry.keyLabel,
-      method: entry.method,
-      path: entry.path,
-      station_id: entry.stationId,
-      action: entry.action,
-      target: entry.target,
-      status: entry.status,
-      request_id: entry.requestId,
-      client_ip: entry.clientIp,
-    });
+    await (trx ?? this.db)<AuditRow>('audit_log')
+      .insert({
+        id: entry.id,
+        created_at: entry.at,
+        key_id: entry.keyId,
+        key_label: entry.keyLabel,
+        method: entry.method,
+        path: entry.path,
+        station_id: entry.stationId,
+        action: entry.action,
+        target: entry.target,
+        status: entry.status,
+        request_id: entry.requestId,
+        client_ip: entry.clientIp,
+      })
+      .onConflict('id')
+      .merge(['status']);
   }
 }
 

@@ -93,12 +93,17 @@ export async function runScheduleTick(svc: Services, stationId: string, at: Date
   await planTimers(svc, stationId, at);
 }
 
-/** Every station with a schedule row gets a tick at `now` (the sweep). */
+/**
+ * Every station with a schedule gets a tick at `now` (the sweep). Every station has a schedule row from
+ * its creation (stationRows.ts); one without any broadcast has nothing a timer could change (its rows
+ * stay `broadcasts: []` and null until a schedule write, which plans its own timers), so it is skipped.
+ */
 export async function sweepSchedules(svc: Services, now: Date): Promise<number> {
   const stations = await svc
-    .db('feed_rows')
-    .where({ kind: 'schedule', deleted: false })
-    .distinct<Array<{ station_id: string }>>('station_id');
+    .db('feed_rows as r')
+    .where({ 'r.kind': 'schedule', 'r.deleted': false })
+    .whereExists((broadcasts) => broadcasts.select(svc.db.raw('1')).from('broadcasts as b').whereRaw('b.station_id = r.station_id'))
+    .distinct<Array<{ station_id: string }>>('r.station_id as station_id');
   for (const { station_id } of stations) await runScheduleTick(svc, station_id, now);
   return stations.length;
 }

@@ -1,5 +1,5 @@
 import { ValidationError, type Issue } from '../../lib/errors.ts';
-import { suggest } from '../../http/validate.ts';
+import { distance } from 'fastest-levenshtein';
 import { Type, type Static } from '../../http/schema.ts';
 import type { Station } from './model.ts';
 
@@ -36,8 +36,22 @@ export interface ListenerTime {
 }
 
 /**
+ * The station's stream keys, the one nearest to `key` first (a prefix either way, then edit distance; ties
+ * keep the station's order): the keys a listener most likely meant lead the list.
+ */
+function nearestFirst(key: string, keys: readonly string[]): string[] {
+  const closeness = (candidate: string): number => (candidate.startsWith(key) || key.startsWith(candidate) ? -1 : distance(key, candidate));
+  return keys
+    .map((candidate, index) => ({ candidate, index, closeness: closeness(candidate) }))
+    .sort((a, b) => a.closeness - b.closeness || a.index - b.index)
+    .map((entry) => entry.candidate);
+}
+
+/**
  * The stream a read names, or null without one; an unknown key is 400 naming `stream`, its message
- * listing the station's keys and its suggestion the closest one (the first when none is close).
+ * listing the station's keys and its suggestion every key, nearest first, comma-separated (keys hold
+ * no commas: `^[a-z0-9][a-z0-9-]{0,31}$`; a string keeps `suggestion` the one type the error body
+ * documents). A station without streams has no suggestion: its message says it lists none.
  */
 export function streamOf(station: Pick<Station, 'profile'>, key: string | undefined): StreamView | null {
   if (key === undefined) return null;
@@ -52,7 +66,7 @@ export function streamOf(station: Pick<Station, 'profile'>, key: string | undefi
       ? `stream must be a key of one of the station’s streams: ${keys.join(', ')} (got "${key}")`
       : `the station lists no streams, so stream cannot be used (got "${key}")`,
   };
-  if (keys.length) issue.suggestion = suggest(key, keys) ?? keys[0];
+  if (keys.length) issue.suggestion = nearestFirst(key.toLowerCase(), keys).join(', ');
   throw new ValidationError('Unknown stream.', [issue]);
 }
 

@@ -81,7 +81,8 @@ describe('artwork: checked, kept and labelled', function () {
     // The follow-up frame carried the kept art; the first one had none yet.
     if (subscriber) {
       const rows = await until(() => {
-        const mine = messages.filter((m) => m.stationId === st.id && m.kind === 'now-playing');
+        // With a track: the station's creation wrote its empty now-playing row (track null) before.
+        const mine = messages.filter((m) => m.stationId === st.id && m.kind === 'now-playing' && (m.data as { track: unknown }).track);
         return mine.some((m) => (m.data as { track: { artwork: unknown } }).track?.artwork) ? mine : null;
       });
       expect((rows[0].data as { track: { artwork: unknown } }).track.artwork).to.equal(null);

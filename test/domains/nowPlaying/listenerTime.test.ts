@@ -149,23 +149,31 @@ describe('listener time: reads with stream={key}', () => {
     expect((await get(station.slug, listenerToken, 'broadcast/current?stream=hls')).body.broadcast.id).to.equal(second);
   });
 
-  it('an unknown stream key is 400 VALIDATION_ERROR naming stream, with a suggestion naming one of the station’s keys', async () => {
+  it('an unknown stream key is 400 VALIDATION_ERROR naming stream, its suggestion listing every key of the station, the nearest first; a station without streams says it has none', async () => {
     const { station, listenerToken } = await fixture();
     for (const path of ['now-playing', 'track-history', 'broadcast/current', 'live']) {
       const near = await get(station.slug, listenerToken, `${path}?stream=mp4`);
       expect(near.status, path).to.equal(400);
       expect(near.body.error.code).to.equal('VALIDATION_ERROR');
       const [issue] = near.body.error.issues;
-      expect(issue).to.include({ path: 'stream', suggestion: 'mp3' });
+      expect(issue, path).to.include({ path: 'stream', suggestion: 'mp3, hls' });
       expect(issue.message).to.contain('mp3, hls');
+      const nearHls = await get(station.slug, listenerToken, `${path}?stream=hl`);
+      expect(nearHls.body.error.issues[0], `${path}: the nearest key first`).to.include({ path: 'stream', suggestion: 'hls, mp3' });
       const far = await get(station.slug, listenerToken, `${path}?stream=zzzz`);
-      expect(far.body.error.issues[0]).to.include({ path: 'stream', suggestion: 'mp3' });
+      expect(far.body.error.issues[0], `${path}: none near, every key in the station's order`).to.include({
+        path: 'stream',
+        suggestion: 'mp3, hls',
+      });
     }
     const none = await fixture(null);
-    const res = await get(none.station.slug, none.listenerToken, 'now-playing?stream=mp3');
-    expect(res.status).to.equal(400);
-    expect(res.body.error.issues[0].path).to.equal('stream');
-    expect(res.body.error.issues[0]).not.to.have.property('suggestion');
+    for (const path of ['now-playing', 'track-history', 'broadcast/current', 'live']) {
+      const res = await get(none.station.slug, none.listenerToken, `${path}?stream=mp3`);
+      expect(res.status, path).to.equal(400);
+      expect(res.body.error.issues[0].path).to.equal('stream');
+      expect(res.body.error.issues[0].message, path).to.contain('lists no streams');
+      expect(res.body.error.issues[0]).not.to.have.property('suggestion');
+    }
     expect((await get(station.slug, listenerToken, 'now-playing?stream=')).status, 'empty is 400 too').to.equal(400);
   });
 
@@ -191,6 +199,25 @@ describe('listener time: reads with stream={key}', () => {
     const unknown = await gql(server.url, station.slug, listenerToken, '{ nowPlaying(stream: "nope") { track { title } } }');
     expect(unknown.body.errors[0].extensions.code).to.equal('VALIDATION_ERROR');
     expect(unknown.body.data.nowPlaying).to.equal(null);
+  });
+
+  it('GraphQL: an unknown stream of nowPlaying, live, currentBroadcast and trackHistory suggests every key, the nearest first', async () => {
+    const { station, listenerToken } = await fixture();
+    const fields = [
+      'nowPlaying(stream: "hl") { endsAt }',
+      'live(stream: "hl") { asOf }',
+      'currentBroadcast(stream: "hl") { asOf }',
+      'trackHistory(stream: "hl") { nextCursor }',
+    ];
+    for (const field of fields) {
+      const res = await gql(server.url, station.slug, listenerToken, `{ ${field} }`);
+      expect(res.body.errors?.[0]?.extensions?.code, field).to.equal('VALIDATION_ERROR');
+      expect(res.body.errors[0].extensions.issues[0], field).to.include({ path: 'stream', suggestion: 'hls, mp3' });
+    }
+    const none = await fixture(null);
+    const res = await gql(server.url, none.station.slug, none.listenerToken, '{ nowPlaying(stream: "mp3") { endsAt } }');
+    expect(res.body.errors[0].extensions.issues[0].message).to.contain('lists no streams');
+    expect(res.body.errors[0].extensions.issues[0]).not.to.have.property('suggestion');
   });
 });
 

@@ -228,7 +228,9 @@ describe('now-playing and track-history reads', () => {
 
     it('every stored observation publishes the row after commit, in the now-playing response’s shape; rejected and collapsed ones publish nothing', async () => {
       const { station, ingestToken, listenerToken } = await fixture();
-      const mine = () => messages.filter((m) => m.stationId === station.id);
+      // Observations' rows: the station's creation published its schedule, on-air and empty now-playing rows before.
+      const mine = () =>
+        messages.filter((m) => m.stationId === station.id && m.kind === 'now-playing' && (m.data as { track: unknown }).track);
       await ingest(server.url, station, ingestToken, {
         observedAt: T0.getTime() - 5000,
         artist: 'A',
@@ -252,7 +254,9 @@ describe('now-playing and track-history reads', () => {
 
     it('an observation of an earlier moment arriving late is stored and sends no event: the row keeps showing the latest track', async () => {
       const { station, ingestToken, listenerToken } = await fixture();
-      const mine = () => messages.filter((m) => m.stationId === station.id);
+      // Observations' rows: the station's creation published its schedule, on-air and empty now-playing rows before.
+      const mine = () =>
+        messages.filter((m) => m.stationId === station.id && m.kind === 'now-playing' && (m.data as { track: unknown }).track);
       await ingest(server.url, station, ingestToken, { eventId: 'now', observedAt: T0.getTime() - 5000, artist: 'A', title: 'Current' });
       const [first] = (await eventually(() => (mine().length === 1 ? mine() : null))) as FeedMessage[];
       const late = await ingest(server.url, station, ingestToken, {
