@@ -8,6 +8,7 @@ import { createToken } from '../../support/factories.ts';
 import { mp3, png, uploaded } from '../media/helpers.ts';
 import { putBroadcast, putPresenter, scheduleFixture, type ScheduleFixture } from '../schedule/helpers.ts';
 import { gql } from '../../graphql/helpers.ts';
+import { bundleIds, picture, sampleBundle } from '../admin/helpers.ts';
 
 // decisions.md "Artwork you can trust": programs and presenters take an `imageVersionId` (an uploaded
 // image version of the station); the listener reads that show them add `image: {url, variants}` or
@@ -140,6 +141,37 @@ describe('artwork: program and presenter images', function () {
       const meta = await sharp(Buffer.from(await served.arrayBuffer())).metadata();
       expect([meta.width, meta.height]).to.deep.equal([600, 600]);
     }
+  });
+
+  it('an import bundle names the picture of a program or presenter by `imageKey`; an unknown key or a non-image is 400 at that path', async () => {
+    const image = await picture();
+    type Bundle = ReturnType<typeof sampleBundle> & {
+      presenters: Array<Record<string, unknown>>;
+      programs: Array<Record<string, unknown>>;
+    };
+    const ids = bundleIds();
+    const bundle = sampleBundle(ids, image) as Bundle;
+    bundle.presenters[1].imageKey = 'cover';
+    bundle.programs[0].imageKey = 'cover';
+    const res = await admin(server.url, 'POST', '/import', bundle);
+    expect(res.status, JSON.stringify(res.body)).to.equal(201);
+    const cover = (res.body.media as Array<{ key: string; versionId: string }>).find((m) => m.key === 'cover')?.versionId;
+    expect(await server.svc.db('presenters').where({ id: ids.presenters[1] }).first()).to.include({ image_version_id: cover });
+    expect(await server.svc.db('presenters').where({ id: ids.presenters[0] }).first()).to.include({ image_version_id: null });
+    expect(await server.svc.db('programs').where({ id: ids.programs[0] }).first()).to.include({ image_version_id: cover });
+
+    const unknown = sampleBundle(bundleIds(), image) as Bundle;
+    unknown.programs[1].imageKey = 'nope';
+    const refused = await admin(server.url, 'POST', '/import', unknown);
+    expect(refused.status, JSON.stringify(refused.body)).to.equal(400);
+    expect(issuePaths(refused.body)).to.deep.equal(['programs.1.imageKey']);
+
+    const notImage = sampleBundle(bundleIds(), image) as Bundle & { media: Array<Record<string, unknown>> };
+    notImage.media.push({ key: 'sound', mime: 'audio/mpeg', data: mp3(40).toString('base64') });
+    notImage.presenters[0].imageKey = 'sound';
+    const refusedAudio = await admin(server.url, 'POST', '/import', notImage);
+    expect(refusedAudio.status, JSON.stringify(refusedAudio.body)).to.equal(400);
+    expect(issuePaths(refusedAudio.body)).to.deep.equal(['presenters.0.imageKey']);
   });
 
   it('the now-playing fallback shows the program image when a track has no art, else the first presenter’s', async () => {
