@@ -3530,12 +3530,14 @@ export interface components {
          *         "program": {
          *           "id": "5d0c1f7e-2b9a-4c4e-8f3d-7a6b5c4d3e2f",
          *           "title": "Morning Show",
-         *           "profileId": null
+         *           "profileId": null,
+         *           "image": null
          *         },
          *         "presenters": [
          *           {
          *             "id": "9e8d7c6b-5a49-4837-a625-140f1e2d3c4b",
-         *             "title": "Ana"
+         *             "title": "Ana",
+         *             "image": null
          *           }
          *         ]
          *       },
@@ -16845,12 +16847,14 @@ export interface operations {
                      *         "program": {
                      *           "id": "5d0c1f7e-2b9a-4c4e-8f3d-7a6b5c4d3e2f",
                      *           "title": "Morning Show",
-                     *           "profileId": null
+                     *           "profileId": null,
+                     *           "image": null
                      *         },
                      *         "presenters": [
                      *           {
                      *             "id": "9e8d7c6b-5a49-4837-a625-140f1e2d3c4b",
-                     *             "title": "Ana"
+                     *             "title": "Ana",
+                     *             "image": null
                      *           }
                      *         ]
                      *       },
