@@ -2661,6 +2661,17 @@ export interface components {
             /** @constant */
             published: false;
         };
+        /** Image */
+        Image: {
+            /** @description absolute URL of the uploaded image */
+            url: string;
+            /** @description square JPEG renditions by side in px (absolute URLs; never upscaled) */
+            variants: {
+                300: string;
+                600: string;
+                1200: string;
+            };
+        };
         /** Broadcast */
         Broadcast: {
             /**
@@ -2702,6 +2713,7 @@ export interface components {
                 id: string;
                 title: string;
                 profileId: string | null;
+                image: components["schemas"]["Image"] | null;
             };
             presenters: {
                 /**
@@ -2710,6 +2722,7 @@ export interface components {
                  */
                 id: string;
                 title: string;
+                image: components["schemas"]["Image"] | null;
             }[];
         };
         /** Schedule */
@@ -2731,6 +2744,7 @@ export interface components {
             title: string;
             description: string | null;
             profileId: string | null;
+            image: components["schemas"]["Image"] | null;
             presenters: {
                 /**
                  * @description UUID
@@ -2738,6 +2752,7 @@ export interface components {
                  */
                 id: string;
                 title: string;
+                image: components["schemas"]["Image"] | null;
             }[];
             slots: {
                 weekday: number;
@@ -2787,6 +2802,7 @@ export interface components {
              */
             id: string;
             title: string;
+            imageVersionId: string | null;
             /**
              * @description ISO 8601 timestamp in UTC
              * @example 2026-11-21T10:15:02.123Z
@@ -2800,6 +2816,7 @@ export interface components {
         };
         AdminPutPresenterRequest: {
             title: string;
+            imageVersionId?: string | null;
         };
         AdminPutProgramResponse: {
             /**
@@ -2810,6 +2827,7 @@ export interface components {
             title: string;
             description: string | null;
             profileId: string | null;
+            imageVersionId: string | null;
             presenterIds: string[];
             slots: {
                 weekday: number;
@@ -2831,6 +2849,7 @@ export interface components {
             title: string;
             description?: string | null;
             profileId?: string | null;
+            imageVersionId?: string | null;
             /** @description default none */
             presenterIds?: string[];
             /** @description default none */
@@ -3511,12 +3530,14 @@ export interface components {
          *         "program": {
          *           "id": "5d0c1f7e-2b9a-4c4e-8f3d-7a6b5c4d3e2f",
          *           "title": "Morning Show",
-         *           "profileId": null
+         *           "profileId": null,
+         *           "image": null
          *         },
          *         "presenters": [
          *           {
          *             "id": "9e8d7c6b-5a49-4837-a625-140f1e2d3c4b",
-         *             "title": "Ana"
+         *             "title": "Ana",
+         *             "image": null
          *           }
          *         ]
          *       },
@@ -4041,6 +4062,8 @@ export interface components {
                  */
                 id: string;
                 title: string;
+                /** @description the bundle media entry (an image) of its picture */
+                imageKey?: string;
             }[];
             programs?: {
                 /**
@@ -4061,6 +4084,8 @@ export interface components {
                     startTime: string;
                     durationMinutes: number;
                 }[];
+                /** @description the bundle media entry (an image) of its picture */
+                imageKey?: string;
             }[];
             broadcasts?: {
                 /**
@@ -8609,12 +8634,28 @@ export interface operations {
                      *           "program": {
                      *             "id": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
                      *             "title": "string",
-                     *             "profileId": "string"
+                     *             "profileId": "string",
+                     *             "image": {
+                     *               "url": "string",
+                     *               "variants": {
+                     *                 "300": "string",
+                     *                 "600": "string",
+                     *                 "1200": "string"
+                     *               }
+                     *             }
                      *           },
                      *           "presenters": [
                      *             {
                      *               "id": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
-                     *               "title": "string"
+                     *               "title": "string",
+                     *               "image": {
+                     *                 "url": "string",
+                     *                 "variants": {
+                     *                   "300": "string",
+                     *                   "600": "string",
+                     *                   "1200": "string"
+                     *                 }
+                     *               }
                      *             }
                      *           ]
                      *         }
@@ -8799,10 +8840,26 @@ export interface operations {
                      *           "title": "string",
                      *           "description": "string",
                      *           "profileId": "string",
+                     *           "image": {
+                     *             "url": "string",
+                     *             "variants": {
+                     *               "300": "string",
+                     *               "600": "string",
+                     *               "1200": "string"
+                     *             }
+                     *           },
                      *           "presenters": [
                      *             {
                      *               "id": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
-                     *               "title": "string"
+                     *               "title": "string",
+                     *               "image": {
+                     *                 "url": "string",
+                     *                 "variants": {
+                     *                   "300": "string",
+                     *                   "600": "string",
+                     *                   "1200": "string"
+                     *                 }
+                     *               }
                      *             }
                      *           ],
                      *           "slots": [
@@ -8999,12 +9056,28 @@ export interface operations {
                      *         "program": {
                      *           "id": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
                      *           "title": "string",
-                     *           "profileId": "string"
+                     *           "profileId": "string",
+                     *           "image": {
+                     *             "url": "string",
+                     *             "variants": {
+                     *               "300": "string",
+                     *               "600": "string",
+                     *               "1200": "string"
+                     *             }
+                     *           }
                      *         },
                      *         "presenters": [
                      *           {
                      *             "id": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
-                     *             "title": "string"
+                     *             "title": "string",
+                     *             "image": {
+                     *               "url": "string",
+                     *               "variants": {
+                     *                 "300": "string",
+                     *                 "600": "string",
+                     *                 "1200": "string"
+                     *               }
+                     *             }
                      *           }
                      *         ]
                      *       },
@@ -9348,6 +9421,7 @@ export interface operations {
                      * @example {
                      *       "id": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
                      *       "title": "string",
+                     *       "imageVersionId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
                      *       "createdAt": "2026-11-21T10:15:02.123Z",
                      *       "updatedAt": "2026-11-21T10:15:02.123Z"
                      *     }
@@ -9772,6 +9846,7 @@ export interface operations {
                      *       "title": "string",
                      *       "description": "string",
                      *       "profileId": "string",
+                     *       "imageVersionId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
                      *       "presenterIds": [
                      *         "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93"
                      *       ],
@@ -16772,12 +16847,14 @@ export interface operations {
                      *         "program": {
                      *           "id": "5d0c1f7e-2b9a-4c4e-8f3d-7a6b5c4d3e2f",
                      *           "title": "Morning Show",
-                     *           "profileId": null
+                     *           "profileId": null,
+                     *           "image": null
                      *         },
                      *         "presenters": [
                      *           {
                      *             "id": "9e8d7c6b-5a49-4837-a625-140f1e2d3c4b",
-                     *             "title": "Ana"
+                     *             "title": "Ana",
+                     *             "image": null
                      *           }
                      *         ]
                      *       },

@@ -128,14 +128,24 @@ export const typeDefs = /* GraphQL */ `
     nextCursor: String
   }
 
+  "a program's or presenter's picture: absolute URLs"
+  type Image {
+    url: String!
+    "square JPEG renditions 300, 600 and 1200 (GraphQL field names cannot start with a digit)"
+    variants: ArtworkVariants!
+  }
   type ProgramRef {
     id: ID!
     title: String!
     profileId: String
+    "null when none is set"
+    image: Image
   }
   type PresenterRef {
     id: ID!
     title: String!
+    "null when none is set"
+    image: Image
   }
   type Broadcast {
     id: ID!
@@ -168,6 +178,8 @@ export const typeDefs = /* GraphQL */ `
     title: String!
     description: String
     profileId: String
+    "null when none is set"
+    image: Image
     presenters: [PresenterRef!]!
     slots: [Slot!]!
   }

@@ -6,7 +6,7 @@ import { currentBerlin, feedFixture } from '../domains/weather/helpers.ts';
 import { gql } from './helpers.ts';
 
 const BROADCAST =
-  'id title startsAt endsAt timezone localDate resolution status cancellationReason repeatOfId nature program { id title profileId } presenters { id title }';
+  'id title startsAt endsAt timezone localDate resolution status cancellationReason repeatOfId nature program { id title profileId image { url } } presenters { id title image { url } }';
 
 describe('GraphQL: schedule, programs, current broadcast, weather and traffic', () => {
   let server: TestServer;
@@ -20,7 +20,7 @@ describe('GraphQL: schedule, programs, current broadcast, weather and traffic', 
     await putBroadcast(server.url, fx, new Date(now - 3600_000).toISOString(), new Date(now + 3600_000).toISOString());
     await putBroadcast(server.url, fx, new Date(now + 86400_000).toISOString(), new Date(now + 90000_000).toISOString());
     const q = `{ schedule { contractVersion timezone truncated broadcasts { ${BROADCAST} } }
-                 programs { contractVersion timezone fromDate throughDate programs { id title description profileId presenters { id title } slots { weekday startTime durationMinutes } } }
+                 programs { contractVersion timezone fromDate throughDate programs { id title description profileId image { url } presenters { id title image { url } } slots { weekday startTime durationMinutes } } }
                  currentBroadcast { contractVersion timezone broadcast { ${BROADCAST} } } }`;
     const res = await gql(server.url, fx.station.slug, fx.token, q);
     expect(res.body.errors, JSON.stringify(res.body.errors)).to.equal(undefined);

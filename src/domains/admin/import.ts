@@ -156,7 +156,7 @@ async function saveRecords(unit: Services, bundle: Bundle, stationId: string, ve
   return out;
 }
 
-async function saveSchedule(tx: Tx, svc: Services, bundle: Bundle, stationId: string, now: Date) {
+async function saveSchedule(tx: Tx, svc: Services, bundle: Bundle, stationId: string, versionIds: ReadonlyMap<string, string>, now: Date) {
   const { presenters = [], programs = [], broadcasts = [], rundowns = [] } = bundle;
   const out = {
     presenters: [] as ImportResult['presenters'],
@@ -166,10 +166,16 @@ async function saveSchedule(tx: Tx, svc: Services, bundle: Bundle, stationId: st
   };
   if (presenters.length + programs.length + broadcasts.length + rundowns.length === 0) return out;
   const { timezone } = await stationForWrite(tx, stationId);
-  for (const [i, { id, ...body }] of presenters.entries())
-    out.presenters.push({ id: (await at(`presenters.${i}`, () => savePresenter(tx, stationId, id, body, now))).id });
-  for (const [i, { id, ...body }] of programs.entries()) {
-    await at(`programs.${i}`, () => saveProgram(tx, stationId, id, body, now));
+  // `imageKey` names a bundle media entry: the version created for it is the picture.
+  const image = (key: string | undefined, path: string) => (key === undefined ? null : bundleVersion(versionIds, key, `${path}.imageKey`));
+  const rename = { imageVersionId: 'imageKey' };
+  for (const [i, { id, imageKey, ...rest }] of presenters.entries()) {
+    const body = { ...rest, imageVersionId: image(imageKey, `presenters.${i}`) };
+    out.presenters.push({ id: (await at(`presenters.${i}`, () => savePresenter(tx, stationId, id, body, now), rename)).id });
+  }
+  for (const [i, { id, imageKey, ...rest }] of programs.entries()) {
+    const body = { ...rest, imageVersionId: image(imageKey, `programs.${i}`) };
+    await at(`programs.${i}`, () => saveProgram(tx, stationId, id, body, now), rename);
     out.programs.push({ id: id.toLowerCase() });
   }
 
@@ -269,7 +275,7 @@ export async function importBundle(svc: Services, bundle: Bundle): Promise<Impor
     // The features follow the new station once everything is committed (RadioDNS renders its logo).
     tx.afterCommit(() => stationChanged(svc, stationChange(null, station)));
 
-    const schedule = await saveSchedule(tx, svc, bundle, station.id, now);
+    const schedule = await saveSchedule(tx, svc, bundle, station.id, versionIds, now);
     const records = await saveRecords(unit, bundle, station.id, versionIds, now);
 
     const credentials: ImportResult['credentials'] = [];

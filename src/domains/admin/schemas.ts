@@ -96,6 +96,13 @@ export const BundleRundown = Type.Object(
   { additionalProperties: false },
 );
 
+/** A program's or presenter's picture in a bundle names a bundle media entry (a new station has no versions yet). */
+const ImageKey = Type.Optional({ ...MediaKey, description: 'the bundle media entry (an image) of its picture' });
+const { imageVersionId: _presenterImage, ...presenterFields } = PresenterBody.properties;
+const { imageVersionId: _programImage, ...programFields } = ProgramBody.properties;
+const BundlePresenter = Type.Object({ id: Uuid, ...presenterFields, imageKey: ImageKey }, { additionalProperties: false });
+const BundleProgram = Type.Object({ id: Uuid, ...programFields, imageKey: ImageKey }, { additionalProperties: false });
+
 /**
  * The station as POST /admin/v1/stations takes it; a feature's setting in the form its bundle part gives
  * (RadioDNS's logo and the podcast cover name a media key of the bundle: `logoKey`, `imageKey`).
@@ -116,12 +123,8 @@ export const Bundle = Type.Object(
     types: Type.Optional(Type.Array(BundleType, { maxItems: 100 })),
     media: Type.Optional(Type.Array(BundleMedia, { maxItems: 100 })),
     records: Type.Optional(Type.Array(BundleRecord, { maxItems: 2000 })),
-    presenters: Type.Optional(
-      Type.Array(Type.Object({ id: Uuid, ...PresenterBody.properties }, { additionalProperties: false }), { maxItems: 1000 }),
-    ),
-    programs: Type.Optional(
-      Type.Array(Type.Object({ id: Uuid, ...ProgramBody.properties }, { additionalProperties: false }), { maxItems: 1000 }),
-    ),
+    presenters: Type.Optional(Type.Array(BundlePresenter, { maxItems: 1000 })),
+    programs: Type.Optional(Type.Array(BundleProgram, { maxItems: 1000 })),
     broadcasts: Type.Optional(Type.Array(BundleBroadcast, { maxItems: 10000 })),
     rundowns: Type.Optional(Type.Array(BundleRundown, { maxItems: 10000 })),
   },

@@ -14,7 +14,11 @@ import type { Live } from './schemas.ts';
 // disagree. Cached as bytes like every read: exact until the first of the parts' own changes (an age
 // tick, a broadcast boundary, a planned item boundary, a stored change becoming audible).
 
-export async function liveRead(svc: Pick<Services, 'db' | 'clock'>, station: Station, streamKey?: string): Promise<Representation> {
+export async function liveRead(
+  svc: Pick<Services, 'db' | 'clock' | 'config'>,
+  station: Station,
+  streamKey?: string,
+): Promise<Representation> {
   const now = svc.clock.now();
   const time = listenerTime(streamOf(station, streamKey), now);
   const [playing, onAir] = await Promise.all([nowPlayingHeard(svc, station, time), broadcastHeard(svc, station, time)]);
@@ -35,7 +39,7 @@ export async function liveRead(svc: Pick<Services, 'db' | 'clock'>, station: Sta
     timezone: station.timezone,
     asOf: now.toISOString(),
     stream: time.stream,
-    broadcast: onAir.current ? presentBroadcast(onAir.current, station.timezone, time.at) : null,
+    broadcast: onAir.current ? presentBroadcast(onAir.current, station.timezone, time.at, svc.config.publicBaseUrl) : null,
     nowPlaying: { track, elapsedSeconds, endsAt, freshness },
     upNext,
   };

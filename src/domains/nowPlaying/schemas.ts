@@ -166,8 +166,8 @@ const LIVE_EXAMPLE = {
     cancellationReason: '',
     repeatOfId: null,
     nature: 'live',
-    program: { id: '5d0c1f7e-2b9a-4c4e-8f3d-7a6b5c4d3e2f', title: 'Morning Show', profileId: null },
-    presenters: [{ id: '9e8d7c6b-5a49-4837-a625-140f1e2d3c4b', title: 'Ana' }],
+    program: { id: '5d0c1f7e-2b9a-4c4e-8f3d-7a6b5c4d3e2f', title: 'Morning Show', profileId: null, image: null },
+    presenters: [{ id: '9e8d7c6b-5a49-4837-a625-140f1e2d3c4b', title: 'Ana', image: null }],
   },
   nowPlaying: {
     track: {

@@ -17,6 +17,7 @@ import { refreshOnAirIn } from './onair.ts';
 import { planTimers } from './timers.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
 import { canonicalJson } from '../../lib/canonicalJson.ts';
+import { stationImageVersion } from '../artwork/images.ts';
 
 // Admin writes of the schedule. Each runs inside the caller's transaction (so an import can batch
 // many); `scheduleChanged` then rebuilds the feed rows in that same transaction and re-plans the
@@ -51,18 +52,34 @@ async function checkPresenters(tx: Tx, stationId: string, given: string[], path:
   return ids;
 }
 
+/**
+ * The picture of a program or presenter in canonical (lowercase) form, null when none; 400 naming
+ * `imageVersionId` when it is not an uploaded image version of this station (the artwork setting's rule).
+ */
+async function checkImage(tx: Tx, stationId: string, given: string | null | undefined): Promise<string | null> {
+  if (!given) return null;
+  const id = given.toLowerCase();
+  if (!(await stationImageVersion(tx.trx, stationId, id)))
+    throw new ValidationError('imageVersionId is not an uploaded image version of this station.', [
+      { path: 'imageVersionId', code: 'unknown_id', message: 'must be an uploaded image version of this station' },
+    ]);
+  return id;
+}
+
 // decisions.md: writes are idempotent where the path names the id. A PUT that stores what is already
 // stored writes nothing — `updatedAt` stays, and the route answers the same object as the first time.
 
 export async function savePresenter(tx: Tx, stationId: string, id: string, body: PresenterBody, now: Date): Promise<PresenterRow> {
   const existing = await tx.trx<PresenterRow>('presenters').where({ id }).first();
   ensureOwned(existing, stationId, 'presenter');
-  if (existing?.title === body.title) return existing;
+  // A PUT replaces the whole presenter: no `imageVersionId` means no picture.
+  const imageVersionId = await checkImage(tx, stationId, body.imageVersionId);
+  if (existing?.title === body.title && existing.image_version_id === imageVersionId) return existing;
   const [row] = await tx
     .trx<PresenterRow>('presenters')
-    .insert({ id, station_id: stationId, title: body.title, created_at: now, updated_at: now })
+    .insert({ id, station_id: stationId, title: body.title, image_version_id: imageVersionId, created_at: now, updated_at: now })
     .onConflict('id')
-    .merge(['title', 'updated_at'])
+    .merge(['title', 'image_version_id', 'updated_at'])
     .returning('*');
   return row as PresenterRow;
 }
@@ -70,8 +87,9 @@ export async function savePresenter(tx: Tx, stationId: string, id: string, body:
 export async function saveProgram(tx: Tx, stationId: string, id: string, body: ProgramBody, now: Date): Promise<ProgramWithDetails> {
   ensureOwned(await tx.trx<ProgramRow>('programs').where({ id }).first(), stationId, 'program');
   const presenterIds = await checkPresenters(tx, stationId, body.presenterIds ?? [], 'presenterIds');
+  const imageVersionId = await checkImage(tx, stationId, body.imageVersionId);
   const current = await programWithDetails(tx.trx, stationId, id);
-  if (current && sameProgram(current, body, presenterIds)) return current;
+  if (current && sameProgram(current, body, presenterIds, imageVersionId)) return current;
   await tx
     .trx<ProgramRow>('programs')
     .insert({
@@ -80,11 +98,12 @@ export async function saveProgram(tx: Tx, stationId: string, id: string, body: P
       title: body.title,
       description: body.description ?? null,
       profile_id: body.profileId ?? null,
+      image_version_id: imageVersionId,
       created_at: now,
       updated_at: now,
     })
     .onConflict('id')
-    .merge(['title', 'description', 'profile_id', 'updated_at']);
+    .merge(['title', 'description', 'profile_id', 'image_version_id', 'updated_at']);
   await tx.trx('program_presenters').where({ program_id: id }).delete();
   if (presenterIds.length)
     await tx
@@ -106,11 +125,17 @@ export async function saveProgram(tx: Tx, stationId: string, id: string, body: P
   return (await programWithDetails(tx.trx, stationId, id)) as ProgramWithDetails;
 }
 
-function sameProgram({ program, presenters, slots }: ProgramWithDetails, body: ProgramBody, presenterIds: string[]): boolean {
+function sameProgram(
+  { program, presenters, slots }: ProgramWithDetails,
+  body: ProgramBody,
+  presenterIds: string[],
+  imageVersionId: string | null,
+): boolean {
   const stored = {
     title: program.title,
     description: program.description,
     profileId: program.profile_id,
+    imageVersionId: program.image_version_id,
     presenterIds: presenters.map((p) => p.id),
     slots: slots.map((slot) => [slot.weekday, slot.start_time, slot.duration_minutes]),
   };
@@ -118,6 +143,7 @@ function sameProgram({ program, presenters, slots }: ProgramWithDetails, body: P
     title: body.title,
     description: body.description ?? null,
     profileId: body.profileId ?? null,
+    imageVersionId,
     presenterIds,
     slots: (body.slots ?? []).map((slot) => [slot.weekday, slot.startTime, slot.durationMinutes]),
   };
@@ -265,7 +291,7 @@ export async function scheduleChanged(
   const now = svc.clock.now();
   // Listener reads (schedule, programs, current broadcast, calendar) show it from the next read on.
   tx.afterCommit(() => invalidateReads(svc, stationId, 'schedule'));
-  await refreshScheduleRowIn(tx, svc.bus, stationId, timezone, now, now);
+  await refreshScheduleRowIn(tx, svc, stationId, timezone, now, now);
   await refreshOnAirIn(tx, svc.bus, stationId, now, now, svc, options.removed);
   if (options.replan === false) return;
   tx.afterCommit(async () => {

@@ -35,21 +35,28 @@ export async function writeRowIfChanged(
 }
 
 /** The `schedule` row's data at `at`: today through the next seven local days, same shape as the schedule response. */
-export async function scheduleRowData(tx: Tx, stationId: string, timezone: string, at: Date): Promise<ScheduleResponse> {
+export async function scheduleRowData(
+  tx: Tx,
+  stationId: string,
+  timezone: string,
+  at: Date,
+  publicBaseUrl: string,
+): Promise<ScheduleResponse> {
   const today = localDate(at, timezone);
   const window = windowFor(today, addDays(today, FEED_DAYS - 1), timezone);
   const { broadcasts, truncated } = await broadcastsOverlapping(tx.trx, stationId, window.start, window.end, MAX_BROADCASTS);
-  return presentSchedule(broadcasts, truncated, timezone, at);
+  return presentSchedule(broadcasts, truncated, timezone, at, publicBaseUrl);
 }
 
 /** Rebuilds the `schedule` row as of `at` (call with the station locked). */
 export async function refreshScheduleRowIn(
   tx: Tx,
-  bus: FeedBus,
+  svc: { bus: FeedBus; config: { publicBaseUrl: string } },
   stationId: string,
   timezone: string,
   at: Date,
   now: Date,
 ): Promise<boolean> {
-  return writeRowIfChanged(tx, bus, { stationId, kind: 'schedule', data: await scheduleRowData(tx, stationId, timezone, at), now });
+  const data = await scheduleRowData(tx, stationId, timezone, at, svc.config.publicBaseUrl);
+  return writeRowIfChanged(tx, svc.bus, { stationId, kind: 'schedule', data, now });
 }

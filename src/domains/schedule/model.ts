@@ -25,6 +25,8 @@ export interface PresenterRow {
   id: string;
   station_id: string;
   title: string;
+  /** An uploaded image version of the station (decisions.md "Artwork you can trust"); null: none. */
+  image_version_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -35,6 +37,7 @@ export interface ProgramRow {
   title: string;
   description: string | null;
   profile_id: string | null;
+  image_version_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -81,13 +84,14 @@ export interface RundownItemRow {
 export interface PresenterRef {
   id: string;
   title: string;
+  imageVersionId: string | null;
   updatedAt: Date;
 }
 
 /** A broadcast with what listeners see of its program and presenters, resolved. */
 export interface ResolvedBroadcast {
   row: BroadcastRow;
-  program: { id: string; title: string; profileId: string | null; updatedAt: Date };
+  program: { id: string; title: string; profileId: string | null; imageVersionId: string | null; updatedAt: Date };
   presenters: PresenterRef[];
 }
 

@@ -1,13 +1,15 @@
 import {
   broadcastStatus,
   type BroadcastRow,
+  type PresenterRef,
   type PresenterRow,
   type ResolvedBroadcast,
   type RundownItemRow,
   type SlotRow,
 } from './model.ts';
 import type { ProgramWithDetails } from './queries.ts';
-import type { Broadcast, CurrentBroadcastResponse, ProgramSummary, ProgramsResponse, ScheduleResponse, Slot } from './schemas.ts';
+import type { Broadcast, CurrentBroadcastResponse, Image, ProgramSummary, ProgramsResponse, ScheduleResponse, Slot } from './schemas.ts';
+import { imageRef } from '../artwork/images.ts';
 import type { ScheduleWindow } from './window.ts';
 import { localDate } from './window.ts';
 
@@ -15,7 +17,20 @@ import { localDate } from './window.ts';
 
 export const CONTRACT_VERSION = 1 as const;
 
-export function presentBroadcast(resolved: ResolvedBroadcast, timezone: string, now: Date): Broadcast {
+/**
+ * The `image` of a program or presenter: absolute URLs under `publicBaseUrl` (the config's), the
+ * square variants rendered on demand by the published-media route. Pure: the reads stay cached bytes.
+ */
+const imageOf = (publicBaseUrl: string, stationId: string, versionId: string | null): Image =>
+  versionId ? imageRef(publicBaseUrl, stationId, versionId) : null;
+
+const presentPresenterRef = (publicBaseUrl: string, stationId: string, p: PresenterRef) => ({
+  id: p.id,
+  title: p.title,
+  image: imageOf(publicBaseUrl, stationId, p.imageVersionId),
+});
+
+export function presentBroadcast(resolved: ResolvedBroadcast, timezone: string, now: Date, publicBaseUrl: string): Broadcast {
   const { row, program, presenters } = resolved;
   return {
     id: row.id,
@@ -29,16 +44,27 @@ export function presentBroadcast(resolved: ResolvedBroadcast, timezone: string, 
     cancellationReason: row.cancelled ? row.cancellation_reason : '',
     repeatOfId: row.repeat_of_id,
     nature: row.nature,
-    program: { id: program.id, title: program.title, profileId: program.profileId },
-    presenters: presenters.map((p) => ({ id: p.id, title: p.title })),
+    program: {
+      id: program.id,
+      title: program.title,
+      profileId: program.profileId,
+      image: imageOf(publicBaseUrl, row.station_id, program.imageVersionId),
+    },
+    presenters: presenters.map((p) => presentPresenterRef(publicBaseUrl, row.station_id, p)),
   };
 }
 
-export function presentSchedule(broadcasts: ResolvedBroadcast[], truncated: boolean, timezone: string, now: Date): ScheduleResponse {
+export function presentSchedule(
+  broadcasts: ResolvedBroadcast[],
+  truncated: boolean,
+  timezone: string,
+  now: Date,
+  publicBaseUrl: string,
+): ScheduleResponse {
   return {
     contractVersion: CONTRACT_VERSION,
     timezone,
-    broadcasts: broadcasts.map((b) => presentBroadcast(b, timezone, now)),
+    broadcasts: broadcasts.map((b) => presentBroadcast(b, timezone, now, publicBaseUrl)),
     truncated,
   };
 }
@@ -48,13 +74,14 @@ export function presentCurrentBroadcast(
   current: ResolvedBroadcast | null,
   timezone: string,
   at: Date,
-  asOf = at,
+  asOf: Date,
+  publicBaseUrl: string,
 ): CurrentBroadcastResponse {
   return {
     contractVersion: CONTRACT_VERSION,
     timezone,
     asOf: asOf.toISOString(),
-    broadcast: current ? presentBroadcast(current, timezone, at) : null,
+    broadcast: current ? presentBroadcast(current, timezone, at, publicBaseUrl) : null,
   };
 }
 
@@ -64,24 +91,30 @@ const presentSlot = (slot: SlotRow): Slot => ({
   durationMinutes: slot.duration_minutes,
 });
 
-export function presentProgramSummary({ program, presenters, slots }: ProgramWithDetails): ProgramSummary {
+export function presentProgramSummary({ program, presenters, slots }: ProgramWithDetails, publicBaseUrl: string): ProgramSummary {
   return {
     id: program.id,
     title: program.title,
     description: program.description,
     profileId: program.profile_id,
-    presenters: presenters.map((p) => ({ id: p.id, title: p.title })),
+    image: imageOf(publicBaseUrl, program.station_id, program.image_version_id),
+    presenters: presenters.map((p) => presentPresenterRef(publicBaseUrl, program.station_id, p)),
     slots: slots.map(presentSlot),
   };
 }
 
-export function presentPrograms(programs: ProgramWithDetails[], window: ScheduleWindow, timezone: string): ProgramsResponse {
+export function presentPrograms(
+  programs: ProgramWithDetails[],
+  window: ScheduleWindow,
+  timezone: string,
+  publicBaseUrl: string,
+): ProgramsResponse {
   return {
     contractVersion: CONTRACT_VERSION,
     timezone,
     fromDate: window.fromDate,
     throughDate: window.throughDate,
-    programs: programs.map(presentProgramSummary),
+    programs: programs.map((p) => presentProgramSummary(p, publicBaseUrl)),
   };
 }
 
@@ -90,6 +123,7 @@ export function presentPrograms(programs: ProgramWithDetails[], window: Schedule
 export const presentAdminPresenter = (row: PresenterRow) => ({
   id: row.id,
   title: row.title,
+  imageVersionId: row.image_version_id,
   createdAt: row.created_at.toISOString(),
   updatedAt: row.updated_at.toISOString(),
 });
@@ -99,6 +133,7 @@ export const presentAdminProgram = ({ program, presenters, slots }: ProgramWithD
   title: program.title,
   description: program.description,
   profileId: program.profile_id,
+  imageVersionId: program.image_version_id,
   presenterIds: presenters.map((p) => p.id),
   slots: slots.map(presentSlot),
   createdAt: program.created_at.toISOString(),

@@ -18,6 +18,7 @@ interface JoinedRow extends BroadcastRow {
   program_title: string;
   program_profile_id: string | null;
   program_updated_at: Date;
+  program_image_version_id: string | null;
 }
 
 /** Program presenters (in the program's order) for a set of programs. */
@@ -28,10 +29,16 @@ async function programPresenters(db: Q, programIds: string[]): Promise<Map<strin
     .join('presenters as p', 'p.id', 'pp.presenter_id')
     .whereIn('pp.program_id', programIds)
     .orderBy([{ column: 'pp.program_id' }, { column: 'pp.position' }])
-    .select<Array<{ program_id: string; id: string; title: string; updated_at: Date }>>('pp.program_id', 'p.id', 'p.title', 'p.updated_at');
+    .select<Array<{ program_id: string; id: string; title: string; image_version_id: string | null; updated_at: Date }>>(
+      'pp.program_id',
+      'p.id',
+      'p.title',
+      'p.image_version_id',
+      'p.updated_at',
+    );
   for (const row of rows) {
     const list = out.get(row.program_id) ?? [];
-    list.push({ id: row.id, title: row.title, updatedAt: row.updated_at });
+    list.push({ id: row.id, title: row.title, imageVersionId: row.image_version_id, updatedAt: row.updated_at });
     out.set(row.program_id, list);
   }
   return out;
@@ -40,10 +47,11 @@ async function programPresenters(db: Q, programIds: string[]): Promise<Map<strin
 async function presentersById(db: Q, ids: string[]): Promise<Map<string, PresenterRef>> {
   const out = new Map<string, PresenterRef>();
   if (ids.length === 0) return out;
-  const rows = await db<{ id: string; title: string; updated_at: Date }>('presenters')
+  const rows = await db<{ id: string; title: string; image_version_id: string | null; updated_at: Date }>('presenters')
     .whereIn('id', ids)
-    .select('id', 'title', 'updated_at');
-  for (const row of rows) out.set(row.id, { id: row.id, title: row.title, updatedAt: row.updated_at });
+    .select('id', 'title', 'image_version_id', 'updated_at');
+  for (const row of rows)
+    out.set(row.id, { id: row.id, title: row.title, imageVersionId: row.image_version_id, updatedAt: row.updated_at });
   return out;
 }
 
@@ -62,10 +70,16 @@ async function resolve(db: Q, rows: JoinedRow[]): Promise<ResolvedBroadcast[]> {
 
 /** A joined row as the broadcast row and what listeners see of its program. */
 function splitJoined(row: JoinedRow): Omit<ResolvedBroadcast, 'presenters'> {
-  const { program_title, program_profile_id, program_updated_at, ...broadcast } = row;
+  const { program_title, program_profile_id, program_updated_at, program_image_version_id, ...broadcast } = row;
   return {
     row: broadcast,
-    program: { id: row.program_id, title: program_title, profileId: program_profile_id, updatedAt: program_updated_at },
+    program: {
+      id: row.program_id,
+      title: program_title,
+      profileId: program_profile_id,
+      imageVersionId: program_image_version_id,
+      updatedAt: program_updated_at,
+    },
   };
 }
 
@@ -73,7 +87,13 @@ function joined(db: Q, stationId: string) {
   return db('broadcasts as b')
     .join('programs as pr', 'pr.id', 'b.program_id')
     .where('b.station_id', stationId)
-    .select<JoinedRow[]>('b.*', 'pr.title as program_title', 'pr.profile_id as program_profile_id', 'pr.updated_at as program_updated_at');
+    .select<JoinedRow[]>(
+      'b.*',
+      'pr.title as program_title',
+      'pr.profile_id as program_profile_id',
+      'pr.updated_at as program_updated_at',
+      'pr.image_version_id as program_image_version_id',
+    );
 }
 
 /**

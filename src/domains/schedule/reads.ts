@@ -14,7 +14,7 @@ import { listenerTime, streamOf, streamPart, type ListenerTime } from '../statio
 // midnight (Luxon, so a DST day is as long as it is locally), a broadcast's `status` changes at its
 // start and end, the broadcast on air at the end of the current one or the next start.
 
-type ReadServices = Pick<Services, 'db' | 'clock'>;
+type ReadServices = Pick<Services, 'db' | 'clock' | 'config'>;
 
 /** The first start or end after `now` among the listed (non-cancelled) broadcasts: their status changes then. */
 function nextStatusChange(broadcasts: ResolvedBroadcast[], nowMs: number): number {
@@ -39,14 +39,17 @@ export async function scheduleRead(svc: ReadServices, station: Station, query: W
   const window = resolveWindow(query, station.timezone, now);
   const { broadcasts, truncated } = await broadcastsOverlapping(svc.db, station.id, window.start, window.end, MAX_BROADCASTS);
   const validUntil = Math.min(windowValidUntil(query, station, now), nextStatusChange(broadcasts, now.getTime()));
-  return Representation.json(presentSchedule(broadcasts, truncated, station.timezone, now), validUntil);
+  return Representation.json(presentSchedule(broadcasts, truncated, station.timezone, now, svc.config.publicBaseUrl), validUntil);
 }
 
 export async function programsRead(svc: ReadServices, station: Station, query: WindowQuery): Promise<Representation> {
   const now = svc.clock.now();
   const window = resolveWindow(query, station.timezone, now);
   const programs = await programsWithBroadcasts(svc.db, station.id, window.start, window.end);
-  return Representation.json(presentPrograms(programs, window, station.timezone), windowValidUntil(query, station, now));
+  return Representation.json(
+    presentPrograms(programs, window, station.timezone, svc.config.publicBaseUrl),
+    windowValidUntil(query, station, now),
+  );
 }
 
 /**
@@ -74,7 +77,7 @@ export async function currentBroadcastRead(svc: ReadServices, station: Station, 
   const now = svc.clock.now();
   const time = listenerTime(streamOf(station, streamKey), now);
   const { current, validUntil } = await broadcastHeard(svc, station, time);
-  const value = { ...presentCurrentBroadcast(current, station.timezone, time.at, now), ...streamPart(time) };
+  const value = { ...presentCurrentBroadcast(current, station.timezone, time.at, now, svc.config.publicBaseUrl), ...streamPart(time) };
   return Representation.json(value, validUntil, JSON.stringify({ ...value, asOf: null }));
 }
 

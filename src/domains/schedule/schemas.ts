@@ -27,8 +27,23 @@ export type WindowQuery = Static<typeof WindowQuery>;
 
 // ---- listener output ----
 
-const PresenterRef = Type.Object({ id: Uuid, title: Type.String() });
-const ProgramRef = Type.Object({ id: Uuid, title: Type.String(), profileId: Nullable(Type.String()) });
+/** A program's or presenter's picture (decisions.md "Artwork you can trust"): absolute URLs; null when none is set. */
+export const Image = Nullable(
+  Type.Object(
+    {
+      url: Type.String({ description: 'absolute URL of the uploaded image' }),
+      variants: Type.Object(
+        { '300': Type.String(), '600': Type.String(), '1200': Type.String() },
+        { description: 'square JPEG renditions by side in px (absolute URLs; never upscaled)' },
+      ),
+    },
+    { title: 'Image' },
+  ),
+);
+export type Image = Static<typeof Image>;
+
+const PresenterRef = Type.Object({ id: Uuid, title: Type.String(), image: Image });
+const ProgramRef = Type.Object({ id: Uuid, title: Type.String(), profileId: Nullable(Type.String()), image: Image });
 
 export const Broadcast = Type.Object(
   {
@@ -74,6 +89,7 @@ export const ProgramSummary = Type.Object(
     title: Type.String(),
     description: Nullable(Type.String()),
     profileId: Nullable(Type.String()),
+    image: Image,
     presenters: Type.Array(PresenterRef),
     slots: Type.Array(SlotOut),
   },
@@ -131,7 +147,7 @@ export const OnAir = Nullable(
       startsAt: Timestamp,
       endsAt: Timestamp,
       nature: StringEnum(NATURES),
-      program: ProgramRef,
+      program: Type.Object({ id: Uuid, title: Type.String(), profileId: Nullable(Type.String()) }),
     }),
     position: Nullable(
       Type.Object({
@@ -160,7 +176,11 @@ export const BroadcastParams = Type.Object({ stationId: StationId, broadcastId: 
 const Title = Type.String({ minLength: 1, maxLength: 500 });
 const Instant = Type.String({ format: 'date-time', description: 'ISO 8601 timestamp with offset' });
 
-export const PresenterBody = Type.Object({ title: Title }, { additionalProperties: false });
+const ImageVersionId = Type.Optional(
+  Nullable({ ...Uuid, description: 'an uploaded image version of the station (its picture); omitted or null: none' }),
+);
+
+export const PresenterBody = Type.Object({ title: Title, imageVersionId: ImageVersionId }, { additionalProperties: false });
 export type PresenterBody = Static<typeof PresenterBody>;
 
 export const SlotIn = Type.Object(
@@ -177,6 +197,7 @@ export const ProgramBody = Type.Object(
     title: Title,
     description: Type.Optional(Nullable(Type.String({ maxLength: 10000 }))),
     profileId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 200 }))),
+    imageVersionId: ImageVersionId,
     presenterIds: Type.Optional(Type.Array(Uuid, { maxItems: 100, uniqueItems: true, description: 'default none' })),
     slots: Type.Optional(Type.Array(SlotIn, { maxItems: 200, description: 'default none' })),
   },
@@ -217,12 +238,19 @@ export type RundownBody = Static<typeof RundownBody>;
 
 // ---- admin output ----
 
-export const AdminPresenter = Type.Object({ id: Uuid, title: Type.String(), createdAt: Timestamp, updatedAt: Timestamp });
+export const AdminPresenter = Type.Object({
+  id: Uuid,
+  title: Type.String(),
+  imageVersionId: Nullable(Uuid),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
 export const AdminProgram = Type.Object({
   id: Uuid,
   title: Type.String(),
   description: Nullable(Type.String()),
   profileId: Nullable(Type.String()),
+  imageVersionId: Nullable(Uuid),
   presenterIds: Type.Array(Uuid),
   slots: Type.Array(SlotOut),
   createdAt: Timestamp,

@@ -81,7 +81,7 @@ export async function refreshScheduleFeed(svc: Services, stationId: string, at: 
     const station = await lockStation(tx, stationId);
     if (!station) return false;
     const now = svc.clock.now();
-    const schedule = await refreshScheduleRowIn(tx, svc.bus, stationId, station.timezone, at, now);
+    const schedule = await refreshScheduleRowIn(tx, svc, stationId, station.timezone, at, now);
     const onAir = await refreshOnAirIn(tx, svc.bus, stationId, at, now, svc);
     return schedule || onAir;
   });

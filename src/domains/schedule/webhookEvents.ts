@@ -11,7 +11,7 @@ import { emitAfterCommit } from '../webhooks/emit.ts';
 // broadcast (timers at broadcast boundaries, or a schedule write that changes what is live), and
 // `schedule.changed` for a broadcast written or deleted through the admin API.
 
-export type ScheduleEventServices = Pick<Services, 'webhooks' | 'jobs' | 'clock' | 'logger'>;
+export type ScheduleEventServices = Pick<Services, 'webhooks' | 'jobs' | 'clock' | 'logger' | 'config'>;
 
 /**
  * Called with the on-air data before and after a change, inside the transaction (station locked).
@@ -38,12 +38,18 @@ export async function onAirTransition(
     // is now; one deleted while on air as it was before the delete (the on-air row's fields, should the
     // caller not have it).
     const ended = (await broadcastById(tx.trx, stationId, before.id)) ?? (removed?.row.id === before.id ? removed : null);
-    emitAfterCommit(tx, svc, stationId, 'broadcast.ended', ended ? presentBroadcast(ended, station.timezone, now) : before);
+    emitAfterCommit(
+      tx,
+      svc,
+      stationId,
+      'broadcast.ended',
+      ended ? presentBroadcast(ended, station.timezone, now, svc.config.publicBaseUrl) : before,
+    );
   }
   if (after) {
     const started = await broadcastOnAir(tx.trx, stationId, at);
     if (started && started.row.id === after.id)
-      emitAfterCommit(tx, svc, stationId, 'broadcast.started', presentBroadcast(started, station.timezone, now));
+      emitAfterCommit(tx, svc, stationId, 'broadcast.started', presentBroadcast(started, station.timezone, now, svc.config.publicBaseUrl));
   }
 }
 

@@ -105,7 +105,7 @@ describe('POST /admin/v1/import', function () {
       ]);
       const repeat = schedule.body.broadcasts.find((b: { id: string }) => b.id === ids.broadcasts[3]);
       expect(repeat).to.include({ repeatOfId: ids.broadcasts[1], nature: 'repeat', title: 'Afternoon Mix' });
-      expect(repeat.presenters).to.deep.equal([{ id: ids.presenters[1], title: 'Ben Voice' }]);
+      expect(repeat.presenters).to.deep.equal([{ id: ids.presenters[1], title: 'Ben Voice', image: null }]);
       const programs = await get('/programs');
       expect(programs.body.programs.map((p: { title: string }) => p.title)).to.deep.equal(['Afternoon Mix', 'Morning Drive']);
       const current = await get('/broadcast/current');

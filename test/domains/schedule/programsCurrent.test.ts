@@ -48,9 +48,10 @@ describe('programs GET …/programs', () => {
       title: 'Morning Show',
       description: 'Wake up',
       profileId: 'profile-1',
+      image: null,
       presenters: [
-        { id: second, title: 'Bo Cohost' },
-        { id: fx.presenterId, title: 'Ana Host' },
+        { id: second, title: 'Bo Cohost', image: null },
+        { id: fx.presenterId, title: 'Ana Host', image: null },
       ],
       slots: [
         { weekday: 1, startTime: '06:00', durationMinutes: 180 },

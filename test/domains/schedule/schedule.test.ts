@@ -137,11 +137,11 @@ describe('schedule GET …/schedule', () => {
       cancellationReason: '',
       repeatOfId: null,
       nature: 'live',
-      program: { id: fx.programId, title: 'Morning Show', profileId: null },
-      presenters: [{ id: fx.presenterId, title: 'Ana Host' }],
+      program: { id: fx.programId, title: 'Morning Show', profileId: null, image: null },
+      presenters: [{ id: fx.presenterId, title: 'Ana Host', image: null }],
     });
     expect(res.body.broadcasts[1]).to.include({ title: 'Special', nature: 'repeat', repeatOfId: first });
-    expect(res.body.broadcasts[1].presenters).to.deep.equal([{ id: guest, title: 'Guest, "the" Host' }]);
+    expect(res.body.broadcasts[1].presenters).to.deep.equal([{ id: guest, title: 'Guest, "the" Host', image: null }]);
     // A program rename shows on the next read where the broadcast has no own title.
     await putProgram(
       server.url,
@@ -151,7 +151,12 @@ describe('schedule GET …/schedule', () => {
     );
     const renamed = await getSchedule(server.url, fx);
     expect(renamed.body.broadcasts[0].title).to.equal('Breakfast');
-    expect(renamed.body.broadcasts[0].program).to.deep.equal({ id: fx.programId, title: 'Breakfast', profileId: 'morning-profile' });
+    expect(renamed.body.broadcasts[0].program).to.deep.equal({
+      id: fx.programId,
+      title: 'Breakfast',
+      profileId: 'morning-profile',
+      image: null,
+    });
     expect(renamed.body.broadcasts[1].title).to.equal('Special');
   });
 

@@ -138,14 +138,14 @@ describe('webhooks: events from their writes', () => {
     const [movedAway] = await arrived(() => forStation(fx.station.id, 'broadcast.ended'));
     expect(movedAway.json.data).to.have.keys(scheduleKeys);
     expect(movedAway.json.data).to.include({ id: moved, timezone: 'Europe/Berlin', resolution: 'exact' });
-    expect(movedAway.json.data.presenters).to.deep.equal([{ id: fx.presenterId, title: 'Ana Host' }]);
+    expect(movedAway.json.data.presenters).to.deep.equal([{ id: fx.presenterId, title: 'Ana Host', image: null }]);
 
     const unpublished = await putBroadcast(server.url, fx, ...onAirNow);
     await putBroadcast(server.url, fx, ...onAirNow, { published: false }, unpublished);
     const [, withdrawn] = await arrived(() => forStation(fx.station.id, 'broadcast.ended'), 2);
     expect(withdrawn.json.data).to.have.keys(scheduleKeys);
     expect(withdrawn.json.data).to.include({ id: unpublished, cancellationReason: '', repeatOfId: null });
-    expect(withdrawn.json.data.presenters).to.deep.equal([{ id: fx.presenterId, title: 'Ana Host' }]);
+    expect(withdrawn.json.data.presenters).to.deep.equal([{ id: fx.presenterId, title: 'Ana Host', image: null }]);
 
     // Deleted while live: described as it was just before the delete.
     const deleted = await putBroadcast(server.url, fx, ...onAirNow);
@@ -153,7 +153,7 @@ describe('webhooks: events from their writes', () => {
     const [, , gone] = await arrived(() => forStation(fx.station.id, 'broadcast.ended'), 3);
     expect(gone.json.data).to.have.keys(scheduleKeys);
     expect(gone.json.data).to.include({ id: deleted, startsAt: onAirNow[0], endsAt: onAirNow[1], timezone: 'Europe/Berlin' });
-    expect(gone.json.data.presenters).to.deep.equal([{ id: fx.presenterId, title: 'Ana Host' }]);
+    expect(gone.json.data.presenters).to.deep.equal([{ id: fx.presenterId, title: 'Ana Host', image: null }]);
   });
 
   it('a station without webhooks costs its writes no webhook query once its (empty) subscriptions are cached', async () => {
