@@ -32,6 +32,15 @@ export const typeDefs = /* GraphQL */ `
     bitrateKbps: Int
     key: String!
     latencySeconds: Int!
+    "where Waveline reads this stream's listener count (docs/audience.md), or null"
+    stats: StreamStats
+  }
+  type StreamStats {
+    "icecast or shoutcast"
+    kind: String!
+    url: String!
+    "the Icecast mount (icecast only)"
+    mount: String
   }
   type SocialLink {
     network: String!
