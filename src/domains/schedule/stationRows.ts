@@ -1,6 +1,5 @@
 import type { Services } from '../../services.ts';
 import { inTransaction, type Tx } from '../../lib/db.ts';
-import type { FeedBus } from '../../feed/bus.ts';
 import { lockStation } from '../stations/lock.ts';
 import { refreshScheduleRowIn } from './feed.ts';
 import { refreshOnAirIn } from './onair.ts';
@@ -16,15 +15,21 @@ import { refreshOnAirIn } from './onair.ts';
  * (so a station created by an import bundle that brought broadcasts keeps the rows its schedule wrote).
  * No webhook: a station's creation starts no broadcast. Call with the station locked or just inserted.
  */
-export async function writeScheduleRowsIn(tx: Tx, bus: FeedBus, stationId: string, timezone: string, now: Date): Promise<void> {
-  await refreshScheduleRowIn(tx, bus, stationId, timezone, now, now);
-  await refreshOnAirIn(tx, bus, stationId, now, now);
+export async function writeScheduleRowsIn(
+  tx: Tx,
+  svc: Pick<Services, 'bus' | 'config'>,
+  stationId: string,
+  timezone: string,
+  now: Date,
+): Promise<void> {
+  await refreshScheduleRowIn(tx, svc, stationId, timezone, now, now);
+  await refreshOnAirIn(tx, svc.bus, stationId, now, now);
 }
 
 /** `writeScheduleRowsIn` in a transaction of its own, under the station lock (after the station's creation committed). */
-export async function writeScheduleRows(svc: Pick<Services, 'db' | 'bus' | 'clock'>, stationId: string): Promise<void> {
+export async function writeScheduleRows(svc: Pick<Services, 'db' | 'bus' | 'clock' | 'config'>, stationId: string): Promise<void> {
   await inTransaction(svc.db, async (tx) => {
     const station = await lockStation(tx, stationId);
-    if (station) await writeScheduleRowsIn(tx, svc.bus, stationId, station.timezone, svc.clock.now());
+    if (station) await writeScheduleRowsIn(tx, svc, stationId, station.timezone, svc.clock.now());
   });
 }
