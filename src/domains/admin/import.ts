@@ -272,8 +272,6 @@ export async function importBundle(svc: Services, bundle: Bundle): Promise<Impor
       const rename = Object.fromEntries(Object.entries(write.rename ?? {}).map(([from, to]) => [`${key}.${from}`, `${key}.${to}`]));
       station = (await at('station', () => updateStation(tx.trx, svc.invalidation, station.id, { [key]: write.input }, now), rename)).after;
     }
-    // The features follow the new station once everything is committed (RadioDNS renders its logo).
-    tx.afterCommit(() => stationChanged(svc, stationChange(null, station)));
 
     const schedule = await saveSchedule(tx, svc, bundle, station.id, versionIds, now);
     const records = await saveRecords(unit, bundle, station.id, versionIds, now);
@@ -285,6 +283,10 @@ export async function importBundle(svc: Services, bundle: Bundle): Promise<Impor
       );
       credentials.push({ id: row.id, token, scopes: row.scopes, expiresAt: row.expires_at.toISOString(), label: row.label });
     }
+    // The features follow the new station once everything is committed (RadioDNS renders its logo, the
+    // feed gets its start rows), after the parts' own feed frames: registered last, it runs last, so the
+    // station's frames go out in sequence order.
+    tx.afterCommit(() => stationChanged(svc, stationChange(null, station)));
     return { station: presentAdminStation(station), credentials, types, media: mediaOut, records, ...schedule };
   });
 }
