@@ -77,7 +77,7 @@ describe('artwork: catalogue policies across every worker process', function () 
         .db('observations')
         .where({ station_id: stationId })
         .first()
-        .then((row) => row?.artwork_url ?? null);
+        .then((row) => row?.catalogue_url ?? null); // a catalogue find is kept apart from the ingest's own URL
     await eventually(async () => (await Promise.all(stations.map((s) => artwork(s.station.id)))).every(Boolean), {
       timeoutMs: 30_000,
       intervalMs: 100,
