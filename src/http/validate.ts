@@ -29,15 +29,18 @@ export function suggest(value: unknown, allowed: readonly unknown[]): string | u
   const candidates = allowed.filter((v): v is string => typeof v === 'string');
   if (typeof value !== 'string' || candidates.length === 0 || value === '') return undefined;
   const lower = value.toLowerCase();
-  const prefixed = candidates.find((c) => c.toLowerCase().startsWith(lower) || lower.startsWith(c.toLowerCase()));
-  if (prefixed) return prefixed;
+  // A value cut short ("now") names what it begins; a value that runs past a shorter name
+  // ("artworkLookp" past "artwork") is more likely a typo of a longer one ("artworkLookup"): the
+  // nearest by edit distance is asked first, the shorter name it begins with only after.
+  const completed = candidates.find((c) => c.toLowerCase().startsWith(lower));
+  if (completed) return completed;
   const best = closest(
     lower,
     candidates.map((c) => c.toLowerCase()),
   );
   const match = candidates.find((c) => c.toLowerCase() === best);
-  if (match === undefined) return undefined;
-  return distance(lower, best) <= Math.max(2, Math.floor(best.length / 3)) ? match : undefined;
+  if (match !== undefined && distance(lower, best) <= Math.max(2, Math.floor(best.length / 3))) return match;
+  return candidates.filter((c) => lower.startsWith(c.toLowerCase())).sort((a, b) => b.length - a.length)[0];
 }
 
 function pointerToPath(pointer: string): string {
