@@ -1,6 +1,7 @@
 // Every feature's station setting is registered before anything builds the station schemas.
 import '../features.ts';
 import { readFileSync } from 'node:fs';
+import { pino } from 'pino';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config.ts';
 import { createLogger } from '../lib/logger.ts';
@@ -57,7 +58,8 @@ export async function adminCall(
   const embedded = await openEmbedded(baseConfig);
   const config = Object.freeze({ ...embedded.config, adminToken: embedded.config.adminToken || generateToken() });
   const bearer = call.key ?? config.adminToken;
-  const logger = createLogger({ ...config, logLevel: 'warn' }, 'admin');
+  // Log lines go to stderr: stdout is the answer (JSON, or a CSV an operator redirects into a file).
+  const logger = createLogger({ ...config, logLevel: 'warn' }, 'admin', pino.destination(2));
   await migrate(config);
   const svc = await createWebServices(config, logger);
   const web = await startWeb(svc, 0, logger);
