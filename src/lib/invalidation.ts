@@ -6,13 +6,14 @@ import type { Logger } from './logger.ts';
 /**
  * `reads`: a listener read's data changed (id `<stationId>:<area>`, lib/readCache.ts). `push-cancel`: a
  * push notification was cancelled (id: the notification's; src/domains/push/leases.ts).
- * `operator-key`: an operator key was rotated or deleted (id: its old key hash).
+ * `operator-key`: an operator key was rotated or deleted (id: its old key hash). `artwork-pins`: a
+ * station's artwork pins changed (id: the station's; src/domains/artwork/pinCache.ts).
  */
-export type InvalidationTopic = 'station' | 'credential' | 'reads' | 'webhooks' | 'push-cancel' | 'operator-key';
+export type InvalidationTopic = 'station' | 'credential' | 'reads' | 'webhooks' | 'push-cancel' | 'operator-key' | 'artwork-pins';
 type Handler = (id: string) => void;
 
 /** Topics whose change must hold in every process on the next read (a revoked credential, a station offline). */
-const CONFIRMED: ReadonlySet<InvalidationTopic> = new Set(['station', 'credential', 'push-cancel', 'operator-key']);
+const CONFIRMED: ReadonlySet<InvalidationTopic> = new Set(['station', 'credential', 'push-cancel', 'operator-key', 'artwork-pins']);
 /** How long a writer waits for the other processes' acknowledgements before it answers anyway. */
 const CONFIRM_TIMEOUT_MS = 1000;
 

@@ -16,6 +16,7 @@ import {
 } from './model.ts';
 import { refreshTrackArt } from './refresh.ts';
 import type { Block, BlockBody } from './schemas.ts';
+import { pinsChanged } from './pinCache.ts';
 
 // Blocked images (decisions.md): from the block on, that picture (by dHash) never shows as track art.
 // Kept images within distance 6 stop showing at once: the checks and pins that kept them turn
@@ -81,6 +82,7 @@ export async function createBlock(svc: Services, station: Station, body: BlockBo
       .where({ station_id: station.id })
       .whereIn('image_id', hit)
       .update({ status: 'rejected', reason: 'blocked', image_id: null });
+    await pinsChanged(svc, station.id);
     await refreshTrackArt(svc, station, (q) => q.whereRaw(`artwork_view->>'imageId' = ANY(?)`, [hit]));
   }
   return presentBlock(row);

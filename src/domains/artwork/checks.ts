@@ -17,7 +17,6 @@ import {
   type CheckedSource,
   type RejectReason,
 } from './model.ts';
-import { artworkSettingOf } from './setting.ts';
 
 // A check of one image (decisions.md "Artwork you can trust"): fetched with the webhook transport's
 // rules, inspected, kept when it passes. The result of a URL is stored per station; a failure is
@@ -49,6 +48,7 @@ export async function checkBytes(
   const known = await svc.db('artwork_images').where({ station_id: station.id, sha256 }).first('id');
   const verdict = await inspectImage(bytes, setting.minSize, await blockedHashes(svc.db, station, setting), !known);
   if (!verdict.ok) return { status: 'rejected', reason: verdict.reason };
+  if (known) return { status: 'kept', imageId: known.id as string };
   const image = await keepImage(svc.db, station.id, bytes, verdict, svc.clock.now());
   return { status: 'kept', imageId: image.id };
 }
@@ -57,7 +57,7 @@ export async function checkBytes(
 export async function checkUrl(svc: Services, station: Station, url: string, source: CheckedSource): Promise<ArtworkCheckRow> {
   const known = await currentCheck(svc.db, station.id, url, svc.clock.now());
   if (known) return known;
-  const setting = await artworkSettingOf(svc.db, station.id);
+  const setting = station.artwork;
   const fetched = await fetchBounded(url, {
     allowInsecure: svc.config.webhooks.allowInsecure,
     maxBytes: FETCH_MAX_BYTES,

@@ -7,7 +7,8 @@ import { MAX_INPUT_PIXELS, type ArtworkImageRow } from './model.ts';
 
 // A kept image: a media asset of the station, stored once per SHA-256 of its bytes, with its square
 // renditions 300 / 600 / 1200 rendered before it is shown (so every variant URL answers at once). The
-// published-media route serves it (listed_media lists it).
+// published-media route serves it (listed_media lists it). The caller has looked for the bytes already
+// (checks.ts); bytes kept meanwhile by another check are answered with the image kept first.
 
 const mimeOf = (format: string): string => (format === 'heif' ? 'image/avif' : `image/${format}`);
 
@@ -19,8 +20,6 @@ export async function keepImage(
   now: Date,
 ): Promise<ArtworkImageRow> {
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  const existing = await db<ArtworkImageRow>('artwork_images').where({ station_id: stationId, sha256 }).first();
-  if (existing) return existing;
   const renditions = image.renditions ?? (await renderSquareVariants(bytes, MAX_INPUT_PIXELS));
   const assetId = newId();
   const versionId = newId();

@@ -4,8 +4,8 @@ import { ValidationError } from '../../lib/errors.ts';
 import { checkBytes, currentCheck, recordCheck, type CheckResult } from './checks.ts';
 import { stationImageVersion } from './images.ts';
 import { matchKey, type ArtworkCheckRow, type ArtworkPinRow } from './model.ts';
+import { pinsChanged } from './pinCache.ts';
 import { refreshTrackArt, requestCheck } from './refresh.ts';
-import { artworkSettingOf } from './setting.ts';
 import type { Pin, PinBody } from './schemas.ts';
 
 // Operator pins (decisions.md "Artwork you can trust"): the operator's word wins. A pin or its removal
@@ -54,7 +54,7 @@ export async function putPin(svc: Services, station: Station, pinId: string, bod
       ]);
     // An upload is at hand: it is checked now, so the pin shows its result at once.
     const file = await svc.db('media_files').where({ version_id: versionId, variant: 'original' }).first<{ bytes: Buffer }>('bytes');
-    const result: CheckResult = await checkBytes(svc, station, await artworkSettingOf(svc.db, station.id), file.bytes);
+    const result: CheckResult = await checkBytes(svc, station, station.artwork, file.bytes);
     ({ status, reason, imageId } = fromResult(result));
   } else if (image && 'url' in image) {
     const problem = urlProblem(image.url);
@@ -81,6 +81,8 @@ export async function putPin(svc: Services, station: Station, pinId: string, bod
     updated_at: now,
   };
   await svc.db('artwork_pins').insert(row).onConflict(['station_id', 'id']).merge();
+  // Every web process's ingest shows it from the next track on (pinCache.ts), before this answers.
+  await pinsChanged(svc, station.id);
   if (status === 'pending' && row.image_url) requestCheck(svc, station.id, row.image_url, 'operator');
   await refreshArtists(svc, station, [row.artist_key, previous?.artist_key]);
   return { pin: presentPin(row), created: !previous };
@@ -89,6 +91,7 @@ export async function putPin(svc: Services, station: Station, pinId: string, bod
 export async function deletePin(svc: Services, station: Station, pinId: string): Promise<boolean> {
   const [removed] = await svc.db<ArtworkPinRow>('artwork_pins').where({ station_id: station.id, id: pinId }).delete().returning('*');
   if (!removed) return false;
+  await pinsChanged(svc, station.id);
   await refreshArtists(svc, station, [removed.artist_key]);
   return true;
 }
@@ -116,6 +119,7 @@ export async function afterCheck(svc: Services, station: Station, check: Artwork
     .where({ station_id: station.id, image_kind: 'url', image_url: check.url })
     .update({ status, reason, image_id: imageId })
     .returning('*');
+  if (pins.length) await pinsChanged(svc, station.id);
   const artists = pins.map((p) => p.artist_key);
   await refreshTrackArt(svc, station, (q) =>
     q.andWhere((w) => {

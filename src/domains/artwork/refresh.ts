@@ -10,7 +10,6 @@ import type { Station } from '../stations/model.ts';
 import { urlHash } from './checks.ts';
 import { FAILURE_MEMORY_MS } from './model.ts';
 import { RESOLVABLE_COLUMNS, chainContext, resolveTrackArt, type ResolvableObservation } from './resolve.ts';
-import { artworkSettingOf } from './setting.ts';
 
 // Writes the resolved art of observations (the views listener reads present as they are), then, when
 // the station's current track changed, its `now-playing` row: the follow-up frame. Checks still due are
@@ -25,7 +24,7 @@ type Stored = ResolvableObservation & {
 
 /** Resolves the station's observations selected by `where` again; the number whose art changed. */
 export async function refreshTrackArt(svc: Services, station: Station, where: (query: Knex.QueryBuilder) => void): Promise<number> {
-  const setting = await artworkSettingOf(svc.db, station.id);
+  const setting = station.artwork;
   const ctx = await chainContext(svc.db, station, setting, svc.config.publicBaseUrl, svc.clock.now());
   const query = svc
     .db('observations')

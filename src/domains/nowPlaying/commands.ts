@@ -16,8 +16,10 @@ import {
   type IngestResult,
   type ObservationInput,
   type ObservationRow,
+  type TrackArtView,
   type TrackRow,
 } from './model.ts';
+import { ingestArtOf } from './ingestArt.ts';
 import { ingestContextOf, ingestContextStatements, observationById, reviveRow } from './queries.ts';
 import { lockStationStatement } from '../stations/lock.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
@@ -72,6 +74,9 @@ export async function ingestObservation(
 
   const fingerprint = fingerprintOf(input);
   const pending = input.isPlaying && station.rundownFollowing;
+  // An operator's pin is shown from the first frame (artwork, registered in nowPlaying/ingestArt.ts).
+  const decided = ingestArtOf(svc, station, input);
+  const art = decided instanceof Promise ? await decided : decided;
   const values: ObservationInsert = {
     id: newId(),
     station_id: station.id,
@@ -93,6 +98,9 @@ export async function ingestObservation(
     accepted: true,
     followed_at: pending ? null : receivedAt,
     credential_id: credentialId,
+    artist_key: art.artistKey,
+    title_key: art.titleKey,
+    artwork_view: art.view,
   };
   let stored = await storeUsually(svc, station, input, values, receivedAt);
   if (stored.kind === 'decide') stored = await storeDeciding(svc, station, input, values, receivedAt);
@@ -198,7 +206,11 @@ async function storeDeciding(
   });
 }
 
-type ObservationInsert = Omit<ObservationRow, 'receipt_seq' | 'broadcast_id' | 'rundown_item_id' | 'score'>;
+type ObservationInsert = Omit<ObservationRow, 'receipt_seq' | 'broadcast_id' | 'rundown_item_id' | 'score' | 'artwork_view'> & {
+  artist_key: string | null;
+  title_key: string | null;
+  artwork_view: TrackArtView | null;
+};
 const INSERT_COLUMNS = [
   'id',
   'station_id',
@@ -219,6 +231,9 @@ const INSERT_COLUMNS = [
   'accepted',
   'followed_at',
   'credential_id',
+  'artist_key',
+  'title_key',
+  'artwork_view',
 ] as const satisfies ReadonlyArray<keyof ObservationInsert>;
 
 // Rule 1's unique constraint decides a retry (no row comes back).
@@ -226,7 +241,10 @@ const INSERT_OBSERVATION = `
   INSERT INTO observations (${INSERT_COLUMNS.join(', ')}) VALUES (${INSERT_COLUMNS.map(() => '?').join(', ')})
   ON CONFLICT (station_id, event_id) DO NOTHING
   RETURNING *`;
-const insertValues = (values: ObservationInsert): unknown[] => INSERT_COLUMNS.map((column) => values[column]);
+const insertValues = (values: ObservationInsert): unknown[] =>
+  INSERT_COLUMNS.map((column) =>
+    column === 'artwork_view' ? (values.artwork_view === null ? null : JSON.stringify(values.artwork_view)) : values[column],
+  );
 
 // A stored observation bumps the station's feed seq and rewrites its `now-playing` row in the same
 // statement (feed/rows.ts `feedRowCtes`) — one statement instead of three.
@@ -268,6 +286,9 @@ const INSERT_TYPES: Record<(typeof INSERT_COLUMNS)[number], string> = {
   accepted: 'boolean',
   followed_at: 'timestamptz',
   credential_id: 'uuid',
+  artist_key: 'text',
+  title_key: 'text',
+  artwork_view: 'jsonb',
 };
 const GUARDED_INSERT_SQL = numbered(`
   WITH last AS (

@@ -1,0 +1,67 @@
+import { LoadingCache } from '../../lib/cache.ts';
+import type { Services } from '../../services.ts';
+import { registerIngestArt, type IngestArt } from '../nowPlaying/ingestArt.ts';
+import { matchKey, type ArtworkImageRow, type ArtworkPinRow } from './model.ts';
+import { keptView, pinFor } from './resolve.ts';
+
+// The operator's pins of each station, in memory, so the ingest applies a pin to the first
+// `now-playing` frame of a track (decisions.md "Artwork you can trust": the operator's word wins, at
+// once) without a query of its own. A pin write drops the station's entry in every process before it
+// answers (src/lib/invalidation.ts, topic `artwork-pins`, confirmed); the TTL only bounds a lost message.
+// What a pin does not decide (no pin, a pin still pending or refused) is left to the worker's chain.
+
+type CachedPin = ArtworkPinRow & { image: ArtworkImageRow | null };
+
+const TTL_MS = 60_000;
+const caches = new WeakMap<object, LoadingCache<string, CachedPin[]>>();
+
+function pinsOf(svc: Pick<Services, 'db' | 'invalidation' | 'logger'>): LoadingCache<string, CachedPin[]> {
+  let cache = caches.get(svc.invalidation);
+  if (!cache) {
+    const created = new LoadingCache<string, CachedPin[]>(
+      TTL_MS,
+      async (stationId) => {
+        const pins = await svc.db<ArtworkPinRow>('artwork_pins').where({ station_id: stationId });
+        const imageIds = pins.map((p) => p.image_id).filter((id): id is string => id !== null);
+        const images = imageIds.length ? await svc.db<ArtworkImageRow>('artwork_images').whereIn('id', imageIds) : [];
+        const byId = new Map(images.map((image) => [image.id, image]));
+        return pins.map((pin) => ({ ...pin, image: pin.image_id ? (byId.get(pin.image_id) ?? null) : null }));
+      },
+      (err) => svc.logger.warn({ err }, 'artwork pins could not be reloaded'),
+    );
+    svc.invalidation.on('artwork-pins', (stationId) => created.delete(stationId));
+    caches.set(svc.invalidation, created);
+    cache = created;
+  }
+  return cache;
+}
+
+/** Drops the station's pins here and in every process (after a pin is written, removed or checked). */
+export function pinsChanged(svc: Pick<Services, 'invalidation'>, stationId: string): Promise<void> {
+  return svc.invalidation.invalidate('artwork-pins', stationId);
+}
+
+function decide(svc: Services, pins: CachedPin[], artist: string | null, title: string | null): IngestArt {
+  const artistKey = artist !== null ? matchKey(artist) : null;
+  const titleKey = title !== null ? matchKey(title) : null;
+  const pin = pins.length ? (pinFor(pins, artistKey, titleKey) as CachedPin | null) : null;
+  // The same views as the chain's (resolve.ts), so the worker's pass afterwards finds nothing to change.
+  let view: IngestArt['view'] = null;
+  if (pin?.image_kind === 'none') view = { artworkUrl: null, artwork: null };
+  else if (pin?.status === 'kept' && pin.image) view = keptView({ publicBaseUrl: svc.config.publicBaseUrl }, pin.image, 'operator');
+  return { view, artistKey, titleKey };
+}
+
+registerIngestArt((svc, station, { artist, title }) => {
+  const cache = pinsOf(svc);
+  const pins = cache.peek(station.id);
+  if (pins !== undefined) return decide(svc, pins, artist, title);
+  return cache.getOrLoad(station.id).then(
+    (loaded) => decide(svc, loaded, artist, title),
+    // Pins unreadable: the track is stored all the same, and the worker's chain applies the pin.
+    (err: unknown) => {
+      svc.logger.warn({ err, stationId: station.id }, 'artwork pins could not be read at ingest');
+      return decide(svc, [], artist, title);
+    },
+  );
+});
