@@ -2,7 +2,7 @@ import { LoadingCache } from '../../lib/cache.ts';
 import type { Services } from '../../services.ts';
 import { registerIngestArt, type IngestArt } from '../nowPlaying/ingestArt.ts';
 import { matchKey, type ArtworkImageRow, type ArtworkPinRow } from './model.ts';
-import { keptView, pinFor } from './resolve.ts';
+import { pinFor, pinnedView } from './resolve.ts';
 
 // The operator's pins of each station, in memory, so the ingest applies a pin to the first
 // `now-playing` frame of a track (decisions.md "Artwork you can trust": the operator's word wins, at
@@ -44,12 +44,8 @@ export function pinsChanged(svc: Pick<Services, 'invalidation'>, stationId: stri
 function decide(svc: Services, pins: CachedPin[], artist: string | null, title: string | null): IngestArt {
   const artistKey = artist !== null ? matchKey(artist) : null;
   const titleKey = title !== null ? matchKey(title) : null;
-  const pin = pins.length ? (pinFor(pins, artistKey, titleKey) as CachedPin | null) : null;
-  // The same views as the chain's (resolve.ts), so the worker's pass afterwards finds nothing to change.
-  let view: IngestArt['view'] = null;
-  if (pin?.image_kind === 'none') view = { artworkUrl: null, artwork: null };
-  else if (pin?.status === 'kept' && pin.image) view = keptView({ publicBaseUrl: svc.config.publicBaseUrl }, pin.image, 'operator');
-  return { view, artistKey, titleKey };
+  const pin = pinFor(pins, artistKey, titleKey);
+  return { view: pinnedView({ publicBaseUrl: svc.config.publicBaseUrl }, pin, pin?.image ?? null), artistKey, titleKey };
 }
 
 registerIngestArt((svc, station, { artist, title }) => {

@@ -68,7 +68,7 @@ export async function chainContext(
 }
 
 /** A title pin wins over the artist's pin. */
-export function pinFor(pins: ArtworkPinRow[], artistKey: string | null, titleKey: string | null): ArtworkPinRow | null {
+export function pinFor<P extends ArtworkPinRow>(pins: readonly P[], artistKey: string | null, titleKey: string | null): P | null {
   if (artistKey === null) return null;
   const ofArtist = pins.filter((p) => p.artist_key === artistKey);
   return ofArtist.find((p) => p.title_key !== null && p.title_key === titleKey) ?? ofArtist.find((p) => p.title_key === null) ?? null;
@@ -77,6 +77,20 @@ export function pinFor(pins: ArtworkPinRow[], artistKey: string | null, titleKey
 async function imageOf(ctx: ChainContext, id: string): Promise<ArtworkImageRow | null> {
   if (!ctx.images.has(id)) ctx.images.set(id, (await ctx.db<ArtworkImageRow>('artwork_images').where({ id }).first()) ?? null);
   return ctx.images.get(id) ?? null;
+}
+
+/**
+ * What a pin shows: no art (`image: null`), or its kept image (`image`, the row its `image_id` names);
+ * null when it decides nothing (no pin, a URL pending or refused). The ingest (pinCache.ts) and the
+ * chain below share it, so the worker's pass after an ingest finds nothing to change.
+ */
+export function pinnedView(
+  ctx: Pick<ChainContext, 'publicBaseUrl'>,
+  pin: ArtworkPinRow | null,
+  image: ArtworkImageRow | null,
+): TrackArtView | null {
+  if (pin?.image_kind === 'none') return { artworkUrl: null, artwork: null };
+  return pin?.status === 'kept' && image ? keptView(ctx, image, 'operator') : null;
 }
 
 /** The view of a kept image: `artworkUrl` is its 600 variant. */
@@ -99,11 +113,8 @@ export async function resolveTrackArt(ctx: ChainContext, obs: ResolvableObservat
   });
 
   const pin = pinFor(ctx.pins, artistKey, titleKey);
-  if (pin?.image_kind === 'none') return result({ artworkUrl: null, artwork: null });
-  if (pin?.status === 'kept' && pin.image_id) {
-    const image = await imageOf(ctx, pin.image_id);
-    if (image) return result(keptView(ctx, image, 'operator'));
-  }
+  const pinned = pinnedView(ctx, pin, pin?.status === 'kept' && pin.image_id ? await imageOf(ctx, pin.image_id) : null);
+  if (pinned) return result(pinned);
 
   // Track sources: a URL not fetched stays the artworkUrl unless a later source keeps an image.
   let unfetched: string | null = null;

@@ -43,6 +43,20 @@ describe('audit log: the entry’s status is the status the client received', ()
     return read.body.entries.find((entry: { requestId: string }) => entry.requestId === requestId);
   }
 
+  /** A record of a `news` type, for the writes that need one (its id). */
+  async function newsRecord(stationId: string): Promise<string> {
+    const type = await admin(server.url, 'PUT', `/stations/${stationId}/content-types/news`, {
+      label: 'News',
+      fields: [{ key: 'title', label: 'Title', kind: 'text', required: true }],
+    });
+    expect(type.status).to.equal(200);
+    const recordId = randomUUID();
+    expect(
+      (await admin(server.url, 'PUT', `/stations/${stationId}/records/${recordId}`, { type: 'news', values: { title: 't' } })).status,
+    ).to.equal(200);
+    return recordId;
+  }
+
   /** Sends an admin write, expects `status`, then its audit entry (by request id) to say the same. */
   async function write(stationId: string | null, action: string, method: string, path: string, status: number, json?: unknown) {
     const requestId = `audit-status-${randomUUID()}`;
@@ -79,15 +93,7 @@ describe('audit log: the entry’s status is the status the client received', ()
     });
     await write(null, 'operator-key.rotate', 'POST', `/operator-keys/${key.id}/rotate`, 201);
 
-    const type = await admin(server.url, 'PUT', `/stations/${station.id}/content-types/news`, {
-      label: 'News',
-      fields: [{ key: 'title', label: 'Title', kind: 'text', required: true }],
-    });
-    expect(type.status).to.equal(200);
-    const recordId = randomUUID();
-    expect(
-      (await admin(server.url, 'PUT', `/stations/${station.id}/records/${recordId}`, { type: 'news', values: { title: 't' } })).status,
-    ).to.equal(200);
+    const recordId = await newsRecord(station.id);
     await write(station.id, 'content.preview-grant', 'POST', `/stations/${station.id}/preview-grants`, 201, { recordId });
   });
 
@@ -116,15 +122,7 @@ describe('audit log: the entry’s status is the status the client received', ()
 
   it('204: deleting a record, a broadcast, push credentials, a webhook, a credential and an operator key', async () => {
     const station = await createStation(server.url, { push: { provider: 'expo' } });
-    const type = await admin(server.url, 'PUT', `/stations/${station.id}/content-types/news`, {
-      label: 'News',
-      fields: [{ key: 'title', label: 'Title', kind: 'text', required: true }],
-    });
-    expect(type.status).to.equal(200);
-    const recordId = randomUUID();
-    expect(
-      (await admin(server.url, 'PUT', `/stations/${station.id}/records/${recordId}`, { type: 'news', values: { title: 't' } })).status,
-    ).to.equal(200);
+    const recordId = await newsRecord(station.id);
     await write(station.id, 'content.delete', 'DELETE', `/stations/${station.id}/records/${recordId}`, 204);
     await write(station.id, 'schedule.broadcast-delete', 'DELETE', `/stations/${station.id}/broadcasts/${randomUUID()}`, 204);
     expect((await admin(server.url, 'PUT', `/stations/${station.id}/push/credentials`, { provider: 'expo' })).status).to.equal(200);
