@@ -2,6 +2,7 @@
 // gateway process never loads Koa or knex and the web process never loads the job handlers.
 import { ConfigError, loadConfig } from './config.ts';
 import { checkServices, StartupError } from './lib/startup.ts';
+import { keepTickShapes } from './lib/tickShapes.ts';
 
 const USAGE = `usage: waveline <command>
 
@@ -27,6 +28,8 @@ const roles: Record<string, () => Promise<{ run(config: ReturnType<typeof loadCo
 };
 
 async function main(): Promise<void> {
+  // Before anything queues a tick: the tick objects' shapes then never change (lib/tickShapes.ts).
+  keepTickShapes();
   const command = process.argv[2];
   if (!command || command === '--help' || command === '-h' || !(command in roles)) {
     process.stderr.write(USAGE);
