@@ -20,7 +20,11 @@
 // Own database (BENCH_DATABASE_URL, recreated; compared webs get `<name>_compare<i>`) and Redis index
 // (BENCH_REDIS_URL); BENCH_TARGET=dev uses a fresh data directory per process instead. BENCH_READ_CACHE_MAX_BYTES=0 runs the web role without the read cache.
 // BENCH_ONLY=<read,…> runs only those reads. A read is one row of READS below.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// BENCH_FLOOR=1 also measures the floor inside this checkout's process: bare's handler served from within
+// the Waveline process (bench/support/inProcessBare.ts, loaded with --import) on a port of its own, in the
+// same rounds, so the process's own cost (heap, timers, Node internals made megamorphic) is shown apart
+// from the cached-read path's.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
@@ -39,6 +43,7 @@ const COMPARE_DIRS = (process.env.BENCH_COMPARE_DIR ?? '')
 const CALLGRIND = process.env.BENCH_CALLGRIND === '1' || process.env.BENCH_CALLGRIND === 'all';
 const TARGET = process.env.BENCH_TARGET === 'dev' ? 'dev' : 'web';
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
+const FLOOR = process.env.BENCH_FLOOR === '1' && !CALLGRIND;
 const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench_reads';
 const env: Record<string, string> = {
   ...BENCH_ENV,
@@ -163,13 +168,25 @@ const wrap = CALLGRIND ? callgrindWrap() : [];
 /** A web role (or `waveline dev`, BENCH_TARGET=dev) of the checkout in `dir` on a fresh database of its own, seeded. */
 async function startWeb(label: string, dir: string | undefined, database: string) {
   const port = await freePort();
+  // The floor is measured in this checkout's process only.
+  const floorPort = FLOOR && dir === undefined ? await freePort() : 0;
+  const floor: { env: Record<string, string>; nodeArgs: string[] } = floorPort
+    ? {
+        env: { BENCH_FLOOR_PORT: String(floorPort) },
+        nodeArgs: ['--import', new URL('./support/inProcessBare.ts', import.meta.url).pathname],
+      }
+    : { env: {}, nodeArgs: [] };
   let web: ChildProcess;
   let dataDir: string | null = null;
   if (TARGET === 'dev') {
     // As `npm start` runs on a fresh clone: no DATABASE_URL or REDIS_URL, so PGlite and in-process adapters.
     dataDir = mkdtempSync(join(tmpdir(), 'waveline-bench-reads-dev-'));
     const devEnv = { ...env, DATABASE_URL: '', REDIS_URL: '', WAVELINE_DATA_DIR: dataDir, WAVELINE_DEMO: '0' };
-    web = startRole('dev', { ...devEnv, PORT: String(port), GATEWAY_PORT: String(await freePort()) }, { cwd: dir, wrap });
+    web = startRole(
+      'dev',
+      { ...devEnv, ...floor.env, PORT: String(port), GATEWAY_PORT: String(await freePort()) },
+      { cwd: dir, wrap, nodeArgs: floor.nodeArgs },
+    );
   } else {
     const roleEnv = { ...env, DATABASE_URL: database };
     await recreateDatabase(database);
@@ -177,7 +194,11 @@ async function startWeb(label: string, dir: string | undefined, database: string
     await new Promise((ok) => migrate.on('exit', ok));
     // Under callgrind the web role is seeded at full speed first, then restarted under valgrind on the
     // same database (seeding hundreds of admin writes under valgrind took longer than the measurement).
-    web = startRole('web', { ...roleEnv, PORT: String(port) }, { cwd: dir, wrap: TARGET === 'web' && CALLGRIND ? [] : wrap });
+    web = startRole(
+      'web',
+      { ...roleEnv, ...floor.env, PORT: String(port) },
+      { cwd: dir, wrap: TARGET === 'web' && CALLGRIND ? [] : wrap, nodeArgs: floor.nodeArgs },
+    );
   }
   const base = `http://127.0.0.1:${port}`;
   await waitUntilReady(base, CALLGRIND || TARGET === 'dev' ? 300_000 : 30_000);
@@ -187,7 +208,7 @@ async function startWeb(label: string, dir: string | undefined, database: string
     web = startRole('web', { ...env, DATABASE_URL: database, PORT: String(port) }, { cwd: dir, wrap });
     await waitUntilReady(base, 600_000);
   }
-  return { label, web, base, seeded, dataDir, headers: { authorization: `Bearer ${seeded.token}` } };
+  return { label, web, base, seeded, dataDir, floorPort, headers: { authorization: `Bearer ${seeded.token}` } };
 }
 
 async function main() {
@@ -215,7 +236,13 @@ async function main() {
       const bodyFile = join(tmpdir(), `waveline-reads-${process.pid}.body`);
       writeFileSync(bodyFile, Buffer.from(await first.arrayBuffer()));
       const barePort = await freePort();
-      const bare = await startBare(bodyFile, first.headers.get('etag') ?? '"graphql"', barePort, 'node', wrap);
+      const etag = first.headers.get('etag') ?? '"graphql"';
+      const bare = await startBare(bodyFile, etag, barePort, 'node', wrap);
+      if (webs[0].floorPort) {
+        const floorUrl = `http://127.0.0.1:${webs[0].floorPort}/`;
+        await fetch(floorUrl, { method: 'PUT', headers: { 'x-etag': etag }, body: readFileSync(bodyFile) });
+        servers.push({ label: `floor (bare in ${webs[0].label})`, process: webs[0].web, url: floorUrl, headers: {} });
+      }
       servers.push({ label: 'bare', process: bare, url: `http://127.0.0.1:${barePort}/`, headers: {} });
       try {
         // Warm every server (JIT, caches).

@@ -59,11 +59,20 @@ export const BENCH_ENV = {
 
 /**
  * Starts `waveline <role>` as its own Node process (as the Procfile does). BENCH_CPU_PROF=<dir> writes a V8
- * CPU profile of each role there. `cwd` runs another checkout's code (a worktree of an older commit, for a
+ * CPU profile of each role there; `nodeArgs` go to Node before the script. `cwd` runs another checkout's code (a worktree of an older commit, for a
  * before/after in one run); `wrap` runs it under a tool (`callgrindWrap`, bench/support/callgrind.ts).
  */
-export function startRole(role: string, env: Record<string, string>, opts: { cwd?: string; wrap?: string[] } = {}): ChildProcess {
-  const args = [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CPU_PROF] : []), 'src/main.ts', role];
+export function startRole(
+  role: string,
+  env: Record<string, string>,
+  opts: { cwd?: string; wrap?: string[]; nodeArgs?: string[] } = {},
+): ChildProcess {
+  const args = [
+    ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CPU_PROF] : []),
+    ...(opts.nodeArgs ?? []),
+    'src/main.ts',
+    role,
+  ];
   const [command, ...rest] = [...(opts.wrap ?? []), process.execPath, ...args];
   const child = spawn(command, rest, { cwd: opts.cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   child.on('exit', (code, signal) => {
