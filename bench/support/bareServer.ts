@@ -4,6 +4,7 @@
 import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import Koa from 'koa';
+import { bareAnswer } from './bareAnswer.ts';
 
 const [bodyFile, etag, portText, kind = 'node'] = process.argv.slice(2);
 const body = readFileSync(bodyFile);
@@ -25,18 +26,5 @@ const server =
           })
           .callback(),
       )
-    : createServer((req, res) => {
-        if (req.headers['if-none-match'] === etag) {
-          res.writeHead(304, { ETag: etag, 'Cache-Control': 'no-store' });
-          res.end();
-          return;
-        }
-        res.writeHead(200, {
-          'Content-Type': 'application/json; charset=utf-8',
-          'Content-Length': body.length,
-          ETag: etag,
-          'Cache-Control': 'no-store',
-        });
-        res.end(body);
-      });
+    : createServer((req, res) => bareAnswer(req, res, body, etag));
 server.listen(port, () => process.send?.('ready'));

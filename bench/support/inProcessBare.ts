@@ -1,9 +1,10 @@
 // bench:reads's floor (BENCH_FLOOR=1): loaded with `--import` into the Waveline process being measured, it
-// serves bare's handler (bareServer.ts, kind `node`) on BENCH_FLOOR_PORT from inside that process, so
+// serves bare's answer (bareAnswer.ts, as bareServer.ts does) on BENCH_FLOOR_PORT from inside that process, so
 // the bench can measure what the same bytes cost when answered by the least code possible in a process
 // that also holds Waveline (its heap, timers, sockets and the megamorphic Node internals they bring).
 // `PUT /` sets the body (the request's) and the ETag (its `x-etag` header) for the next read.
 import { createServer } from 'node:http';
+import { bareAnswer } from './bareAnswer.ts';
 
 const port = Number(process.env.BENCH_FLOOR_PORT);
 if (port) {
@@ -20,17 +21,6 @@ if (port) {
       });
       return;
     }
-    if (req.headers['if-none-match'] === etag) {
-      res.writeHead(304, { ETag: etag, 'Cache-Control': 'no-store' });
-      res.end();
-      return;
-    }
-    res.writeHead(200, {
-      'Content-Type': 'application/json; charset=utf-8',
-      'Content-Length': body.length,
-      ETag: etag,
-      'Cache-Control': 'no-store',
-    });
-    res.end(body);
+    bareAnswer(req, res, body, etag);
   }).listen(port, '127.0.0.1');
 }
