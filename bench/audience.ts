@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { loadConfig } from '../src/config.ts';
-import { systemClock } from '../src/lib/clock.ts';
+import { ManualClock, systemClock } from '../src/lib/clock.ts';
 import { createDb } from '../src/lib/db.ts';
 import { createLogger } from '../src/lib/logger.ts';
 import { migrateLatest } from '../src/lib/migrate.ts';
@@ -126,7 +126,7 @@ async function main(): Promise<void> {
     );
     await db.raw('ANALYZE');
     const royalties = { serviceName: 'Bench Radio', transmissionCategory: 'C' as const };
-    const reportSvc = { db, config, clock: { now: () => new Date(month.to.getTime() + 86_400_000) } };
+    const reportSvc = { db, config, clock: new ManualClock(month.to.getTime() + 86_400_000) };
     const fix0 = performance.now();
     const unknown = await prepareReport(reportSvc, station.id, month);
     const fixMs = performance.now() - fix0;

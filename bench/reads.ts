@@ -23,7 +23,7 @@
 // BENCH_FLOOR=1 also measures the floor inside this checkout's process: bare's handler served from within
 // the Waveline process (bench/support/inProcessBare.ts, loaded with --import) on a port of its own, in the
 // same rounds, so the process's own cost (heap, timers, Node internals made megamorphic) is shown apart
-// from the cached-read path's.
+// from the cached-read path's. With BENCH_CALLGRIND it is counted in instructions too.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -43,7 +43,7 @@ const COMPARE_DIRS = (process.env.BENCH_COMPARE_DIR ?? '')
 const CALLGRIND = process.env.BENCH_CALLGRIND === '1' || process.env.BENCH_CALLGRIND === 'all';
 const TARGET = process.env.BENCH_TARGET === 'dev' ? 'dev' : 'web';
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 200);
-const FLOOR = process.env.BENCH_FLOOR === '1' && !CALLGRIND;
+const FLOOR = process.env.BENCH_FLOOR === '1';
 const databaseUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench_reads';
 const env: Record<string, string> = {
   ...BENCH_ENV,
@@ -205,7 +205,11 @@ async function startWeb(label: string, dir: string | undefined, database: string
   const seeded = await seed(base);
   if (CALLGRIND && TARGET === 'web') {
     await stopRole(web);
-    web = startRole('web', { ...env, DATABASE_URL: database, PORT: String(port) }, { cwd: dir, wrap });
+    web = startRole(
+      'web',
+      { ...env, ...floor.env, DATABASE_URL: database, PORT: String(port) },
+      { cwd: dir, wrap, nodeArgs: floor.nodeArgs },
+    );
     await waitUntilReady(base, 600_000);
   }
   return { label, web, base, seeded, dataDir, floorPort, headers: { authorization: `Bearer ${seeded.token}` } };

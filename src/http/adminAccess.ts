@@ -31,9 +31,9 @@ async function authenticate(svc: Services, ctx: Context): Promise<AdminPrincipal
   if (root && safeEqual(token, root)) return ROOT;
   if (!isOperatorKeyShaped(token)) refuse();
   const key = await svc.operatorKeys.byHash(hashToken(token));
-  const now = svc.clock.now();
-  if (!key || key.revokedAt !== null || key.expiresAt.getTime() <= now.getTime()) refuse();
-  svc.operatorKeys.touch(key, now);
+  const nowMs = svc.clock.nowMs();
+  if (!key || key.revokedAt !== null || key.expiresAt.getTime() <= nowMs) refuse();
+  svc.operatorKeys.touch(key, nowMs);
   return { keyId: key.id, keyLabel: key.label, key };
 }
 

@@ -11,7 +11,7 @@ import { RouteSeries, type RequestObserver } from './observe.ts';
 import type { LimitName } from './ratelimit.ts';
 import { keyHoldsPath } from './route.ts';
 import type { RouteSpec } from './routeSpec.ts';
-import { admits, bearerOf, slugShaped } from './gates.ts';
+import { admits, slugShaped } from './gates.ts';
 import { isPublic, type FrameworkServices, type RouteScope } from './subjects.ts';
 
 // Listener reads whose answer is already in the read cache, answered before Koa: apps poll these
@@ -30,6 +30,8 @@ import { isPublic, type FrameworkServices, type RouteScope } from './subjects.ts
 // ours from then on), in the envelope's body and headers.
 
 const LISTENER_PREFIX = '/api/v1/stations/';
+const BEARER_PREFIX = 'Bearer ';
+const BEARER_LENGTH = BEARER_PREFIX.length + TOKEN_LENGTH;
 
 interface CachedRead {
   /** The route template: the metrics and request-log label. */
@@ -120,17 +122,22 @@ export function cachedReads(
     }
     if (headerIssue(req.rawHeaders) !== null) return false;
     const read = target.read;
-    const station = svc.stations.peekBySlug(target.slug);
+    // Wall-clock time, read once for the three in-memory caches' ages below (each would read it again).
+    const realMs = Date.now();
+    const station = svc.stations.peekBySlug(target.slug, realMs);
     if (!station || !isPublic(station)) return false;
-    const now = svc.clock.now();
+    const nowMs = svc.clock.nowMs();
     // The credential gate's checks, on the cached credential only (an uncached token goes to Koa).
-    const token = bearerOf(req.headers.authorization);
-    if (token === null || token.length !== TOKEN_LENGTH) return false;
+    // `Bearer ` and a token of the length every token has, taken without the gate's regular expression
+    // (bearerOf): a token that holds whitespace, which the gate refuses, matches no stored hash either,
+    // since every stored token was generated in base62 — so it goes to Koa and its 401.
+    const authorization = req.headers.authorization;
+    if (authorization === undefined || authorization.length !== BEARER_LENGTH || !authorization.startsWith(BEARER_PREFIX)) return false;
     // Hashed on every read, never remembered by the raw token: a lookup keyed by the token itself would
     // keep callers' secrets in memory and compare them by a string map, not in constant time (and any
     // keyed hash a memo could be looked up by costs what this SHA-256 costs: docs/architecture.md).
-    const credential = svc.credentials.peek(hashToken(token));
-    if (!admits(credential, read.scope, station.id, now)) return false;
+    const credential = svc.credentials.peek(hashToken(authorization.slice(BEARER_PREFIX.length)), realMs);
+    if (!admits(credential, read.scope, station.id, nowMs)) return false;
     if (read.module !== undefined && !(station.modules as Readonly<Record<string, boolean>>)[read.module]) return false;
     let key: string;
     if (read.graphql) {
@@ -145,8 +152,7 @@ export function cachedReads(
       }
       key = target.key;
     }
-    const nowMs = now.getTime();
-    const rep = svc.reads.peek(key, nowMs);
+    const rep = svc.reads.peek(key, nowMs, realMs);
     // Not stored: when its computation is already running (the answer of the moment before has just
     // expired — now-playing's every second — or passed its safety age), this request waits for it here,
     // its gates already passed, instead of running the whole route only to join it there (issue 38).
@@ -157,7 +163,7 @@ export function cachedReads(
     // rate limit makes it wait (docs/architecture.md, "Benchmarks", issue 31 item 5).
     const startedAt = read.series ? performance.now() : 0;
     const requestId = requestIdOf(req);
-    svc.credentials.touch(credential, now);
+    svc.credentials.touch(credential, nowMs);
     cacheLookup(read.area, rep !== undefined);
     const limit = read.rateLimit;
     const limited = limit !== undefined && svc.rateLimits.enabled(limit);

@@ -125,13 +125,18 @@ export function bearerOf(header: string | undefined): string | null {
   return match ? match[1] : null;
 }
 
-/** Whether the credential gate admits `credential` for `scope` on the station at `now` (cachedReads.ts asks too). */
-export function admits(credential: Credential | null | undefined, scope: Scope, stationId: string, now: Date): credential is Credential {
+/** Whether the credential gate admits `credential` for `scope` on the station at `nowMs` (cachedReads.ts asks too). */
+export function admits(
+  credential: Credential | null | undefined,
+  scope: Scope,
+  stationId: string,
+  nowMs: number,
+): credential is Credential {
   return (
     !!credential &&
     credential.stationId === stationId &&
     credential.revokedAt === null &&
-    credential.expiresAt.getTime() > now.getTime() &&
+    credential.expiresAt.getTime() > nowMs &&
     credential.scopes.includes(scope)
   );
 }
@@ -140,9 +145,9 @@ export function admits(credential: Credential | null | undefined, scope: Scope, 
 export const slugShaped = (slug: string | undefined): slug is string => slug !== undefined && slug.length >= 3 && slug.length <= 63;
 
 function admitCredential(svc: Services, credential: Credential | null, scope: Scope, stationId: string): Credential {
-  const now = svc.clock.now();
-  if (!admits(credential, scope, stationId, now)) throw new UnauthenticatedError();
-  svc.credentials.touch(credential, now);
+  const nowMs = svc.clock.nowMs();
+  if (!admits(credential, scope, stationId, nowMs)) throw new UnauthenticatedError();
+  svc.credentials.touch(credential, nowMs);
   return credential;
 }
 

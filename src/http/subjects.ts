@@ -75,20 +75,21 @@ export interface FrameworkServices {
   logger: Logger;
   clock: Clock;
   stations: {
-    peekBySlug(slug: string): RouteStation | null | undefined;
+    /** `realMs`: the wall-clock time when the caller already read it (cachedReads.ts reads it once per request). */
+    peekBySlug(slug: string, realMs?: number): RouteStation | null | undefined;
     bySlugOrNull(slug: string): Promise<RouteStation | null>;
     peekById(id: string): RouteStation | null | undefined;
     byIdOrNull(id: string): Promise<RouteStation | null>;
   };
   credentials: {
-    peek(hash: string): RouteCredential | null | undefined;
+    peek(hash: string, realMs?: number): RouteCredential | null | undefined;
     byHash(hash: string): Promise<RouteCredential | null>;
-    touch(credential: RouteCredential, now: Date): void;
+    touch(credential: RouteCredential, nowMs: number): void;
   };
   /** Operator keys by hash (admin routes only). */
   operatorKeys: {
     byHash(hash: string): Promise<RouteOperatorKey | null>;
-    touch(key: RouteOperatorKey, now: Date): void;
+    touch(key: RouteOperatorKey, nowMs: number): void;
   };
   /** Stores an audit entry, in `trx` when given (the change's own transaction). */
   audit: { record(trx: Trx | null, entry: AuditEntry): Promise<void> };

@@ -65,10 +65,11 @@ export class LoadingCache<K, V> extends TtlCache<K, V> {
   }
 
   /** The entry without waiting (undefined: not cached); starts its reload when it is near its expiry. */
-  peek(key: K): V | undefined {
+  /** The entry while it is fresh at `realMs` (wall-clock time: a caller that read it once for several caches passes it). */
+  peek(key: K, realMs = Date.now()): V | undefined {
     const hit = this.entries.get(key);
     if (hit === undefined) return undefined;
-    const left = hit.expires - Date.now();
+    const left = hit.expires - realMs;
     if (left <= 0) {
       this.entries.delete(key);
       return undefined;

@@ -132,11 +132,15 @@ export class ReadCache {
     return this.entries.size;
   }
 
-  /** The stored answer while it is exact at `nowMs`, else undefined (an expired one is dropped). */
-  peek(key: string, nowMs: number): Representation | undefined {
+  /**
+   * The stored answer while it is exact at `nowMs` (the service clock) and within its safety age at
+   * `realMs` (wall-clock time, read here unless the caller already has it), else undefined (an expired
+   * one is dropped).
+   */
+  peek(key: string, nowMs: number, realMs = Date.now()): Representation | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
-    if (nowMs >= entry.expires || Date.now() >= entry.hardExpiry) {
+    if (nowMs >= entry.expires || realMs >= entry.hardExpiry) {
       this.remove(key, entry);
       return undefined;
     }

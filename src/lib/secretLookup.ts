@@ -46,8 +46,8 @@ export class SecretLookup<Row extends object, T extends { id: string }> {
   }
 
   /** The cached entry without waiting: a secret, null (known unknown), or undefined (not cached). */
-  peek(hash: string): T | null | undefined {
-    return this.entries.peek(hash);
+  peek(hash: string, realMs?: number): T | null | undefined {
+    return this.entries.peek(hash, realMs);
   }
 
   byHash(hash: string): Promise<T | null> {
@@ -55,12 +55,12 @@ export class SecretLookup<Row extends object, T extends { id: string }> {
   }
 
   /** Records use at most once a minute per secret per process, off the request path. */
-  touch(secret: T, now: Date): void {
+  touch(secret: T, nowMs: number): void {
     if (this.lastUsedWritten.get(secret.id)) return;
     this.lastUsedWritten.set(secret.id, true);
     this.db(this.kind.table)
       .where({ id: secret.id })
-      .update({ last_used_at: now })
+      .update({ last_used_at: new Date(nowMs) })
       .catch((err: unknown) => this.logger.warn({ err }, `could not record ${this.kind.what} use`));
   }
 }

@@ -93,6 +93,15 @@ describe('listener reads from the read cache, before Koa', () => {
       ['another station’s credential', { token: other.token, headers: { 'if-none-match': etag } }],
       ['another scope', { token: pushToken, headers: { 'if-none-match': etag } }],
       ['the raw token without Bearer', { headers: { authorization: token, 'if-none-match': etag } }],
+      // The cached path takes `Bearer ` and a token of the tokens' length without the gate's regular
+      // expression: whatever the gate refuses must still reach it.
+      ['a lower-case scheme', { headers: { authorization: `bearer ${token}`, 'if-none-match': etag } }],
+      ['a tab for the space', { headers: { authorization: `Bearer\t${token}`, 'if-none-match': etag } }],
+      ['two spaces', { headers: { authorization: `Bearer  ${token}`, 'if-none-match': etag } }],
+      [
+        'a space inside the token, at its length',
+        { headers: { authorization: `Bearer ${token.slice(0, 20)} ${token.slice(21)}`, 'if-none-match': etag } },
+      ],
     ] as const) {
       const before = suite.app.koaRequests();
       const refused = await request(suite.app.url, 'GET', path, options);

@@ -75,7 +75,8 @@ function withinImport(svc: Services, tx: Tx): Services {
   // Each reading at least 1 ms after the previous one: publications in bundle order get increasing
   // `publishedAt` even when the clock stands still (a test clock) or several fall in one millisecond.
   let last = 0;
-  const clock = { now: () => new Date((last = Math.max(svc.clock.now().getTime(), last + 1))) };
+  const nowMs = () => (last = Math.max(svc.clock.nowMs(), last + 1));
+  const clock = { now: () => new Date(nowMs()), nowMs };
   return {
     ...svc,
     db: tx.trx,

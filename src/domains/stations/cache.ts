@@ -24,8 +24,8 @@ export class StationCache {
   }
 
   /** The cached entry without waiting: a station, null (known not to exist), or undefined (not cached). */
-  peekBySlug(slug: string): Station | null | undefined {
-    return this.bySlug.peek(slug);
+  peekBySlug(slug: string, realMs?: number): Station | null | undefined {
+    return this.bySlug.peek(slug, realMs);
   }
 
   peekById(id: string): Station | null | undefined {
