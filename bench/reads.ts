@@ -23,7 +23,9 @@
 // BENCH_FLOOR=1 also measures the floor inside this checkout's process: bare's handler served from within
 // the Waveline process (bench/support/inProcessBare.ts, loaded with --import) on a port of its own, in the
 // same rounds, so the process's own cost (heap, timers, Node internals made megamorphic) is shown apart
-// from the cached-read path's. With BENCH_CALLGRIND it is counted in instructions too.
+// from the cached-read path's; and the contract's floor there too (`contractAnswer`: bare's answer plus
+// what the API document requires of every listener read — the credential's hash, the request id, the
+// CORS headers). With BENCH_CALLGRIND both are counted in instructions too.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
@@ -244,8 +246,15 @@ async function main() {
       const bare = await startBare(bodyFile, etag, barePort, 'node', wrap);
       if (webs[0].floorPort) {
         const floorUrl = `http://127.0.0.1:${webs[0].floorPort}/`;
-        await fetch(floorUrl, { method: 'PUT', headers: { 'x-etag': etag }, body: readFileSync(bodyFile) });
+        const token: Record<string, string> = read.anonymous ? {} : { 'x-token': webs[0].seeded.token };
+        await fetch(floorUrl, { method: 'PUT', headers: { 'x-etag': etag, ...token }, body: readFileSync(bodyFile) });
         servers.push({ label: `floor (bare in ${webs[0].label})`, process: webs[0].web, url: floorUrl, headers: {} });
+        servers.push({
+          label: `contract floor (in ${webs[0].label})`,
+          process: webs[0].web,
+          url: `${floorUrl}contract`,
+          headers: read.anonymous ? {} : webs[0].headers,
+        });
       }
       servers.push({ label: 'bare', process: bare, url: `http://127.0.0.1:${barePort}/`, headers: {} });
       try {

@@ -1,3 +1,4 @@
+import { hash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /**
@@ -16,6 +17,53 @@ export function bareAnswer(req: IncomingMessage, res: ServerResponse, body: Buff
     'Content-Length': body.length,
     ETag: etag,
     'Cache-Control': 'no-store',
+  });
+  res.end(body);
+}
+
+const EXPOSED = 'ETag, X-Request-Id, RateLimit, RateLimit-Policy, Retry-After';
+const idPrefix = randomUUID().slice(0, 24);
+let ids = 0;
+
+/**
+ * The contract's floor: bare's answer plus only what the API document requires of every listener read —
+ * the credential (`Authorization: Bearer`, looked up by its SHA-256 as stored credentials are, when
+ * `tokenHash` is given), an `x-request-id`, `Access-Control-Allow-Origin: *` with the exposed headers a
+ * browser app needs to read the ETag and the request id — written the least costly way (a counter id, one
+ * `writeHead`). No gate order, station, module, cache or metric: what no conforming server can skip.
+ */
+export function contractAnswer(req: IncomingMessage, res: ServerResponse, body: Buffer, etag: string, tokenHash: string | null): void {
+  if (tokenHash !== null) {
+    const authorization = req.headers.authorization;
+    if (
+      authorization === undefined ||
+      !authorization.startsWith('Bearer ') ||
+      hash('sha256', authorization.slice(7), 'hex') !== tokenHash
+    ) {
+      res.writeHead(401).end();
+      return;
+    }
+  }
+  const requestId = idPrefix + (ids++).toString(16).padStart(12, '0');
+  if (req.headers['if-none-match'] === etag) {
+    res.writeHead(304, {
+      'X-Request-Id': requestId,
+      'Access-Control-Allow-Origin': '*',
+      'Access-Control-Expose-Headers': EXPOSED,
+      'Cache-Control': 'no-store',
+      ETag: etag,
+    });
+    res.end();
+    return;
+  }
+  res.writeHead(200, {
+    'X-Request-Id': requestId,
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Expose-Headers': EXPOSED,
+    'Cache-Control': 'no-store',
+    ETag: etag,
+    'Content-Type': 'application/json; charset=utf-8',
+    'Content-Length': body.length,
   });
   res.end(body);
 }
