@@ -1,5 +1,6 @@
 import { hash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { CORS_EXPOSE_HEADERS } from '../../src/http/envelope.ts';
 
 /**
  * Bare's answer: the fixed bytes with their ETag (304 when If-None-Match matches), the least work any
@@ -21,7 +22,6 @@ export function bareAnswer(req: IncomingMessage, res: ServerResponse, body: Buff
   res.end(body);
 }
 
-const EXPOSED = 'ETag, X-Request-Id, RateLimit, RateLimit-Policy, Retry-After';
 const idPrefix = randomUUID().slice(0, 24);
 let ids = 0;
 
@@ -49,7 +49,7 @@ export function contractAnswer(req: IncomingMessage, res: ServerResponse, body: 
     res.writeHead(304, {
       'X-Request-Id': requestId,
       'Access-Control-Allow-Origin': '*',
-      'Access-Control-Expose-Headers': EXPOSED,
+      'Access-Control-Expose-Headers': CORS_EXPOSE_HEADERS,
       'Cache-Control': 'no-store',
       ETag: etag,
     });
@@ -59,7 +59,7 @@ export function contractAnswer(req: IncomingMessage, res: ServerResponse, body: 
   res.writeHead(200, {
     'X-Request-Id': requestId,
     'Access-Control-Allow-Origin': '*',
-    'Access-Control-Expose-Headers': EXPOSED,
+    'Access-Control-Expose-Headers': CORS_EXPOSE_HEADERS,
     'Cache-Control': 'no-store',
     ETag: etag,
     'Content-Type': 'application/json; charset=utf-8',
