@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { WavelineError } from '../lib/errors.ts';
 import { cacheLookup } from '../lib/metrics.ts';
 import { areasLabel, graphqlKey, readKey, type ReadAreas, type Representation } from '../lib/readCache.ts';

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import type { Context } from 'koa';
 import type { Config } from '../config.ts';
 import type { Logger } from '../lib/logger.ts';

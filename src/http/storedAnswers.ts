@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { forwardedClient } from '../lib/clientIp.ts';
 import { RouteTable } from './dispatch.ts';
 import { takeThenSend } from './cachedReads.ts';

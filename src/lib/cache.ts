@@ -10,22 +10,23 @@ export class TtlCache<K, V> {
     this.maxEntries = maxEntries;
   }
 
-  get(key: K): V | undefined {
+  /** `nowMs`: the time to judge the entry's age by, when the caller has already read the clock. */
+  get(key: K, nowMs = Date.now()): V | undefined {
     const hit = this.entries.get(key);
     if (!hit) return undefined;
-    if (hit.expires <= Date.now()) {
+    if (hit.expires <= nowMs) {
       this.entries.delete(key);
       return undefined;
     }
     return hit.value;
   }
 
-  set(key: K, value: V): void {
+  set(key: K, value: V, nowMs = Date.now()): void {
     if (this.entries.size >= this.maxEntries) {
       const oldest = this.entries.keys().next();
       if (!oldest.done) this.entries.delete(oldest.value);
     }
-    this.entries.set(key, { value, expires: Date.now() + this.ttlMs });
+    this.entries.set(key, { value, expires: nowMs + this.ttlMs });
   }
 
   delete(key: K): void {

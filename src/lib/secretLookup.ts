@@ -54,10 +54,14 @@ export class SecretLookup<Row extends object, T extends { id: string }> {
     return this.entries.getOrLoad(hash);
   }
 
-  /** Records use at most once a minute per secret per process, off the request path. */
+  /**
+   * Records use at most once a minute per secret per process, off the request path. `nowMs` (the
+   * service clock's, already read by the gate) both stamps the write and ages the memo, so a request
+   * reads no clock here.
+   */
   touch(secret: T, nowMs: number): void {
-    if (this.lastUsedWritten.get(secret.id)) return;
-    this.lastUsedWritten.set(secret.id, true);
+    if (this.lastUsedWritten.get(secret.id, nowMs)) return;
+    this.lastUsedWritten.set(secret.id, true, nowMs);
     this.db(this.kind.table)
       .where({ id: secret.id })
       .update({ last_used_at: new Date(nowMs) })
