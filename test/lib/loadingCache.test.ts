@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { LoadingCache } from '../../src/lib/cache.ts';
+import { LoadingCache, TtlCache } from '../../src/lib/cache.ts';
 
 // The cache behind the station and credential look-ups (lib/cache.ts): one load per key at a time, a
 // key in use reloaded before its TTL runs out (so its readers never all miss at once and each query
@@ -88,5 +88,22 @@ describe('LoadingCache', () => {
     await cache.getOrLoad('k').catch((err: unknown) => (failed = err));
     expect(failed).to.be.instanceOf(Error);
     expect(await cache.getOrLoad('k')).to.equal('v');
+  });
+});
+
+describe('TtlCache', () => {
+  it('ages an entry by the time its caller gives (the credential last-use memo passes the gate clock read)', () => {
+    const memo = new TtlCache<string, true>(60_000);
+    const t = Date.UTC(2026, 10, 29, 7, 0, 0);
+    memo.set('cr_1', true, t);
+    expect(memo.get('cr_1', t + 59_999)).to.equal(true);
+    expect(memo.get('cr_1', t + 60_000)).to.equal(undefined);
+    // Dropped once expired: a later read at an earlier time does not bring it back.
+    expect(memo.get('cr_1', t)).to.equal(undefined);
+    // Without a time, the wall clock (an entry set an hour ago by the caller's clock has expired).
+    memo.set('cr_2', true, Date.now() - 3_600_000);
+    expect(memo.get('cr_2')).to.equal(undefined);
+    memo.set('cr_3', true);
+    expect(memo.get('cr_3')).to.equal(true);
   });
 });
