@@ -94,9 +94,13 @@ describe('realtime feed: a new station starts with its schedule, on-air and now-
       await first.synced();
       expect(rowIdsOf(first)).to.deep.equal(THREE);
       const cursor = first.lastCursor();
-      first.close();
 
       await ingest(server.url, station, ingestToken, { artist: 'A', title: 'First song', durationSeconds: 200 });
+      // The ingest answers once the change is stored; the gateway learns of it over the bus a moment
+      // later. Resume after this gateway has it (the first connection sees it live), so the test asks
+      // what a resume sends, not whether it raced the bus (which sends the change live then anyway).
+      await first.waitFor((m) => m.data.type === 'event' && m.data.data.payload.$id === NOW_PLAYING);
+      first.close();
       const resumed = await Listener.open(transport, gateway.port, realtimePath(station.id), cursor);
       const synced = await resumed.synced();
       expect(Object.values(synced.data.data.states)).to.deep.equal(['resumed']);
