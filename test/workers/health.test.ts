@@ -10,11 +10,13 @@ describe('worker role', () => {
     const workers = await startWorkers(server.svc);
     try {
       const job = await server.svc.jobs.enqueue('health.ping', { at: 'now' });
-      // Polls the queue (BullMQ's or the in-process one) until the worker stored the job's result.
+      // Polls the queue (BullMQ's or the in-process one) until the worker stored the job's result. The job is
+      // read again once its state says completed: a snapshot read while it ran has no return value yet.
+      const queue = server.svc.jobs.queue('default');
       const done = await eventually(
         async () => {
-          const stored = await server.svc.jobs.queue('default').getJob(job.id!);
-          return stored && (await stored.getState()) === 'completed' ? stored : null;
+          const stored = await queue.getJob(job.id!);
+          return stored && (await stored.getState()) === 'completed' ? queue.getJob(job.id!) : null;
         },
         { timeoutMs: 10_000 },
       );
