@@ -210,14 +210,56 @@ async function serve(
   const nowMs = svc.clock.now().getTime();
   const hit = svc.reads.peek(key, nowMs);
   cacheLookup('graphql', hit !== undefined);
-  if (hit !== undefined) {
-    ctx.status = 200;
-    ctx.set('Content-Type', hit.contentType);
-    ctx.set('Cache-Control', 'no-store');
-    ctx.body = hit.bytes;
-    return;
+  if (hit !== undefined) return sendKept(ctx, hit);
+  // A query (GET) the same as one running now waits for its answer, while it is exact at this request's
+  // time; a mutation (POST) always runs. Answers not shared (an error, a field never kept) are computed here.
+  const isQuery = method === 'GET';
+  const running = isQuery ? svc.reads.running(key, station.id) : undefined;
+  if (running !== undefined) {
+    const joined = await running.then(
+      (rep) => (rep.validUntil > nowMs ? rep : undefined),
+      () => undefined,
+    );
+    if (joined !== undefined) return sendKept(ctx, joined);
   }
-  const generation = svc.reads.generation(station.id);
+  const flight = isQuery ? svc.reads.begin(key, station.id) : undefined;
+  let shared: Representation | undefined;
+  try {
+    shared = await execute(
+      ctx,
+      svc,
+      station,
+      credential,
+      operation,
+      method,
+      key,
+      nowMs,
+      flight?.generation ?? svc.reads.generation(station.id),
+    );
+  } finally {
+    flight?.end(shared);
+  }
+}
+
+function sendKept(ctx: Context, rep: Representation): void {
+  ctx.status = 200;
+  ctx.set('Content-Type', rep.contentType);
+  ctx.set('Cache-Control', 'no-store');
+  ctx.body = rep.bytes;
+}
+
+/** Runs the operation and answers it; returns the answer it kept, if it could be kept. */
+async function execute(
+  ctx: Context,
+  svc: WebServices,
+  station: Station,
+  credential: Credential,
+  operation: Record<string, unknown> | null,
+  method: string,
+  key: string,
+  nowMs: number,
+  generation: number,
+): Promise<Representation | undefined> {
   const context: GraphQLContext = {
     svc,
     station,
@@ -241,17 +283,11 @@ async function serve(
   ctx.set('Cache-Control', 'no-store');
   ctx.body = body ?? '';
   const answer = context.answer;
-  if (answer && ctx.status === 200 && typeof body === 'string' && body.length > 0) {
-    const contentType = (init.headers as Record<string, string> | undefined)?.['content-type'] ?? JSON_RESPONSE;
-    svc.reads.store(
-      key,
-      station.id,
-      [...answer.areas],
-      generation,
-      new Representation(Buffer.from(body), contentType, answer.validUntil),
-      nowMs,
-    );
-  }
+  if (!answer || ctx.status !== 200 || typeof body !== 'string' || body.length === 0) return undefined;
+  const contentType = (init.headers as Record<string, string> | undefined)?.['content-type'] ?? JSON_RESPONSE;
+  const kept = new Representation(Buffer.from(body), contentType, answer.validUntil);
+  svc.reads.store(key, station.id, [...answer.areas], generation, kept, nowMs);
+  return kept;
 }
 
 const GraphQLParams = Type.Object(

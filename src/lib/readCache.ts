@@ -192,14 +192,41 @@ export class ReadCache {
 
   /**
    * The computation of `key` running now that `read` would join (begun since the last invalidation of
-   * `area`), else undefined: web's cached reads wait for it instead of sending the request through the
-   * whole route only to join it there (http/cachedReads.ts).
+   * `area`; of any area of the station when omitted, as `begin` registers it), else undefined: web's
+   * cached reads wait for it instead of sending the request through the whole route only to join it
+   * there (http/cachedReads.ts). It rejects when the computation had no answer to share.
    */
-  running(key: string, stationId: string, area: ReadAreas): Promise<Representation> | undefined {
+  running(key: string, stationId: string, area?: ReadAreas): Promise<Representation> | undefined {
     const inFlight = this.pending.get(key);
     if (inFlight === undefined || inFlight.generation !== this.generation(stationId, typeof area === 'string' ? area : undefined))
       return undefined;
     return inFlight.promise;
+  }
+
+  /**
+   * Registers a computation of `key` whose areas are known only once it has run (a GraphQL response,
+   * graphql/routes.ts): until `end`, `running(key, stationId)` returns it, so the same request made
+   * meanwhile waits for its answer instead of running the whole operation again — when a now-playing
+   * answer expires, every request of the next moment would. It is joined only while no area of the
+   * station was invalidated since it began. `end(rep)` shares the answer it stored; `end()` shares none
+   * (an error, a field never kept), and whoever waited computes their own.
+   */
+  begin(key: string, stationId: string): { generation: number; end(rep?: Representation): void } {
+    const generation = this.generation(stationId);
+    let resolve!: (rep: Representation) => void;
+    let reject!: (err: Error) => void;
+    const promise = new Promise<Representation>((ok, fail) => ((resolve = ok), (reject = fail)));
+    promise.catch(() => undefined); // nobody may be waiting: a computation without an answer is no unhandled rejection
+    const flight = { generation, promise };
+    this.pending.set(key, flight);
+    return {
+      generation,
+      end: (rep) => {
+        if (this.pending.get(key) === flight) this.pending.delete(key);
+        if (rep !== undefined) resolve(rep);
+        else reject(new Error('the computation joined had no answer to share'));
+      },
+    };
   }
 
   /** A token that changes with every invalidation of the area (of any area of the station when omitted). */

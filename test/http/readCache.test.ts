@@ -448,6 +448,53 @@ describe('listener reads from cached bytes', () => {
       expect(await queriesDuring(server, () => gql(server.url, fx.station.slug, fx.token, query))).to.equal(0);
     });
 
+    it('GraphQL: the same query asked while it runs (as when its answer has just expired) waits for that run, before Koa and in the route, instead of running again', async () => {
+      const fx = await scheduleFixture(server.url);
+      const query = new URLSearchParams({ query: '{ nowPlaying { stationId freshness { status } } }' }).toString();
+      const path = `/api/v1/stations/${fx.station.slug}/graphql?${query}`;
+      const headers = { accept: 'application/json' };
+      // The credential and station are cached by a first read of another query, so the requests below may
+      // take the path before Koa; this query itself has no answer yet.
+      expect((await gql(server.url, fx.station.slug, fx.token, '{ station { slug } }')).status).to.equal(200);
+      const reads = server.svc.reads;
+      const { read, running } = { read: reads.read, running: reads.running };
+      // Call-through spies on the cache: the first run's read of now-playing is held until the test lets
+      // it go, runs of the query are counted by their reads, and joins by the running computations found.
+      let runs = 0;
+      let joins = 0;
+      let release!: () => void;
+      const held = new Promise<void>((ok) => (release = ok));
+      reads.read = function (this: typeof reads, ...args: Parameters<typeof read>) {
+        if (args[1] !== fx.station.id) return read.apply(this, args);
+        runs++;
+        return runs === 1 ? held.then(() => read.apply(this, args)) : read.apply(this, args);
+      } as typeof read;
+      reads.running = function (this: typeof reads, ...args: Parameters<typeof running>) {
+        const found = running.apply(this, args);
+        if (found !== undefined && args[1] === fx.station.id) joins++;
+        return found;
+      } as typeof running;
+      try {
+        const first = get(server, fx.token, path, headers);
+        await eventually(() => runs === 1);
+        const beforeKoa = get(server, fx.token, path, headers); // GET: answered before Koa (http/cachedReads.ts)
+        const inRoute = request(server.url, 'HEAD', path, { token: fx.token, headers }); // HEAD: Koa's (graphql/routes.ts)
+        await eventually(() => joins === 2, { timeoutMs: 3000 });
+        expect(runs, 'the requests that joined ran nothing').to.equal(1);
+        release();
+        const [a, b, c] = await Promise.all([first, beforeKoa, inRoute]);
+        expect([a.status, b.status, c.status]).to.deep.equal([200, 200, 200]);
+        expect(a.body.errors).to.equal(undefined);
+        expect(b.text, 'the joined answer is the run answer').to.equal(a.text);
+        expect(c.headers.get('content-length')).to.equal(String(Buffer.byteLength(a.text)));
+        expect(runs).to.equal(1);
+      } finally {
+        release();
+        reads.read = read;
+        reads.running = running;
+      }
+    });
+
     it('GraphQL: a kept response follows writes (ingest, schedule edit), and queries touching uncached fields are computed each time', async () => {
       const fx = await scheduleFixture(server.url, { rundownFollowing: false });
       const { token: ingestToken } = await createToken(server.url, fx.station.id, ['ingest:write']);

@@ -68,6 +68,35 @@ describe('ReadCache', () => {
     expect((await late).bytes.toString()).to.equal('age 2');
   });
 
+  it('a computation begun by key alone (GraphQL) is joined until it ends, and only while no area of the station was invalidated', async () => {
+    const cache = new ReadCache(1 << 20, 60_000);
+    expect(cache.running('g', 'st')).to.equal(undefined);
+    const first = cache.begin('g', 'st');
+    const joined = cache.running('g', 'st');
+    expect(joined, 'the same request meanwhile joins it').to.not.equal(undefined);
+    first.end(rep('answer'));
+    expect((await joined!).bytes.toString()).to.equal('answer');
+    expect(cache.running('g', 'st'), 'an ended computation is joined no more').to.equal(undefined);
+
+    cache.begin('g', 'st');
+    cache.drop('st', 'weather'); // a write to any area: the answer's areas are not known before it has run
+    expect(cache.running('g', 'st'), 'a request after the write never joins the older computation').to.equal(undefined);
+  });
+
+  it('a computation begun by key alone that has no answer to share rejects those who joined it; alone, it rejects nobody', async () => {
+    const cache = new ReadCache(1 << 20, 60_000);
+    const flight = cache.begin('g', 'st');
+    const joined = cache.running('g', 'st')!;
+    flight.end();
+    let refused: unknown;
+    await joined.catch((err: unknown) => (refused = err));
+    expect(refused).to.be.instanceOf(Error);
+    // Ended without an answer and without anyone waiting: no unhandled rejection (mocha would report one).
+    cache.begin('h', 'st').end();
+    await new Promise((r) => setImmediate(r));
+    expect(cache.running('h', 'st')).to.equal(undefined);
+  });
+
   it('an answer is served until its validUntil, never at or past it', async () => {
     const cache = new ReadCache(1 << 20, 60_000);
     await cache.read('k', 'st', 'nowPlaying', 1000, async () => rep('age 1', 2000));
