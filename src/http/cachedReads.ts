@@ -53,7 +53,10 @@ interface CachedRead {
   series: RouteSeries | null;
 }
 
-/** A request target already resolved: its read, slug, path and query, and its key for the station it named last. */
+/**
+ * A request target already resolved: its read, slug, path and query, and its key for the station it named
+ * last (and, for GraphQL, the Accept and Content-Type the key was built with).
+ */
 interface Target {
   read: CachedRead;
   slug: string;
@@ -61,6 +64,8 @@ interface Target {
   query: string;
   stationId: string;
   key: string;
+  accept: string;
+  contentType: string;
 }
 
 /** How many request targets are kept resolved (one per polled URL: station × read × query). */
@@ -117,7 +122,16 @@ export function cachedReads(
       const path = q < 0 ? url : url.slice(0, q);
       const found = table.match(method, path);
       if (!found || !slugShaped(found.params.stationSlug)) return false;
-      target = { read: found.handler, slug: found.params.stationSlug, path, query: q < 0 ? '' : url.slice(q + 1), stationId: '', key: '' };
+      target = {
+        read: found.handler,
+        slug: found.params.stationSlug,
+        path,
+        query: q < 0 ? '' : url.slice(q + 1),
+        stationId: '',
+        key: '',
+        accept: '',
+        contentType: '',
+      };
       if (targets.size >= MAX_TARGETS) targets.clear();
       targets.set(url, target);
     }
@@ -145,7 +159,16 @@ export function cachedReads(
       // GraphiQL (a browser asking for HTML) and HEAD are Koa's; a stored answer was negotiated with this very Accept.
       const accept = req.headers.accept ?? '';
       if (method !== 'GET' || accept.includes('text/html')) return false;
-      key = graphqlKey('GET', station.id, accept, req.headers['content-type'] ?? '', target.query);
+      // Built again only when the station or either header differs from the last request of this target:
+      // an app sends the same headers on every poll, and the key holds the whole query string.
+      const contentType = req.headers['content-type'] ?? '';
+      if (target.stationId !== station.id || target.accept !== accept || target.contentType !== contentType) {
+        target.key = graphqlKey('GET', station.id, accept, contentType, target.query);
+        target.stationId = station.id;
+        target.accept = accept;
+        target.contentType = contentType;
+      }
+      key = target.key;
     } else {
       if (target.stationId !== station.id) {
         target.key = readKey(read.operationId, station.id, read.pathInKey ? target.path : '', target.query);

@@ -195,6 +195,16 @@ describe('GraphQL queries over GET from the read cache, before Koa', () => {
       expect(suite.app.koaRequests(), what).to.equal(count + 1);
       if (what === 'a browser') expect(reply.headers.get('content-type'), what).to.match(/^text\/html/);
     }
+    // Each Accept then has its own answer in memory, whichever the URL was last asked with.
+    const other = 'application/graphql-response+json';
+    const asOther = await request(suite.app.url, 'GET', path, { token, headers: { accept: other } });
+    for (const accept of ['*/*', other, '*/*', other]) {
+      const count = suite.app.koaRequests();
+      const reply = await request(suite.app.url, 'GET', path, { token, headers: { accept } });
+      expect(suite.app.koaRequests(), accept).to.equal(count);
+      expect(reply.headers.get('content-type'), accept).to.equal((accept === '*/*' ? first : asOther).headers.get('content-type'));
+    }
+    expect(asOther.headers.get('content-type')).to.not.equal(first.headers.get('content-type'));
     const head = suite.app.koaRequests();
     await request(suite.app.url, 'HEAD', path, { token });
     expect(suite.app.koaRequests(), 'HEAD').to.equal(head + 1);
