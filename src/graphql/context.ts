@@ -15,6 +15,8 @@ export type GraphQLContext = {
   previewGrant?: string;
   /** Set by the HTTP layer from the result's coded errors. */
   status?: number;
+  /** Seconds for `Retry-After`, set with a 503 from an error that says when to retry (Postgres unreachable). */
+  retryAfter?: number;
   /**
    * What the response shows, while it can be kept whole (graphql/routes.ts): the read areas used and
    * the earliest instant one of their answers changes. Unset by any root field not served from the

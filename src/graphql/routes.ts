@@ -16,7 +16,13 @@ import { readJsonBody } from '../http/body.ts';
 import { jsonIssue } from '../http/hostile.ts';
 import { ErrorBody, StationSlugParams, Type } from '../http/schema.ts';
 import { validate } from '../http/validate.ts';
-import { MethodNotAllowedError, NotAcceptableError, UnsupportedMediaTypeError, ValidationError } from '../lib/errors.ts';
+import {
+  DatabaseUnavailableError,
+  MethodNotAllowedError,
+  NotAcceptableError,
+  UnsupportedMediaTypeError,
+  ValidationError,
+} from '../lib/errors.ts';
 import { limitRules } from './limits.ts';
 import type { WebServices } from '../services.ts';
 import type { Station } from '../domains/stations/model.ts';
@@ -24,7 +30,7 @@ import type { Credential } from '../domains/auth/model.ts';
 import { statusFor } from './errors.ts';
 import { rootValue } from './resolvers.ts';
 import type { GraphQLContext } from './context.ts';
-import { graphqlKey, Representation } from '../lib/readCache.ts';
+import { graphqlKey, Representation, UnkeptAnswer } from '../lib/readCache.ts';
 import { cacheLookup } from '../lib/metrics.ts';
 import { typeDefs } from './sdl.ts';
 import { graphiqlAssetRoutes, graphiqlPage } from './graphiql.ts';
@@ -124,6 +130,8 @@ const handler = createHandler<Context, Extra, GraphQLContext>({
     const status = statusFor(result.errors);
     if (status !== null) req.context.result.status = status;
     if (result.errors?.length) req.context.result.answer = undefined;
+    // As on REST (http/envelope.ts): a 503 says when to retry.
+    if (status === 503) req.context.result.retryAfter = retryAfterOf(result.errors);
   },
 });
 
@@ -218,12 +226,13 @@ async function serve(
   if (running !== undefined) {
     const joined = await running.then(
       (rep) => (rep.validUntil > nowMs ? rep : undefined),
-      () => undefined,
+      (err: unknown) => (err instanceof UnkeptAnswer ? err : undefined),
     );
+    if (joined instanceof UnkeptAnswer) return sendUnkept(ctx, joined);
     if (joined !== undefined) return sendKept(ctx, joined);
   }
   const flight = isQuery ? svc.reads.begin(key, station.id) : undefined;
-  let shared: Representation | undefined;
+  let shared: Representation | UnkeptAnswer | undefined;
   try {
     shared = await execute(
       ctx,
@@ -248,7 +257,29 @@ function sendKept(ctx: Context, rep: Representation): void {
   ctx.body = rep.bytes;
 }
 
-/** Runs the operation and answers it; returns the answer it kept, if it could be kept. */
+/** The answer, not kept, of the same query's run this request waited for (an error's, a 503's in an outage). */
+function sendUnkept(ctx: Context, answer: UnkeptAnswer): void {
+  ctx.status = answer.status;
+  ctx.set('Content-Type', answer.contentType);
+  ctx.set('Cache-Control', 'no-store');
+  if (answer.retryAfter !== undefined) ctx.set('Retry-After', answer.retryAfter);
+  ctx.body = answer.bytes;
+}
+
+/** The longest `retryAfterSeconds` among the errors' originals (DatabaseUnavailableError's), else its default. */
+function retryAfterOf(errors: readonly GraphQLError[] | undefined): number {
+  let seconds: number | undefined;
+  for (const err of errors ?? []) {
+    const original = err.originalError as { retryAfterSeconds?: unknown } | undefined;
+    if (typeof original?.retryAfterSeconds === 'number') seconds = Math.max(seconds ?? 0, original.retryAfterSeconds);
+  }
+  return seconds ?? new DatabaseUnavailableError().retryAfterSeconds;
+}
+
+/**
+ * Runs the operation and answers it; returns the answer it kept, or the answer it sent that is not kept
+ * (an error's), for the requests waiting for this run.
+ */
 async function execute(
   ctx: Context,
   svc: WebServices,
@@ -259,7 +290,7 @@ async function execute(
   key: string,
   nowMs: number,
   generation: number,
-): Promise<Representation | undefined> {
+): Promise<Representation | UnkeptAnswer | undefined> {
   const context: GraphQLContext = {
     svc,
     station,
@@ -281,10 +312,13 @@ async function execute(
   ctx.status = context.status ?? init.status;
   for (const [name, value] of Object.entries(init.headers ?? {})) ctx.set(name, value);
   ctx.set('Cache-Control', 'no-store');
+  const retryAfter = context.retryAfter !== undefined ? String(context.retryAfter) : undefined;
+  if (retryAfter !== undefined) ctx.set('Retry-After', retryAfter);
   ctx.body = body ?? '';
-  const answer = context.answer;
-  if (!answer || ctx.status !== 200 || typeof body !== 'string' || body.length === 0) return undefined;
+  if (typeof body !== 'string' || body.length === 0) return undefined;
   const contentType = (init.headers as Record<string, string> | undefined)?.['content-type'] ?? JSON_RESPONSE;
+  const answer = context.answer;
+  if (!answer || ctx.status !== 200) return new UnkeptAnswer(ctx.status, Buffer.from(body), contentType, retryAfter);
   const kept = new Representation(Buffer.from(body), contentType, answer.validUntil);
   svc.reads.store(key, station.id, [...answer.areas], generation, kept, nowMs);
   return kept;

@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { WavelineError } from '../lib/errors.ts';
+import { DatabaseUnavailableError, isDatabaseUnreachable, WavelineError } from '../lib/errors.ts';
 import { cacheLookup } from '../lib/metrics.ts';
-import { areasLabel, graphqlKey, readKey, type ReadAreas, type Representation } from '../lib/readCache.ts';
+import { areasLabel, graphqlKey, readKey, UnkeptAnswer, type ReadAreas, type Representation } from '../lib/readCache.ts';
 import { hashToken, TOKEN_LENGTH } from '../lib/tokens.ts';
 import { RouteTable } from './dispatch.ts';
 import { requestIdOf, writeErrorResponse } from './envelope.ts';
-import { writeBytes, writeCacheable } from './etag.ts';
+import { writeBytes, writeCacheable, writeUnkept } from './etag.ts';
 import { headerIssue, targetIssue } from './hostile.ts';
 import { RouteSeries, type RequestObserver } from './observe.ts';
 import type { LimitName } from './ratelimit.ts';
@@ -206,15 +206,23 @@ export function cachedReads(
           ? writeBytes(res, requestId, answer.bytes, answer.contentType)
           : writeCacheable(req, res, requestId, answer.bytes, answer.contentType, answer.etag),
       );
-    // The computation joined may fail, or answer for a moment already past (it ran longer than its answer
-    // stays exact): the route then runs as if this path had not taken the request.
+    // The computation joined may answer for a moment already past (it ran longer than its answer stays
+    // exact), or fail: the route then runs as if this path had not taken the request — except when the
+    // failure is Postgres being unreachable, or a GraphQL run's error answer, which this request answers
+    // as it is: a run of its own would wait out its own connection timeout, past the contract's 2 s.
     const send =
       rep !== undefined
         ? () => write(rep)
         : () =>
             void running!.then(
               (answer) => (answer.validUntil > nowMs ? write(answer) : fallback(req, res)),
-              () => fallback(req, res),
+              (err: unknown) => {
+                if (err instanceof UnkeptAnswer) report(writeUnkept(res, requestId, err));
+                else if (isDatabaseUnreachable(err) || err instanceof DatabaseUnavailableError) {
+                  writeErrorResponse(res, err instanceof DatabaseUnavailableError ? err : new DatabaseUnavailableError(), requestId);
+                  report(0);
+                } else fallback(req, res);
+              },
             );
     if (limited) takeThenSend(svc, res, { limit, key: credential.id, requestId, path: read.path }, send, report);
     else send();

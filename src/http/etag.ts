@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context } from 'koa';
 import { strongEtag } from '../lib/strongEtag.ts';
+import type { UnkeptAnswer } from '../lib/readCache.ts';
 import { CORS_EXPOSE_HEADERS } from './envelope.ts';
 
 export { strongEtag };
@@ -81,6 +82,21 @@ export function writeBytes(res: ServerResponse, requestId: string, bytes: Buffer
   });
   res.end(bytes);
   return bytes.length;
+}
+
+/** A GraphQL run's answer that is not kept (an error's), for a request that waited for that run (cachedReads.ts). */
+export function writeUnkept(res: ServerResponse, requestId: string, answer: UnkeptAnswer): number {
+  res.writeHead(answer.status, {
+    'X-Request-Id': requestId,
+    'Access-Control-Allow-Origin': '*',
+    'Access-Control-Expose-Headers': CORS_EXPOSE_HEADERS,
+    'Cache-Control': 'no-store',
+    'Content-Type': answer.contentType,
+    'Content-Length': answer.bytes.length,
+    ...(answer.retryAfter !== undefined ? { 'Retry-After': answer.retryAfter } : {}),
+  });
+  res.end(answer.bytes);
+  return answer.bytes.length;
 }
 
 export function sendJson(ctx: Context, body: unknown): void {

@@ -45,6 +45,27 @@ export const readsTopic = (stationId: string, area: ReadArea): string => `${stat
  * the next whole second of an age, the next broadcast boundary, local midnight; `Infinity` when only a
  * write can change them. `value` is the JS object the bytes were serialised from, for GraphQL.
  */
+/**
+ * A response of a computation registered with `ReadCache.begin` that is not kept (an error's answer): it
+ * is given to the requests that waited for that computation, which send it as it is rather than run
+ * again. In a database outage a second run would wait out a connection timeout of its own, and the
+ * contract answers 503 within 2 s (decisions.md, Clarifications).
+ */
+export class UnkeptAnswer extends Error {
+  readonly status: number;
+  readonly bytes: Buffer;
+  readonly contentType: string;
+  /** Its `Retry-After`, when it has one (a 503). */
+  readonly retryAfter: string | undefined;
+  constructor(status: number, bytes: Buffer, contentType: string, retryAfter: string | undefined) {
+    super('the computation joined answered with a response that is not kept');
+    this.status = status;
+    this.bytes = bytes;
+    this.contentType = contentType;
+    this.retryAfter = retryAfter;
+  }
+}
+
 export class Representation {
   readonly bytes: Buffer;
   readonly contentType: string;
@@ -208,10 +229,11 @@ export class ReadCache {
    * graphql/routes.ts): until `end`, `running(key, stationId)` returns it, so the same request made
    * meanwhile waits for its answer instead of running the whole operation again — when a now-playing
    * answer expires, every request of the next moment would. It is joined only while no area of the
-   * station was invalidated since it began. `end(rep)` shares the answer it stored; `end()` shares none
-   * (an error, a field never kept), and whoever waited computes their own.
+   * station was invalidated since it began. `end(rep)` shares the answer it stored, `end(unkept)` an
+   * answer not kept (an error's: those who waited reject with it), and `end()` nothing: whoever waited
+   * computes their own.
    */
-  begin(key: string, stationId: string): { generation: number; end(rep?: Representation): void } {
+  begin(key: string, stationId: string): { generation: number; end(answer?: Representation | UnkeptAnswer): void } {
     const generation = this.generation(stationId);
     let resolve!: (rep: Representation) => void;
     let reject!: (err: Error) => void;
@@ -221,10 +243,10 @@ export class ReadCache {
     this.pending.set(key, flight);
     return {
       generation,
-      end: (rep) => {
+      end: (answer) => {
         if (this.pending.get(key) === flight) this.pending.delete(key);
-        if (rep !== undefined) resolve(rep);
-        else reject(new Error('the computation joined had no answer to share'));
+        if (answer instanceof Representation) resolve(answer);
+        else reject(answer ?? new Error('the computation joined had no answer to share'));
       },
     };
   }

@@ -448,51 +448,124 @@ describe('listener reads from cached bytes', () => {
       expect(await queriesDuring(server, () => gql(server.url, fx.station.slug, fx.token, query))).to.equal(0);
     });
 
-    it('GraphQL: the same query asked while it runs (as when its answer has just expired) waits for that run, before Koa and in the route, instead of running again', async () => {
-      const fx = await scheduleFixture(server.url);
-      const query = new URLSearchParams({ query: '{ nowPlaying { stationId freshness { status } } }' }).toString();
-      const path = `/api/v1/stations/${fx.station.slug}/graphql?${query}`;
-      const headers = { accept: 'application/json' };
-      // The credential and station are cached by a first read of another query, so the requests below may
-      // take the path before Koa; this query itself has no answer yet.
-      expect((await gql(server.url, fx.station.slug, fx.token, '{ station { slug } }')).status).to.equal(200);
+    /**
+     * Call-through spies on the read cache for one station: the first computation of one of its reads is
+     * held until `release()` (and then fails like a Postgres out of reach, with `fail`), computations are
+     * counted in `runs`, and requests that found a computation running to wait for in `joins`.
+     */
+    function holdFirstRun(stationId: string, { fail = false } = {}) {
       const reads = server.svc.reads;
       const { read, running } = { read: reads.read, running: reads.running };
-      // Call-through spies on the cache: the first run's read of now-playing is held until the test lets
-      // it go, runs of the query are counted by their reads, and joins by the running computations found.
-      let runs = 0;
-      let joins = 0;
-      let release!: () => void;
-      const held = new Promise<void>((ok) => (release = ok));
+      const spy = { runs: 0, joins: 0, release: () => {}, restore: () => {} };
+      const held = new Promise<void>((ok) => (spy.release = ok));
+      const unreachable = () => Object.assign(new Error('Knex: Timeout acquiring a connection.'), { name: 'KnexTimeoutError' });
       reads.read = function (this: typeof reads, ...args: Parameters<typeof read>) {
-        if (args[1] !== fx.station.id) return read.apply(this, args);
-        runs++;
-        return runs === 1 ? held.then(() => read.apply(this, args)) : read.apply(this, args);
+        if (args[1] !== stationId) return read.apply(this, args);
+        if (++spy.runs > 1) return read.apply(this, args);
+        const [key, station, area, nowMs, compute] = args;
+        return read.call(this, key, station, area, nowMs, () =>
+          held.then(() => {
+            if (fail) throw unreachable();
+            return compute();
+          }),
+        );
       } as typeof read;
       reads.running = function (this: typeof reads, ...args: Parameters<typeof running>) {
         const found = running.apply(this, args);
-        if (found !== undefined && args[1] === fx.station.id) joins++;
+        if (found !== undefined && args[1] === stationId) spy.joins++;
         return found;
       } as typeof running;
+      spy.restore = () => {
+        spy.release();
+        reads.read = read;
+        reads.running = running;
+      };
+      return spy;
+    }
+
+    /** A station whose credential and station are cached (a first read of another query), so reads may take the path before Koa. */
+    async function warmStation() {
+      const fx = await scheduleFixture(server.url);
+      expect((await gql(server.url, fx.station.slug, fx.token, '{ station { slug } }')).status).to.equal(200);
+      return fx;
+    }
+
+    const NOW_PLAYING_QUERY = new URLSearchParams({ query: '{ nowPlaying { stationId freshness { status } } }' }).toString();
+
+    it('GraphQL: the same query asked while it runs (as when its answer has just expired) waits for that run, before Koa and in the route, instead of running again', async () => {
+      const fx = await warmStation();
+      const path = `/api/v1/stations/${fx.station.slug}/graphql?${NOW_PLAYING_QUERY}`;
+      const headers = { accept: 'application/json' };
+      const spy = holdFirstRun(fx.station.id);
       try {
         const first = get(server, fx.token, path, headers);
-        await eventually(() => runs === 1);
+        await eventually(() => spy.runs === 1);
         const beforeKoa = get(server, fx.token, path, headers); // GET: answered before Koa (http/cachedReads.ts)
         const inRoute = request(server.url, 'HEAD', path, { token: fx.token, headers }); // HEAD: Koa's (graphql/routes.ts)
-        await eventually(() => joins === 2, { timeoutMs: 3000 });
-        expect(runs, 'the requests that joined ran nothing').to.equal(1);
-        release();
+        await eventually(() => spy.joins === 2, { timeoutMs: 3000 });
+        expect(spy.runs, 'the requests that joined ran nothing').to.equal(1);
+        spy.release();
         const [a, b, c] = await Promise.all([first, beforeKoa, inRoute]);
         expect([a.status, b.status, c.status]).to.deep.equal([200, 200, 200]);
         expect(a.body.errors).to.equal(undefined);
         expect(b.text, 'the joined answer is the run answer').to.equal(a.text);
         expect(c.headers.get('content-length')).to.equal(String(Buffer.byteLength(a.text)));
-        expect(runs).to.equal(1);
+        expect(spy.runs).to.equal(1);
       } finally {
-        release();
-        reads.read = read;
-        reads.running = running;
+        spy.restore();
       }
+    });
+
+    it('GraphQL: requests that waited for a run that found Postgres out of reach answer its 503 (with Retry-After) as it is, at once, instead of waiting for a run of their own', async () => {
+      const fx = await warmStation();
+      const path = `/api/v1/stations/${fx.station.slug}/graphql?${NOW_PLAYING_QUERY}`;
+      const headers = { accept: 'application/json' };
+      const spy = holdFirstRun(fx.station.id, { fail: true });
+      try {
+        const first = get(server, fx.token, path, headers);
+        await eventually(() => spy.runs === 1);
+        const beforeKoa = get(server, fx.token, path, headers);
+        const inRoute = request(server.url, 'HEAD', path, { token: fx.token, headers });
+        await eventually(() => spy.joins === 2, { timeoutMs: 3000 });
+        spy.release();
+        const [a, b, c] = await Promise.all([first, beforeKoa, inRoute]);
+        expect([a.status, b.status, c.status], a.text).to.deep.equal([503, 503, 503]);
+        expect(a.body.errors[0].extensions.code).to.equal('PROVIDER_UNAVAILABLE');
+        expect(b.text).to.equal(a.text);
+        for (const reply of [a, b, c]) expect(reply.headers.get('retry-after')).to.equal('2');
+        expect(b.headers.get('x-request-id'), 'its own request id').to.not.equal(a.headers.get('x-request-id'));
+        expect(spy.runs, 'no request ran the query again').to.equal(1);
+      } finally {
+        spy.restore();
+      }
+      // Postgres back: the query runs again (an error answer is never kept).
+      const after = await get(server, fx.token, path, headers);
+      expect(after.status).to.equal(200);
+      expect(after.body.data.nowPlaying.stationId).to.equal(fx.station.id);
+    });
+
+    it('a REST read that waited before Koa for a computation that found Postgres out of reach answers 503 with Retry-After at once, without a computation of its own', async () => {
+      const fx = await warmStation();
+      const path = `/api/v1/stations/${fx.station.slug}/now-playing`;
+      const spy = holdFirstRun(fx.station.id, { fail: true });
+      try {
+        const first = get(server, fx.token, path);
+        await eventually(() => spy.runs === 1);
+        const waiting = get(server, fx.token, path);
+        await eventually(() => spy.joins === 1, { timeoutMs: 3000 });
+        spy.release();
+        const [a, b] = await Promise.all([first, waiting]);
+        for (const reply of [a, b]) {
+          expect(reply.status, reply.text).to.equal(503);
+          expect(reply.body.error.code).to.equal('PROVIDER_UNAVAILABLE');
+          expect(reply.body.error.requestId).to.equal(reply.headers.get('x-request-id'));
+          expect(reply.headers.get('retry-after')).to.equal('2');
+        }
+        expect(spy.runs, 'the waiting read computed nothing').to.equal(1);
+      } finally {
+        spy.restore();
+      }
+      expect((await get(server, fx.token, path)).status).to.equal(200);
     });
 
     it('GraphQL: a kept response follows writes (ingest, schedule edit), and queries touching uncached fields are computed each time', async () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ReadCache, Representation } from '../../src/lib/readCache.ts';
+import { ReadCache, Representation, UnkeptAnswer } from '../../src/lib/readCache.ts';
 
 // The in-memory store behind the listener reads (lib/readCache.ts): its own rules, beside the HTTP
 // tests in test/http/readCache.test.ts.
@@ -91,6 +91,18 @@ describe('ReadCache', () => {
     let refused: unknown;
     await joined.catch((err: unknown) => (refused = err));
     expect(refused).to.be.instanceOf(Error);
+    // An answer not kept (an error's) is given to those who waited, as it is.
+    const failing = cache.begin('u', 'st');
+    const waited = cache.running('u', 'st')!;
+    const unkept = new UnkeptAnswer(503, Buffer.from('{"errors":[]}'), 'application/json', '2');
+    failing.end(unkept);
+    expect(
+      await waited.then(
+        () => null,
+        (err: unknown) => err,
+      ),
+    ).to.equal(unkept);
+    expect(cache.peek('u', 0), 'and never kept').to.equal(undefined);
     // Ended without an answer and without anyone waiting: no unhandled rejection (mocha would report one).
     cache.begin('h', 'st').end();
     await new Promise((r) => setImmediate(r));
