@@ -209,7 +209,7 @@ export function cachedReads(
     // The computation joined may answer for a moment already past (it ran longer than its answer stays
     // exact), or fail: the route then runs as if this path had not taken the request — except when the
     // failure is Postgres being unreachable, or a GraphQL run's error answer, which this request answers
-    // as it is: a run of its own would wait out its own connection timeout, past the contract's 2 s.
+    // as it is, at once, as the requests that joined the computation inside the route do.
     const send =
       rep !== undefined
         ? () => write(rep)

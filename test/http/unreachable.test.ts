@@ -6,6 +6,7 @@ import { createToken, eventually } from '../support/factories.ts';
 import { ingest, ingestFixture } from '../support/ingest.ts';
 import { startTcpProxy, type TcpProxy } from '../support/tcpProxy.ts';
 import { requiresPostgresServer } from '../support/mode.ts';
+import { graphqlKey, readKey } from '../../src/lib/readCache.ts';
 
 // decisions.md, Clarifications: "Postgres unreachable: routes that need it answer 503 PROVIDER_UNAVAILABLE
 // with Retry-After within 2 s (never 500, never a hang); answers still valid in memory may be served.
@@ -81,4 +82,37 @@ describe('Postgres unreachable: 503 PROVIDER_UNAVAILABLE within 2 s, memory answ
       expect(await stored()).to.equal(2);
     });
   }
+
+  it('many apps polling one read that must be computed during the outage: every answer, REST and GraphQL, is 503 with Retry-After in under 2 s', async () => {
+    const { station, listenerToken: token } = await ingestFixture(server.url, { rundownFollowing: false });
+    // The station and credential are in memory (a first read), so the polls below may be answered before Koa.
+    expect((await request(server.url, 'GET', `/api/v1/stations/${station.slug}`, { token })).status).to.equal(200);
+    const rest = `/api/v1/stations/${station.slug}/now-playing`;
+    const query = new URLSearchParams({ query: '{ nowPlaying { stationId } }' }).toString();
+    const graphql = `/api/v1/stations/${station.slug}/graphql?${query}`;
+    const ask = () => [
+      timed(() => request(server.url, 'GET', rest, { token })),
+      timed(() => request(server.url, 'GET', graphql, { token, headers: { accept: 'application/json' } })),
+    ];
+    proxy.blackhole();
+    // The first poll of each starts the computation; the others come while it waits for a connection, so
+    // they wait for it (before Koa, like any poll of an app whose answer is being computed).
+    const first = ask();
+    const reads = server.svc.reads;
+    await eventually(
+      () =>
+        reads.running(readKey('getNowPlaying', station.id), station.id, 'nowPlaying') !== undefined &&
+        reads.running(graphqlKey('GET', station.id, 'application/json', '', query), station.id) !== undefined,
+    );
+    const replies = await Promise.all([...first, ...[...Array(7)].flatMap(ask)]);
+    for (const [i, reply] of replies.entries()) {
+      expect(reply.status, `${i % 2 ? 'GraphQL' : 'REST'}: ${reply.text}`).to.equal(503);
+      const code = i % 2 ? reply.body.errors[0].extensions.code : reply.body.error.code;
+      expect(code).to.equal('PROVIDER_UNAVAILABLE');
+      expect(reply.headers.get('retry-after')).to.match(/^\d+$/);
+      expect(reply.ms, `${i % 2 ? 'GraphQL' : 'REST'} answered in ${Math.round(reply.ms)} ms`).to.be.below(2000);
+    }
+    proxy.restore();
+    await eventually(async () => (await request(server.url, 'GET', rest, { token })).status === 200, { timeoutMs: 10_000 });
+  });
 });
