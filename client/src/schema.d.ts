@@ -11149,7 +11149,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            /** @description Postgres is unreachable: PROVIDER_UNAVAILABLE in `errors`, or before the query runs a REST error body; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11157,22 +11157,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": {
-                     *         "code": "string",
-                     *         "message": "string",
-                     *         "requestId": "string",
-                     *         "issues": [
-                     *           {
-                     *             "path": "string",
-                     *             "message": "string",
-                     *             "code": "string",
-                     *             "suggestion": "string"
-                     *           }
-                     *         ]
-                     *       }
+                     *       "data": null,
+                     *       "errors": [
+                     *         null
+                     *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GraphqlGetResponse"];
                 };
             };
         };
@@ -11409,7 +11400,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            /** @description Postgres is unreachable: PROVIDER_UNAVAILABLE in `errors`, or before the query runs a REST error body; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -11417,22 +11408,13 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "error": {
-                     *         "code": "string",
-                     *         "message": "string",
-                     *         "requestId": "string",
-                     *         "issues": [
-                     *           {
-                     *             "path": "string",
-                     *             "message": "string",
-                     *             "code": "string",
-                     *             "suggestion": "string"
-                     *           }
-                     *         ]
-                     *       }
+                     *       "data": null,
+                     *       "errors": [
+                     *         null
+                     *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["GraphqlGetResponse"];
                 };
             };
         };

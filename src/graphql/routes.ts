@@ -373,6 +373,11 @@ const common = {
     },
     413: { description: 'A POST body over 64 KiB (PAYLOAD_TOO_LARGE; REST error body).', schema: ErrorBody },
     415: { description: 'A POST that is not application/json in UTF-8 (UNSUPPORTED_MEDIA_TYPE; REST error body).', schema: ErrorBody },
+    503: {
+      description:
+        'Postgres is unreachable: PROVIDER_UNAVAILABLE in `errors`, or before the query runs a REST error body; retry after `Retry-After` seconds.',
+      schema: GraphQLResult,
+    },
   },
 };
 
