@@ -219,8 +219,8 @@ async function serve(
   const hit = svc.reads.peek(key, nowMs);
   cacheLookup('graphql', hit !== undefined);
   if (hit !== undefined) return sendKept(ctx, hit);
-  // A query (GET) the same as one running now waits for its answer, while it is exact at this request's
-  // time; a mutation (POST) always runs. Answers not shared (an error, a field never kept) are computed here.
+  // A query (GET) the same as one running now waits for its answer — kept, while exact at this request's
+  // time, or not kept (an error's: sent as it is); a mutation (POST) always runs.
   const isQuery = method === 'GET';
   const running = isQuery ? svc.reads.running(key, station.id) : undefined;
   if (running !== undefined) {

@@ -40,12 +40,6 @@ export const areasLabel = (areas: ReadAreas): string => (typeof areas === 'strin
 export const readsTopic = (stationId: string, area: ReadArea): string => `${stationId}:${area}`;
 
 /**
- * One answer of a listener read as it is sent: the bytes, their strong ETag (hashed once), the media
- * type, and the instant (ms since the epoch, by the service clock) until which the bytes stay exact —
- * the next whole second of an age, the next broadcast boundary, local midnight; `Infinity` when only a
- * write can change them. `value` is the JS object the bytes were serialised from, for GraphQL.
- */
-/**
  * A response of a computation registered with `ReadCache.begin` that is not kept (an error's answer): it
  * is given to the requests that waited for that computation, which send it as it is rather than run
  * again: the same request at the same moment gets the same answer, and a database outage costs one trip
@@ -66,6 +60,12 @@ export class UnkeptAnswer extends Error {
   }
 }
 
+/**
+ * One answer of a listener read as it is sent: the bytes, their strong ETag (hashed once), the media
+ * type, and the instant (ms since the epoch, by the service clock) until which the bytes stay exact —
+ * the next whole second of an age, the next broadcast boundary, local midnight; `Infinity` when only a
+ * write can change them. `value` is the JS object the bytes were serialised from, for GraphQL.
+ */
 export class Representation {
   readonly bytes: Buffer;
   readonly contentType: string;
