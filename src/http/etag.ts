@@ -70,9 +70,9 @@ export function writeCacheable(
   return length;
 }
 
-/** A 200 with bytes and no ETag: a cached GraphQL answer (GraphQL answers carry no ETag), with the headers Koa's path gives it. */
-export function writeBytes(res: ServerResponse, requestId: string, bytes: Buffer, contentType: string): number {
-  res.writeHead(200, {
+/** Bytes without an ETag (a 200 unless `status` says otherwise): a GraphQL answer (GraphQL answers carry no ETag), with the headers Koa's path gives it. */
+export function writeBytes(res: ServerResponse, requestId: string, bytes: Buffer, contentType: string, status = 200): number {
+  res.writeHead(status, {
     'X-Request-Id': requestId,
     'Access-Control-Allow-Origin': '*',
     'Access-Control-Expose-Headers': CORS_EXPOSE_HEADERS,
@@ -86,17 +86,8 @@ export function writeBytes(res: ServerResponse, requestId: string, bytes: Buffer
 
 /** A GraphQL run's answer that is not kept (an error's), for a request that waited for that run (cachedReads.ts). */
 export function writeUnkept(res: ServerResponse, requestId: string, answer: UnkeptAnswer): number {
-  res.writeHead(answer.status, {
-    'X-Request-Id': requestId,
-    'Access-Control-Allow-Origin': '*',
-    'Access-Control-Expose-Headers': CORS_EXPOSE_HEADERS,
-    'Cache-Control': 'no-store',
-    'Content-Type': answer.contentType,
-    'Content-Length': answer.bytes.length,
-    ...(answer.retryAfter !== undefined ? { 'Retry-After': answer.retryAfter } : {}),
-  });
-  res.end(answer.bytes);
-  return answer.bytes.length;
+  if (answer.retryAfter !== undefined) res.setHeader('Retry-After', answer.retryAfter);
+  return writeBytes(res, requestId, answer.bytes, answer.contentType, answer.status);
 }
 
 export function sendJson(ctx: Context, body: unknown): void {
