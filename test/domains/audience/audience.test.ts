@@ -6,10 +6,11 @@ import { insertBroadcast } from '../../support/scheduleRows.ts';
 import type { Services } from '../../../src/services.ts';
 import { STREAMS, pushSamples } from './helpers.ts';
 
-// decisions.md, "Audience": GET /admin/v1/stations/{id}/audience?from&to&interval&stream? (or broadcastId),
-// scope plays:read: listener-hours by the trapezoid rule, a gap over 3 poll intervals unknown (not 0),
-// samples counted when `at` lies in [from, to), an hour without data null (never 0), a partly covered
-// hour sums what is known; peaks; per stream; `streams: {key: {lastSampleAt, lastError}}`.
+// docs/audience.md, "Listener-hours": GET /admin/v1/stations/{id}/audience?from&to&interval&stream? (or
+// broadcastId), scope plays:read: listener-hours by the trapezoid rule over [from, to), a gap over 3 poll
+// intervals unknown (not 0), a segment across an edge counted for its part inside (interpolated), an
+// hour without data null (never 0), a partly covered hour sums what is known; peaks count the samples in
+// [from, to); per stream; `streams: {key: {lastSampleAt, lastError}}`.
 
 const T0 = new Date('2026-06-01T12:00:00Z');
 const at = (hhmmss: string) => `2026-06-01T${hhmmss}Z`;
@@ -69,13 +70,14 @@ describe('audience: listener-hours and peaks', () => {
     expect(res.body.streams.mp3).to.deep.equal({ lastSampleAt: at('11:00:15').replace('Z', '.000Z'), lastError: null });
   });
 
-  it('only samples in [from, to) count; stream= limits to one stream; an unknown stream is 400 naming stream', async () => {
+  it('the curve over [from, to): a segment across an edge counts for its part inside; stream= limits to one stream; an unknown stream is 400 naming stream', async () => {
     const station = await scene();
     const res = await get(station.id, `from=${at('10:00:30')}&to=${at('11:00:00')}&stream=mp3`);
     expect(res.status, res.text).to.equal(200);
     expect(res.body.series).to.have.length(1);
-    // From 10:00:30: 20·30 + 30·30 = 1500 listener-seconds; the 10:59:45 → 11:00:15 segment has an end outside.
-    expect(res.body.series[0].streams).to.deep.equal({ mp3: { listenerHours: 0.417, peak: 40 } });
+    // From 10:00:30: 20·30 + 30·30 = 1500 listener-seconds, and the 10:59:45 → 11:00:15 segment's part
+    // before 11:00, (40+50)/2·15 = 675; 2175 in all. The peak counts only samples inside (60 is at 11:00:15).
+    expect(res.body.series[0].streams).to.deep.equal({ mp3: { listenerHours: 0.604, peak: 40 } });
     expect(Object.keys(res.body.streams)).to.deep.equal(['mp3']);
     const bad = await get(station.id, `from=${at('10:00:00')}&to=${at('11:00:00')}&stream=dab`);
     expect(bad.status).to.equal(400);
@@ -106,7 +108,8 @@ describe('audience: listener-hours and peaks', () => {
     const res = await get(station.id, `broadcastId=${broadcastId}`);
     expect(res.status, res.text).to.equal(200);
     expect(res.body).to.include({ broadcastId, from: at('11:00:00').replace('Z', '.000Z'), to: at('12:00:00').replace('Z', '.000Z') });
-    expect(res.body.total).to.deep.equal({ listenerHours: null, peak: 60 });
+    // 11:00:00 → 11:00:15 of the segment from 10:59:45: (50+60)/2·15 = 825 listener-seconds.
+    expect(res.body.total).to.deep.equal({ listenerHours: 0.229, peak: 60 });
     const other = await get(station.id, `broadcastId=00000000-0000-4000-8000-000000000000`);
     expect(other.status).to.equal(404);
   });
@@ -118,5 +121,95 @@ describe('audience: listener-hours and peaks', () => {
     expect((await get(station.id, `from=${at('10:00:00')}&to=${at('11:00:00')}&interval=week`)).status).to.equal(400);
     const res = await fetch(`${server.url}/admin/v1/stations/${station.id}/audience?from=${at('10:00:00')}&to=${at('11:00:00')}`);
     expect(res.status).to.equal(401);
+  });
+
+  describe('the edges of a window', () => {
+    /** A station with one stream `mp3` and these samples (time of day, listeners), pushed as a CDN would (100 a batch). */
+    async function samples(list: Array<[string, number]>) {
+      const { station, ingestToken } = await ingestFixture(server.url, { rundownFollowing: false, profile: { streamUrls: [STREAMS[0]] } });
+      for (let k = 0; k < list.length; k += 100) {
+        const res = await pushSamples(server.url, station, ingestToken, {
+          samples: list.slice(k, k + 100).map(([time, listeners]) => ({ stream: 'mp3', listeners, at: at(time) })),
+        });
+        expect(res.status, res.text).to.equal(200);
+      }
+      return station;
+    }
+    /** Every 20 s from `from` to `to` (both included), listeners by the sample's index. */
+    const every20s = (from: string, to: string, listeners: (i: number) => number): Array<[string, number]> => {
+      const list: Array<[string, number]> = [];
+      for (let t = Date.parse(at(from)), i = 0; t <= Date.parse(at(to)); t += 20_000, i++)
+        list.push([new Date(t).toISOString().slice(11, 19), listeners(i)]);
+      return list;
+    };
+
+    it('a broadcast whose end falls on a sample: its last 20 s count', async () => {
+      const station = await samples(every20s('10:00:00', '10:10:00', () => 100));
+      const { broadcastId } = await insertBroadcast((server.svc as unknown as Services).db, {
+        stationId: station.id,
+        startsAt: new Date(at('10:00:00')),
+        endsAt: new Date(at('10:10:00')),
+      });
+      const res = await get(station.id, `broadcastId=${broadcastId}`);
+      expect(res.status, res.text).to.equal(200);
+      // 100 listeners for the whole 10 minutes: 100 · 600 s. Samples in [from, to) alone gave 580 s (16.111).
+      expect(res.body.total).to.deep.equal({ listenerHours: 16.667, peak: 100 });
+    });
+
+    it('a window whose edges fall between samples: the parts inside, interpolated; peaks only from samples inside', async () => {
+      const station = await samples([
+        ['10:00:00', 0],
+        ['10:00:20', 120],
+        ['10:00:40', 300],
+      ]);
+      const res = await get(station.id, `from=${at('10:00:05')}&to=${at('10:00:30')}`);
+      expect(res.status, res.text).to.equal(200);
+      // 10:00:05 → 10:00:20: (30+120)/2 · 15 = 1125; 10:00:20 → 10:00:30: (120+210)/2 · 10 = 1650; 2775 in all.
+      expect(res.body.total).to.deep.equal({ listenerHours: 0.771, peak: 120 });
+      expect(res.body.series[0].streams.mp3).to.deep.equal({ listenerHours: 0.771, peak: 120 });
+    });
+
+    it('a segment across an edge longer than 3 poll intervals is not counted (unknown), at either edge', async () => {
+      // 3 poll intervals of 30 s: 90 s. 09:58:00 → 10:00:10 (130 s) and 10:00:30 → 10:02:10 (100 s) are gaps.
+      const station = await samples([
+        ['09:58:00', 100],
+        ['10:00:10', 100],
+        ['10:00:30', 100],
+        ['10:02:10', 100],
+      ]);
+      const res = await get(station.id, `from=${at('10:00:00')}&to=${at('10:01:00')}`);
+      expect(res.status, res.text).to.equal(200);
+      // Only 10:00:10 → 10:00:30: 100 · 20 s.
+      expect(res.body.total).to.deep.equal({ listenerHours: 0.556, peak: 100 });
+      // No segment reaches a window between two samples of a gap: null, never 0.
+      const gap = await get(station.id, `from=${at('10:00:40')}&to=${at('10:01:40')}`);
+      expect(gap.body.total).to.deep.equal({ listenerHours: null, peak: null });
+    });
+
+    it('hour buckets add up to the whole range, which is the curve’s area inside it', async () => {
+      const list = every20s('09:50:00', '11:10:00', (i) => (i * 37) % 50);
+      const station = await samples(list);
+      const from = at('10:00:07');
+      const to = at('11:03:13');
+      const hourly = await get(station.id, `from=${from}&to=${to}&interval=hour`);
+      const daily = await get(station.id, `from=${from}&to=${to}&interval=day`);
+      expect(hourly.status, hourly.text).to.equal(200);
+      // The area by whole seconds of the piecewise-linear curve (exact: its corners fall on whole seconds).
+      const points = list.map(([time, n]) => [Date.parse(at(time)), n] as const);
+      const valueAt = (t: number) => {
+        const k = points.findIndex(([pt]) => pt > t);
+        const [t0, n0] = points[k - 1];
+        const [t1, n1] = points[k];
+        return n0 + ((n1 - n0) * (t - t0)) / (t1 - t0);
+      };
+      let area = 0;
+      for (let t = Date.parse(from); t < Date.parse(to); t += 1000) area += valueAt(t + 500);
+      const expected = Math.round((area / 3600) * 1000) / 1000;
+      const buckets = hourly.body.series.map((b: { listenerHours: number }) => b.listenerHours);
+      expect(buckets).to.have.length(2);
+      expect(buckets[0] + buckets[1]).to.be.closeTo(expected, 0.0015);
+      expect(hourly.body.total.listenerHours).to.equal(expected);
+      expect(daily.body.total.listenerHours).to.equal(expected);
+    });
   });
 });
