@@ -13,6 +13,7 @@ import type { OperatorKeyCache } from './domains/operatorKeys/cache.ts';
 import type { AuditLog } from './domains/audit/store.ts';
 import type { RateLimits } from './http/ratelimit.ts';
 import type { ReadCache } from './lib/readCache.ts';
+import type { AsOfMemo } from './lib/asOf.ts';
 import type { WebhookSubscriptions } from './domains/webhooks/subscriptions.ts';
 
 // What the services are, for everything that uses them: handlers, commands, jobs. Built once per
@@ -45,6 +46,8 @@ export interface WebServices extends Services {
   rateLimits: RateLimits;
   /** Listener reads' answers (bytes + ETag), dropped by `reads`/`station` invalidation. */
   reads: ReadCache;
+  /** When each answer carrying `asOf` was first computed, shared by every process (lib/asOf.ts). */
+  asOf: AsOfMemo;
 }
 
 // Route handlers get the web's services: the framework (src/http/) names them through its registry

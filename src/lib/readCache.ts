@@ -72,23 +72,16 @@ export class Representation {
   readonly validUntil: number;
   readonly etag: string;
   readonly value: unknown;
-  /**
-   * What the answer shows, when that is not all of its bytes: `broadcast/current` leaves out `asOf`
-   * (when it was computed), so an answer recomputed only because its safety age ran out, and showing
-   * the same, is kept with its first `asOf` and ETag (it is still the right answer: 304s continue).
-   */
-  readonly fingerprint: string;
-  constructor(bytes: Buffer, contentType: string, validUntil = Infinity, value?: unknown, fingerprint?: string) {
+  constructor(bytes: Buffer, contentType: string, validUntil = Infinity, value?: unknown) {
     this.bytes = bytes;
     this.contentType = contentType;
     this.validUntil = validUntil;
     this.etag = strongEtag(bytes);
     this.value = value;
-    this.fingerprint = fingerprint ?? this.etag;
   }
 
-  static json(value: unknown, validUntil = Infinity, fingerprint?: string): Representation {
-    return new Representation(Buffer.from(JSON.stringify(value)), JSON_TYPE, validUntil, value, fingerprint);
+  static json(value: unknown, validUntil = Infinity): Representation {
+    return new Representation(Buffer.from(JSON.stringify(value)), JSON_TYPE, validUntil, value);
   }
 }
 
@@ -180,9 +173,6 @@ export class ReadCache {
     nowMs: number,
     compute: () => Promise<Representation>,
   ): Representation | Promise<Representation> {
-    const entry = this.entries.get(key);
-    // Past its safety age but not its validUntil: recomputed, and kept as it was if it shows the same.
-    const lapsed = entry !== undefined && nowMs < entry.expires && Date.now() >= entry.hardExpiry ? entry.rep : undefined;
     const hit = this.peek(key, nowMs);
     cacheLookup(areasLabel(area), hit !== undefined);
     if (hit !== undefined) return hit;
@@ -193,12 +183,8 @@ export class ReadCache {
       return inFlight.promise.then((rep) => (rep.validUntil > nowMs ? rep : this.read(key, stationId, area, nowMs, compute)));
     }
     const promise = compute().then(
-      (computed) => {
+      (rep) => {
         if (this.pending.get(key)?.promise === promise) this.pending.delete(key);
-        const rep =
-          lapsed !== undefined && lapsed.fingerprint === computed.fingerprint && lapsed.validUntil === computed.validUntil
-            ? lapsed
-            : computed;
         this.store(key, stationId, area, generation, rep, nowMs);
         return rep;
       },

@@ -16,6 +16,7 @@ import { OperatorKeyCache } from '../domains/operatorKeys/cache.ts';
 import { AuditLog } from '../domains/audit/store.ts';
 import { RateLimits } from '../http/ratelimit.ts';
 import { ReadCache } from '../lib/readCache.ts';
+import { AsOfMemo } from '../lib/asOf.ts';
 import { WebhookSubscriptions } from '../domains/webhooks/subscriptions.ts';
 import { DEFAULT_JOB_OPTIONS } from '../lib/queue.ts';
 import { persistLocalQueues, saveLocalQueues } from '../lib/embedded/localQueue.ts';
@@ -74,5 +75,6 @@ export async function createWebServices(config: Readonly<Config>, logger: Logger
     audit: new AuditLog(svc.db),
     rateLimits: new RateLimits(svc.redis, config.rateLimits),
     reads: new ReadCache(config.readCacheMaxBytes, READ_CACHE_MAX_AGE_MS, svc.invalidation),
+    asOf: new AsOfMemo(svc.db, svc.invalidation),
   };
 }

@@ -1,5 +1,5 @@
 import { Representation } from '../../lib/readCache.ts';
-import type { Services } from '../../services.ts';
+import type { Services, WebServices } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
 import { listenerTime, streamOf } from '../stations/streams.ts';
 import { broadcastHeard } from '../schedule/reads.ts';
@@ -15,7 +15,7 @@ import type { Live } from './schemas.ts';
 // tick, a broadcast boundary, a planned item boundary, a stored change becoming audible).
 
 export async function liveRead(
-  svc: Pick<Services, 'db' | 'clock' | 'config'>,
+  svc: Pick<Services, 'db' | 'clock' | 'config'> & Pick<WebServices, 'asOf'>,
   station: Station,
   streamKey?: string,
 ): Promise<Representation> {
@@ -43,6 +43,10 @@ export async function liveRead(
     nowPlaying: { track, elapsedSeconds, endsAt, freshness },
     upNext,
   };
-  // `asOf` aside, an answer recomputed only because its safety age ran out keeps its ETag (lib/readCache.ts).
-  return Representation.json(body, Math.min(playing.validUntil, onAir.validUntil, boundary), JSON.stringify({ ...body, asOf: null }));
+  // `asOf`: when the same answer was first computed (lib/asOf.ts) — the time of this computation while a
+  // track plays, since its elapsed time changes the answer each second anyway.
+  const validUntil = Math.min(playing.validUntil, onAir.validUntil, boundary);
+  const key = `live\n${station.id}\n${time.stream ?? ''}`;
+  const asOf = await svc.asOf.keep(key, station.id, ['nowPlaying', 'schedule'], JSON.stringify({ ...body, asOf: null }), now, validUntil);
+  return Representation.json({ ...body, asOf: asOf.toISOString() }, validUntil);
 }

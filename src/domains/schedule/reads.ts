@@ -1,5 +1,5 @@
 import { Representation } from '../../lib/readCache.ts';
-import type { Services } from '../../services.ts';
+import type { Services, WebServices } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
 import { MAX_BROADCASTS, type ResolvedBroadcast } from './model.ts';
 import { broadcastOnAir, broadcastsOverlapping, nextBroadcastStart, programsWithBroadcasts } from './queries.ts';
@@ -70,15 +70,29 @@ export async function broadcastHeard(
 }
 
 /**
- * `asOf` is when the answer was computed (decisions.md, Clarifications), so it may be reused until the
- * on-air broadcast changes. With `stream`, the broadcast current at that stream's heard time.
+ * `asOf` is when the answer was first computed (docs/schedule.md, "asOf"): kept, in every process, for as
+ * long as the answer shows the same broadcast (lib/asOf.ts), so a poll with `If-None-Match` answers 304
+ * until the broadcast on air changes or is edited. With `stream`, the broadcast current at that stream's
+ * heard time.
  */
-export async function currentBroadcastRead(svc: ReadServices, station: Station, streamKey?: string): Promise<Representation> {
+export async function currentBroadcastRead(
+  svc: ReadServices & Pick<WebServices, 'asOf'>,
+  station: Station,
+  streamKey?: string,
+): Promise<Representation> {
   const now = svc.clock.now();
   const time = listenerTime(streamOf(station, streamKey), now);
   const { current, validUntil } = await broadcastHeard(svc, station, time);
   const value = { ...presentCurrentBroadcast(current, station.timezone, time.at, now, svc.config.publicBaseUrl), ...streamPart(time) };
-  return Representation.json(value, validUntil, JSON.stringify({ ...value, asOf: null }));
+  const asOf = await svc.asOf.keep(
+    `broadcast/current\n${station.id}\n${time.stream ?? ''}`,
+    station.id,
+    'schedule',
+    JSON.stringify({ ...value, asOf: null }),
+    now,
+    validUntil,
+  );
+  return Representation.json({ ...value, asOf: asOf.toISOString() }, validUntil);
 }
 
 export async function calendarRead(svc: ReadServices, station: Station, query: WindowQuery): Promise<Representation> {
