@@ -1,11 +1,11 @@
 // The features that plug into the station core (docs/architecture.md, "A feature's station setting"):
 // each registers its station setting and subscribes to station changes from a file in its own folder
-// (artwork also decides a track's art at ingest: nowPlaying/ingestArt.ts; audience gives the play log its
-// performances: nowPlaying/playFigures.ts).
-// The composition (the roles, roles/services.ts, workers/index.ts, routes.ts) imports this list before
-// anything else but the metrics list (src/roles/metrics.ts, which builds no schema), so every
-// registration has run when the station schemas are built; the order here is the admin station view's
-// key order. src/services.ts (types only) does not import it: the features' files import its types.
+// (artwork also decides a track's art at ingest: nowPlaying/ingestArt.ts).
+// The composition imports this list before anything else (the roles, roles/services.ts,
+// workers/index.ts, routes.ts), so every registration has run when the station schemas are built; the
+// order here is the admin station view's key order. src/services.ts (types only) does not import it: the
+// features' files import its types. Only the metrics list (src/roles/metrics.ts) comes before it: it
+// builds no schema. Audience also gives the play log its performances (nowPlaying/playFigures.ts).
 import './domains/radiodns/station.ts';
 import './domains/podcasts/station.ts';
 import './domains/schedule/station.ts';
