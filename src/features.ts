@@ -4,11 +4,13 @@
 // The composition imports this list before anything else (the roles, roles/services.ts,
 // workers/index.ts, routes.ts), so every registration has run when the station schemas are built; the
 // order here is the admin station view's key order. src/services.ts (types only) does not import it: the
-// features' files import its types.
+// features' files import its types. Only the metrics list (src/roles/metrics.ts) comes before it: it
+// builds no schema. Audience also gives the play log its performances (nowPlaying/playFigures.ts).
 import './domains/radiodns/station.ts';
 import './domains/podcasts/station.ts';
 import './domains/schedule/station.ts';
 import './domains/audience/station.ts';
+import './domains/audience/playFigures.ts';
 import './domains/artwork/station.ts';
 import './domains/artwork/pinCache.ts';
 import './domains/reminders/station.ts';

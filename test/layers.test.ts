@@ -1,9 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { circlesOf, readImportGraph, specifiersOf, type ImportEdge } from './support/importGraph.ts';
+import { arrowsTable, describeArrow, drawnArrows, folderLoops, unlisted, unused, type DrawnArrow } from './support/domainArrows.ts';
 
 // The layers of docs/architecture.md ("Layers"), held against the import graph of src/ and workers/ as
 // the files write it — type imports included: a type import is a dependency on the shape all the same.
@@ -122,6 +123,141 @@ describe('layers: the import graph of src/ and workers/', () => {
       importsFrom(under('src/feed/', 'src/jobs.ts')).filter((edge) => !allowed(edge.to)),
       'src/feed and src/jobs.ts import only src/lib, src/config.ts, src/feed and src/jobs.ts',
     );
+  });
+});
+
+// The arrows between domain folders: the table of docs/architecture.md ("Where a domain needs another"),
+// read from the page itself, so the page and the test cannot drift apart.
+const ARROWS_PAGE = 'docs/architecture.md';
+const ARROWS_HEADING = 'Where a domain needs another';
+const table = arrowsTable(readFileSync(join(ROOT, ARROWS_PAGE), 'utf8'), ARROWS_HEADING);
+const drawn = drawnArrows(graph.edges, domainOf);
+const where = `${ARROWS_PAGE} ("${ARROWS_HEADING}")`;
+
+describe('layers: arrows between domain folders (src/domains/<folder>/, subfolders included)', () => {
+  it(`reads the table of ${where}: its arrows name domain folders`, () => {
+    const folders = readdirSync(join(ROOT, 'src/domains'), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
+    expect(table).to.deep.include({ from: 'admin', to: 'auth' });
+    const unknown = table.filter((arrow) => !folders.includes(arrow.from) || !folders.includes(arrow.to));
+    if (unknown.length)
+      expect.fail(
+        `rows of the table in ${where} name no folder of src/domains (renamed or moved?):\n${unknown.map((a) => `  ${a.from} → ${a.to}`).join('\n')}`,
+      );
+  });
+
+  it(`every import between two domain folders is an arrow the table of ${where} lists (any domain may import stations, the core)`, () => {
+    const offending = unlisted(drawn, table, ['stations']);
+    if (offending.length)
+      expect.fail(
+        `imports between domain folders that the table in ${where} does not list; add a row (| from → to | what it takes | why |) ` +
+          `if the arrow is meant, or remove the imports:\n${offending.map((arrow) => describeArrow(arrow)).join('\n')}`,
+      );
+  });
+
+  it(`every arrow the table of ${where} lists is drawn by some import`, () => {
+    const stale = unused(table, drawn);
+    if (stale.length)
+      expect.fail(
+        `arrows in the table in ${where} that no import draws any more; remove them from their rows (after a move, ` +
+          `the arrow may have turned round or gone to another folder):\n${stale.map((a) => `  ${a.from} → ${a.to}`).join('\n')}`,
+      );
+  });
+
+  it('no loop between domain folders, whether or not the table lists each arrow', () => {
+    const loops = folderLoops(drawn);
+    if (loops.length) expect.fail(loopsMessage(loops, drawn));
+  });
+});
+
+/** Each loop, then the imports behind each of its arrows. */
+function loopsMessage(loops: string[][], drawnArrows: readonly DrawnArrow[]): string {
+  const lines = ['loops between domain folders (a lower domain imports an upper one back; move what both need to the lower one):'];
+  for (const loop of loops) {
+    lines.push(`  ${loop.join(' → ')}`);
+    for (let i = 0; i + 1 < loop.length; i++) {
+      const arrow = drawnArrows.find((a) => a.from === loop[i] && a.to === loop[i + 1])!;
+      lines.push(describeArrow(arrow, '    '));
+    }
+  }
+  return lines.join('\n');
+}
+
+describe('layers: the domain arrows checker', () => {
+  const page = [
+    '# A page',
+    '## Where a domain needs another',
+    'Some prose.',
+    '',
+    '| arrow | what it takes | why |',
+    '|---|---|---|',
+    '| `schedule` → artwork | images | programs show one |',
+    '| artwork → nowPlaying, media | types | art of tracks |',
+    '| content, nowPlaying → schedule | the on-air row | both read it |',
+    '',
+    '## Another heading',
+    '| x → y | | |',
+  ].join('\n');
+  const edge = (from: string, to: string): ImportEdge => ({ from: `src/domains/${from}`, to: `src/domains/${to}`, typeOnly: false });
+  const folder = (file: string) => /^src\/domains\/([^/]+)\//.exec(file)?.[1] ?? null;
+
+  it('reads every arrow of the table under its heading (lists on either side, backticks), and nothing after it', () => {
+    expect(arrowsTable(page, 'Where a domain needs another')).to.deep.equal([
+      { from: 'schedule', to: 'artwork' },
+      { from: 'artwork', to: 'nowPlaying' },
+      { from: 'artwork', to: 'media' },
+      { from: 'content', to: 'schedule' },
+      { from: 'nowPlaying', to: 'schedule' },
+    ]);
+    expect(() =>
+      arrowsTable(page.replace('| artwork → nowPlaying, media |', '| artwork and media |'), 'Where a domain needs another'),
+    ).to.throw(/names no arrow/);
+    expect(() => arrowsTable(page, 'Elsewhere')).to.throw(/no "## Elsewhere" heading/);
+  });
+
+  it('finds an import no row allows, with its files, and a row no import draws', () => {
+    const drawnHere = drawnArrows(
+      [edge('schedule/commands.ts', 'artwork/images.ts'), edge('media/a.ts', 'artwork/b.ts'), edge('media/a.ts', 'media/c.ts')],
+      folder,
+    );
+    const tableHere = arrowsTable(page, 'Where a domain needs another');
+    expect(unlisted(drawnHere, tableHere).map((a) => `${a.from} → ${a.to}`)).to.deep.equal(['media → artwork']);
+    expect(describeArrow(unlisted(drawnHere, tableHere)[0])).to.equal(
+      '  media → artwork\n    src/domains/media/a.ts → src/domains/artwork/b.ts',
+    );
+    expect(unused(tableHere, drawnHere).map((a) => `${a.from} → ${a.to}`)).to.deep.equal([
+      'artwork → nowPlaying',
+      'artwork → media',
+      'content → schedule',
+      'nowPlaying → schedule',
+    ]);
+  });
+
+  it('finds a folder loop even when the table lists every one of its arrows', () => {
+    const drawnHere = drawnArrows(
+      [
+        edge('schedule/commands.ts', 'artwork/images.ts'),
+        edge('artwork/images.ts', 'nowPlaying/model.ts'),
+        edge('nowPlaying/live.ts', 'schedule/onair.ts'),
+        edge('content/a.ts', 'schedule/onair.ts'),
+      ],
+      folder,
+    );
+    expect(unlisted(drawnHere, arrowsTable(page, 'Where a domain needs another'))).to.deep.equal([]);
+    const loops = folderLoops(drawnHere);
+    expect(loops).to.deep.equal([['artwork', 'nowPlaying', 'schedule', 'artwork']]);
+    expect(loopsMessage(loops, drawnHere))
+      .to.include('artwork → nowPlaying → schedule → artwork')
+      .and.include('      src/domains/nowPlaying/live.ts → src/domains/schedule/onair.ts');
+  });
+
+  it('finds no folder loop where the arrows run one way, nor from imports inside one folder', () => {
+    const drawnHere = drawnArrows(
+      [edge('schedule/a.ts', 'artwork/b.ts'), edge('artwork/b.ts', 'artwork/c.ts'), edge('artwork/c.ts', 'artwork/b.ts')],
+      folder,
+    );
+    expect(folderLoops(drawnHere)).to.deep.equal([]);
   });
 });
 

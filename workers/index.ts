@@ -1,3 +1,6 @@
+// First, every role's metrics in the order /metrics lists them (src/roles/metrics.ts: the files it lists
+// import only lib/metrics.ts, so no station schema is built before the features register).
+import '../src/roles/metrics.ts';
 // Every feature's station setting is registered before anything builds the station schemas.
 import '../src/features.ts';
 import type { Job, Worker } from 'bullmq';
@@ -5,16 +8,8 @@ import type { Config } from '../src/config.ts';
 import { JOBS, QUEUES, isAwaited, parsePayload, type JobName, type QueueName } from '../src/jobs.ts';
 import { createLogger } from '../src/lib/logger.ts';
 import { createWorker } from '../src/lib/queue.ts';
-import {
-  initMetrics,
-  jobDuration,
-  jobsCompleted,
-  jobsFailed,
-  jobsRetried,
-  jobsStalled,
-  metricsEnabled,
-  setQueueCountsSource,
-} from '../src/lib/metrics.ts';
+import { initMetrics, metricsEnabled } from '../src/lib/metrics.ts';
+import { jobDuration, jobsCompleted, jobsFailed, jobsRetried, jobsStalled, setQueueCountsSource } from './metrics.ts';
 import { startWorkerHttp } from './http.ts';
 import { Shutdown } from '../src/lib/shutdown.ts';
 import { createServices } from '../src/roles/services.ts';

@@ -1,5 +1,5 @@
 import type { Logger } from '../lib/logger.ts';
-import { gatewayResyncs } from '../lib/metrics.ts';
+import { gatewayResyncs } from './metrics.ts';
 import { UNAVAILABLE, type Admission, type Rejection } from './admission.ts';
 import type { FeedBridge } from './bridge.ts';
 import type { Fanout } from './fanout.ts';

@@ -6,7 +6,8 @@ import { createBlockingRedis, type Redis } from '../lib/redis.ts';
 import type { Logger } from '../lib/logger.ts';
 import { StationFeed, type FeedChange } from './stationFeed.ts';
 import { HeardViews, type DelayedView } from './delay.ts';
-import { gatewayResyncs, gatewayStations, metricsEnabled } from '../lib/metrics.ts';
+import { metricsEnabled } from '../lib/metrics.ts';
+import { gatewayResyncs, gatewayStations } from './metrics.ts';
 import type { FeedStore, StoredRow } from './store.ts';
 
 interface Subscription {

@@ -1,4 +1,4 @@
-import { gatewayTallies } from '../lib/metrics.ts';
+import { gatewayTallies } from './metrics.ts';
 
 type TransportTallies = ReturnType<typeof gatewayTallies>;
 
@@ -6,7 +6,7 @@ export type Transport = 'websocket' | 'sse';
 
 /**
  * The gateway's per-transport series (connections, frames and bytes sent, slow consumers), looked up once
- * and counted in plain numbers (metrics.ts, `Tally`); nothing is counted when metrics are off.
+ * and counted in plain numbers (lib/metrics.ts, `Tally`); nothing is counted when metrics are off.
  */
 export class SentTallies {
   readonly on: boolean;

@@ -18,7 +18,7 @@ export type GraphQLContext = {
   /** Seconds for `Retry-After`, set with a 503 from an error that says when to retry (Postgres unreachable). */
   retryAfter?: number;
   /**
-   * What the response shows, while it can be kept whole (graphql/routes.ts): the read areas used and
+   * What the response shows, while it can be kept whole (graphql/serve.ts): the read areas used and
    * the earliest instant one of their answers changes. Unset by any root field not served from the
    * cached reads, and by errors.
    */

@@ -66,3 +66,13 @@ export function statusFor(errors: readonly GraphQLError[] | undefined): number |
   }
   return status;
 }
+
+/** The longest `retryAfterSeconds` among the errors' originals (DatabaseUnavailableError's), else its default. */
+export function retryAfterOf(errors: readonly GraphQLError[] | undefined): number {
+  let seconds: number | undefined;
+  for (const err of errors ?? []) {
+    const original = err.originalError as { retryAfterSeconds?: unknown } | undefined;
+    if (typeof original?.retryAfterSeconds === 'number') seconds = Math.max(seconds ?? 0, original.retryAfterSeconds);
+  }
+  return seconds ?? new DatabaseUnavailableError().retryAfterSeconds;
+}

@@ -19,7 +19,7 @@ import { isPublic, type FrameworkServices, type RouteScope } from './subjects.ts
 // reads, and on the 2-core machine building Koa's context, request and response objects for each of
 // them cost a third of the throughput (docs/architecture.md, "Listener reads from cached bytes").
 //
-// GraphQL queries over GET are taken the same way when graphql/routes.ts kept their whole response
+// GraphQL queries over GET are taken the same way when graphql/serve.ts kept their whole response
 // (`graphqlKey`: the Accept and Content-Type it was negotiated with and the raw query string).
 //
 // Only a request that would certainly get the stored answer is taken: a GET or HEAD of a cached listener
@@ -40,7 +40,7 @@ interface CachedRead {
   operationId: string;
   /** The metrics label of the look-up: the read's area(s), or `graphql`. */
   area: string;
-  /** A GraphQL query over GET: its whole response, kept by graphql/routes.ts under `graphqlKey`. */
+  /** A GraphQL query over GET: its whole response, kept by graphql/serve.ts under `graphqlKey`. */
   graphql: boolean;
   scope: RouteScope;
   module?: string;
@@ -180,7 +180,7 @@ export function cachedReads(
     // Not stored: when its computation is already running (the answer of the moment before has just
     // expired — now-playing's every second — or passed its safety age), this request waits for it here,
     // its gates already passed, instead of running the whole route only to join it there (issue 38); a
-    // GraphQL query waits for the same query's run (graphql/routes.ts), which no write has overtaken.
+    // GraphQL query waits for the same query's run (graphql/serve.ts), which no write has overtaken.
     const running = rep === undefined ? svc.reads.running(key, station.id, read.areas) : undefined;
     if (rep === undefined && running === undefined) return false;
 

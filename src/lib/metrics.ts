@@ -1,9 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import {
+  collectDefaultMetrics,
+  Counter,
+  Gauge,
+  Histogram,
+  Registry,
+  type CounterConfiguration,
+  type GaugeConfiguration,
+  type HistogramConfiguration,
+} from 'prom-client';
 import { safeEqual } from './tokens.ts';
 
-// Every Prometheus metric of every role, in one registry per process (docs/operations.md lists them).
-// `waveline dev` runs the three roles in one process and serves them all from one /metrics.
+// The metrics registry of the process (one per process; docs/operations.md lists every metric), the
+// generic metrics (HTTP requests, rate limits, response caches; the process metrics) and the /metrics
+// answer. Every other metric is defined by its owner, in its own folder — a feature in
+// `domains/<feature>/metrics.ts`, the worker in `workers/metrics.ts`, the gateway in
+// `gateway/metrics.ts` — with `counter`, `gauge` and `histogram` below, and listed in
+// `src/roles/metrics.ts` so every role's /metrics lists it. `waveline dev` runs the three roles in one
+// process and serves them all from one /metrics.
 // Labels stay bounded: route templates (never raw paths, slugs or tokens), job and queue names, fixed
 // reasons. No Koa, no knex here: the gateway imports this module.
 
@@ -22,6 +36,21 @@ export function startProcessMetrics(config: { metrics: boolean }): void {
   if (!config.metrics || defaultsCollected) return;
   defaultsCollected = true;
   collectDefaultMetrics({ register: registry });
+}
+
+/** A counter in the process registry (its name unique: a second one of the same name throws). */
+export function counter<T extends string>(config: Omit<CounterConfiguration<T>, 'registers'>): Counter<T> {
+  return new Counter({ ...config, registers: [registry] });
+}
+
+/** A gauge in the process registry. */
+export function gauge<T extends string>(config: Omit<GaugeConfiguration<T>, 'registers'>): Gauge<T> {
+  return new Gauge({ ...config, registers: [registry] });
+}
+
+/** A histogram in the process registry (a path run per request uses `FastHistogram` instead). */
+export function histogram<T extends string>(config: Omit<HistogramConfiguration<T>, 'registers'>): Histogram<T> {
+  return new Histogram({ ...config, registers: [registry] });
 }
 
 // ---- web ----
@@ -99,18 +128,16 @@ export const httpRequestDuration = new FastHistogram({
   registers: [registry],
 });
 
-export const rateLimitRefusals = new Counter({
+export const rateLimitRefusals = counter({
   name: 'waveline_rate_limit_refusals_total',
   help: 'Requests refused with 429 RATE_LIMITED, by limit.',
   labelNames: ['limit'] as const,
-  registers: [registry],
 });
 
-const cacheLookups = new Counter({
+const cacheLookups = counter({
   name: 'waveline_cache_lookups_total',
   help: 'Response-cache look-ups by cache and result (hit or miss).',
   labelNames: ['cache', 'result'] as const,
-  registers: [registry],
   collect: () => {
     for (const { hit, miss } of cacheCounters.values()) {
       hit.flush();
@@ -142,101 +169,15 @@ export function cacheLookup(cache: string, hit: boolean): void {
   (hit ? counters.hit : counters.miss).inc();
 }
 
-// ---- worker ----
-
-export const jobsCompleted = new Counter({
-  name: 'waveline_jobs_completed_total',
-  help: 'Jobs that completed, by job name.',
-  labelNames: ['job'] as const,
-  registers: [registry],
-});
-
-export const jobsFailed = new Counter({
-  name: 'waveline_jobs_failed_total',
-  help: 'Jobs that failed their last attempt (no retry left), by job name.',
-  labelNames: ['job'] as const,
-  registers: [registry],
-});
-
-export const jobsRetried = new Counter({
-  name: 'waveline_jobs_retried_total',
-  help: 'Job attempts that failed and will be retried, by job name.',
-  labelNames: ['job'] as const,
-  registers: [registry],
-});
-
-export const jobDuration = new Histogram({
-  name: 'waveline_job_duration_seconds',
-  help: 'Time a worker spent on one attempt of a job, by job name and outcome (completed or failed).',
-  labelNames: ['job', 'outcome'] as const,
-  buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-  registers: [registry],
-});
-
-/**
- * Listeners of each stream at its last good poll (decisions.md, "Audience"). A stream whose last poll
- * failed has no series until it answers again: an unknown count is never shown as 0.
- */
-export const streamListeners = new Gauge({
-  name: 'waveline_stream_listeners',
-  help: 'Listeners of a station stream at its last good poll (station id, stream key).',
-  labelNames: ['station', 'stream'] as const,
-  registers: [registry],
-});
-
-export const jobsStalled = new Counter({
-  name: 'waveline_jobs_stalled_total',
-  help: 'Jobs found stalled (their worker died or blocked past its lock) and taken back, by queue.',
-  labelNames: ['queue'] as const,
-  registers: [registry],
-});
-
-export const pushMessages = new Counter({
-  name: 'waveline_push_messages_total',
-  help: 'Push messages by provider and result: sent, failed, pruned (dead token removed), retried (429/5xx, sent again).',
-  labelNames: ['provider', 'result'] as const,
-  registers: [registry],
-});
-
-export const artworkChecks = new Counter({
-  name: 'waveline_artwork_checks_total',
-  help: 'Artwork checks by source (operator, ingest, catalogue) and result: kept, or the reason it was refused.',
-  labelNames: ['source', 'result'] as const,
-  registers: [registry],
-});
-
-/** Job counts of every queue by state, as the job system reports them; null when it keeps none. */
-export type QueueCounts = Record<string, Record<'waiting' | 'active' | 'delayed' | 'failed', number>>;
-let queueCountsSource: (() => Promise<QueueCounts | null>) | null = null;
-
-/** The worker registers where queue depths come from (the Jobs abstraction); read at scrape time. */
-export function setQueueCountsSource(source: (() => Promise<QueueCounts | null>) | null): void {
-  queueCountsSource = source;
-}
-
-new Gauge({
-  name: 'waveline_queue_jobs',
-  help: 'Jobs in each queue by state (waiting, active, delayed, failed), read from the queues at scrape time.',
-  labelNames: ['queue', 'state'] as const,
-  registers: [registry],
-  async collect() {
-    this.reset();
-    const counts = queueCountsSource ? await queueCountsSource().catch(() => null) : null;
-    if (!counts) return;
-    for (const [queue, byState] of Object.entries(counts)) {
-      for (const [state, value] of Object.entries(byState)) this.set({ queue, state }, value);
-    }
-  },
-});
-
-// ---- gateway ----
+// ---- tallies ----
 
 /**
  * A series of a labelled counter or gauge that adds up in a plain number and hands the sum to prom-client
- * when the registry is read. prom-client's `labels(…).inc()` hashes and checks its labels on every call,
- * and the gateway counts per connection and per frame (a reconnect storm: tens of thousands a second).
+ * when the registry is read (its metric's `collect` flushes it). prom-client's `labels(…).inc()` hashes and
+ * checks its labels on every call, and the gateway counts per connection and per frame (a reconnect storm:
+ * tens of thousands a second), the read cache per cached read.
  */
-interface Series {
+export interface Series {
   inc(value: number): void;
   dec?(value: number): void;
 }
@@ -264,79 +205,6 @@ export class Tally {
     else if (delta < 0) this.series.dec?.(-delta);
   }
 }
-
-const gatewayTallyList: Tally[] = [];
-function flushGatewayTallies(): void {
-  for (const tally of gatewayTallyList) tally.flush();
-}
-
-export const gatewayConnections = new Gauge({
-  name: 'waveline_gateway_connections',
-  help: 'Open feed connections.',
-  labelNames: ['transport'] as const,
-  registers: [registry],
-  collect: flushGatewayTallies,
-});
-
-export const gatewayFramesSent = new Counter({
-  name: 'waveline_gateway_frames_sent_total',
-  help: 'Feed frames sent to clients (one per receiving socket).',
-  labelNames: ['transport'] as const,
-  registers: [registry],
-  collect: flushGatewayTallies,
-});
-
-export const gatewayBytesSent = new Counter({
-  name: 'waveline_gateway_bytes_sent_total',
-  help: 'Bytes of feed frames sent to clients (frame payloads, one count per receiving socket).',
-  labelNames: ['transport'] as const,
-  registers: [registry],
-  collect: flushGatewayTallies,
-});
-
-export const gatewaySlowConsumerCloses = new Counter({
-  name: 'waveline_gateway_slow_consumer_closes_total',
-  help: 'Feed connections closed because the client read too slowly (GATEWAY_MAX_BACKPRESSURE_BYTES).',
-  labelNames: ['transport'] as const,
-  registers: [registry],
-  collect: flushGatewayTallies,
-});
-
-type TransportTallies = { connections: Tally; frames: Tally; bytes: Tally; slow: Tally };
-const transportTallies = new Map<string, TransportTallies>();
-
-/** The per-connection and per-frame series of a transport, as tallies (one set per process, shared by its gateways). */
-export function gatewayTallies(transport: 'websocket' | 'sse'): TransportTallies {
-  let tallies = transportTallies.get(transport);
-  if (!tallies) {
-    const tally = (series: Series) => {
-      const made = new Tally(series);
-      gatewayTallyList.push(made);
-      return made;
-    };
-    tallies = {
-      connections: tally(gatewayConnections.labels(transport)),
-      frames: tally(gatewayFramesSent.labels(transport)),
-      bytes: tally(gatewayBytesSent.labels(transport)),
-      slow: tally(gatewaySlowConsumerCloses.labels(transport)),
-    };
-    transportTallies.set(transport, tallies);
-  }
-  return tallies;
-}
-
-export const gatewayResyncs = new Counter({
-  name: 'waveline_gateway_resyncs_total',
-  help: 'Times a station feed was re-read: redis_reconnect (catch-up after the subscriber reconnected), settings_changed (listeners closed with 1012 to start again from a snapshot).',
-  labelNames: ['reason'] as const,
-  registers: [registry],
-});
-
-export const gatewayStations = new Gauge({
-  name: 'waveline_gateway_stations_subscribed',
-  help: 'Stations whose feed channel this gateway is subscribed to (it has listeners for them).',
-  registers: [registry],
-});
 
 // ---- serving ----
 

@@ -20,7 +20,7 @@ export const readKey = (operationId: string, stationId: string, path = '', query
   `${operationId}\n${stationId}\n${path}\n${query}`;
 
 /**
- * The key of a whole GraphQL response (graphql/routes.ts): the method, the Accept and Content-Type
+ * The key of a whole GraphQL response (graphql/serve.ts): the method, the Accept and Content-Type
  * headers the answer was negotiated with, and the raw query string (GET) or body (POST). Web's cached
  * reads (http/cachedReads.ts) find a GET's answer by the same key before Koa.
  */
@@ -212,7 +212,7 @@ export class ReadCache {
 
   /**
    * Registers a computation of `key` whose areas are known only once it has run (a GraphQL response,
-   * graphql/routes.ts): until `end`, `running(key, stationId)` returns it, so the same request made
+   * graphql/serve.ts): until `end`, `running(key, stationId)` returns it, so the same request made
    * meanwhile waits for its answer instead of running the whole operation again — when a now-playing
    * answer expires, every request of the next moment would. It is joined only while no area of the
    * station was invalidated since it began. `end(rep)` shares the answer it stored, `end(unkept)` an

@@ -1,3 +1,5 @@
+// Every role's metrics, in the order /metrics lists them (src/roles/metrics.ts).
+import './metrics.ts';
 import type { Config } from '../config.ts';
 import { initMetrics } from '../lib/metrics.ts';
 import { createLogger } from '../lib/logger.ts';

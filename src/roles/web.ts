@@ -1,3 +1,6 @@
+// First, every role's metrics in the order /metrics lists them (src/roles/metrics.ts: the files it lists
+// import only lib/metrics.ts, so no station schema is built before the features register).
+import './metrics.ts';
 // Every feature's station setting is registered before anything builds the station schemas.
 import '../features.ts';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

@@ -501,7 +501,7 @@ describe('listener reads from cached bytes', () => {
         const first = get(server, fx.token, path, headers);
         await eventually(() => spy.runs === 1);
         const beforeKoa = get(server, fx.token, path, headers); // GET: answered before Koa (http/cachedReads.ts)
-        const inRoute = request(server.url, 'HEAD', path, { token: fx.token, headers }); // HEAD: Koa's (graphql/routes.ts)
+        const inRoute = request(server.url, 'HEAD', path, { token: fx.token, headers }); // HEAD: Koa's (graphql/serve.ts)
         await eventually(() => spy.joins === 2, { timeoutMs: 3000 });
         expect(spy.runs, 'the requests that joined ran nothing').to.equal(1);
         spy.release();

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../../lib/db.ts';
-import { artworkChecks } from '../../lib/metrics.ts';
+import { artworkChecks } from './metrics.ts';
 import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
 import { fetchBounded } from '../webhooks/transport.ts';

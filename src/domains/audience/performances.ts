@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../lib/db.ts';
 import type { Services } from '../../services.ts';
+import { endOfPlay, nextAtColumn, playBatches, type PlayInterval, type PlayKey } from '../nowPlaying/plays.ts';
 import { audienceStreams, type AudienceStream } from './model.ts';
 
 // Performances (decisions.md, "Audience"): a play's figure on a stream is the largest sample of that
@@ -13,20 +14,16 @@ import { audienceStreams, type AudienceStream } from './model.ts';
 
 export type ByStream = Record<string, number | null>;
 
-export interface PlayInterval {
-  id: string;
-  start: Date;
-  /** null while the play has no known end (still on air): the interval then runs to now. */
-  end: Date | null;
-}
-
 export const totalOf = (byStream: ByStream): number | null => {
   let total: number | null = null;
   for (const n of Object.values(byStream)) if (n !== null) total = (total ?? 0) + n;
   return total;
 };
 
-/** Per play, per stream: the largest sample in the audible interval (one statement for a whole batch of plays). */
+/**
+ * Per play, per stream: the largest sample in the audible interval (one statement for a whole batch of
+ * plays); a play without a known end (still on air) is heard until now.
+ */
 export async function computePerformances(
   db: Db,
   stationId: string,
@@ -76,20 +73,17 @@ const FIX_BATCH = 2000;
 /** The job looks this far back before a station's latest fixed play (a play this long is rare; a longer one is fixed by the report). */
 const FIX_LOOKBACK_MS = 6 * 3600_000;
 
-interface PlayRow {
+interface UnfixedPlay extends PlayKey {
   id: string;
-  sort_at: Date;
-  receipt_seq: string;
-  title: string | null;
   duration_seconds: number | null;
-  fixed: boolean;
+  next_at: Date | null;
 }
 
 /**
  * Fixes one station's plays from `from` on (before `to`, when given) that have ended on the station's
- * most delayed stream plus one poll interval and have no figures yet. The station's observations are read
- * in play order on the (station, sort_at, receipt_seq) index, one batch at a time; a play's end is the
- * next observation's play time or its start + duration, whichever is earlier (the play log's `endedAt`).
+ * most delayed stream plus one poll interval and have no figures yet: its plays without figures, in play
+ * order (nowPlaying/plays.ts), each ending at the next observation's play time or its start + duration,
+ * whichever is earlier (the play log's `endedAt`).
  */
 export async function fixStation(
   db: Db,
@@ -100,47 +94,31 @@ export async function fixStation(
 ): Promise<number> {
   if (station.streams.length === 0) return 0;
   const settleMs = (pollSeconds + Math.max(...station.streams.map((s) => s.latencySeconds))) * 1000;
-  let after: { sortAt: Date; seq: string } | null = null;
   let fixed = 0;
-  for (;;) {
-    const query = db('observations as o')
-      .leftJoin('play_performances as pp', 'pp.observation_id', 'o.id')
-      .where('o.station_id', station.id)
-      .andWhere('o.sort_at', '>=', range.from)
-      .orderBy([{ column: 'o.sort_at' }, { column: 'o.receipt_seq' }])
-      .limit(FIX_BATCH + 1)
-      .select<PlayRow[]>(
-        'o.id',
-        'o.sort_at',
-        'o.receipt_seq',
-        'o.title',
-        'o.duration_seconds',
-        db.raw('pp.observation_id IS NOT NULL AS fixed'),
-      );
-    if (after) query.andWhereRaw('(o.sort_at, o.receipt_seq) > (?::timestamptz, ?::bigint)', [after.sortAt, after.seq]);
-    const rows = await query;
-    const full = rows.length > FIX_BATCH;
-    // In a full batch the extra row only tells the last play's end; it is read again as the next batch's first.
-    const plays = full ? rows.slice(0, FIX_BATCH) : rows;
+  const batches = playBatches<UnfixedPlay>(
+    db,
+    station.id,
+    range,
+    (query) =>
+      query
+        .leftJoin('play_performances as pp', 'pp.observation_id', 'o.id')
+        .whereNull('pp.observation_id')
+        .select('o.id', 'o.duration_seconds', nextAtColumn(db)),
+    FIX_BATCH,
+  );
+  for await (const plays of batches) {
     const due: PlayInterval[] = [];
-    let pastRange = false;
-    plays.forEach((row, i) => {
-      if (range.to && row.sort_at >= range.to) pastRange = true;
-      if (pastRange || row.title === null || row.fixed) return;
-      const next = rows[i + 1]?.sort_at ?? null;
-      const byDuration = row.duration_seconds !== null ? new Date(row.sort_at.getTime() + Math.round(row.duration_seconds * 1000)) : null;
-      const end = byDuration && next ? (byDuration < next ? byDuration : next) : (byDuration ?? next);
+    for (const row of plays) {
+      const end = endOfPlay(row.sort_at, row.duration_seconds, row.next_at === null ? null : new Date(row.next_at));
       if (end && end.getTime() + settleMs <= now.getTime()) due.push({ id: row.id, start: row.sort_at, end });
-    });
+    }
     if (due.length) {
       const figures = await computePerformances(db, station.id, station.streams, due, pollSeconds, now);
       await storeFigures(db, station.id, due, figures, now);
       fixed += due.length;
     }
-    if (!full || pastRange) return fixed;
-    const last = plays[plays.length - 1];
-    after = { sortAt: last.sort_at, seq: String(last.receipt_seq) };
   }
+  return fixed;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Services } from '../../services.ts';
-import { streamListeners } from '../../lib/metrics.ts';
+import { streamListeners } from './metrics.ts';
 import { audienceStreams, type Sample, type StreamStats } from './model.ts';
 import { CountUnavailable, STATUS_TIMEOUT_MS, getStatusJson } from './providers/http.ts';
 import { icecastListeners } from './providers/icecast.ts';

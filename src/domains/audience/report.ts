@@ -3,6 +3,7 @@ import { DateTime } from 'luxon';
 import type { Db } from '../../lib/db.ts';
 import { RoyaltiesNotConfiguredError } from '../../lib/errors.ts';
 import type { Services } from '../../services.ts';
+import { playBatches, playsQuery, type PlayKey } from '../nowPlaying/plays.ts';
 import { asciiField } from './ascii.ts';
 import { fixDuePlays } from './performances.ts';
 import type { Royalties } from './settings.ts';
@@ -13,8 +14,8 @@ export type FiledRoyalties = { [K in keyof Royalties]: NonNullable<Royalties[K]>
 // The SoundExchange census Report of Use (decisions.md, "Audience"; docs/audience.md): one tab-separated
 // ASCII row per music play of a month in the station's time zone. Every play of the month that is due
 // is fixed first (the job would have done it), so each row's figure is the stored one; a play not fixed
-// yet (still on air) counts as unknown. Rows are read in keyset batches, like the play log, and written
-// as the socket drains: a month never sits in memory.
+// yet (still on air) counts as unknown. The plays are read in keyset batches (nowPlaying/plays.ts, as the
+// play log reads them) and written as the socket drains: a month never sits in memory.
 
 export const REPORT_COLUMNS = [
   'NAME_OF_SERVICE',
@@ -26,8 +27,6 @@ export const REPORT_COLUMNS = [
   'MARKETING_LABEL',
   'ACTUAL_TOTAL_PERFORMANCES',
 ] as const;
-
-const BATCH = 2000;
 
 export interface ReportMonth {
   from: Date;
@@ -64,14 +63,6 @@ export function reportFileName(royalties: FiledRoyalties, month: ReportMonth): s
   return `${service}${month.firstDay}_${month.lastDay}_${royalties.transmissionCategory}.txt`;
 }
 
-const monthPlays = (db: Db, stationId: string, month: ReportMonth) =>
-  db('observations as o')
-    .leftJoin('play_performances as pp', 'pp.observation_id', 'o.id')
-    .where('o.station_id', stationId)
-    .andWhere('o.sort_at', '>=', month.from)
-    .andWhere('o.sort_at', '<', month.to)
-    .whereNotNull('o.title');
-
 /** Fixes what is due, then counts the plays whose figure is unknown (for the header sent before the body). */
 export async function prepareReport(
   svc: Pick<Services, 'db' | 'config' | 'clock'>,
@@ -79,15 +70,13 @@ export async function prepareReport(
   month: ReportMonth,
 ): Promise<number> {
   await fixDuePlays(svc, { stationId, from: month.from, to: month.to });
-  const [{ unknown }] = await monthPlays(svc.db, stationId, month).select<Array<{ unknown: string }>>(
-    svc.db.raw('count(*) FILTER (WHERE pp.performances IS NULL) AS unknown'),
-  );
+  const [{ unknown }] = await playsQuery(svc.db, stationId, month)
+    .leftJoin('play_performances as pp', 'pp.observation_id', 'o.id')
+    .select<Array<{ unknown: string }>>(svc.db.raw('count(*) FILTER (WHERE pp.performances IS NULL) AS unknown'));
   return Number(unknown);
 }
 
-interface ReportRow {
-  sort_at: Date;
-  receipt_seq: string;
+interface ReportRow extends PlayKey {
   artist: string | null;
   title: string;
   isrc: string | null;
@@ -99,14 +88,12 @@ export function reportText(db: Db, stationId: string, royalties: FiledRoyalties,
   const service = asciiField(royalties.serviceName);
   async function* lines(): AsyncGenerator<string> {
     yield REPORT_COLUMNS.join('\t') + '\r\n';
-    let after: { sortAt: Date; seq: string } | null = null;
-    for (;;) {
-      const query = monthPlays(db, stationId, month)
-        .orderBy([{ column: 'o.sort_at' }, { column: 'o.receipt_seq' }])
-        .limit(BATCH)
-        .select<ReportRow[]>('o.sort_at', 'o.receipt_seq', 'o.artist', 'o.title', 'o.isrc', 'o.album', 'pp.performances');
-      if (after) query.andWhereRaw('(o.sort_at, o.receipt_seq) > (?::timestamptz, ?::bigint)', [after.sortAt, after.seq]);
-      const rows = await query;
+    const batches = playBatches<ReportRow>(db, stationId, month, (query) =>
+      query
+        .leftJoin('play_performances as pp', 'pp.observation_id', 'o.id')
+        .select('o.artist', 'o.title', 'o.isrc', 'o.album', 'pp.performances'),
+    );
+    for await (const rows of batches) {
       let chunk = '';
       for (const row of rows) {
         chunk +=
@@ -123,9 +110,6 @@ export function reportText(db: Db, stationId: string, royalties: FiledRoyalties,
           ].join('\t') + '\r\n';
       }
       if (chunk) yield chunk;
-      if (rows.length < BATCH) return;
-      const last = rows[rows.length - 1];
-      after = { sortAt: last.sort_at, seq: String(last.receipt_seq) };
     }
   }
   return Readable.from(lines());

@@ -65,7 +65,7 @@ export const playLogRoutes = [
     async handler({ ctx, svc, params, query }) {
       const station = await svc.stations.require(params.stationId);
       const range = parseRange(query);
-      const logContext = { db: svc.db, pollSeconds: svc.config.audience.pollSeconds, now: svc.clock.now() };
+      const logContext = { db: svc.db, config: svc.config, now: svc.clock.now() };
       if (query.format === 'csv') {
         ctx.type = 'text/csv; charset=utf-8';
         ctx.set('Content-Disposition', `attachment; filename="${playLogFileName(station.slug, range)}"`);

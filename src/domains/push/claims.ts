@@ -1,4 +1,4 @@
-import { pushMessages } from '../../lib/metrics.ts';
+import { pushMessages } from './metrics.ts';
 import type { Services } from '../../services.ts';
 
 // Claims of a notification's devices and their outcomes (the sending loop is send.ts, the leases

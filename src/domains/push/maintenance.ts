@@ -1,4 +1,4 @@
-import { pushMessages } from '../../lib/metrics.ts';
+import { pushMessages } from './metrics.ts';
 import type { Services } from '../../services.ts';
 import { loadCredentials } from './credentials.ts';
 import { enqueueSend, finishNotification, RETENTION_MS, type NotificationRow } from './notifications.ts';

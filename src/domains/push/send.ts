@@ -1,5 +1,5 @@
 import { inTransaction } from '../../lib/db.ts';
-import { pushMessages } from '../../lib/metrics.ts';
+import { pushMessages } from './metrics.ts';
 import type { Services } from '../../services.ts';
 import { loadCredentials, type PushCredentials } from './credentials.ts';
 import { countsOf, FINAL_STATUSES, finishNotification, SEND_PARTS, type NotificationRow } from './notifications.ts';
