@@ -1,4 +1,4 @@
-import { request } from 'undici';
+import { HttpError, getJson } from '../../../lib/httpClient.ts';
 
 // The one way artwork providers are called: a GET with a deadline, JSON out, and a clear line between
 // "the catalogue has nothing" (null) and "the catalogue did not answer properly" (thrown).
@@ -12,31 +12,18 @@ export class ProviderError extends Error {}
 export const userAgent = (contact: string): string => `Waveline/0.1 ( ${contact} )`;
 
 /** GET `url` as JSON; null for 404; throws ProviderError on timeout, other statuses or a non-JSON body. */
-export async function getJson(url: string, timeoutMs: number, agent: string): Promise<unknown | null> {
-  let res;
+export async function catalogueJson(url: string, timeoutMs: number, agent: string): Promise<unknown | null> {
+  let answer;
   try {
-    res = await request(url, {
-      method: 'GET',
-      headers: { accept: 'application/json', 'user-agent': agent },
-      signal: AbortSignal.timeout(timeoutMs),
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
+    answer = await getJson(url, { headers: { 'user-agent': agent }, timeoutMs });
   } catch (err) {
-    throw new ProviderError(`request to ${new URL(url).host} failed: ${(err as Error).message}`);
+    if (!(err instanceof HttpError)) throw err;
+    const host = new URL(url).host;
+    throw new ProviderError(
+      err.stage === 'request' ? `request to ${host} failed: ${err.message}` : `${host} sent an unreadable answer: ${err.message}`,
+    );
   }
-  try {
-    if (res.statusCode === 404) {
-      await res.body.dump();
-      return null;
-    }
-    if (res.statusCode !== 200) {
-      await res.body.dump();
-      throw new ProviderError(`${new URL(url).host} answered ${res.statusCode}`);
-    }
-    return await res.body.json();
-  } catch (err) {
-    if (err instanceof ProviderError) throw err;
-    throw new ProviderError(`${new URL(url).host} sent an unreadable answer: ${(err as Error).message}`);
-  }
+  if (answer.status === 404) return null;
+  if (answer.status !== 200) throw new ProviderError(`${new URL(url).host} answered ${answer.status}`);
+  return answer.json;
 }
