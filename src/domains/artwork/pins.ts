@@ -2,7 +2,7 @@ import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
 import { ValidationError } from '../../lib/errors.ts';
 import { checkBytes, currentCheck, recordCheck, type CheckResult } from './checks.ts';
-import { stationImageVersion } from './images.ts';
+import { stationImageVersion } from '../media/images.ts';
 import { matchKey, type ArtworkCheckRow, type ArtworkPinRow } from './model.ts';
 import { pinsChanged } from './pinCache.ts';
 import { refreshTrackArt, requestCheck } from './refresh.ts';

@@ -4,7 +4,7 @@ import { isHttpsUrl } from '../nowPlaying/presenter.ts';
 import type { Station } from '../stations/model.ts';
 import { logoVersionOf } from './blocked.ts';
 import { currentCheck } from './checks.ts';
-import { imageRef, stationImageVersion } from './images.ts';
+import { imageRef, stationImageVersion } from '../media/images.ts';
 import { UNFETCHED, matchKey, type ArtworkImageRow, type ArtworkPinRow, type ArtworkSetting, type CheckedSource } from './model.ts';
 
 // The source chain of a track (decisions.md "Artwork you can trust"), first that passes wins: the
