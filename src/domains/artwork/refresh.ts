@@ -3,13 +3,12 @@ import { inTransaction } from '../../lib/db.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
 import type { Services } from '../../services.ts';
 import { upsertNowPlayingRow } from '../nowPlaying/feed.ts';
-import type { TrackArtView } from '../nowPlaying/model.ts';
 import { latestTrack } from '../nowPlaying/queries.ts';
-import { artFields } from '../nowPlaying/presenter.ts';
 import type { Station } from '../stations/model.ts';
 import { urlHash } from './checks.ts';
 import { FAILURE_MEMORY_MS } from './model.ts';
 import { RESOLVABLE_COLUMNS, chainContext, resolveTrackArt, type ResolvableObservation } from './resolve.ts';
+import { artFields, type TrackArtView } from './trackArt.ts';
 
 // Writes the resolved art of observations (the views listener reads present as they are), then, when
 // the station's current track changed, its `now-playing` row: the follow-up frame. Checks still due are

@@ -1,11 +1,10 @@
 import type { Db } from '../../lib/db.ts';
-import type { ArtworkSource, TrackArtView, TrackArtwork } from '../nowPlaying/model.ts';
-import { isHttpsUrl } from '../nowPlaying/presenter.ts';
 import type { Station } from '../stations/model.ts';
 import { logoVersionOf } from './blocked.ts';
 import { currentCheck } from './checks.ts';
 import { imageRef, stationImageVersion } from '../media/images.ts';
 import { UNFETCHED, matchKey, type ArtworkImageRow, type ArtworkPinRow, type ArtworkSetting, type CheckedSource } from './model.ts';
+import { isHttpsUrl, type ArtworkSource, type TrackArtView, type TrackArtwork } from './trackArt.ts';
 
 // The source chain of a track (decisions.md "Artwork you can trust"), first that passes wins: the
 // operator's pin, the ingest's artworkUrl, the catalogue's find, then (with `fallback` on) the image of

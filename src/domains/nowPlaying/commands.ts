@@ -16,7 +16,6 @@ import {
   type IngestResult,
   type ObservationInput,
   type ObservationRow,
-  type TrackArtView,
   type TrackRow,
 } from './model.ts';
 import { ingestArtOf } from './ingestArt.ts';
@@ -24,6 +23,7 @@ import { ingestContextOf, ingestContextStatements, observationById, reviveRow } 
 import { lockStationStatement } from '../stations/lock.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
 import { emitWebhookEvent } from '../webhooks/emit.ts';
+import type { TrackArtView } from '../artwork/trackArt.ts';
 
 // The ingest command: decisions.md's ordered outcome rules. Storage (rules 1–5) happens in one
 // transaction that holds the station's row lock, so concurrent retries and collapse candidates of one

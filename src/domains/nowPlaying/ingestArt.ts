@@ -1,6 +1,6 @@
 import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
-import type { TrackArtView } from './model.ts';
+import type { TrackArtView } from '../artwork/trackArt.ts';
 
 // What a feature decides of a track's art before the ingest stores it, so the first `now-playing` frame
 // already shows it. The artwork feature registers the one decider (src/domains/artwork/pinCache.ts): an
