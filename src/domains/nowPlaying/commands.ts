@@ -18,11 +18,12 @@ import {
   type ObservationRow,
   type TrackRow,
 } from './model.ts';
-import { ingestArtOf } from './ingestArt.ts';
 import { ingestContextOf, ingestContextStatements, observationById, reviveRow } from './queries.ts';
 import { lockStationStatement } from '../stations/lock.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
 import { emitWebhookEvent } from '../webhooks/emit.ts';
+import { ingestArtOf } from '../artwork/pinCache.ts';
+import { requestTrackArt } from '../artwork/requests.ts';
 import type { TrackArtView } from '../artwork/trackArt.ts';
 
 // The ingest command: decisions.md's ordered outcome rules. Storage (rules 1–5) happens in one
@@ -74,7 +75,7 @@ export async function ingestObservation(
 
   const fingerprint = fingerprintOf(input);
   const pending = input.isPlaying && station.rundownFollowing;
-  // An operator's pin is shown from the first frame (artwork, registered in nowPlaying/ingestArt.ts).
+  // An operator's pin is shown from the first frame (artwork/pinCache.ts).
   const decided = ingestArtOf(svc, station, input);
   const art = decided instanceof Promise ? await decided : decided;
   const values: ObservationInsert = {
@@ -122,9 +123,8 @@ export async function ingestObservation(
     const invalidated = invalidateReads(svc, station.id, 'nowPlaying');
     // The now-playing row changed: one webhook event, queued beside the publish (never awaited by the encoder).
     if (stored.message) void emitWebhookEvent(svc, station.id, 'now-playing.changed', stored.message.data);
-    if (station.artworkLookup && input.artworkUrl === null && input.title !== null) requestArtwork(svc, stored.row.id);
-    // Its art is checked and resolved by the worker; a follow-up row goes out when it changes.
-    if (input.title !== null) resolveArtwork(svc, stored.row.id);
+    // Its art is looked up, checked and resolved by the worker; a follow-up row goes out when it changes.
+    requestTrackArt(svc, station, stored.row);
     if (!pending) {
       await Promise.all([published, invalidated]);
       return resultOf(stored.row);
@@ -358,16 +358,4 @@ async function follow(svc: Services, stationId: string, observationId: string, d
   }
   // Rule 9: not finished in time. The worker may still have finished just now: report what is stored.
   return (await followedBefore()) ?? RECORDED;
-}
-
-function requestArtwork(svc: Services, observationId: string): void {
-  svc.jobs
-    .enqueue('nowPlaying.artwork', { observationId }, { jobId: `artwork-${observationId}` })
-    .catch((err: unknown) => svc.logger.warn({ err, observationId }, 'artwork lookup could not be enqueued'));
-}
-
-function resolveArtwork(svc: Services, observationId: string): void {
-  svc.jobs
-    .enqueue('artwork.resolve', { observationId })
-    .catch((err: unknown) => svc.logger.warn({ err, observationId }, 'artwork resolution could not be enqueued'));
 }

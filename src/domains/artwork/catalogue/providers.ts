@@ -1,7 +1,7 @@
 import { ConcurrencyLimit } from '../../../lib/concurrencyLimit.ts';
 import { catalogueJson, userAgent } from './http.ts';
 import type { Pace } from './pacing.ts';
-import { score, type Track } from '../matching.ts';
+import { score, type Track } from '../../../lib/trackMatch.ts';
 
 // Third-party catalogues, in the order they are asked: the iTunes Search API, then MusicBrainz for a
 // release and the Cover Art Archive for its front cover. Each answers an HTTPS artwork URL or null.
