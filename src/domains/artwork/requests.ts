@@ -1,21 +1,9 @@
 import type { Services } from '../../services.ts';
-import type { Station } from '../stations/model.ts';
-import { asksCatalogue, requestLookup, type CatalogueCandidate } from './catalogue/ask.ts';
 import { urlHash } from './checks.ts';
 import { FAILURE_MEMORY_MS, type CheckedSource } from './model.ts';
 
-// The work artwork hands the worker, each kind queued in one place: a track's resolution and a URL's
-// check here, the catalogue look-up in catalogue/ask.ts; and for a track just stored, both its look-up
-// when due and its resolution. The ingest never waits for them.
-
-type Queueing = Pick<Services, 'jobs' | 'logger' | 'clock'>;
-
-/** The art work of a track just stored: its catalogue look-up when due, and the resolution of its art. */
-export function requestTrackArt(svc: Queueing, station: Pick<Station, 'artworkLookup'>, track: CatalogueCandidate & { id: string }): void {
-  if (asksCatalogue(station, track, 'stored')) requestLookup(svc, track.id);
-  // Its art is checked and resolved by the worker; a follow-up row goes out when it changes.
-  if (track.title !== null) requestResolve(svc, track.id);
-}
+// The work artwork hands the worker, each kind queued from one place: a track's resolution and a URL's
+// check here, the catalogue look-up in catalogue/ask.ts. Nobody waits for them.
 
 /** Resolves a stored track's art again (the `artwork.resolve` job). */
 export function requestResolve(svc: Pick<Services, 'jobs' | 'logger'>, observationId: string): void {
@@ -24,7 +12,12 @@ export function requestResolve(svc: Pick<Services, 'jobs' | 'logger'>, observati
     .catch((err: unknown) => svc.logger.warn({ err, observationId }, 'artwork resolution could not be enqueued'));
 }
 
-export function requestCheck(svc: Queueing, stationId: string, url: string, source: CheckedSource): void {
+export function requestCheck(
+  svc: Pick<Services, 'jobs' | 'logger' | 'clock'>,
+  stationId: string,
+  url: string,
+  source: CheckedSource,
+): void {
   // One job per URL and day: a URL queued twice is checked once; after its failure is forgotten, again.
   const day = Math.floor(svc.clock.now().getTime() / FAILURE_MEMORY_MS);
   svc.jobs

@@ -2,8 +2,8 @@ import { UnauthenticatedError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
 import type { Services } from '../../services.ts';
+import { trackStored } from '../artwork/ingest.ts';
 import { ingestArtOf } from '../artwork/pinCache.ts';
-import { requestTrackArt } from '../artwork/requests.ts';
 import type { Station } from '../stations/model.ts';
 import { emitWebhookEvent } from '../webhooks/emit.ts';
 import { fingerprintOf } from './bind.ts';
@@ -79,7 +79,7 @@ export async function ingestObservation(
     // The now-playing row changed: one webhook event, queued beside the publish (never awaited by the encoder).
     if (stored.message) void emitWebhookEvent(svc, station.id, 'now-playing.changed', stored.message.data);
     // Its art is looked up, checked and resolved by the worker; a follow-up row goes out when it changes.
-    requestTrackArt(svc, station, stored.row);
+    trackStored(svc, station, stored.row);
     if (!pending) {
       await Promise.all([published, invalidated]);
       return resultOf(stored.row);
