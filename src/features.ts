@@ -1,6 +1,6 @@
 // The features that plug into the station core (docs/architecture.md, "A feature's station setting"):
 // each registers its station setting and subscribes to station changes from a file in its own folder
-// (artwork also decides a track's art at ingest: nowPlaying/ingestArt.ts).
+// (now-playing also follows the art its tracks show: nowPlaying/followUp.ts).
 // The composition imports this list before anything else (the roles, roles/services.ts,
 // workers/index.ts, routes.ts), so every registration has run when the station schemas are built; the
 // order here is the admin station view's key order. src/services.ts (types only) does not import it: the
@@ -12,6 +12,6 @@ import './domains/schedule/station.ts';
 import './domains/audience/station.ts';
 import './domains/audience/playFigures.ts';
 import './domains/artwork/station.ts';
-import './domains/artwork/pinCache.ts';
 import './domains/reminders/station.ts';
 import './domains/nowPlaying/station.ts';
+import './domains/nowPlaying/followUp.ts';

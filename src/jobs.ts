@@ -56,7 +56,7 @@ export const JOBS = {
     payload: Type.Object({ observationId: Type.String({ format: 'uuid' }), stationId: Type.Optional(Type.String({ minLength: 1 })) }),
     awaited: true,
   },
-  /** Third-party artwork lookup for one stored observation; job id = `artwork-{observation id}`. */
+  /** Third-party artwork lookup for one stored observation (src/domains/artwork/catalogue/); job id = `artwork-{observation id}`. */
   'nowPlaying.artwork': { queue: 'default', payload: Type.Object({ observationId: Type.String({ format: 'uuid' }) }) },
   /** Resolves the track art of one stored observation (src/domains/artwork/resolve.ts). */
   'artwork.resolve': { queue: 'artwork', payload: Type.Object({ observationId: Type.String({ format: 'uuid' }) }) },

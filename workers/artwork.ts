@@ -1,5 +1,6 @@
 import type { JobPayload } from '../src/jobs.ts';
 import type { Services } from '../src/services.ts';
+import { lookUpArtwork, type ArtworkResult } from '../src/domains/artwork/catalogue/lookup.ts';
 import { afterCheck } from '../src/domains/artwork/pins.ts';
 import { checkUrl } from '../src/domains/artwork/checks.ts';
 import { refreshTrackArt } from '../src/domains/artwork/refresh.ts';
@@ -22,4 +23,9 @@ export async function artworkCheck(
   const check = await checkUrl(svc, station, payload.url, payload.source);
   await afterCheck(svc, station, check);
   return { status: check.status, reason: check.reason };
+}
+
+/** Third-party artwork lookup for one observation; throws (and is retried) when every catalogue failed. */
+export async function artworkLookup(payload: JobPayload<'nowPlaying.artwork'>, svc: Services): Promise<ArtworkResult> {
+  return lookUpArtwork(svc, payload.observationId);
 }

@@ -10,8 +10,7 @@ import { mediaVariants } from './mediaVariants.ts';
 import { radiodnsLogos } from './radiodnsLogos.ts';
 import { feedsPoll } from './feedsPoll.ts';
 import { nowPlayingFollow } from './nowPlayingFollow.ts';
-import { nowPlayingArtwork } from './nowPlayingArtwork.ts';
-import { artworkCheck, artworkResolve } from './artwork.ts';
+import { artworkCheck, artworkLookup, artworkResolve } from './artwork.ts';
 import { webhooksDeliver } from './webhooksDeliver.ts';
 import { feedPrune } from './feedPrune.ts';
 import { auditPrune } from './auditPrune.ts';
@@ -32,7 +31,7 @@ export const registry: { [N in JobName]: JobHandler<N> } = {
   'radiodns.logos': radiodnsLogos,
   'feeds.poll': feedsPoll,
   'nowPlaying.follow': nowPlayingFollow,
-  'nowPlaying.artwork': nowPlayingArtwork,
+  'nowPlaying.artwork': artworkLookup,
   'artwork.resolve': artworkResolve,
   'artwork.check': artworkCheck,
   'webhooks.deliver': webhooksDeliver,

@@ -30,7 +30,7 @@ function publishAfterCommit(tx: Tx, bus: FeedBus, message: FeedMessage): void {
  * Two CTEs that take the station's next seq (`bump`) and upsert one feed row with it (`feed`, returning
  * `seq`): one round trip. The UPDATE takes the station's row lock, which serialises feed writes of one
  * station, so seq order is commit order. `when` is an SQL condition that must hold for anything to be
- * written (writers that put the CTEs in a statement of their own, e.g. nowPlaying/commands.ts).
+ * written (writers that put the CTEs in a statement of their own, e.g. nowPlaying/storeSql.ts).
  * Bindings: `feedRowBindings`.
  */
 export const feedRowCtes = (when = 'true'): string => `

@@ -19,7 +19,7 @@ export const keys = {
   rateLimitPrefix: 'waveline:rl',
   /** Rate-limiter bucket prefix for anonymous realtime feed connection attempts (per client IP). */
   feedConnectRateLimitPrefix: 'waveline:rl:feed-connect',
-  /** Token buckets pacing requests to third-party catalogues across every worker (artwork/pacing.ts). */
+  /** Token buckets pacing requests to third-party catalogues across every worker (domains/artwork/catalogue/pacing.ts). */
   catalogueRateLimitPrefix: 'waveline:rl:catalogue',
   /** Token buckets pacing each station's push messages across every worker (src/domains/push/pacing.ts). */
   pushPacePrefix: 'waveline:rl:push-pace',

@@ -2,18 +2,10 @@ import { ValidationError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
-import { fetchBounded } from '../webhooks/transport.ts';
 import { versionHash } from './blocked.ts';
+import { fetchImage } from './checks.ts';
 import { dhashOf, hammingDistance } from './dhash.ts';
-import {
-  FAILURE_MEMORY_MS,
-  FETCH_MAX_BYTES,
-  FETCH_MAX_REDIRECTS,
-  FETCH_TIMEOUT_MS,
-  SAME_PICTURE_DISTANCE,
-  type ArtworkBlockRow,
-  type ArtworkImageRow,
-} from './model.ts';
+import { FAILURE_MEMORY_MS, SAME_PICTURE_DISTANCE, type ArtworkBlockRow, type ArtworkImageRow } from './model.ts';
 import { refreshTrackArt } from './refresh.ts';
 import type { Block, BlockBody } from './schemas.ts';
 import { pinsChanged } from './pinCache.ts';
@@ -41,12 +33,7 @@ async function hashOf(svc: Services, station: Station, body: BlockBody): Promise
     problem = 'must be an absolute URL';
   }
   if (problem) throw new ValidationError(`url ${problem}.`, [{ path: 'url', code: 'format', message: problem }]);
-  const fetched = await fetchBounded(body.url, {
-    allowInsecure: svc.config.webhooks.allowInsecure,
-    maxBytes: FETCH_MAX_BYTES,
-    timeoutMs: FETCH_TIMEOUT_MS,
-    maxRedirects: FETCH_MAX_REDIRECTS,
-  });
+  const fetched = await fetchImage(svc, body.url);
   const invalid = (message: string) => new ValidationError(`url ${message}.`, [{ path: 'url', code: 'unreadable', message }]);
   if (!fetched.ok) throw invalid(`could not be fetched (${fetched.failure})`);
   try {

@@ -3,7 +3,7 @@ import type { Db } from '../../lib/db.ts';
 import { artworkChecks } from './metrics.ts';
 import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
-import { fetchBounded } from '../webhooks/transport.ts';
+import { fetchBounded, type FetchOutcome } from '../../lib/boundedFetch.ts';
 import { blockedHashes } from './blocked.ts';
 import { inspectImage } from './inspect.ts';
 import { keepImage } from './keep.ts';
@@ -18,8 +18,8 @@ import {
   type RejectReason,
 } from './model.ts';
 
-// A check of one image (decisions.md "Artwork you can trust"): fetched with the webhook transport's
-// rules, inspected, kept when it passes. The result of a URL is stored per station; a failure is
+// A check of one image (decisions.md "Artwork you can trust"): fetched under the outbound rules
+// (lib/boundedFetch.ts), inspected, kept when it passes. The result of a URL is stored per station; a failure is
 // remembered 24 h and the URL is not fetched again meanwhile.
 
 export const urlHash = (url: string): string => createHash('sha256').update(url).digest('hex');
@@ -53,17 +53,25 @@ export async function checkBytes(
   return { status: 'kept', imageId: image.id };
 }
 
+const IMAGE_HEADERS = { accept: 'image/avif,image/webp,image/png,image/jpeg;q=0.9,*/*;q=0.1', 'user-agent': 'Waveline-Artwork/1' };
+
+/** Fetches an image URL under the outbound rules (lib/boundedFetch.ts) with an image's budget. */
+export function fetchImage(svc: Pick<Services, 'config'>, url: string): Promise<FetchOutcome> {
+  const limits = {
+    allowInsecure: svc.config.webhooks.allowInsecure,
+    maxBytes: FETCH_MAX_BYTES,
+    timeoutMs: FETCH_TIMEOUT_MS,
+    maxRedirects: FETCH_MAX_REDIRECTS,
+  };
+  return fetchBounded(url, limits, IMAGE_HEADERS);
+}
+
 /** Fetches and checks a URL unless a result still holds; stores and answers the result. */
 export async function checkUrl(svc: Services, station: Station, url: string, source: CheckedSource): Promise<ArtworkCheckRow> {
   const known = await currentCheck(svc.db, station.id, url, svc.clock.now());
   if (known) return known;
   const setting = station.artwork;
-  const fetched = await fetchBounded(url, {
-    allowInsecure: svc.config.webhooks.allowInsecure,
-    maxBytes: FETCH_MAX_BYTES,
-    timeoutMs: FETCH_TIMEOUT_MS,
-    maxRedirects: FETCH_MAX_REDIRECTS,
-  });
+  const fetched = await fetchImage(svc, url);
   let result: CheckResult;
   if (!fetched.ok) {
     result = { status: 'rejected', reason: fetched.failure };

@@ -1,5 +1,5 @@
 import sharp, { type Metadata } from 'sharp';
-import { ConcurrencyLimit } from '../nowPlaying/artwork/limiter.ts';
+import { ConcurrencyLimit } from '../../lib/concurrencyLimit.ts';
 import { dhashOfPixels, hammingDistance } from './dhash.ts';
 import { squareRenditionsOf, type Rendition } from '../media/render.ts';
 import { DECODE_CONCURRENCY, MAX_ASPECT, MAX_INPUT_PIXELS, MIN_ASPECT, SAME_PICTURE_DISTANCE, type RejectReason } from './model.ts';

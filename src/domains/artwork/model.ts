@@ -19,7 +19,7 @@ export const UNFETCHED: ReadonlySet<RejectReason> = new Set(['unreachable', 'for
 /** Track-art sources that are checked (the fallbacks are the operator's own uploads, shown as they are). */
 export type CheckedSource = 'operator' | 'ingest' | 'catalogue';
 
-/** Fetch limits of a check: the webhook transport's rules with an image's budget. */
+/** Fetch limits of a check: the outbound rules (lib/boundedFetch.ts) with an image's budget. */
 export const FETCH_MAX_BYTES = 10 * 1024 * 1024;
 export const FETCH_TIMEOUT_MS = 10_000;
 export const FETCH_MAX_REDIRECTS = 3;

@@ -1,8 +1,9 @@
 import { LoadingCache } from '../../lib/cache.ts';
 import type { Services } from '../../services.ts';
-import { registerIngestArt, type IngestArt } from '../nowPlaying/ingestArt.ts';
+import type { Station } from '../stations/model.ts';
 import { matchKey, type ArtworkImageRow, type ArtworkPinRow } from './model.ts';
 import { pinFor, pinnedView } from './resolve.ts';
+import type { TrackArtView } from './trackArt.ts';
 
 // The operator's pins of each station, in memory, so the ingest applies a pin to the first
 // `now-playing` frame of a track (decisions.md "Artwork you can trust": the operator's word wins, at
@@ -11,6 +12,15 @@ import { pinFor, pinnedView } from './resolve.ts';
 // What a pin does not decide (no pin, a pin still pending or refused) is left to the worker's chain.
 
 type CachedPin = ArtworkPinRow & { image: ArtworkImageRow | null };
+
+/** What the ingest stores with a track (nowPlaying's ingest asks `ingestArtOf` before it stores one). */
+export interface IngestArt {
+  /** The track's art as listeners see it; null: not decided here (the worker resolves it afterwards). */
+  view: TrackArtView | null;
+  /** The match forms of the artist and title, stored with the observation (null without one). */
+  artistKey: string | null;
+  titleKey: string | null;
+}
 
 const TTL_MS = 60_000;
 const caches = new WeakMap<object, LoadingCache<string, CachedPin[]>>();
@@ -48,7 +58,15 @@ function decide(svc: Services, pins: CachedPin[], artist: string | null, title: 
   return { view: pinnedView({ publicBaseUrl: svc.config.publicBaseUrl }, pin, pin?.image ?? null), artistKey, titleKey };
 }
 
-registerIngestArt((svc, station, { artist, title }) => {
+/**
+ * The art of a track about to be stored, so its first `now-playing` frame already shows an operator's
+ * pin. Ingest is a hot path: answered from memory, and a promise only while a station's pins load.
+ */
+export function ingestArtOf(
+  svc: Services,
+  station: Pick<Station, 'id'>,
+  { artist, title }: { artist: string | null; title: string | null },
+): IngestArt | Promise<IngestArt> {
   const cache = pinsOf(svc);
   const pins = cache.peek(station.id);
   if (pins !== undefined) return decide(svc, pins, artist, title);
@@ -60,4 +78,4 @@ registerIngestArt((svc, station, { artist, title }) => {
       return decide(svc, [], artist, title);
     },
   );
-});
+}

@@ -2,10 +2,11 @@ import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
 import { ValidationError } from '../../lib/errors.ts';
 import { checkBytes, currentCheck, recordCheck, type CheckResult } from './checks.ts';
-import { stationImageVersion } from './images.ts';
+import { stationImageVersion } from '../media/images.ts';
 import { matchKey, type ArtworkCheckRow, type ArtworkPinRow } from './model.ts';
 import { pinsChanged } from './pinCache.ts';
-import { refreshTrackArt, requestCheck } from './refresh.ts';
+import { refreshTrackArt } from './refresh.ts';
+import { requestCheck } from './requests.ts';
 import type { Pin, PinBody } from './schemas.ts';
 
 // Operator pins (decisions.md "Artwork you can trust"): the operator's word wins. A pin or its removal

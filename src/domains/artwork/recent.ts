@@ -1,9 +1,9 @@
 import type { Services } from '../../services.ts';
-import type { TrackArtView } from '../nowPlaying/model.ts';
 import { urlHash } from './checks.ts';
 import { matchKey, type ArtworkCheckRow, type ArtworkPinRow } from './model.ts';
 import { pinFor } from './resolve.ts';
 import type { RecentTracks } from './schemas.ts';
+import type { TrackArtView } from './trackArt.ts';
 
 // The review (decisions.md): the distinct tracks played in the last 7 days, newest first, with the art
 // listeners saw and why each refused source was refused.

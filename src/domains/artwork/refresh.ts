@@ -1,19 +1,17 @@
 import type { Knex } from 'knex';
-import { inTransaction } from '../../lib/db.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
 import type { Services } from '../../services.ts';
-import { upsertNowPlayingRow } from '../nowPlaying/feed.ts';
-import type { TrackArtView } from '../nowPlaying/model.ts';
-import { latestTrack } from '../nowPlaying/queries.ts';
-import { artFields } from '../nowPlaying/presenter.ts';
 import type { Station } from '../stations/model.ts';
-import { urlHash } from './checks.ts';
-import { FAILURE_MEMORY_MS } from './model.ts';
+import { requestLookup } from './catalogue/ask.ts';
+import type { CheckedSource } from './model.ts';
+import { requestCheck } from './requests.ts';
 import { RESOLVABLE_COLUMNS, chainContext, resolveTrackArt, type ResolvableObservation } from './resolve.ts';
+import { shownArtChanged } from './shown.ts';
+import { artFields, type TrackArtView } from './trackArt.ts';
 
-// Writes the resolved art of observations (the views listener reads present as they are), then, when
-// the station's current track changed, its `now-playing` row: the follow-up frame. Checks still due are
-// queued for the worker.
+// Writes the resolved art of observations (the views listener reads present as they are), then tells
+// the features showing them whose art shows differently (shown.ts: now-playing's follow-up frame).
+// Checks still due are queued for the worker.
 
 type Stored = ResolvableObservation & {
   artwork_url: string | null;
@@ -34,7 +32,7 @@ export async function refreshTrackArt(svc: Services, station: Station, where: (q
   const rows = (await query) as Stored[];
   const changed = new Set<string>();
   const shownChanged = new Set<string>();
-  const due = new Map<string, { url: string; source: 'operator' | 'ingest' | 'catalogue' }>();
+  const due = new Map<string, { url: string; source: CheckedSource }>();
   for (const row of rows) {
     const resolution = await resolveTrackArt(ctx, row);
     for (const check of resolution.due) due.set(check.url, check);
@@ -58,23 +56,6 @@ export async function refreshTrackArt(svc: Services, station: Station, where: (q
   for (const check of due.values()) requestCheck(svc, station.id, check.url, check.source);
   if (changed.size === 0) return 0;
   await invalidateReads(svc, station.id, 'nowPlaying');
-  if (shownChanged.size === 0) return changed.size;
-  const latest = await latestTrack(svc.db, station.id);
-  // The follow-up frame: only when what listeners see of the current track changed.
-  if (latest && shownChanged.has(latest.id)) await inTransaction(svc.db, (tx) => upsertNowPlayingRow(tx, svc, station, latest));
+  if (shownChanged.size > 0) await shownArtChanged(svc, station, shownChanged);
   return changed.size;
-}
-
-export function requestCheck(svc: Services, stationId: string, url: string, source: 'operator' | 'ingest' | 'catalogue'): void {
-  // One job per URL and day: a URL queued twice is checked once; after its failure is forgotten, again.
-  const day = Math.floor(svc.clock.now().getTime() / FAILURE_MEMORY_MS);
-  svc.jobs
-    .enqueue('artwork.check', { stationId, url, source }, { jobId: `artwork-check.${stationId}.${urlHash(url).slice(0, 32)}.${day}` })
-    .catch((err: unknown) => svc.logger.warn({ err, stationId, url }, 'artwork check could not be enqueued'));
-}
-
-function requestLookup(svc: Services, observationId: string): void {
-  svc.jobs
-    .enqueue('nowPlaying.artwork', { observationId }, { jobId: `artwork-${observationId}` })
-    .catch((err: unknown) => svc.logger.warn({ err, observationId }, 'artwork lookup could not be enqueued'));
 }

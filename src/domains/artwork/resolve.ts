@@ -1,11 +1,11 @@
 import type { Db } from '../../lib/db.ts';
-import type { ArtworkSource, TrackArtView, TrackArtwork } from '../nowPlaying/model.ts';
-import { isHttpsUrl } from '../nowPlaying/presenter.ts';
 import type { Station } from '../stations/model.ts';
 import { logoVersionOf } from './blocked.ts';
+import { asksCatalogue } from './catalogue/ask.ts';
 import { currentCheck } from './checks.ts';
-import { imageRef, stationImageVersion } from './images.ts';
+import { imageRef, stationImageVersion } from '../media/images.ts';
 import { UNFETCHED, matchKey, type ArtworkImageRow, type ArtworkPinRow, type ArtworkSetting, type CheckedSource } from './model.ts';
+import { isHttpsUrl, type ArtworkSource, type TrackArtView, type TrackArtwork } from './trackArt.ts';
 
 // The source chain of a track (decisions.md "Artwork you can trust"), first that passes wins: the
 // operator's pin, the ingest's artworkUrl, the catalogue's find, then (with `fallback` on) the image of
@@ -41,7 +41,7 @@ export interface Resolution {
   titleKey: string | null;
   /** URLs with no result yet: checks to run. */
   due: Array<{ url: string; source: CheckedSource }>;
-  /** The ingest URL was refused and the catalogue has not been asked. */
+  /** The ingest URL was refused and the catalogue is next (catalogue/ask.ts). */
   wantsLookup: boolean;
 }
 
@@ -139,7 +139,7 @@ export async function resolveTrackArt(ctx: ChainContext, obs: ResolvableObservat
       ingestRefused = true;
     }
   }
-  const wantsLookup = ingestRefused && ctx.station.artworkLookup && !obs.catalogue_url && obs.title !== null;
+  const wantsLookup = ingestRefused && asksCatalogue(ctx.station, obs, 'ingest-refused');
   const fallback = ctx.setting.fallback ? await fallbackArt(ctx, obs) : null;
   return result({ artworkUrl: unfetched, artwork: fallback }, { wantsLookup });
 }

@@ -1,8 +1,28 @@
 import { Nullable, StringEnum, Timestamp, Type, Uuid, type Static } from '../../http/schema.ts';
-import { Artwork } from '../nowPlaying/schemas.ts';
 import { REJECT_REASONS } from './model.ts';
+import { ARTWORK_SOURCES } from './trackArt.ts';
 
 // Admin artwork routes (decisions.md "Artwork you can trust"): pins, blocks, the review.
+
+/** A track's `artwork`, as every listener read, the feed and the review show it. */
+export const ArtworkVariants = Type.Object(
+  { '300': Type.String(), '600': Type.String(), '1200': Type.String() },
+  { title: 'ArtworkVariants', description: 'square JPEG renditions by side in px (absolute URLs; never upscaled)' },
+);
+
+export const Artwork = Type.Object(
+  {
+    url: Type.String({ description: 'absolute URL of the image' }),
+    source: StringEnum(ARTWORK_SOURCES, {
+      description:
+        'operator, ingest, catalogue: cover art Waveline checked and keeps; program, presenter, station: a fallback image (a show or station picture, not a cover)',
+    }),
+    width: Nullable(Type.Integer()),
+    height: Nullable(Type.Integer()),
+    variants: ArtworkVariants,
+  },
+  { title: 'Artwork' },
+);
 
 const StationId = Type.String({ minLength: 1, maxLength: 80 });
 

@@ -2,7 +2,7 @@ import { Nullable, Type, Uuid } from '../../http/schema.ts';
 import { ValidationError } from '../../lib/errors.ts';
 import { onStationChanged } from '../stations/changes.ts';
 import { BundleMediaKey, registerStationSetting } from '../stations/settings.ts';
-import { stationImageVersion } from './images.ts';
+import { stationImageVersion } from '../media/images.ts';
 import { ARTWORK_DEFAULTS, MIN_SIZE_RANGE, type ArtworkSetting } from './model.ts';
 import { artworkFromStored } from './setting.ts';
 

@@ -1,3 +1,5 @@
+import type { StoredArt } from '../artwork/trackArt.ts';
+
 // Observations: now-playing metadata as reported by encoders and automation systems.
 
 export const OUTCOMES = [
@@ -33,7 +35,7 @@ export interface ObservationInput {
   isPlaying: boolean;
 }
 
-export interface ObservationRow {
+export interface ObservationRow extends StoredArt {
   id: string;
   station_id: string;
   event_id: string | null;
@@ -59,33 +61,6 @@ export interface ObservationRow {
   followed_at: Date | null;
   /** The credential that reported it (the play log shows its label). */
   credential_id: string | null;
-  /** What the catalogue lookup found (the ingest's own URL stays in artwork_url). */
-  catalogue_url?: string | null;
-  /** The resolved track art (src/domains/artwork/resolve.ts); null until resolved. */
-  artwork_view?: TrackArtView | null;
-}
-
-/** Where a track's art came from (decisions.md, "Artwork you can trust"). */
-export const ARTWORK_SOURCES = ['operator', 'ingest', 'catalogue', 'program', 'presenter', 'station'] as const;
-export type ArtworkSource = (typeof ARTWORK_SOURCES)[number];
-
-/** The `artwork` object of a track: absolute URLs. */
-export interface TrackArtwork {
-  url: string;
-  source: ArtworkSource;
-  width: number | null;
-  height: number | null;
-  variants: { '300': string; '600': string; '1200': string };
-}
-
-/**
- * The resolved art of an observation, stored with it when resolved (listener reads only present it):
- * `artworkUrl` null means none; `imageId` is the kept image shown (never presented).
- */
-export interface TrackArtView {
-  artworkUrl: string | null;
-  artwork: TrackArtwork | null;
-  imageId?: string | null;
 }
 
 /** Columns the listener presenters need (never source_track_id, never isrc). */

@@ -1,3 +1,4 @@
+import { artFields } from '../artwork/trackArt.ts';
 import type { Station } from '../stations/model.ts';
 import { CONTRACT_VERSION } from '../stations/presenter.ts';
 import { momentOf, type TrackRow } from './model.ts';
@@ -9,30 +10,7 @@ import type { NowPlaying, TrackHistory } from './schemas.ts';
 export type PresentedTrack = NonNullable<NowPlaying['track']>;
 export type PresentedHistoryItem = TrackHistory['items'][number];
 
-/** Only HTTPS artwork reaches listeners (the contract types `artworkUrl` as HTTPS). */
-export function isHttpsUrl(value: string | null | undefined): value is string {
-  if (!value) return false;
-  try {
-    return new URL(value).protocol === 'https:';
-  } catch {
-    return false;
-  }
-}
-
 const iso = (value: Date | null): string | null => (value ? value.toISOString() : null);
-
-/**
- * `artworkUrl` and `artwork` of an observation: as resolved (decisions.md, "Artwork you can trust"), or
- * while it is not resolved yet the reported URL (the ingest's, else the catalogue's) and no `artwork`.
- */
-export function artFields(
-  row: Pick<TrackRow, 'artwork_url' | 'catalogue_url' | 'artwork_view'>,
-): Pick<PresentedTrack, 'artworkUrl' | 'artwork'> {
-  const view = row.artwork_view;
-  if (view) return { ...(view.artworkUrl ? { artworkUrl: view.artworkUrl } : {}), artwork: view.artwork };
-  const reported = isHttpsUrl(row.artwork_url) ? row.artwork_url : isHttpsUrl(row.catalogue_url) ? row.catalogue_url : null;
-  return { ...(reported ? { artworkUrl: reported } : {}), artwork: null };
-}
 
 /** The track fields of an observation. `sourceTrackId` is never exposed. */
 export function presentTrack(row: TrackRow): PresentedTrack {

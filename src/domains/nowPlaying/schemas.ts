@@ -1,8 +1,9 @@
 import { Type, Nullable, StringEnum, StationSlugParams, Timestamp, Uuid, type Static } from '../../http/schema.ts';
 import { UUID_PATTERN } from '../../lib/ids.ts';
-import { ARTWORK_SOURCES, OUTCOMES } from './model.ts';
+import { OUTCOMES } from './model.ts';
 import { StreamParam, StreamQuery, StreamRef } from '../stations/streams.ts';
 import { Broadcast, UpNext } from '../schedule/schemas.ts';
+import { Artwork } from '../artwork/schemas.ts';
 
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
 const Seconds = Type.Number({ minimum: 0, maximum: 86400 });
@@ -53,25 +54,6 @@ export type IngestBody = Static<typeof IngestBody>;
 export const IngestResponse = Type.Object({ accepted: Type.Boolean(), outcome: StringEnum(OUTCOMES) }, { title: 'PlaybackReceipt' });
 
 // ---- Listener reads ----
-
-export const ArtworkVariants = Type.Object(
-  { '300': Type.String(), '600': Type.String(), '1200': Type.String() },
-  { title: 'ArtworkVariants', description: 'square JPEG renditions by side in px (absolute URLs; never upscaled)' },
-);
-
-export const Artwork = Type.Object(
-  {
-    url: Type.String({ description: 'absolute URL of the image' }),
-    source: StringEnum(ARTWORK_SOURCES, {
-      description:
-        'operator, ingest, catalogue: cover art Waveline checked and keeps; program, presenter, station: a fallback image (a show or station picture, not a cover)',
-    }),
-    width: Nullable(Type.Integer()),
-    height: Nullable(Type.Integer()),
-    variants: ArtworkVariants,
-  },
-  { title: 'Artwork' },
-);
 
 export const Track = Type.Object(
   {

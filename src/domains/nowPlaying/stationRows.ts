@@ -4,8 +4,7 @@ import type { FeedBus } from '../../feed/bus.ts';
 import { upsertFeedRow } from '../../feed/rows.ts';
 import { lockStation } from '../stations/lock.ts';
 import type { Station } from '../stations/model.ts';
-import { NOW_PLAYING_ENTRY } from './feed.ts';
-import { presentNowPlaying } from './presenter.ts';
+import { NOW_PLAYING_ENTRY, nowPlayingRow } from './feed.ts';
 import { latestTrack } from './queries.ts';
 
 // decisions.md, Clarifications: every station's feed holds a `now-playing` row from its creation (track
@@ -24,8 +23,7 @@ export async function writeNowPlayingRowIn(tx: Tx, bus: FeedBus, station: Statio
     .where({ station_id: station.id, kind: 'now-playing', entry: NOW_PLAYING_ENTRY, deleted: false })
     .first('seq');
   if (stored) return false;
-  const data = presentNowPlaying(station, await latestTrack(tx.trx, station.id), now);
-  await upsertFeedRow(tx, bus, { stationId: station.id, kind: 'now-playing', entry: NOW_PLAYING_ENTRY, data, now });
+  await upsertFeedRow(tx, bus, { ...nowPlayingRow(station, await latestTrack(tx.trx, station.id), now), now });
   return true;
 }
 

@@ -17,7 +17,7 @@ import { refreshOnAirIn } from './onair.ts';
 import { planTimers } from './timers.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
 import { canonicalJson } from '../../lib/canonicalJson.ts';
-import { stationImageVersion } from '../artwork/images.ts';
+import { stationImageVersion } from '../media/images.ts';
 
 // Admin writes of the schedule. Each runs inside the caller's transaction (so an import can batch
 // many); `scheduleChanged` then rebuilds the feed rows in that same transaction and re-plans the

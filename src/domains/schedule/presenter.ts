@@ -9,7 +9,7 @@ import {
 } from './model.ts';
 import type { ProgramWithDetails } from './queries.ts';
 import type { Broadcast, CurrentBroadcastResponse, Image, ProgramSummary, ProgramsResponse, ScheduleResponse, Slot } from './schemas.ts';
-import { imageRef } from '../artwork/images.ts';
+import { imageRef } from '../media/images.ts';
 import type { ScheduleWindow } from './window.ts';
 import { localDate } from './window.ts';
 

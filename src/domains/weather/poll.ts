@@ -1,6 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { validate } from '../../http/validate.ts';
 import { ProviderUnavailableError, ValidationError } from '../../lib/errors.ts';
+import { HttpError, getJson, type JsonAnswer } from '../../lib/httpClient.ts';
 import type { Services } from '../../services.ts';
 import { storeTraffic, storeWeather } from './commands.ts';
 import type { Feed } from './model.ts';
@@ -19,24 +20,18 @@ export type PollResult = { skipped: 'no source' | 'not delivered' } | StoredRece
 
 /** Fetches JSON and checks its shape. The URL may carry an API key, so it never goes into an error. */
 async function fetchJson<T>(url: string, schema: TSchema, provider: string): Promise<T> {
-  let res: Response;
+  let answer: JsonAnswer;
   try {
-    res = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    // The base URL is the operator's: its redirects are followed.
+    answer = await getJson(url, { timeoutMs: TIMEOUT_MS, maxRedirects: 20 });
   } catch (err) {
-    throw new ProviderUnavailableError(`${provider} could not be reached (${(err as Error).name}).`);
+    if (!(err instanceof HttpError)) throw err;
+    if (err.stage !== 'request') throw new ProviderUnavailableError(`${provider} answered with invalid JSON.`);
+    throw new ProviderUnavailableError(`${provider} could not be reached (${(err.cause as Error).name}).`);
   }
-  if (!res.ok) {
-    await res.body?.cancel();
-    throw new ProviderUnavailableError(`${provider} answered HTTP ${res.status}.`);
-  }
-  let answer: unknown;
+  if (answer.status !== 200) throw new ProviderUnavailableError(`${provider} answered HTTP ${answer.status}.`);
   try {
-    answer = await res.json();
-  } catch {
-    throw new ProviderUnavailableError(`${provider} answered with invalid JSON.`);
-  }
-  try {
-    return validate<T>(schema, 'body', answer);
+    return validate<T>(schema, 'body', answer.json);
   } catch (err) {
     const first = err instanceof ValidationError ? err.issues?.[0] : undefined;
     throw new ProviderUnavailableError(

@@ -8,6 +8,7 @@ import { useClockedServer } from '../../support/server.ts';
 import { admin, request } from '../../support/http.ts';
 import { ingest, ingestFixture, until } from '../../support/ingest.ts';
 import { ImageServer, bombPng, png } from '../../support/imageServer.ts';
+import { uploaded } from '../media/helpers.ts';
 
 // Artwork you can trust (decisions.md): the source chain, checks in the worker, kept images and their
 // variants, the `artwork` object, against a local image server speaking real HTTP.
@@ -27,8 +28,9 @@ describe('artwork: checked, kept and labelled', function () {
     await images.stop();
   });
 
+  /** The feed bus as a gateway hears it: the Redis server's channels, in embedded mode the process' in-memory store. */
   async function listen() {
-    if (subscriber || !server.svc.config.redisUrl) return;
+    if (subscriber) return;
     subscriber = createBlockingRedis(server.svc.config.redisUrl);
     subscriber.on('pmessage', (_p: string, _c: string, raw: string) => messages.push(JSON.parse(raw) as FeedMessage));
     await subscriber.psubscribe(keys.feedChannelPattern);
@@ -79,14 +81,13 @@ describe('artwork: checked, kept and labelled', function () {
     const live = await request(server.url, 'GET', `/api/v1/stations/${st.slug}/live`, { token: listenerToken });
     expect(live.body.nowPlaying.track.artwork).to.deep.equal(track.artwork);
     // The follow-up frame carried the kept art; the first one had none yet.
-    if (subscriber) {
-      const rows = await until(() => {
-        // With a track: the station's creation wrote its empty now-playing row (track null) before.
-        const mine = messages.filter((m) => m.stationId === st.id && m.kind === 'now-playing' && (m.data as { track: unknown }).track);
-        return mine.some((m) => (m.data as { track: { artwork: unknown } }).track?.artwork) ? mine : null;
-      });
-      expect((rows[0].data as { track: { artwork: unknown } }).track.artwork).to.equal(null);
-    }
+    const rows = await until(() => {
+      // With a track: the station's creation wrote its empty now-playing row (track null) before.
+      const mine = messages.filter((m) => m.stationId === st.id && m.kind === 'now-playing' && (m.data as { track: unknown }).track);
+      return mine.some((m) => (m.data as { track: { artwork: unknown } }).track?.artwork) ? mine : null;
+    });
+    expect((rows[0].data as { track: { artwork: unknown } }).track.artwork).to.equal(null);
+    expect((rows.at(-1)?.data as { track: { artwork: unknown } }).track.artwork).to.deep.equal(track.artwork);
   });
 
   it('stores an image once per SHA-256: two URLs with the same bytes share one kept asset', async () => {
@@ -151,8 +152,13 @@ describe('artwork: checked, kept and labelled', function () {
     expect(images.hits.get(where)).to.equal(2);
   });
 
-  it('keeps a reported URL it could not fetch as the artworkUrl (a redirect loop), with no `artwork`', async () => {
+  it('keeps a reported URL it could not fetch as the artworkUrl (a redirect loop, a host that does not answer), with `artwork` from the next source', async () => {
     const { station: st, ingestToken, listenerToken } = await station();
+    // The station logo, the chain's last source: a track shows it once its own URL's check failed.
+    const logo = await uploaded(server.url, st.id, await png(8, 400, 400), 'image/png');
+    expect(
+      (await admin(server.url, 'PATCH', `/stations/${st.id}`, { artwork: { stationImageVersionId: logo.versionId } })).status,
+    ).to.equal(200);
     // An https URL no host answers on; and a redirect loop over http.
     const loop = `${images.url}/loop/0`;
     await ingest(server.url, st, ingestToken, { artist: 'D', title: 'Loop', artworkUrl: loop });
@@ -162,9 +168,10 @@ describe('artwork: checked, kept and labelled', function () {
     const https = 'https://127.0.0.1:1/cover.jpg';
     await ingest(server.url, st, ingestToken, { artist: 'D', title: 'Down', artworkUrl: https });
     expect(await checkOf(st.id, https)).to.include({ reason: 'unreachable' });
-    const track = await nowPlaying(st.slug, listenerToken);
+    // Before its check the track shows the URL with `artwork: null`; only once resolved after it, the logo.
+    const track = await artOf(st.slug, listenerToken, 'station');
+    expect(track.title).to.equal('Down');
     expect(track.artworkUrl).to.equal(https);
-    expect(track.artwork).to.equal(null);
   });
 
   it('a hanging host holds back no other station: its check stays pending while another is kept', async () => {

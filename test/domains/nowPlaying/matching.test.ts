@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { bestItem, normalise, outcomeFor, score, similarity } from '../../../src/domains/nowPlaying/matching.ts';
+import { bestItem, outcomeFor } from '../../../src/domains/nowPlaying/matching.ts';
+import { normalise, score, similarity } from '../../../src/lib/trackMatch.ts';
 import { splitStreamTitle } from '../../../src/domains/nowPlaying/bind.ts';
 
 // decisions.md, Ingest rule 8, and the streamTitle split, as plain functions.

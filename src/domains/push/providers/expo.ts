@@ -1,5 +1,5 @@
 import type { ExpoSettings } from '../credentials.ts';
-import { httpRequest, neverSent } from './http.ts';
+import { httpRequest, neverSent } from '../../../lib/httpClient.ts';
 import {
   CredentialsRefusedError,
   describeAnswer,
@@ -81,6 +81,7 @@ async function sendBatch(
   try {
     answer = await httpRequest(`${settings.baseUrl}/--/api/v2/push/send`, {
       method: 'POST',
+      pooled: true,
       headers: headers(creds),
       body: JSON.stringify(messages),
       timeoutMs: settings.timeoutMs,
@@ -125,6 +126,7 @@ export async function expoReceipts(
 ): Promise<Map<string, string | null>> {
   const answer = await httpRequest(`${options.baseUrl}/--/api/v2/push/getReceipts`, {
     method: 'POST',
+    pooled: true,
     headers: headers(creds),
     body: JSON.stringify({ ids }),
     timeoutMs: options.timeoutMs,

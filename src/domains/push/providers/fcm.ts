@@ -1,7 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { FcmSettings } from '../credentials.ts';
-import { httpRequest, neverSent } from './http.ts';
+import { httpRequest, neverSent } from '../../../lib/httpClient.ts';
 import {
   CredentialsRefusedError,
   describeAnswer,
@@ -44,6 +44,7 @@ async function fetchAccessToken(creds: Fcm, timeoutMs: number): Promise<AccessTo
     .sign(key);
   const answer = await httpRequest(creds.tokenUri, {
     method: 'POST',
+    pooled: true,
     headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
     body: new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion }).toString(),
     timeoutMs,
@@ -150,6 +151,7 @@ export function fcmSender(creds: Fcm, settings: { baseUrl: string; timeoutMs: nu
       const post = (token: string, access: string) =>
         httpRequest(endpoint, {
           method: 'POST',
+          pooled: true,
           headers: { authorization: `Bearer ${access}`, 'content-type': 'application/json; charset=utf-8' },
           body: head + JSON.stringify(token) + tail,
           timeoutMs: settings.timeoutMs,

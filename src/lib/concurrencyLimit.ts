@@ -1,4 +1,4 @@
-/** At most `max` calls of one provider at a time in this process; the rest wait their turn in order. */
+/** At most `max` tasks at a time in this process; the rest wait their turn in order. */
 export class ConcurrencyLimit {
   private active = 0;
   private readonly waiting: Array<() => void> = [];

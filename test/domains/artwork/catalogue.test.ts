@@ -4,7 +4,7 @@ import { createBlockingRedis, type Redis } from '../../../src/lib/redis.ts';
 import { ManualClock } from '../../../src/lib/clock.ts';
 import { keys } from '../../../src/lib/keys.ts';
 import type { FeedMessage } from '../../../src/feed/bus.ts';
-import { MISS_RETRY_MS, cacheKey } from '../../../src/domains/nowPlaying/artwork/lookup.ts';
+import { MISS_RETRY_MS, cacheKey } from '../../../src/domains/artwork/catalogue/lookup.ts';
 import { startTestServer, type TestServer } from '../../support/server.ts';
 import { request } from '../../support/http.ts';
 import { eventually } from '../../support/factories.ts';

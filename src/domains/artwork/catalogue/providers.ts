@@ -1,7 +1,7 @@
-import { ConcurrencyLimit } from './limiter.ts';
-import { getJson, userAgent } from './http.ts';
+import { ConcurrencyLimit } from '../../../lib/concurrencyLimit.ts';
+import { catalogueJson, userAgent } from './http.ts';
 import type { Pace } from './pacing.ts';
-import { score, type Track } from '../matching.ts';
+import { score, type Track } from '../../../lib/trackMatch.ts';
 
 // Third-party catalogues, in the order they are asked: the iTunes Search API, then MusicBrainz for a
 // release and the Cover Art Archive for its front cover. Each answers an HTTPS artwork URL or null.
@@ -58,7 +58,7 @@ export const itunes: ArtworkProvider = {
   async find(track, { config }) {
     const term = [track.artist, track.title].filter(Boolean).join(' ');
     const url = `${config.itunesBaseUrl}/search?term=${encodeURIComponent(term)}&media=music&entity=song&limit=10`;
-    const body = (await limits.itunes.run(() => getJson(url, config.timeoutMs, userAgent(config.contact)))) as {
+    const body = (await limits.itunes.run(() => catalogueJson(url, config.timeoutMs, userAgent(config.contact)))) as {
       results?: ItunesResult[];
     } | null;
     let best: { result: ItunesResult; score: number } | null = null;
@@ -112,7 +112,7 @@ function coverArtHttps(url: string | undefined): string | null {
 
 async function frontCover(releaseId: string, config: ProviderConfig): Promise<string | null> {
   const url = `${config.coverArtBaseUrl}/release/${encodeURIComponent(releaseId)}`;
-  const body = (await limits.coverart.run(() => getJson(url, config.timeoutMs, userAgent(config.contact)))) as {
+  const body = (await limits.coverart.run(() => catalogueJson(url, config.timeoutMs, userAgent(config.contact)))) as {
     images?: CaaImage[];
   } | null;
   const images = body?.images ?? [];
@@ -128,7 +128,7 @@ export const musicbrainz: ArtworkProvider = {
     const url = `${config.musicbrainzBaseUrl}/ws/2/recording?query=${encodeURIComponent(query)}&fmt=json&limit=5`;
     const body = (await limits.musicbrainz.run(async () => {
       await pace('musicbrainz');
-      return getJson(url, config.timeoutMs, userAgent(config.contact));
+      return catalogueJson(url, config.timeoutMs, userAgent(config.contact));
     })) as { recordings?: MbRecording[] } | null;
     const candidates = (body?.recordings ?? [])
       .filter((r) => r.title)

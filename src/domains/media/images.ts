@@ -1,19 +1,18 @@
 import type { Db } from '../../lib/db.ts';
 import { mediaBasePath } from '../stations/presenter.ts';
-import type { TrackArtwork } from '../nowPlaying/model.ts';
-import { SQUARE_VARIANTS } from '../media/model.ts';
+import { SQUARE_VARIANTS, type SquareVariant } from './model.ts';
 
 // Absolute URLs of an image version and its square renditions (decisions.md: `artwork.url` and every
 // variant URL are absolute), and the `image` of a program or presenter.
 
 export interface ImageRef {
   url: string;
-  variants: TrackArtwork['variants'];
+  variants: Record<SquareVariant, string>;
 }
 
 export function imageRef(publicBaseUrl: string, stationId: string, versionId: string): ImageRef {
   const base = `${publicBaseUrl.replace(/\/+$/, '')}${mediaBasePath(stationId)}${versionId}`;
-  const variants = {} as TrackArtwork['variants'];
+  const variants = {} as ImageRef['variants'];
   for (const side of SQUARE_VARIANTS) variants[side] = `${base}/${side}`;
   return { url: base, variants };
 }

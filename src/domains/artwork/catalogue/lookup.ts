@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
 import { inTransaction } from '../../../lib/db.ts';
 import { keys } from '../../../lib/keys.ts';
+import { invalidateReads } from '../../../lib/readCache.ts';
+import { normalise, type Track } from '../../../lib/trackMatch.ts';
 import type { Services } from '../../../services.ts';
-import { upsertNowPlayingRow } from '../feed.ts';
-import { normalise, type Track } from '../matching.ts';
-import type { ObservationRow } from '../model.ts';
-import { latestTrack, observationById } from '../queries.ts';
+import { requestResolve } from '../requests.ts';
+import { shownArtChanged } from '../shown.ts';
+import { notAsked } from './ask.ts';
 import { ProviderError } from './http.ts';
 import { pacing } from './pacing.ts';
 import { PROVIDERS, type ArtworkProvider } from './providers.ts';
-import { invalidateReads } from '../../../lib/readCache.ts';
 
 // Artwork lookup for a stored observation (station-delivery-api.md, "Artwork"): cached hits and
 // misses, providers in order, the stored track filled and a follow-up `now-playing` row published.
@@ -63,12 +63,23 @@ async function lookUp(svc: Services, track: Track, providers: ArtworkProvider[])
   return null;
 }
 
+/** The columns of a stored observation the look-up reads. */
+interface Candidate {
+  id: string;
+  station_id: string;
+  artist: string | null;
+  title: string | null;
+  artwork_url: string | null;
+  catalogue_url: string | null;
+}
+
 /**
  * Fills the observation's catalogue find (only if still unknown; the ingest's own URL stays in
- * artwork_url) and republishes now-playing when it is the latest. The find is then checked and
- * resolved like any source (src/domains/artwork), which sends the follow-up row with the kept art.
+ * artwork_url) and tells the features showing it (shown.ts: now-playing republishes when it is the
+ * latest). The find is then checked and resolved like any source, which sends the follow-up row with
+ * the kept art.
  */
-async function fill(svc: Services, observation: ObservationRow, url: string): Promise<boolean> {
+async function fill(svc: Services, observation: Candidate, url: string): Promise<boolean> {
   const station = await svc.stations.byIdOrNull(observation.station_id);
   return inTransaction(svc.db, async (tx) => {
     const updated = await tx
@@ -79,15 +90,10 @@ async function fill(svc: Services, observation: ObservationRow, url: string): Pr
     // Until it is resolved again the track shows the find as reported (artwork_view null).
     if (updated) {
       tx.afterCommit(() => invalidateReads(svc, observation.station_id, 'nowPlaying'));
-      tx.afterCommit(() => {
-        svc.jobs
-          .enqueue('artwork.resolve', { observationId: observation.id })
-          .catch((err: unknown) => svc.logger.warn({ err, observationId: observation.id }, 'artwork resolution could not be enqueued'));
-      });
+      tx.afterCommit(() => requestResolve(svc, observation.id));
     }
     if (!updated || !station) return updated > 0;
-    const latest = await latestTrack(tx.trx, observation.station_id);
-    if (latest?.id === observation.id) await upsertNowPlayingRow(tx, svc, station);
+    await shownArtChanged(svc, station, new Set([observation.id]), tx);
     return true;
   });
 }
@@ -97,14 +103,16 @@ export async function lookUpArtwork(
   observationId: string,
   providers: ArtworkProvider[] = PROVIDERS,
 ): Promise<ArtworkResult> {
-  const observation = await observationById(svc.db, observationId);
+  const observation = await svc
+    .db('observations')
+    .where({ id: observationId })
+    .first<Candidate | undefined>('id', 'station_id', 'artist', 'title', 'artwork_url', 'catalogue_url');
   if (!observation) return { status: 'skipped', reason: 'observation gone' };
-  if (observation.catalogue_url) return { status: 'skipped', reason: 'artwork already known' };
-  if (!observation.title) return { status: 'skipped', reason: 'no track' };
   const station = await svc.stations.byIdOrNull(observation.station_id);
-  if (!station?.artworkLookup) return { status: 'skipped', reason: 'lookup switched off' };
+  const reason = notAsked(station, observation);
+  if (reason) return { status: 'skipped', reason };
 
-  const track: Track = { artist: observation.artist, title: observation.title };
+  const track: Track = { artist: observation.artist, title: observation.title as string };
   const key = cacheKey(track);
   const now = svc.clock.now().getTime();
   const cached = await readCache(svc, key);
