@@ -1,4 +1,4 @@
-import type { Db } from '../../lib/db.ts';
+import type { Db } from '../../../lib/db.ts';
 
 export interface DeviceCountRow {
   total: number;

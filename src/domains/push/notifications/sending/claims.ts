@@ -1,5 +1,5 @@
-import { pushMessages } from '../../lib/metrics.ts';
-import type { Services } from '../../services.ts';
+import { pushMessages } from '../../../../lib/metrics.ts';
+import type { Services } from '../../../../services.ts';
 
 // Claims of a notification's devices and their outcomes (the sending loop is send.ts, the leases
 // leases.ts): a batch is claimed before any request leaves, and its outcomes are written as they come

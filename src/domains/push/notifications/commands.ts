@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
-import { IdempotencyConflictError, NotFoundError, PushNotConfiguredError, ValidationError } from '../../lib/errors.ts';
-import { inTransaction } from '../../lib/db.ts';
-import { newId } from '../../lib/ids.ts';
-import { keysetPage } from '../../lib/keysetCursor.ts';
-import type { Services } from '../../services.ts';
-import type { PushProvider, Station } from '../stations/model.ts';
-import { canonicalJson } from '../../lib/canonicalJson.ts';
-import { emitWebhookEvent } from '../webhooks/emit.ts';
+import { IdempotencyConflictError, NotFoundError, PushNotConfiguredError, ValidationError } from '../../../lib/errors.ts';
+import { inTransaction } from '../../../lib/db.ts';
+import { newId } from '../../../lib/ids.ts';
+import { keysetPage } from '../../../lib/keysetCursor.ts';
+import type { Services } from '../../../services.ts';
+import type { PushProvider, Station } from '../../stations/model.ts';
+import { canonicalJson } from '../../../lib/canonicalJson.ts';
+import { emitWebhookEvent } from '../../webhooks/emit.ts';
 import type {
   NotificationListQuery,
   NotificationSource,
@@ -14,9 +14,9 @@ import type {
   NotificationView,
   SendNotificationBody,
   Topic,
-} from './adminSchemas.ts';
-import { findCredentialsRow } from './credentials.ts';
-import { failAbandoned, LEASE_MS } from './claims.ts';
+} from './schemas.ts';
+import { findCredentialsRow } from '../providers/credentials.ts';
+import { failAbandoned, LEASE_MS } from './sending/claims.ts';
 
 // Push notifications (decisions.md, "Push notifications"): creation (admin route and `notify` on
 // publish), the view with live counts, the list, cancel. Sending is send.ts, in the worker.

@@ -1,8 +1,8 @@
-import { inTransaction } from '../../lib/db.ts';
-import { pushMessages } from '../../lib/metrics.ts';
-import type { Services } from '../../services.ts';
-import { loadCredentials, type PushCredentials } from './credentials.ts';
-import { countsOf, FINAL_STATUSES, finishNotification, SEND_PARTS, type NotificationRow } from './notifications.ts';
+import { inTransaction } from '../../../../lib/db.ts';
+import { pushMessages } from '../../../../lib/metrics.ts';
+import type { Services } from '../../../../services.ts';
+import { loadCredentials, type PushCredentials } from '../../providers/credentials.ts';
+import { countsOf, FINAL_STATUSES, finishNotification, SEND_PARTS, type NotificationRow } from '../commands.ts';
 import { stationPace } from './pacing.ts';
 import { claim, failAbandoned, type Claim, type Claimed } from './claims.ts';
 import { joinSending, leaveSending, type HeldClaim, type Sending } from './leases.ts';
@@ -14,10 +14,10 @@ interface Held {
   settled: boolean;
   unlisten: () => void;
 }
-import { apnsSender } from './providers/apns.ts';
-import { expoSender } from './providers/expo.ts';
-import { fcmSender } from './providers/fcm.ts';
-import { CredentialsRefusedError, type Outcome, type PushMessage, type PushSender } from './providers/types.ts';
+import { apnsSender } from '../../providers/apns.ts';
+import { expoSender } from '../../providers/expo.ts';
+import { fcmSender } from '../../providers/fcm.ts';
+import { CredentialsRefusedError, type Outcome, type PushMessage, type PushSender } from '../../providers/types.ts';
 
 // Sending one notification (a `push.send` job; SEND_PARTS of them share each notification, in one
 // worker or several). At most once per device: a batch is claimed by reserving the next range of the

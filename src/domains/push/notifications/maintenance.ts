@@ -1,9 +1,9 @@
-import { pushMessages } from '../../lib/metrics.ts';
-import type { Services } from '../../services.ts';
-import { loadCredentials } from './credentials.ts';
-import { enqueueSend, finishNotification, RETENTION_MS, type NotificationRow } from './notifications.ts';
-import { expoReceipts } from './providers/expo.ts';
-import { failAbandoned } from './claims.ts';
+import { pushMessages } from '../../../lib/metrics.ts';
+import type { Services } from '../../../services.ts';
+import { loadCredentials } from '../providers/credentials.ts';
+import { enqueueSend, finishNotification, RETENTION_MS, type NotificationRow } from './commands.ts';
+import { expoReceipts } from '../providers/expo.ts';
+import { failAbandoned } from './sending/claims.ts';
 
 // Expo receipts, and the sweep: notifications are kept 30 days; a notification whose TTL ran out ends
 // `expired` even if no job was left to notice; in-flight rows of a dead job are counted failed.
