@@ -2,7 +2,9 @@ import { inTransaction } from '../../lib/db.ts';
 import { PushNotConfiguredError } from '../../lib/errors.ts';
 import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
-import { enqueueSend, insertRow, requirePushConfigured, RETENTION_MS, type NotificationRow } from '../push/notifications/commands.ts';
+import { requirePushConfigured } from '../push/notifications/commands.ts';
+import { RETENTION_MS, type NotificationRow } from '../push/notifications/model.ts';
+import { enqueueSend, insertRow } from '../push/notifications/queue.ts';
 import { reminderText } from './body.ts';
 import { dueCte, dueGroups, LATE_LIMIT_MS, type DueGroup } from './due.ts';
 

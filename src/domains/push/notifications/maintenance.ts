@@ -1,7 +1,9 @@
 import { pushMessages } from '../../../lib/metrics.ts';
 import type { Services } from '../../../services.ts';
 import { loadCredentials } from '../providers/credentials.ts';
-import { enqueueSend, finishNotification, RETENTION_MS, type NotificationRow } from './commands.ts';
+import { finishNotification } from './lifecycle.ts';
+import { RETENTION_MS, type NotificationRow } from './model.ts';
+import { enqueueSend } from './queue.ts';
 import { expoReceipts } from '../providers/expo.ts';
 import { failAbandoned } from './sending/claims.ts';
 

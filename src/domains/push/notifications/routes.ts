@@ -3,7 +3,10 @@ import { defineRoute } from '../../../http/route.ts';
 import { ErrorBody } from '../../../http/schema.ts';
 import { StationIdParams } from '../../stations/schemas.ts';
 import { NotificationList, NotificationListQuery, NotificationParams, NotificationView, SendNotificationBody } from './schemas.ts';
-import { cancelNotification, createNotification, notificationsPage, presentNotification, requireNotification } from './commands.ts';
+import { createNotification } from './commands.ts';
+import { cancelNotification } from './lifecycle.ts';
+import { presentNotification } from './presenter.ts';
+import { notificationsPage, requireNotification } from './queries.ts';
 
 // The admin notification routes (docs/push.md#sending): send, list, one notification, cancel. The
 // credentials' routes are the providers' (push/providers/routes.ts), listed before these.

@@ -2,7 +2,8 @@ import { inTransaction } from '../../../../lib/db.ts';
 import { pushMessages } from '../../../../lib/metrics.ts';
 import type { Services } from '../../../../services.ts';
 import { loadCredentials, type PushCredentials } from '../../providers/credentials.ts';
-import { countsOf, FINAL_STATUSES, finishNotification, SEND_PARTS, type NotificationRow } from '../commands.ts';
+import { finishNotification } from '../lifecycle.ts';
+import { countsOf, expiresAt, FINAL_STATUSES, SEND_PARTS, type NotificationRow } from '../model.ts';
 import { stationPace } from './pacing.ts';
 import { claim, failAbandoned, type Claim, type Claimed } from './claims.ts';
 import { joinSending, leaveSending, type HeldClaim, type Sending } from './leases.ts';
@@ -60,8 +61,6 @@ export function senderFor(svc: Pick<Services, 'config' | 'clock'>, creds: PushCr
   }
   return expoSender(creds, { baseUrl: svc.config.push.expoUrl, timeoutMs });
 }
-
-const expiresAt = (row: NotificationRow): number => row.created_at.getTime() + row.ttl_seconds * 1000;
 
 function messageOf(row: NotificationRow): PushMessage {
   return {
