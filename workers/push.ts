@@ -1,6 +1,7 @@
 import type { JobPayload } from '../src/jobs.ts';
 import type { Services } from '../src/services.ts';
-import { fetchExpoReceipts, sweepNotifications } from '../src/domains/push/notifications/maintenance.ts';
+import { sweepNotifications } from '../src/domains/push/notifications/maintenance.ts';
+import { fetchExpoReceipts } from '../src/domains/push/notifications/sending/receipts.ts';
 import { sendNotification } from '../src/domains/push/notifications/sending/send.ts';
 
 /** One of the jobs sending a notification (src/domains/push/notifications/sending/send.ts); the parts share the devices. */
