@@ -6,8 +6,8 @@ import type { Services } from '../../../services.ts';
 import type { PushProvider, Station } from '../../stations/model.ts';
 import { findCredentialsRow } from '../providers/credentials.ts';
 import { IDEMPOTENCY_WINDOW_MS, type NotificationRow } from './model.ts';
-import { enqueueSend, insertRow, type NewNotification } from './queue.ts';
-import type { SendNotificationBody } from './schemas.ts';
+import { queueNotification, type NewNotification } from './queue.ts';
+import type { DeviceTopic, SendNotificationBody } from './schemas.ts';
 
 // Creating push notifications (docs/push.md#sending): the operator's send (admin route) and `notify` on
 // publish. Sending is the worker's (sending/send.ts); how a notification ends is lifecycle.ts.
@@ -54,7 +54,8 @@ export async function createNotification(
   const provider = await requirePushConfigured(svc, station);
   const now = svc.clock.now();
   const requestHash = body.idempotencyKey ? createHash('sha256').update(canonicalJson(body)).digest('hex') : null;
-  const result = await inTransaction(svc.db, async ({ trx }) => {
+  return inTransaction(svc.db, async (tx) => {
+    const { trx } = tx;
     if (body.idempotencyKey) {
       // The station row lock serialises creations with a key, so one key never makes two notifications.
       await trx('stations').where({ id: station.id }).forUpdate().first('id');
@@ -69,13 +70,17 @@ export async function createNotification(
         return { row: existing, created: false };
       }
     }
-    const [row] = await trx('push_notifications')
-      .insert(insertRow(station, provider, { ...body, source: 'admin' }, now, requestHash))
-      .returning('*');
+    const row = await queueNotification(svc, tx, {
+      stationId: station.id,
+      provider,
+      notification: { ...body, source: 'admin' },
+      devices: { topic: body.topic },
+      now,
+      requestHash,
+    });
+    // Always created: it names no record, and its devices are the topic's (targeted when sending starts).
     return { row: row as NotificationRow, created: true };
   });
-  if (result.created) await enqueueSend(svc, result.row);
-  return result;
 }
 
 /**
@@ -85,21 +90,21 @@ export async function createNotification(
 export async function notifyPublished(
   svc: Svc,
   station: Station,
-  input: NewNotification & { recordId: string; recordRevision: number },
+  input: NewNotification & { topic: DeviceTopic; recordId: string; recordRevision: number },
 ): Promise<string | null> {
   try {
     checkContent(input);
     const provider = await requirePushConfigured(svc, station);
-    const inserted = await svc
-      .db('push_notifications')
-      .insert(insertRow(station, provider, input, svc.clock.now(), null))
-      .onConflict(svc.db.raw('(record_id, record_revision) WHERE record_id IS NOT NULL'))
-      .ignore()
-      .returning('*');
-    if (inserted.length > 0) {
-      await enqueueSend(svc, inserted[0] as NotificationRow);
-      return (inserted[0] as NotificationRow).id;
-    }
+    const created = await inTransaction(svc.db, (tx) =>
+      queueNotification(svc, tx, {
+        stationId: station.id,
+        provider,
+        notification: input,
+        devices: { topic: input.topic },
+        now: svc.clock.now(),
+      }),
+    );
+    if (created) return created.id;
     const existing = await svc
       .db('push_notifications')
       .where({ record_id: input.recordId, record_revision: input.recordRevision })

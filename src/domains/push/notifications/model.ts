@@ -1,5 +1,5 @@
 import type { PushProvider } from '../../stations/model.ts';
-import type { NotificationSource, NotificationStatus, Topic } from './schemas.ts';
+import type { DeviceTopic, NotificationSource, NotificationStatus, Topic } from './schemas.ts';
 
 // A notification as stored (docs/push.md#statuses-and-counts): its row, the counts kept on it, and the
 // rules every part of push reads (how long it is kept, which statuses are final, how many jobs send it).
@@ -15,10 +15,15 @@ export interface NotificationRow {
   station_id: string;
   provider: PushProvider;
   topic: Topic;
+  /**
+   * The topic whose devices it goes to, targeted when its sending starts; null when its devices were
+   * listed at its creation (targets.ts).
+   */
+  device_topic: DeviceTopic | null;
   source: NotificationSource;
   record_id: string | null;
   record_revision: number | null;
-  /** A reminder's broadcast and due time (migration 20261213030000_push_follows); null otherwise. */
+  /** The broadcast it is about and when it was due (a reminder; migration 20261213030000_push_follows); null otherwise. */
   broadcast_id: string | null;
   due_at: Date | null;
   title: string;

@@ -4,6 +4,8 @@ import { Nullable, StringEnum, Timestamp, Type, Uuid, type Static } from '../../
 
 /** Topics a notification can be sent to (admin route, `notify` on publish). */
 export const TOPICS = ['alerts', 'content'] as const;
+/** A topic devices switch on or off: a notification to it goes to every device with it on. */
+export type DeviceTopic = (typeof TOPICS)[number];
 /** A notification's topic: one of TOPICS, or `reminders` (docs/push.md#follows-and-reminders). */
 export const NOTIFICATION_TOPICS = [...TOPICS, 'reminders'] as const;
 export type Topic = (typeof NOTIFICATION_TOPICS)[number];
