@@ -9,8 +9,9 @@ import { scheduleRoutes } from './domains/schedule/routes.ts';
 import { graphqlRoutes } from './graphql/routes.ts';
 import { previewRoutes } from './domains/preview/routes.ts';
 import { mediaRoutes } from './domains/media/routes.ts';
-import { pushRoutes } from './domains/push/routes.ts';
-import { pushAdminRoutes } from './domains/push/adminRoutes.ts';
+import { pushDeviceRoutes } from './domains/push/devices/routes.ts';
+import { pushCredentialRoutes } from './domains/push/providers/routes.ts';
+import { pushNotificationRoutes } from './domains/push/notifications/routes.ts';
 import { weatherRoutes } from './domains/weather/routes.ts';
 import { nowPlayingRoutes } from './domains/nowPlaying/routes.ts';
 import { adminRoutes } from './domains/admin/routes.ts';
@@ -41,8 +42,9 @@ allRoutes.push(
   ...graphqlRoutes,
   ...previewRoutes,
   ...mediaRoutes,
-  ...pushRoutes,
-  ...pushAdminRoutes,
+  ...pushDeviceRoutes,
+  ...pushCredentialRoutes,
+  ...pushNotificationRoutes,
   ...weatherRoutes,
   ...nowPlayingRoutes,
   ...adminRoutes,

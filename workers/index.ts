@@ -18,7 +18,7 @@ import { registry, type JobHandler } from './registry.ts';
 import { scheduleFeedPrune } from './feedPrune.ts';
 import { scheduleAuditPrune } from './auditPrune.ts';
 import { scheduleAudience } from './audience.ts';
-import { ensurePushSweep } from '../src/domains/push/maintenance.ts';
+import { ensurePushSweep } from '../src/domains/push/notifications/maintenance.ts';
 import { CHECK_CONCURRENCY } from '../src/domains/artwork/model.ts';
 import { ensureReminderTick } from '../src/domains/reminders/fire.ts';
 

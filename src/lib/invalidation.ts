@@ -5,7 +5,7 @@ import type { Logger } from './logger.ts';
 
 /**
  * `reads`: a listener read's data changed (id `<stationId>:<area>`, lib/readCache.ts). `push-cancel`: a
- * push notification was cancelled (id: the notification's; src/domains/push/leases.ts).
+ * push notification was cancelled (id: the notification's; src/domains/push/notifications/sending/leases.ts).
  * `operator-key`: an operator key was rotated or deleted (id: its old key hash). `artwork-pins`: a
  * station's artwork pins changed (id: the station's; src/domains/artwork/pinCache.ts).
  */

@@ -21,7 +21,7 @@ export const keys = {
   feedConnectRateLimitPrefix: 'waveline:rl:feed-connect',
   /** Token buckets pacing requests to third-party catalogues across every worker (domains/artwork/catalogue/pacing.ts). */
   catalogueRateLimitPrefix: 'waveline:rl:catalogue',
-  /** Token buckets pacing each station's push messages across every worker (src/domains/push/pacing.ts). */
+  /** Token buckets pacing each station's push messages across every worker (src/domains/push/notifications/sending/pacing.ts). */
   pushPacePrefix: 'waveline:rl:push-pace',
   /** BullMQ key prefix. */
   queuePrefix: 'waveline:bull',

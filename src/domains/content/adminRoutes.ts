@@ -15,7 +15,7 @@ import {
 } from './schemas.ts';
 import { saveContentType } from './types.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
-import { notifyOnPublish } from '../push/publishTrigger.ts';
+import { notifyOnPublish } from '../push/notifications/publishTrigger.ts';
 
 // The admin side the editorial system calls (decisions.md, "Admin API").
 

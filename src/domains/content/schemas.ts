@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { Type, Nullable, StringEnum, KEY_PATTERN, Uuid, Timestamp, StationSlugParams, type Static } from '../../http/schema.ts';
 import { FIELD_KINDS } from './model.ts';
-import { PublishNotify } from '../push/adminSchemas.ts';
+import { PublishNotify } from '../push/notifications/schemas.ts';
 
 // One schema per route input and output: ajv validates with them, OpenAPI documents them.
 

@@ -6,9 +6,10 @@ const REMIND_BEFORE = [0, 5, 10, 15, 30, 60];
 // Which devices are due a reminder (decisions.md, "Follows and reminders"): for each public broadcast
 // (published, not cancelled) starting within the window, the devices following its program or one of
 // its presenters (the broadcast's `presenterIds`, by default its program's), each at its earliest due
-// time (startsAt − remindBeforeMinutes over its matching follows), leaving out devices already
-// reminded of that broadcast (a delivery row naming it). The state is read when a reminder fires, so a moved,
-// unpublished or removed broadcast needs no hook: it is simply found where it is now, or not at all.
+// time (startsAt − remindBeforeMinutes over its matching follows). Devices already reminded of the
+// broadcast are left out by push, which sends a device at most one notification about a broadcast. The
+// state is read when a reminder fires, so a moved, unpublished or removed broadcast needs no hook: it is
+// simply found where it is now, or not at all.
 
 /** Reminders are dropped this long after the broadcast started: nobody is reminded of a show half over. */
 export const LATE_LIMIT_MS = 5 * 60_000;
@@ -25,8 +26,8 @@ export interface DueFilter {
 }
 
 /**
- * The CTE `due (broadcast_id, station_id, starts_at, token_hash, due_at)` of devices not yet reminded,
- * due at or before `until`, and its bindings.
+ * The CTE `due (broadcast_id, station_id, starts_at, token_hash, due_at)` of devices due at or before
+ * `until` (reminded already or not), and its bindings.
  */
 export function dueCte(filter: DueFilter): { sql: string; bindings: Array<string | Date> } {
   const bindings: Array<string | Date> = [new Date(filter.now.getTime() - LATE_LIMIT_MS), new Date(filter.until.getTime() + MAX_BEFORE_MS)];
@@ -57,9 +58,7 @@ export function dueCte(filter: DueFilter): { sql: string; bindings: Array<string
              min(starts_at - remind_before_minutes * interval '1 minute') AS due_at
         FROM matched GROUP BY broadcast_id, station_id, starts_at, token_hash
     ), due AS (
-      SELECT e.* FROM earliest e
-       WHERE e.due_at <= ?
-         AND NOT EXISTS (SELECT 1 FROM push_deliveries r WHERE r.broadcast_id = e.broadcast_id AND r.token_hash = e.token_hash)
+      SELECT e.* FROM earliest e WHERE e.due_at <= ?
     )`;
   return { sql, bindings };
 }

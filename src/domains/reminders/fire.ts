@@ -2,24 +2,26 @@ import { inTransaction } from '../../lib/db.ts';
 import { PushNotConfiguredError } from '../../lib/errors.ts';
 import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
-import { enqueueSend, insertRow, requirePushConfigured, RETENTION_MS, type NotificationRow } from '../push/notifications.ts';
+import { requirePushConfigured } from '../push/notifications/commands.ts';
+import { RETENTION_MS, type NotificationRow } from '../push/notifications/model.ts';
+import { queueNotification, requeueQueued } from '../push/notifications/queue.ts';
 import { reminderText } from './body.ts';
 import { dueCte, dueGroups, LATE_LIMIT_MS, type DueGroup } from './due.ts';
 
 // Reminders go out as push notifications (`source: "reminder"`, topic `reminders`, `broadcastId`): one
-// per (broadcast, due time), created at its due instant with its targets fixed then, and sent by the
-// push machinery (send.ts: pace, claims, crash takeover, cancel). Timing (docs/push.md, "Reminders"):
+// per (broadcast, due time), created through push's door (queueNotification) at its due instant for the
+// devices due then, and sent by the push machinery (pace, claims, crash takeover, cancel). Timing
+// (docs/push.md#follows-and-reminders):
 // - `reminders.tick` every TICK_MS (a repeatable job: one per interval, whichever worker takes it)
 //   fires what is due now (a broadcast created or moved late) and plans a delayed `reminders.fire` job
 //   at each due instant of the next LOOKAHEAD_MS, keyed by (station, instant) so planning twice adds
 //   nothing;
 // - `reminders.fire` re-reads the schedule and the follows at its instant and fires what is due then.
-// At most once per (device, broadcast): the unique (broadcast_id, token_hash) of the delivery rows,
-// written in the transaction that creates the notification (the devices already reminded are left out;
-// a concurrent firing waits on the group row, below); a second worker firing the same group waits on the
-// first's push_reminder_groups row and then finds it taken. The tick's cost does not grow with the
-// followers: it probes, per upcoming broadcast, which remindBeforeMinutes anyone chose (due.ts); only
-// firing a group reads its devices.
+// At most once per (device, broadcast): push sends a device at most one notification about a broadcast
+// (the devices an earlier reminder of it reached are left out); a second worker firing the same group
+// waits on the first's push_reminder_groups row, taken in the transaction that creates the notification,
+// and then finds it taken. The tick's cost does not grow with the followers: it probes, per upcoming
+// broadcast, which remindBeforeMinutes anyone chose (due.ts); only firing a group reads its devices.
 
 export const TICK_MS = 5000;
 export const LOOKAHEAD_MS = 60_000;
@@ -75,52 +77,39 @@ export async function fireGroup(svc: Svc, station: Station, group: DueGroup): Pr
   });
   // A reminder not delivered by 5 minutes after the start is not delivered at all (it expires).
   const ttlSeconds = Math.max(30, Math.ceil((group.startsAt.getTime() + LATE_LIMIT_MS - now.getTime()) / 1000));
-  const row = insertRow(
-    station,
-    provider,
-    {
-      topic: 'reminders',
-      source: 'reminder',
-      broadcastId: group.broadcastId,
-      dueAt: group.dueAt,
-      title: text.title,
-      body: text.body,
-      data: { type: 'reminder', programId: facts.program_id, broadcastId: group.broadcastId, startsAt: group.startsAt.toISOString() },
-      ttlSeconds,
-    },
-    now,
-    null,
-  );
-  const created = await inTransaction(svc.db, async ({ trx, afterCommit }) => {
+  const created = await inTransaction(svc.db, async (tx) => {
     // The group is taken first: a second firing (another worker, a retry) waits here, then finds it taken.
-    const taken = await trx('push_reminder_groups')
+    const taken = await tx
+      .trx('push_reminder_groups')
       .insert({ broadcast_id: group.broadcastId, due_at: group.dueAt, station_id: station.id, fired_at: now })
       .onConflict(['broadcast_id', 'due_at'])
       .ignore()
       .returning('broadcast_id');
     if (taken.length === 0) return null;
-    await trx('push_notifications').insert(row);
-    const cte = dueCte({ now, until: now, stationId: station.id, broadcastId: group.broadcastId });
-    const result = await trx.raw<{ rows: NotificationRow[] }>(
-      `WITH ${cte.sql}, targets AS (
-         INSERT INTO push_deliveries (notification_id, token_hash, token, seq, state, broadcast_id)
-         SELECT ?, d.token_hash, d.token, row_number() OVER (), 'pending', due.broadcast_id FROM due
-           JOIN push_devices d ON d.station_id = due.station_id AND d.token_hash = due.token_hash AND d.provider = ?
-          WHERE due.due_at = ?
-         RETURNING 1
-       )
-       UPDATE push_notifications SET targeted = (SELECT count(*) FROM targets) WHERE id = ? RETURNING *`,
-      [...cte.bindings, row.id, provider, group.dueAt, row.id],
-    );
-    const stored = result.rows[0];
-    if (stored.targeted === 0) {
-      // Nobody left to remind at this due time (each was due earlier, by another follow): no notification.
-      await trx('push_notifications').where({ id: row.id }).delete();
-      return null;
-    }
-    await trx('push_reminder_groups').where({ broadcast_id: group.broadcastId, due_at: group.dueAt }).update({ notification_id: row.id });
-    afterCommit(() => enqueueSend(svc, stored));
-    return stored;
+    const due = dueCte({ now, until: now, stationId: station.id, broadcastId: group.broadcastId });
+    const notification = await queueNotification(svc, tx, {
+      stationId: station.id,
+      provider,
+      notification: {
+        topic: 'reminders',
+        source: 'reminder',
+        broadcastId: group.broadcastId,
+        dueAt: group.dueAt,
+        title: text.title,
+        body: text.body,
+        data: { type: 'reminder', programId: facts.program_id, broadcastId: group.broadcastId, startsAt: group.startsAt.toISOString() },
+        ttlSeconds,
+      },
+      devices: { tokenHashes: tx.trx.raw(`WITH ${due.sql} SELECT token_hash FROM due WHERE due_at = ?`, [...due.bindings, group.dueAt]) },
+      now,
+    });
+    // None: nobody left to remind at this due time (each was due earlier, by another follow, or reminded).
+    if (notification === null) return null;
+    await tx
+      .trx('push_reminder_groups')
+      .where({ broadcast_id: group.broadcastId, due_at: group.dueAt })
+      .update({ notification_id: notification.id });
+    return notification;
   });
   if (created)
     svc.logger.info(
@@ -160,11 +149,7 @@ export async function tick(svc: Svc): Promise<{ fired: number; planned: number }
       svc.jobs.enqueue('reminders.fire', { stationId, at: at.toISOString() }, { jobId, delay: Math.max(0, at.getTime() - now.getTime()) }),
     ),
   );
-  const stuck: NotificationRow[] = await svc
-    .db('push_notifications')
-    .where({ status: 'queued', source: 'reminder' })
-    .andWhere('created_at', '<', new Date(now.getTime() - 10_000));
-  for (const row of stuck) await enqueueSend(svc, row);
+  await requeueQueued(svc, { source: 'reminder', createdBefore: new Date(now.getTime() - 10_000) });
   // Fired groups are kept as long as notifications (their broadcasts are long over by then).
   await svc
     .db('push_reminder_groups')

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { eventually } from '../../support/factories.ts';
 import { requiresRedis } from '../../support/mode.ts';
 import { startProcess, type RoleProcess } from '../../support/processes.ts';
-import { FLUSH_MS } from '../../../src/domains/push/claims.ts';
+import { FLUSH_MS } from '../../../src/domains/push/notifications/sending/claims.ts';
 import { countsAddUp, pushStation, startPushWorld, type PushWorld } from './sendHelpers.ts';
 
 // decisions.md, "Push notifications", targets: each device receives a notification at most once, also

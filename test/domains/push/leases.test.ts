@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { eventually } from '../../support/factories.ts';
-import { LEASE_MS } from '../../../src/domains/push/claims.ts';
-import { joinSending, leaveSending } from '../../../src/domains/push/leases.ts';
+import { LEASE_MS } from '../../../src/domains/push/notifications/sending/claims.ts';
+import { joinSending, leaveSending } from '../../../src/domains/push/notifications/sending/leases.ts';
 import type { Invalidation } from '../../../src/lib/invalidation.ts';
 import { pushStation, startPushWorld, type PushWorld } from './sendHelpers.ts';
 

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { admin } from '../../support/http.ts';
-import { sweepNotifications } from '../../../src/domains/push/maintenance.ts';
+import { sweepNotifications } from '../../../src/domains/push/notifications/maintenance.ts';
 import { countsAddUp, pushStation, startPushWorld, type PushWorld } from './sendHelpers.ts';
 
 // decisions.md, "Push notifications": sandbox APNs keys go to PUSH_APNS_SANDBOX_URL; notifications are

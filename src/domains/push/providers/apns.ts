@@ -2,7 +2,7 @@ import { connect, constants, type ClientHttp2Session } from 'node:http2';
 import { rootCertificates } from 'node:tls';
 import { createPrivateKey } from 'node:crypto';
 import { SignJWT } from 'jose';
-import type { ApnsSettings } from '../credentials.ts';
+import type { ApnsSettings } from './credentials.ts';
 import {
   CredentialsRefusedError,
   describeAnswer,

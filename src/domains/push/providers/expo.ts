@@ -1,4 +1,4 @@
-import type { ExpoSettings } from '../credentials.ts';
+import type { ExpoSettings } from './credentials.ts';
 import { httpRequest, neverSent } from '../../../lib/httpClient.ts';
 import {
   CredentialsRefusedError,

@@ -1,6 +1,6 @@
 import { createPrivateKey } from 'node:crypto';
 import { SignJWT } from 'jose';
-import type { FcmSettings } from '../credentials.ts';
+import type { FcmSettings } from './credentials.ts';
 import { httpRequest, neverSent } from '../../../lib/httpClient.ts';
 import {
   CredentialsRefusedError,

@@ -1,6 +1,6 @@
 import type { PushProvider } from '../../stations/model.ts';
 
-// The interface between the sending job (src/domains/push/send.ts) and one provider's wire format
+// The interface between the sending job (push/notifications/sending/) and one provider's wire format
 // (fcm.ts, apns.ts, expo.ts): the job knows only this.
 
 export interface PushMessage {

@@ -1,7 +1,7 @@
-import type { Db } from '../../lib/db.ts';
-import { ProviderMismatchError } from '../../lib/errors.ts';
-import { sha256Hex } from '../../lib/tokens.ts';
-import type { Station } from '../stations/model.ts';
+import type { Db } from '../../../lib/db.ts';
+import { ProviderMismatchError } from '../../../lib/errors.ts';
+import { sha256Hex } from '../../../lib/tokens.ts';
+import type { Station } from '../../stations/model.ts';
 import type { RegisterDeviceBody, Topics } from './schemas.ts';
 
 // Push devices are stored per (station, token): the SHA-256 of the token is the key, so the raw token

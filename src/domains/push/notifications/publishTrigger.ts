@@ -1,7 +1,7 @@
-import type { Services } from '../../services.ts';
-import type { Station } from '../stations/model.ts';
-import type { PublishNotify } from './adminSchemas.ts';
-import { notifyPublished } from './notifications.ts';
+import type { Services } from '../../../services.ts';
+import type { Station } from '../../stations/model.ts';
+import type { PublishNotify } from './schemas.ts';
+import { notifyPublished } from './commands.ts';
 
 // `notify` on publish (decisions.md, "Push notifications", content trigger): a `content` notification
 // once per (record, revision); title defaults to the record's `values.title`, else the type's label;

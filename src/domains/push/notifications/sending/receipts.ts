@@ -1,12 +1,22 @@
-import { pushMessages } from './metrics.ts';
-import type { Services } from '../../services.ts';
-import { loadCredentials } from './credentials.ts';
-import { enqueueSend, finishNotification, RETENTION_MS, type NotificationRow } from './notifications.ts';
-import { expoReceipts } from './providers/expo.ts';
-import { failAbandoned } from './claims.ts';
+import { pushMessages } from '../../metrics.ts';
+import type { Services } from '../../../../services.ts';
+import { loadCredentials } from '../../providers/credentials.ts';
+import { expoReceipts } from '../../providers/expo.ts';
+import type { NotificationRow } from '../model.ts';
 
-// Expo receipts, and the sweep: notifications are kept 30 days; a notification whose TTL ran out ends
-// `expired` even if no job was left to notice; in-flight rows of a dead job are counted failed.
+// Expo receipts (docs/push.md#how-sending-works): an Expo notification's tickets are checked
+// PUSH_EXPO_RECEIPT_DELAY_SECONDS after its sending ended (the `push.receipts` job).
+
+/** Queues the `push.receipts` job of a notification whose sending ended (Expo's). */
+export async function scheduleReceipts(svc: Pick<Services, 'jobs' | 'config' | 'logger'>, row: NotificationRow): Promise<void> {
+  await svc.jobs
+    .enqueue(
+      'push.receipts',
+      { notificationId: row.id, stationId: row.station_id },
+      { jobId: `push.receipts.${row.id}`, delay: svc.config.push.expoReceiptDelaySeconds * 1000 },
+    )
+    .catch((err) => svc.logger.warn({ err, notificationId: row.id }, 'could not queue the expo receipts'));
+}
 
 /** Fetches the receipts of an Expo notification's tickets: DeviceNotRegistered → pruned, other errors → failed. */
 export async function fetchExpoReceipts(svc: Services, notificationId: string): Promise<{ checked: number }> {
@@ -51,34 +61,4 @@ export async function fetchExpoReceipts(svc: Services, notificationId: string): 
     checked += rows.length;
   }
   return { checked };
-}
-
-/** The periodic sweep (`push.sweep`). */
-export async function sweepNotifications(svc: Services): Promise<{ removed: number; expired: number }> {
-  const now = svc.clock.now();
-  const removed = await svc
-    .db('push_notifications')
-    .where('created_at', '<', new Date(now.getTime() - RETENTION_MS))
-    .delete();
-  const open: NotificationRow[] = await svc.db('push_notifications').whereIn('status', ['queued', 'sending']);
-  let expired = 0;
-  for (const row of open) {
-    if (now.getTime() >= row.created_at.getTime() + row.ttl_seconds * 1000) {
-      if (await finishNotification(svc, row.id, 'expired')) expired++;
-    } else if (row.status === 'queued' && now.getTime() - row.created_at.getTime() > 60_000) {
-      await enqueueSend(svc, row); // its job could not be queued, or was lost
-    }
-  }
-  // Finished notifications whose dead jobs left claimed devices pending.
-  await failAbandoned(svc, null);
-  return { removed, expired };
-}
-
-const sweepRegistered = new WeakSet<object>();
-
-/** Registers the repeatable sweep once per process (the worker role). */
-export async function ensurePushSweep(svc: Services): Promise<void> {
-  if (sweepRegistered.has(svc.jobs)) return;
-  await svc.jobs.queue('push').upsertJobScheduler('push.sweep', { every: 5 * 60_000 }, { name: 'push.sweep', data: {} });
-  sweepRegistered.add(svc.jobs);
 }

@@ -1,5 +1,5 @@
-import { pushMessages } from './metrics.ts';
-import type { Services } from '../../services.ts';
+import { pushMessages } from '../../metrics.ts';
+import type { Services } from '../../../../services.ts';
 
 // Claims of a notification's devices and their outcomes (the sending loop is send.ts, the leases
 // leases.ts): a batch is claimed before any request leaves, and its outcomes are written as they come
@@ -9,7 +9,7 @@ import type { Services } from '../../services.ts';
 /**
  * A claim's permit to start requests lasts this long after the read that granted it (the claim, or a
  * renewal that found the notification still sending) was issued. A cancel not confirmed by every process
- * waits this long after its commit (notifications.ts).
+ * waits this long after its commit (lifecycle.ts).
  */
 export const LEASE_MS = 2000;
 /** A live process renews its claims this often (leases.ts). */

@@ -1,9 +1,9 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
-import type { Db } from '../../lib/db.ts';
-import { ProviderMismatchError, ValidationError, type Issue } from '../../lib/errors.ts';
-import type { PushProvider, Station } from '../stations/model.ts';
-import { decryptSecret, encryptSecret } from '../webhooks/secrets.ts';
-import type { PushCredentialsView, PutPushCredentialsBody } from './adminSchemas.ts';
+import type { Db } from '../../../lib/db.ts';
+import { ProviderMismatchError, ValidationError, type Issue } from '../../../lib/errors.ts';
+import type { PushProvider, Station } from '../../stations/model.ts';
+import { decryptSecret, encryptSecret } from '../../webhooks/secrets.ts';
+import type { PushCredentialsView, PutPushCredentialsBody } from './schemas.ts';
 
 // A station's push provider credentials (decisions.md, "Push notifications"). The non-secret parts are
 // stored as they are (`settings`); the private key or access token is stored encrypted (AES-256-GCM under

@@ -1,4 +1,8 @@
-import type { Db } from '../../lib/db.ts';
+import type { Db } from '../../../lib/db.ts';
+import type { Topics } from './schemas.ts';
+
+/** The push_devices column of each topic switch (a notification to a topic goes to the devices with it on). */
+export const TOPIC_COLUMNS = { alerts: 'topic_alerts', content: 'topic_content' } as const satisfies Record<keyof Topics, string>;
 
 export interface DeviceCountRow {
   total: number;

@@ -1,7 +1,7 @@
-import { defineRoute } from '../../http/route.ts';
-import { ErrorBody, StationSlugParams } from '../../http/schema.ts';
-import { NotFoundError } from '../../lib/errors.ts';
-import { StationIdParams } from '../stations/schemas.ts';
+import { defineRoute } from '../../../http/route.ts';
+import { ErrorBody, StationSlugParams } from '../../../http/schema.ts';
+import { NotFoundError } from '../../../lib/errors.ts';
+import { StationIdParams } from '../../stations/schemas.ts';
 import { registerDevice, unregisterDevice, updateTopics } from './commands.ts';
 import { presentAck, presentDeviceCount } from './presenter.ts';
 import { countDevices } from './queries.ts';
@@ -32,7 +32,7 @@ const pushErrors = {
 
 const ok = { 200: { description: 'Done; the status is the result.', schema: PushAck } };
 
-export const pushRoutes = [
+export const pushDeviceRoutes = [
   defineRoute({
     ...push,
     method: 'post',

@@ -1,4 +1,4 @@
-import type { Services } from '../../services.ts';
+import type { Services } from '../../../../services.ts';
 import { LEASE_MS, OutcomeWriter, RENEW_MS, type NotificationRef } from './claims.ts';
 
 // What one process knows of a notification it is sending (docs/push.md, "Cancel and worker deaths"):

@@ -1,5 +1,5 @@
-import { Type, StringEnum, type Static } from '../../http/schema.ts';
-import { PUSH_PROVIDERS } from '../stations/model.ts';
+import { Type, StringEnum, type Static } from '../../../http/schema.ts';
+import { PUSH_PROVIDERS } from '../../stations/model.ts';
 
 // Push device registration bodies (station-delivery-api.md, "Push device" and "Push devices").
 // Unknown properties are refused everywhere (a typo like `plattform` gets a suggestion).

@@ -1,7 +1,7 @@
-import { keys } from '../../lib/keys.ts';
-import { TokenBuckets } from '../../lib/tokenBucket.ts';
-import type { Services } from '../../services.ts';
-import type { PushProvider } from '../stations/model.ts';
+import { keys } from '../../../../lib/keys.ts';
+import { TokenBuckets } from '../../../../lib/tokenBucket.ts';
+import type { Services } from '../../../../services.ts';
+import type { PushProvider } from '../../../stations/model.ts';
 
 // PUSH_MAX_PER_SECOND per station across every worker (Expo: PUSH_EXPO_MAX_PER_SECOND): a token bucket
 // per station in Redis (in-process when embedded) whose token is one batch, so a batch of 500 costs one
