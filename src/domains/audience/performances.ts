@@ -135,7 +135,10 @@ export async function fixDuePlays(
   const floor = scope.from ?? new Date(now.getTime() - 2 * 24 * 3600_000);
   const query = svc
     .db('stations as s')
-    .whereRaw(`jsonb_typeof(s.profile->'streamUrls') = 'array' AND jsonb_array_length(s.profile->'streamUrls') > 0`)
+    .whereRaw(
+      // CASE, not AND: Postgres may evaluate either side of an AND first, and the length of a non-array fails.
+      `CASE WHEN jsonb_typeof(s.profile->'streamUrls') = 'array' THEN jsonb_array_length(s.profile->'streamUrls') > 0 ELSE false END`,
+    )
     .select<Array<{ id: string; streams: unknown; latest: Date | null }>>(
       's.id',
       svc.db.raw(`s.profile->'streamUrls' AS streams`),
