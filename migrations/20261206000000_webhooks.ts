@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// Webhooks (decisions.md, "Webhooks"): a station's endpoints and the log of their delivery attempts.
+// Webhooks (docs/webhooks.md): a station's endpoints and the log of their delivery attempts.
 // Signing secrets are stored encrypted (AES-GCM, src/domains/webhooks/secrets.ts); during a rotation the
 // previous one is kept until `previous_secret_expires_at`. `failing_since` is the first failed attempt
 // with no success since (an endpoint failing for 3 days is switched off). The log has one row per

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// The play log (decisions.md, "Play log") names the credential that reported each observation. A plain
+// The play log (docs/now-playing.md#play-log-music-reporting) names the credential that reported each observation. A plain
 // reference, like broadcast_id: a revoked or deleted credential leaves the log readable (its label is
 // then unknown), and no index is needed (the play log reads by station and time).
 

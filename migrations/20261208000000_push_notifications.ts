@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// Push notifications (decisions.md, "Push notifications"): a station's provider credentials (secret
+// Push notifications (docs/push.md#for-operators): a station's provider credentials (secret
 // parts encrypted with AES-GCM under a key derived from WAVELINE_SECRET), its notifications, and one
 // delivery row per (notification, targeted device), numbered by `seq`. Each device gets a notification
 // at most once: a job reserves the next range of `seq` (`claimed_seq` on the notification row) and

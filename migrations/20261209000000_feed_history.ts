@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// Resume from a cursor (decisions.md, "Realtime feed: resume and Server-Sent Events"). A cursor names a
+// Resume from a cursor (docs/realtime.md#resume-reset-and-synced). A cursor names a
 // station's history by `feed_epoch` and a position in it by `feed_seq`. `feed_epoch` is random per
 // station: an operator who restores a backup or resets a station's feed gives it a new one, and every
 // cursor of the old history becomes a reset. Tombstones (deleted feed rows) older than the history

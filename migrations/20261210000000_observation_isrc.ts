@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// Play log identifiers for royalty reports (decisions.md, "Play log: identifiers for royalty reports"):
+// Play log identifiers for royalty reports (docs/now-playing.md#body-fields):
 // the ISRC an encoder reported with an observation, normalised (no hyphens, upper case). Never shown to
 // listeners; only the operator's play log reads it.
 

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// Hybrid radio (decisions.md, "Hybrid radio: RadioDNS Service and Programme Information"):
+// Hybrid radio (docs/radiodns.md#the-radiodns-station-setting):
 // - stations.radiodns: the station's RadioDNS setting (names, fqdn, serviceIdentifier, bearers, logo,
 //   genres); '{}' is "not configured" (enabled false).
 // - radiodns_logos: the logo renditions SI.xml points at (PNG, letterboxed), rendered by the worker per

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 // Data backfill: every stored `profile.streamUrls[]` entry without a `key` gets `stream-{n}` by its
-// 1-based position, and `latencySeconds` 0 when it has none (decisions.md, "Listener time"). Stored, so
+// 1-based position, and `latencySeconds` 0 when it has none (docs/now-playing.md#heard-time-answers-in-the-listeners-time). Stored, so
 // a key never moves when entries are added later, and the gateway reads the same keys as web.
 
 export async function up(knex: Knex): Promise<void> {

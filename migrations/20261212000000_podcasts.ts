@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// Podcasts (decisions.md, "Podcasts: programs on demand"): stations.podcasts holds the station's
+// Podcasts (docs/podcasts.md#the-podcasts-station-setting): stations.podcasts holds the station's
 // podcast setting (episode type, author, owner, language, categories, cover image…); '{}' is "not
 // configured" (enabled false).
 

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// Operator keys and the audit trail (decisions.md, "Operator keys and the audit trail"):
+// Operator keys and the audit trail (docs/operations.md#operator-keys-and-the-audit-log):
 // - operator_keys: `wvo_` keys stored as SHA-256 hashes, each with its stations (`all_stations` for "*")
 //   and scopes; revoked keys keep their row (DELETE sets revoked_at) so audit entries keep their label.
 // - audit_log: one row per authenticated admin write. No foreign keys: an entry outlives its key and its

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// Listener time (decisions.md, "Listener time: now-playing as each stream's listeners hear it"). A feed
+// Listener time (docs/realtime.md#listener-time-stream). A feed
 // connection with `stream=` gets the now-playing and on-air rows as they were `latencySeconds` (at most
 // 600) ago. `feed_rows` keeps only the current row, so a gateway that has just started could not say what
 // a listener of a delayed stream hears now. Every version of those two rows is kept here, written by a

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// Data backfill (decisions.md, Clarifications): every station's feed holds a `schedule` row
+// Data backfill (docs/realtime.md#what-arrives): every station's feed holds a `schedule` row
 // (`broadcasts: []`), an `on-air` row (null) and a `now-playing` row (track null, freshness `empty`)
 // from its creation. New stations get them when they are created (src/domains/schedule/stationRows.ts,
 // src/domains/nowPlaying/stationRows.ts); this gives the missing ones to every station created before,

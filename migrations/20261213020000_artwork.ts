@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// Artwork you can trust (decisions.md): kept images, check results per URL, operator pins and blocks,
+// Artwork you can trust (docs/now-playing.md#artwork-you-can-trust): kept images, check results per URL, operator pins and blocks,
 // the track art each observation shows (precomputed when it is resolved, so listener reads stay a
 // column read), program / presenter images and the station's `artwork` setting.
 // - artwork_images: one kept image per station and SHA-256 of its bytes; a media version of the

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// Follows and reminders (decisions.md, "Follows and reminders"):
+// Follows and reminders (docs/push.md#follows-and-reminders):
 // - push_follows: a device's follows of a program or a presenter (exactly one of the two), each with
 //   its `remind_before_minutes`. They go with the device (unregistered, or pruned as a dead token) and
 //   with the program or presenter (removed by the admin DELETE routes).

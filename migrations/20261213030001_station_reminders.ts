@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// The station setting `reminders: {enabled, body, bodySoon}` (decisions.md, "Follows and reminders"),
+// The station setting `reminders: {enabled, body, bodySoon}` (docs/push.md#body-templates-the-station-setting-reminders),
 // registered by src/domains/reminders/station.ts; '{}' is "every field at its default".
 
 export async function up(knex: Knex): Promise<void> {

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 
-// Audience (decisions.md, "Audience: listeners per stream and performances per play"):
+// Audience (docs/audience.md):
 // - listener_samples: one listener count per (station, stream key, instant), polled or pushed; a pushed
 //   sample for the same instant replaces the earlier one. Kept 35 days (the audience.prune job).
 // - stream_polls: the poller's state per stream — the last good sample, why the last poll stored nothing,

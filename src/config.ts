@@ -31,7 +31,7 @@ export interface Config {
     push: number;
     ingest: number;
     anonymous: number;
-    /** Failed admin authentications one client address may make a minute (decisions.md: ten). */
+    /** Failed admin authentications one client address may make a minute (ten: docs/operations.md#operator-keys-and-the-audit-log). */
     adminFailures: number;
   };
   /** Gateway limits. */
@@ -91,14 +91,14 @@ export interface Config {
     /** Who to contact about our requests (URL or e-mail), sent in the User-Agent as MusicBrainz asks. */
     contact: string;
   };
-  /** Audience (decisions.md, "Audience"; docs/audience.md). */
+  /** Audience (docs/audience.md#the-poller). */
   audience: {
     /** Seconds between polls of every stream's listener count, 10–300 (`AUDIENCE_POLL_SECONDS`, default 30). */
     pollSeconds: number;
   };
   /** Webhooks: `WEBHOOKS_ALLOW_INSECURE=1` allows http:// and local addresses (development and tests only). */
   webhooks: { allowInsecure: boolean };
-  /** Push delivery (decisions.md, "Push notifications"; docs/push.md). Base URLs are for tests and proxies. */
+  /** Push delivery (docs/push.md#pacing, docs/push.md#provider-wire-formats). Base URLs are for tests and proxies. */
   push: {
     /** FCM HTTP v1 base URL (`PUSH_FCM_URL`); http:// allowed. */
     fcmUrl: string;
@@ -189,7 +189,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const port = int(env, 'PORT', 3000, 0, 65535);
   const gatewayPort = int(env, 'GATEWAY_PORT', 3001, 0, 65535);
   const config: Config = {
-    // Unset: the embedded default (decisions.md, "Process roles"); only `waveline dev` runs on it.
+    // Unset: the embedded default (docs/embedded.md#when-the-embedded-default-applies); only `waveline dev` runs on it.
     databaseUrl: url(env, 'DATABASE_URL', '', ['postgres:', 'postgresql:']),
     redisUrl: url(env, 'REDIS_URL', '', ['redis:', 'rediss:']),
     dataDir: str(env, 'WAVELINE_DATA_DIR', '.waveline'),

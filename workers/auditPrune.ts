@@ -9,7 +9,7 @@ export async function scheduleAuditPrune(svc: Services): Promise<void> {
   await svc.jobs.queue('default').upsertJobScheduler(PRUNE_ID, { pattern: '41 3 * * *' }, { name: 'audit.prune', data: {} });
 }
 
-/** Drops audit entries older than the retention (400 days, decisions.md). */
+/** Drops audit entries older than the retention (400 days: docs/operations.md#the-audit-log). */
 export async function auditPrune(_payload: JobPayload<'audit.prune'>, svc: Services): Promise<{ pruned: number }> {
   return { pruned: await pruneAuditLog(svc.db, svc.clock.now()) };
 }

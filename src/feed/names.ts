@@ -1,4 +1,4 @@
-// Channel and event names of the public realtime feed (decisions.md, "Realtime feed").
+// Channel and event names of the public realtime feed (docs/realtime.md#what-arrives).
 
 export const FEED_KINDS = ['schedule', 'on-air', 'now-playing', 'content'] as const;
 export type FeedKind = (typeof FEED_KINDS)[number];
@@ -18,5 +18,5 @@ export function eventNames(stationId: string, rowId: string, action: FeedAction)
   return [`${base}.${rowId}.${action}`, `${base}.*.${action}`];
 }
 
-/** How long changes and tombstones are kept for clients resuming from a cursor (decisions.md: at least 24 h). */
+/** How long changes and tombstones are kept for clients resuming from a cursor (docs/realtime.md#resume-reset-and-synced). */
 export const FEED_HISTORY_MS = 24 * 60 * 60 * 1000;

@@ -27,7 +27,7 @@ export const CLOSE_INTERNAL = 1011;
 
 /** Channels one connection may ask for (a page rarely shows more than a few stations). */
 export const MAX_CHANNELS = 10;
-/** Station ids: generated `st_…` ids or operator-supplied ones (decisions.md, "Names"). */
+/** Station ids: generated `st_…` ids or operator-supplied ones (docs/stations.md#names-and-ids). */
 const CHANNEL = /^stations\.([A-Za-z0-9_-]{1,80})\.feed$/;
 /** How long a station's gate is cached; admin changes drop it at once through invalidation. */
 const GATE_TTL_MS = 10_000;
@@ -41,7 +41,7 @@ export const UNAVAILABLE: Rejection = reject(
   CLOSE_INTERNAL,
 );
 
-/** A stream key (decisions.md, "Listener time"). */
+/** A stream key (docs/now-playing.md#heard-time-answers-in-the-listeners-time). */
 const STREAM_KEY = /^[a-z0-9][a-z0-9-]{0,31}$/;
 
 /** The `stream` query parameter: null when absent (every row live), or why it cannot be served. */

@@ -3,7 +3,7 @@ import type { Logger } from '../lib/logger.ts';
 import { versionOf, type RowVersion } from './rowVersion.ts';
 import type { FeedStore, StoredRow } from './store.ts';
 
-/** Content rows a new connection receives (decisions.md: "the 20 most recently published"). */
+/** Content rows a new connection receives (the 20 most recently published: docs/realtime.md#what-arrives). */
 export const SNAPSHOT_CONTENT_ROWS = 20;
 /** Content rows held with their data, so a few unpublished ones never leave the snapshot short. */
 export const CONTENT_BODIES = 50;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 
-// The resume cursor (decisions.md, "Realtime feed: resume and Server-Sent Events"): an opaque string of
+// The resume cursor (docs/realtime.md#resume-reset-and-synced): an opaque string of
 // [A-Za-z0-9._~-], at most 400 characters, naming the position of every channel of a connection.
 //
 //   c1                                 a connection whose channels have no position yet (state not sent)

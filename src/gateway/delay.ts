@@ -7,7 +7,7 @@ import { nextGeneration, type ResumeCheck, type StationFeed } from './stationFee
 import type { FeedChange, StationRows } from './stationRows.ts';
 import type { FeedStore } from './store.ts';
 
-// Connections with `stream=` (decisions.md, "Listener time"): their now-playing and on-air rows are the
+// Connections with `stream=` (docs/realtime.md#listener-time-stream): their now-playing and on-air rows are the
 // ones the stream's listeners hear, `latency` behind on-air time. One view per (station, latency) — not
 // per connection — holds what its listeners hear and one timer for the next version to become audible;
 // every connection of streams with that latency shares it (the fan-out's set of the view, fanout.ts).

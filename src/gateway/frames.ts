@@ -1,6 +1,6 @@
 import { eventNames, FEED_PROTOCOL, feedRowId, stationChannel, type FeedAction, type FeedKind } from '../feed/names.ts';
 
-// The feed's JSON frames (decisions.md, "Realtime feed"). The payload is serialised once per change;
+// The feed's JSON frames (docs/realtime.md#what-arrives). The payload is serialised once per change;
 // the event frame around it is assembled by concatenation, so a snapshot frame and a live frame of the
 // same row share the payload bytes.
 

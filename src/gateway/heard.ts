@@ -1,13 +1,16 @@
 import type { FeedKind } from '../feed/names.ts';
 import type { RowVersion } from './rowVersion.ts';
 
-// Listener time (decisions.md, "Listener time: now-playing as each stream's listeners hear it"): the
+// Listener time (docs/realtime.md#listener-time-stream): the
 // versions of a station's now-playing and on-air rows, so a connection with `stream=` can be given them
 // as its listeners hear them — each version becomes audible at its moment (the observation's play time for
 // now-playing, the time of the change for on-air) plus the stream's latency. Part of the station's rows
 // (stationRows.ts), which the live view and every delayed view read.
 
-/** The longest latency a stream may have (decisions.md: `latencySeconds` 0–600), and so the history kept. */
+/**
+ * The longest latency a stream may have (`latencySeconds` 0–600:
+ * docs/now-playing.md#heard-time-answers-in-the-listeners-time), and so the history kept.
+ */
 export const MAX_LATENCY_MS = 600_000;
 
 /** The kinds a connection with `stream=` receives delayed; `schedule` and `content` are not delayed. */

@@ -13,7 +13,7 @@ import { FeedStore } from './store.ts';
 import { SentTallies } from './tallies.ts';
 import { WebSocketClients } from './websocket.ts';
 
-// The realtime gateway (decisions.md, "Realtime feed"). It never imports Koa or knex: Postgres through a
+// The realtime gateway (docs/realtime.md#how-the-gateway-works). It never imports Koa or knex: Postgres through a
 // small `pg` pool (station gate, current rows, catch-up), Redis for the feed bus and invalidations.
 // This file only wires the parts: admission (admit.ts), the two transports (websocket.ts, sseRoute.ts)
 // and the node's lifecycle (lifecycle.ts).

@@ -4,9 +4,9 @@ import { resetFrame, syncedFrame, type SyncMode } from './frames.ts';
 import type { ChannelSet } from './fanout.ts';
 import type { ResumeCheck } from './stationFeed.ts';
 
-// The start of a feed connection, the same for both transports (decisions.md, "Realtime feed: resume and
-// Server-Sent Events"): for each channel its full state (`fresh`, or `reset` when the cursor cannot be
-// resumed) or only what changed since the cursor (`resumed`), then `synced`, then live events. Every
+// The start of a feed connection, the same for both transports
+// (docs/realtime.md#resume-reset-and-synced): for each channel its full state (`fresh`, or `reset` when the
+// cursor cannot be resumed) or only what changed since the cursor (`resumed`), then `synced`, then live events. Every
 // answer comes from the gateway's memory; the only reads are shared per station (a catch-up, the bodies
 // of older content rows), so a reconnect storm costs Postgres one read per station, not one per client.
 

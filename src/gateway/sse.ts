@@ -2,7 +2,7 @@ import type * as uWS from 'uWebSockets.js';
 import type { FeedErrorCode } from './frames.ts';
 import { sseMessage, type StreamOut } from './fanout.ts';
 
-// The Server-Sent Events transport (decisions.md, "Realtime feed: resume and Server-Sent Events"): the
+// The Server-Sent Events transport (docs/realtime.md#connect): the
 // same messages as the WebSocket, framed as `id:` / `data:` lines on a long HTTP response.
 
 /** HTTP status of each refusal: the SSE answer carries the error message as a JSON body, no stream. */

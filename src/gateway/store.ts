@@ -22,7 +22,7 @@ export interface StationGate {
   active: boolean;
   publicOnline: boolean;
   realtime: boolean;
-  /** The station's streams: key → latency in ms (decisions.md, "Listener time"). */
+  /** The station's streams: key → latency in ms (docs/realtime.md#listener-time-stream). */
   streams: ReadonlyMap<string, number>;
 }
 

@@ -5,7 +5,7 @@ import { hashToken, isOperatorKeyShaped, safeEqual } from '../lib/tokens.ts';
 import { bearerToken } from './gates.ts';
 import type { FrameworkServices as Services, RouteOperatorKey as OperatorKey } from './subjects.ts';
 
-// Who may call an admin route (decisions.md, "Operator keys and the audit trail"): the root key
+// Who may call an admin route (docs/operations.md#operator-keys-and-the-audit-log): the root key
 // (WAVELINE_ADMIN_TOKEN, everything) or an operator key (`wvo_…`), limited to its stations and scopes.
 // Only admin routes (route.ts, surface `admin`) run this; listener routes never reach it.
 

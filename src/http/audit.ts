@@ -5,7 +5,7 @@ import { newId } from '../lib/ids.ts';
 import type { AdminPrincipal } from './adminAccess.ts';
 import type { AuditEntry, FrameworkServices as Services } from './subjects.ts';
 
-// The audit trail (decisions.md, "Operator keys and the audit trail"): one entry per admin write that
+// The audit trail (docs/operations.md#the-audit-log): one entry per admin write that
 // passed authentication, stored before the answer leaves. Where the write is a database transaction the
 // entry is one more statement in it (lib/db.ts `commitHooks`): change and entry commit or roll back
 // together, and the entry costs one round trip. Otherwise (a write with no transaction of its own, or a

@@ -26,7 +26,7 @@ import { isPublic, type FrameworkServices, type RouteScope } from './subjects.ts
 // route, no hostile byte, the station and the credential already in memory and admitted, the module
 // on, and the answer stored and still exact. Anything else — a gate that would refuse or must ask the
 // database, a miss — goes to Koa untouched, which then runs the whole route as before; so every refusal
-// keeps its one writer (the envelope) and the gate order of decisions.md. The one answer this path
+// keeps its one writer (the envelope) and the gate order (docs/errors.md#gate-order). The one answer this path
 // writes besides the stored bytes is a refused rate limit (the token is taken here, so the request is
 // ours from then on), in the envelope's body and headers.
 

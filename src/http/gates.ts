@@ -11,7 +11,7 @@ import {
 } from './subjects.ts';
 import type { LimitName } from './ratelimit.ts';
 
-// The gates, in the order decisions.md fixes for listener routes: station → credential → rate limit →
+// The gates, in the order docs/errors.md#gate-order fixes for listener routes: station → credential → rate limit →
 // module. A gate is a plain check on the context (throwing to refuse); route.ts runs a route's gates in
 // one middleware, so a listener read pays for one function call per gate, not a middleware hop.
 

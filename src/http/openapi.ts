@@ -160,7 +160,7 @@ const EVERY_ROUTE: Record<string, ResponseSpec> = {
   503: { description: 'PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds.', schema: ErrorBody },
 };
 
-/** What every admin route may answer besides its own (decisions.md, "Operator keys and the audit trail"). */
+/** What every admin route may answer besides its own (docs/operations.md#operator-keys-and-the-audit-log). */
 const ADMIN_REFUSALS: Record<string, ResponseSpec> = {
   401: { description: 'UNAUTHENTICATED: a missing, unknown, expired or revoked key (or a listener credential).', schema: ErrorBody },
   403: {

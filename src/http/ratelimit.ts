@@ -5,7 +5,7 @@ import { RateLimitedError } from '../lib/errors.ts';
 import type { Redis } from '../lib/redis.ts';
 import { TokenBuckets } from '../lib/tokenBucket.ts';
 
-// The per-credential (or per-IP) token buckets of decisions.md, shared by every web node through Redis
+// The per-credential (or per-IP) token buckets (docs/errors.md#rate-limits), shared by every web node through Redis
 // (src/lib/tokenBucket.ts); in memory while Redis is unreachable, so a Redis outage never fails a read.
 
 export type LimitName = keyof Config['rateLimits'];

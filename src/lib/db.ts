@@ -16,7 +16,7 @@ pg.types.setTypeParser(1700, (value: string) => Number(value));
 /**
  * How long a request waits for a database connection (a new one to connect, or a busy pool to free
  * one) before it fails with a retryable 503: Postgres unreachable must answer within 2 s, not hang
- * (decisions.md, Clarifications). knex's default is 60 s.
+ * (docs/errors.md#postgres-unreachable). knex's default is 60 s.
  */
 export const CONNECT_TIMEOUT_MS = 1500;
 /**

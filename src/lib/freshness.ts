@@ -1,4 +1,4 @@
-// How old the latest reported data is (decisions.md, "Freshness"): shared by weather, traffic and
+// How old the latest reported data is (docs/now-playing.md#freshness-and-timing): shared by weather, traffic and
 // now-playing so the rule lives in one place.
 
 export type FreshnessStatus = 'fresh' | 'stale' | 'empty';

@@ -1,4 +1,4 @@
-// The operator-key scopes of decisions.md ("Operator keys and the audit trail"), and what an admin route
+// The operator-key scopes (docs/operations.md#operator-keys-and-the-audit-log), and what an admin route
 // declares beside itself (route.ts `access`): the scope it needs — or `root`, the WAVELINE_ADMIN_TOKEN
 // alone — and, for a write, the audit action its entries carry.
 

@@ -43,7 +43,7 @@ export const readsTopic = (stationId: string, area: ReadArea): string => `${stat
  * A response of a computation registered with `ReadCache.begin` that is not kept (an error's answer): it
  * is given to the requests that waited for that computation, which send it as it is rather than run
  * again: the same request at the same moment gets the same answer, and a database outage costs one trip
- * to the pool, not one per waiting request (the contract answers 503 within 2 s: decisions.md).
+ * to the pool, not one per waiting request (a read answers 503 within 2 s: docs/errors.md#postgres-unreachable).
  */
 export class UnkeptAnswer extends Error {
   readonly status: number;

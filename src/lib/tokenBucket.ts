@@ -1,7 +1,7 @@
 import type { Redis } from './redis.ts';
 import { isMemoryRedis } from './embedded/memoryRedis.ts';
 
-// Token buckets for the rate limits (decisions.md: "per credential, token bucket"): a bucket holds
+// Token buckets for the rate limits (per credential, token bucket: docs/errors.md#rate-limits): a bucket holds
 // `perMinute` tokens and refills continuously at `perMinute` tokens a minute, so a client that emptied
 // it gets one request again after 60 000 / perMinute ms — not at the end of a fixed minute, and never
 // twice the limit across a window edge.

@@ -35,7 +35,7 @@ export function generateToken(): string {
   return TOKEN_PREFIX + random + checksum(random);
 }
 
-// Operator keys (decisions.md, "Operator keys and the audit trail"): `wvo_` + 40 base62 characters,
+// Operator keys (docs/operations.md#operator-keys-and-the-audit-log): `wvo_` + 40 base62 characters,
 // literally — no checksum suffix; hashed and compared like listener tokens.
 export const OPERATOR_KEY_PREFIX = 'wvo_';
 const OPERATOR_KEY_PATTERN = /^wvo_[0-9A-Za-z]{40}$/;

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 
-// The in-process stand-in for Redis when REDIS_URL is unset (decisions.md, "Process roles"): the few
+// The in-process stand-in for Redis when REDIS_URL is unset (docs/embedded.md#when-the-embedded-default-applies): the few
 // commands Waveline sends on its command and subscriber connections (publish/subscribe, GET/SET with
 // expiry, sets), over one store per process. Every connection "opened" in the process shares it, so the
 // feed bus, invalidation, job results and the gateway's bridge meet exactly as they do on a Redis server.

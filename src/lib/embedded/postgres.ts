@@ -5,7 +5,7 @@ import type { PGlite } from '@electric-sql/pglite';
 import type { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { StartupError } from '../startup.ts';
 
-// The embedded Postgres (decisions.md, "Process roles"): PGlite — Postgres compiled to WebAssembly —
+// The embedded Postgres (docs/embedded.md#when-the-embedded-default-applies): PGlite — Postgres compiled to WebAssembly —
 // with its data in `<dataDir>/db`, served over the Postgres wire protocol on a private Unix socket so
 // that knex, pg, pipelined transactions and the gateway's own pool reach it through the very code that
 // reaches a Postgres server. PGlite is one session: pglite-socket queues the connections' statements and,
