@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 
 // A slug a record used before keeps resolving while that record is published, even after another
-// record of the type took the slug over and was then unpublished or deleted (the contract: NOT_FOUND
-// only when no published record of the type ever used the slug). So record_slugs keeps one row per
+// record of the type took the slug over and was then unpublished or deleted (docs/content.md#listener-reads:
+// NOT_FOUND only when no published record of the type ever used the slug). So record_slugs keeps one row per
 // (slug, record) instead of one per slug; the lookup takes the newest use among published records.
 // Rows overwritten before this migration are gone; every later use is kept.
 

@@ -8,8 +8,9 @@ import type { Services } from '../src/services.ts';
 /**
  * The worker's small HTTP port (WORKER_PORT): `/healthz` (the process answers), `/readyz` (Postgres and
  * Redis answer and every queue's worker runs; 503 otherwise) and `/metrics` (Prometheus text, behind
- * METRICS_TOKEN when set). Errors use the contract's body; every answer carries `X-Request-Id` (the
- * client's when it is a sane token), as web's and the gateway's do. Nothing else is served.
+ * METRICS_TOKEN when set). Errors use the body of docs/errors.md#error-codes; every answer carries
+ * `X-Request-Id` (the client's when it is a sane token), as web's and the gateway's do. Nothing else is
+ * served.
  */
 export async function startWorkerHttp(
   svc: Services,

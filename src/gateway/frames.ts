@@ -60,7 +60,7 @@ export function syncedFrame(cursor: string, states: Record<string, SyncMode>): s
   return JSON.stringify({ type: 'synced', data: { cursor, states } });
 }
 
-/** Codes of the feed's error message, in the contract's error vocabulary. */
+/** Codes of the feed's error message, in the error vocabulary of docs/errors.md#error-codes. */
 export type FeedErrorCode = 'VALIDATION_ERROR' | 'NOT_FOUND' | 'MODULE_DISABLED' | 'RATE_LIMITED' | 'PROVIDER_UNAVAILABLE';
 
 export function errorFrame(code: FeedErrorCode, message: string): string {

@@ -175,7 +175,7 @@ function reusable(feeds: readonly FeedChannel[], lastEventId: string | null, res
  * before `synced` carry the cursor the connection started from (resumed channels at their old position,
  * the others not named): a client cut off halfway resumes from there and misses nothing. Without
  * `resume` (a WebSocket without `lastEventId`) every channel is fresh and neither `reset` nor `synced`
- * is sent: only `event` messages, as the API document says.
+ * is sent: only `event` messages (docs/realtime.md#what-arrives).
  */
 export function begin(sink: Sink, feeds: readonly FeedChannel[], lastEventId: string | null, resume: boolean, now = Date.now()): boolean {
   const opening = reusable(feeds, lastEventId, resume, now) ?? open(feeds, lastEventId, resume, now);

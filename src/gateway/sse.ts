@@ -18,7 +18,7 @@ export const REFUSAL_STATUS: Record<FeedErrorCode, string> = {
 export const SSE_PREAMBLE = Buffer.from('retry: 3000\n\n');
 /** The heartbeat comment: keeps proxies and the gateway's own HTTP idle timeout (10 s) from closing the stream. */
 export const SSE_PING = Buffer.from(': ping\n\n');
-/** Heartbeat period; below uWS's 10 s HTTP idle timeout and the contract's 15 s. */
+/** Heartbeat period; below uWS's 10 s HTTP idle timeout and the 15 s of docs/realtime.md#details-and-choices. */
 export const SSE_PING_MS = 8000;
 
 /**

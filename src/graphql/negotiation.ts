@@ -6,7 +6,7 @@ import { validate } from '../http/validate.ts';
 import { NotAcceptableError, UnsupportedMediaTypeError, ValidationError } from '../lib/errors.ts';
 
 // What graphql-http would answer with a bare status and a text body: checked here first, so every
-// answer before the query runs is the contract's error body (docs/graphql.md).
+// answer before the query runs is the error body of docs/errors.md#error-codes (docs/graphql.md).
 
 const MAX_BODY_BYTES = 64 * 1024;
 

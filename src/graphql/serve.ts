@@ -123,7 +123,7 @@ async function execute(
     context: { svc, station, credential, result: context },
   };
   const [body, init] = await handler(request);
-  // A mutation over GET: graphql-http's 405, in the contract's shape.
+  // A mutation over GET: graphql-http's 405, in the shape of docs/errors.md#error-codes.
   if (init.status === 405) throw new MethodNotAllowedError('POST');
   ctx.status = context.status ?? init.status;
   for (const [name, value] of Object.entries(init.headers ?? {})) ctx.set(name, value);

@@ -17,7 +17,7 @@ import { isPublic, type FrameworkServices, type RouteScope } from './subjects.ts
 
 // Listener reads whose answer is already in the read cache, answered before Koa: apps poll these
 // reads, and on the 2-core machine building Koa's context, request and response objects for each of
-// them cost a third of the throughput (docs/architecture.md, "Listener reads from cached bytes").
+// them cost a third of the throughput (docs/benchmarks.md#cached-reads-before-koa).
 //
 // GraphQL queries over GET are taken the same way when graphql/serve.ts kept their whole response
 // (`graphqlKey`: the Accept and Content-Type it was negotiated with and the raw query string).
@@ -150,7 +150,7 @@ export function cachedReads(
     if (authorization === undefined || authorization.length !== BEARER_LENGTH || !authorization.startsWith(BEARER_PREFIX)) return false;
     // Hashed on every read, never remembered by the raw token: a lookup keyed by the token itself would
     // keep callers' secrets in memory and compare them by a string map, not in constant time (and any
-    // keyed hash a memo could be looked up by costs what this SHA-256 costs: docs/architecture.md).
+    // keyed hash a memo could be looked up by costs what this SHA-256 costs: docs/benchmarks.md#where-the-rest-goes).
     const credential = svc.credentials.peek(hashToken(authorization.slice(BEARER_PREFIX.length)), realMs);
     if (!admits(credential, read.scope, station.id, nowMs)) return false;
     if (read.module !== undefined && !(station.modules as Readonly<Record<string, boolean>>)[read.module]) return false;
@@ -185,7 +185,7 @@ export function cachedReads(
     if (rep === undefined && running === undefined) return false;
 
     // From here the request is answered here. No closure or object is made for a stored answer unless a
-    // rate limit makes it wait (docs/architecture.md, "Benchmarks", issue 31 item 5).
+    // rate limit makes it wait (docs/benchmarks.md#nothing-made-per-stored-answer).
     const startedAt = read.series ? performance.now() : 0;
     const requestId = requestIdOf(req);
     svc.credentials.touch(credential, nowMs);

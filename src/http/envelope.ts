@@ -66,7 +66,7 @@ const NOTHING_ROUTED: Unrouted = { shape: () => 'listener', allow: () => null, c
 /**
  * The outermost middleware of every route: request id, CORS (preflight answered here, before any
  * credential check), `Cache-Control: no-store` by default, and one place that turns every failure
- * into the contract's error body. A 500 never carries a stack or SQL.
+ * into the error body of docs/errors.md#error-codes. A 500 never carries a stack or SQL.
  */
 export function envelope(logger: Logger, observe: RequestObserver | null = null, unrouted: Unrouted = NOTHING_ROUTED) {
   return async function envelopeMiddleware(ctx: Context, next: Next): Promise<void> {
@@ -166,7 +166,7 @@ function normalise(raw: unknown): unknown {
   return raw;
 }
 
-/** The contract's error body, `{error: {code, message, requestId, issues?}}` (a 500 for anything not ours). */
+/** The error body of docs/errors.md#error-codes, `{error: {code, message, requestId, issues?}}` (a 500 for anything not ours). */
 function listenerErrorBody(
   err: unknown,
   requestId: string,
@@ -198,8 +198,8 @@ export function writeError(ctx: Context, err: unknown, requestId: string): void 
 /**
  * Node's HTTP parser refuses a request it cannot read (NUL or other bytes HTTP forbids in a header, a
  * malformed request line, headers too large) before Koa sees it. Its own answer is a bare 400 without a
- * body; this one is the contract's error (ingest's `{error: string}` under the integrations path) with
- * an `X-Request-Id`, and the connection is closed.
+ * body; this one is the error body of docs/errors.md#error-codes (ingest's `{error: string}` under the
+ * integrations path) with an `X-Request-Id`, and the connection is closed.
  */
 export function answerClientError(
   err: Error & { code?: string; rawPacket?: Buffer },

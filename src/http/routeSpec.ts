@@ -88,7 +88,7 @@ export interface RouteSpec<
   bodyParser?: 'json' | 'json-object' | 'none';
   /** Largest JSON body accepted (`'64kb'` or bytes), default 1 MiB. */
   bodyLimit?: string | number;
-  /** How errors are written: the contract's `{error: {code, …}}` (default) or ingest's `{error: string}`. */
+  /** How errors are written: the `{error: {code, …}}` of docs/errors.md#error-codes (default) or ingest's `{error: string}`. */
   errorShape?: ErrorShape;
   /**
    * `Cache-Control` of every answer under this route's path up to its first parameter — errors and paths

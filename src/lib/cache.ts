@@ -51,7 +51,7 @@ export class TtlCache<K, V> {
  * entry read in the last quarter of its TTL is reloaded in the background while it is still served. So a
  * key read all the time never expires under its readers: without this, every TTL expiry of the station or
  * the credential sent every request arriving during the reload — dozens under load — through the full
- * route and its own database query (docs/architecture.md, "Benchmarks", issue 38). The freshness bound is
+ * route and its own database query (docs/benchmarks.md#caches-that-reload-before-they-expire). The freshness bound is
  * unchanged: an entry is never served past its TTL, and a load that began before a drop (an invalidation)
  * stores nothing.
  */

@@ -25,8 +25,9 @@ let audited = 0;
 /**
  * Runs `work` with `hook` as the request's commit hook. Node 22's AsyncLocalStorage keeps a promise hook
  * on in the whole process from its first `run` until it is disabled: after one admin write, every
- * listener read paid it (about 30 % more CPU per cached read: bench:reads, docs/architecture.md). So the
- * storage is disabled whenever no hooked request is left; the next `run` enables it again.
+ * listener read paid it (about 30 % more CPU per cached read: bench:reads,
+ * docs/benchmarks.md#asynclocalstorage-and-the-promise-hook). So the storage is disabled whenever no hooked
+ * request is left; the next `run` enables it again.
  */
 export async function runWithCommitHook<T>(hook: CommitHook, work: () => Promise<T> | T): Promise<T> {
   audited++;

@@ -1,4 +1,4 @@
-// Coded errors. One handler (http/envelope.ts) turns them into the contract's error body;
+// Coded errors. One handler (http/envelope.ts) turns them into the error body of docs/errors.md#error-codes;
 // callers branch with `instanceof`, never by reading messages.
 
 export interface Issue {

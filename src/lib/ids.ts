@@ -25,7 +25,8 @@ export function requestIdFrom(incoming: string | undefined): string {
 // The ids the service makes are UUID-shaped (version 4, RFC 9562 variant): the first 74 random bits are
 // drawn once per process (and again after 2^48 ids), the last 48 bits count. An id needs to be unique,
 // not unpredictable: this costs a counter and a string, where randomUUID() per request cost 0.24 µs here
-// (its randomness is refilled every 128 calls), a fiftieth of a cached listener read (docs/architecture.md).
+// (its randomness is refilled every 128 calls), a fiftieth of a cached listener read
+// (docs/benchmarks.md#where-the-rest-goes).
 const COUNTED = 2 ** 48;
 let requestIdPrefix = randomUUID().slice(0, 24);
 let requestIdCount = 0;

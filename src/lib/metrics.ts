@@ -219,8 +219,8 @@ export interface MetricsAnswer {
 const json = 'application/json; charset=utf-8';
 
 /**
- * The answer to `GET /metrics` for any role: Prometheus text, or the contract's error body when
- * metrics are off (404) or `METRICS_TOKEN` is set and the request does not carry it (401).
+ * The answer to `GET /metrics` for any role: Prometheus text, or the error body of docs/errors.md#error-codes
+ * when metrics are off (404) or `METRICS_TOKEN` is set and the request does not carry it (401).
  */
 export async function metricsAnswer(
   authorization: string | undefined,

@@ -8,7 +8,7 @@ import { LocalQueue, LocalWorker, type LocalJob } from './embedded/localQueue.ts
 // producers fail fast (no offline queue), workers retry Redis forever, jobs are retained briefly.
 // No connection here auto-pipelines: ioredis builds a Pipeline object per flush and copies every
 // script defined on the connection into it — BullMQ defines 64 — which cost more web CPU per ingest
-// (≈ 0.1 ms) than the writes it saved (docs/now-playing.md, Figures).
+// (≈ 0.1 ms) than the writes it saved (docs/benchmarks.md#ingest).
 // Without a Redis URL (the embedded default) both give the in-process adapter of the same shape
 // (src/lib/embedded/localQueue.ts), so every queue and job declared in src/jobs.ts runs there unchanged.
 

@@ -9,7 +9,7 @@ import { executionAsyncResource } from 'node:async_hooks';
 // `nextTick` has seen too many maps, and the optimized code of every caller it is inlined into (the
 // socket write's completion, the response's finish, the request's end: several per HTTP request)
 // stores the computed keys through a runtime call instead of inline — about 2 µs more per cached read, a
-// tenth of its cost (docs/architecture.md, "The tick-object shapes").
+// tenth of its cost (docs/benchmarks.md#the-tick-object-shapes).
 //
 // A web process collects its old generation often enough for that (the embedded database and the
 // worker of `waveline dev` more often still), while a tiny bare server never does, which is why the

@@ -3,7 +3,7 @@ import { adminCall, takeKey } from './admin.ts';
 
 const USAGE = `usage: waveline artwork <pin|unpin|pins|block|unblock|blocks|recent> <stationId> …
 
-Track art an operator fixes (docs/now-playing.md, "Artwork"), through the admin API (scope artwork:write):
+Track art an operator fixes (docs/now-playing.md, "Artwork you can trust"), through the admin API (scope artwork:write):
 
   waveline artwork pin <stationId> <pinId> --artist "Daft Punk" [--title "One More Time"] (--version <versionId> | --url <url> | --none)
   waveline artwork unpin <stationId> <pinId>

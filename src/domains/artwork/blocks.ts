@@ -10,9 +10,9 @@ import { refreshTrackArt } from './refresh.ts';
 import type { Block, BlockBody } from './schemas.ts';
 import { pinsChanged } from './pinCache.ts';
 
-// Blocked images (decisions.md): from the block on, that picture (by dHash) never shows as track art.
-// Kept images within distance 6 stop showing at once: the checks and pins that kept them turn
-// `rejected` / `blocked`, and the tracks showing them are resolved again.
+// Blocked images (docs/now-playing.md#how-an-operator-fixes-wrong-art-in-one-call): from the block on, that
+// picture (by dHash) never shows as track art. Kept images within distance 6 stop showing at once: the checks
+// and pins that kept them turn `rejected` / `blocked`, and the tracks showing them are resolved again.
 
 export const presentBlock = (row: ArtworkBlockRow): Block => ({ id: row.id, hash: row.hash, createdAt: row.created_at.toISOString() });
 

@@ -18,7 +18,7 @@ import {
   type RejectReason,
 } from './model.ts';
 
-// A check of one image (decisions.md "Artwork you can trust"): fetched under the outbound rules
+// A check of one image (docs/now-playing.md#the-checks-worker-queue-artwork): fetched under the outbound rules
 // (lib/boundedFetch.ts), inspected, kept when it passes. The result of a URL is stored per station; a failure is
 // remembered 24 h and the URL is not fetched again meanwhile.
 

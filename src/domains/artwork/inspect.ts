@@ -4,7 +4,7 @@ import { dhashOfPixels, hammingDistance } from './dhash.ts';
 import { squareRenditionsOf, type Rendition } from '../media/render.ts';
 import { DECODE_CONCURRENCY, MAX_ASPECT, MAX_INPUT_PIXELS, MIN_ASPECT, SAME_PICTURE_DISTANCE, type RejectReason } from './model.ts';
 
-// The checks of an image's bytes (decisions.md "Artwork you can trust"), in the order listed there:
+// The checks of an image's bytes (docs/now-playing.md#the-checks-worker-queue-artwork), in the order listed there:
 // sharp decodes it as JPEG, PNG, WebP or AVIF; its short side is at least `minSize`; its aspect ratio
 // is between 0.8 and 1.25; its dHash is not within distance 6 of the station logo or a blocked image.
 

@@ -1,5 +1,6 @@
-// Artwork you can trust (decisions.md): the checks' limits, the reasons a source is refused, and the
-// forms stored in the artwork tables (migrations/20261213020000_artwork.ts).
+// Artwork you can trust (docs/now-playing.md#the-checks-worker-queue-artwork): the checks' limits, the
+// reasons a source is refused, and the forms stored in the artwork tables
+// (migrations/20261213020000_artwork.ts).
 
 /** Why a fetched (or uploaded) image is not shown, exactly as the review route lists them. */
 export const REJECT_REASONS = [
@@ -40,7 +41,7 @@ export const MAX_ASPECT = 1.25;
 /** dHash distance at or under which two images are the same picture. */
 export const SAME_PICTURE_DISTANCE = 6;
 
-/** The station's `artwork` setting (decisions.md): stored in stations.artwork. */
+/** The station's `artwork` setting (docs/now-playing.md#the-artwork-setting-and-the-admin-routes): stored in stations.artwork. */
 export interface ArtworkSetting {
   minSize: number;
   fallback: boolean;

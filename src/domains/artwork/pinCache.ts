@@ -6,10 +6,11 @@ import { pinFor, pinnedView } from './resolve.ts';
 import type { TrackArtView } from './trackArt.ts';
 
 // The operator's pins of each station, in memory, so the ingest applies a pin to the first
-// `now-playing` frame of a track (decisions.md "Artwork you can trust": the operator's word wins, at
-// once) without a query of its own. A pin write drops the station's entry in every process before it
-// answers (src/lib/invalidation.ts, topic `artwork-pins`, confirmed); the TTL only bounds a lost message.
-// What a pin does not decide (no pin, a pin still pending or refused) is left to the worker's chain.
+// `now-playing` frame of a track (docs/now-playing.md#how-an-operator-fixes-wrong-art-in-one-call: the
+// operator's word wins, at once) without a query of its own. A pin write drops the station's entry in every
+// process before it answers (src/lib/invalidation.ts, topic `artwork-pins`, confirmed); the TTL only bounds a
+// lost message. What a pin does not decide (no pin, a pin still pending or refused) is left to the worker's
+// chain.
 
 type CachedPin = ArtworkPinRow & { image: ArtworkImageRow | null };
 

@@ -9,9 +9,9 @@ import { refreshTrackArt } from './refresh.ts';
 import { requestCheck } from './requests.ts';
 import type { Pin, PinBody } from './schemas.ts';
 
-// Operator pins (decisions.md "Artwork you can trust"): the operator's word wins. A pin or its removal
-// re-resolves every stored play of the matching artist at once (past plays included), and the
-// station's now-playing row follows when its current track is one of them.
+// Operator pins (docs/now-playing.md#how-an-operator-fixes-wrong-art-in-one-call): the operator's word wins.
+// A pin or its removal re-resolves every stored play of the matching artist at once (past plays included),
+// and the station's now-playing row follows when its current track is one of them.
 
 export function presentPin(row: ArtworkPinRow): Pin {
   return {

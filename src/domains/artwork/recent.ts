@@ -5,8 +5,8 @@ import { pinFor } from './resolve.ts';
 import type { RecentTracks } from './schemas.ts';
 import type { TrackArtView } from './trackArt.ts';
 
-// The review (decisions.md): the distinct tracks played in the last 7 days, newest first, with the art
-// listeners saw and why each refused source was refused.
+// The review (docs/now-playing.md#how-an-operator-fixes-wrong-art-in-one-call): the distinct tracks played in
+// the last 7 days, newest first, with the art listeners saw and why each refused source was refused.
 
 const WEEK_MS = 7 * 24 * 3600 * 1000;
 

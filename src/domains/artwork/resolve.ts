@@ -7,7 +7,7 @@ import { imageRef, stationImageVersion } from '../media/images.ts';
 import { UNFETCHED, matchKey, type ArtworkImageRow, type ArtworkPinRow, type ArtworkSetting, type CheckedSource } from './model.ts';
 import { isHttpsUrl, type ArtworkSource, type TrackArtView, type TrackArtwork } from './trackArt.ts';
 
-// The source chain of a track (decisions.md "Artwork you can trust"), first that passes wins: the
+// The source chain of a track (docs/now-playing.md#the-source-chain), first that passes wins: the
 // operator's pin, the ingest's artworkUrl, the catalogue's find, then (with `fallback` on) the image of
 // the program on air, of its first presenter, or the station logo. Pure reads: what is not checked
 // yet is reported back (`due`) and the track waits for it with no `artwork`.

@@ -8,7 +8,7 @@ import { deletePin, presentPin, putPin } from './pins.ts';
 import { recentTracks } from './recent.ts';
 import { Block, BlockBody, BlockList, BlockParams, Pin, PinBody, PinList, PinParams, RecentQuery, RecentTracks } from './schemas.ts';
 
-// Admin artwork routes (decisions.md "Artwork you can trust"; docs/now-playing.md "Artwork").
+// Admin artwork routes (docs/now-playing.md#the-artwork-setting-and-the-admin-routes).
 
 const errors = adminErrorResponses('Station, pin or block not found.');
 const access = { scope: 'artwork:write' } as const;

@@ -2,7 +2,7 @@ import { Nullable, StringEnum, Timestamp, Type, Uuid, type Static } from '../../
 import { REJECT_REASONS } from './model.ts';
 import { ARTWORK_SOURCES } from './trackArt.ts';
 
-// Admin artwork routes (decisions.md "Artwork you can trust"): pins, blocks, the review.
+// Admin artwork routes (docs/now-playing.md#the-artwork-setting-and-the-admin-routes): pins, blocks, the review.
 
 /** A track's `artwork`, as every listener read, the feed and the review show it. */
 export const ArtworkVariants = Type.Object(

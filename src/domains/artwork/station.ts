@@ -11,7 +11,7 @@ import { artworkFromStored } from './setting.ts';
 
 declare module '../stations/model.ts' {
   interface StationSettings {
-    /** Artwork you can trust (decisions.md); every key present. */
+    /** Artwork you can trust (docs/now-playing.md#the-artwork-setting-and-the-admin-routes); every key present. */
     artwork: ArtworkSetting;
   }
 }

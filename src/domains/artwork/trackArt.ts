@@ -35,7 +35,7 @@ export interface StoredArt {
   artwork_view?: TrackArtView | null;
 }
 
-/** Only HTTPS artwork reaches listeners (the contract types `artworkUrl` as HTTPS). */
+/** Only HTTPS artwork reaches listeners (an `https:` `artworkUrl` only: docs/now-playing.md#body-fields). */
 export function isHttpsUrl(value: string | null | undefined): value is string {
   if (!value) return false;
   try {

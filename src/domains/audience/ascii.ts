@@ -1,8 +1,8 @@
-// The census report is ASCII (decisions.md): letters with diacritics lose them (Unicode NFKD splits "é"
-// into "e" and a combining accent, which is dropped); the few Latin letters NFKD does not split get their
-// usual spelled-out form; anything else (other scripts, emoji) becomes "?". No library: NFKD covers
-// what Latin-script catalogues hold, and a transliteration table for other scripts would be a guess a
-// rights organisation could not match against its own catalogue anyway.
+// The census report is ASCII (docs/audience.md#filing-the-soundexchange-report-of-use): letters with
+// diacritics lose them (Unicode NFKD splits "é" into "e" and a combining accent, which is dropped); the few
+// Latin letters NFKD does not split get their usual spelled-out form; anything else (other scripts, emoji)
+// becomes "?". No library: NFKD covers what Latin-script catalogues hold, and a transliteration table for
+// other scripts would be a guess a rights organisation could not match against its own catalogue anyway.
 
 const LETTERS: Record<string, string> = {
   ß: 'ss',

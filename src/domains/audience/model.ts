@@ -1,4 +1,4 @@
-// Audience (decisions.md, "Audience: listeners per stream and performances per play"; docs/audience.md).
+// Audience (docs/audience.md).
 
 /** Where a stream's listener count is read: an Icecast server's JSON status (one mount) or a SHOUTcast v2 stream's stats. */
 export type StreamStats = { kind: 'icecast'; url: string; mount: string } | { kind: 'shoutcast'; url: string };
@@ -19,7 +19,7 @@ export interface Sample {
   source: 'poll' | 'push';
 }
 
-/** How long samples are kept (decisions.md): the per-play figures outlive them in play_performances. */
+/** How long samples are kept (35 days: docs/audience.md#the-poller): the per-play figures outlive them in play_performances. */
 export const SAMPLE_RETENTION_DAYS = 35;
 
 /** Pushed samples: at most this far back, and never ahead of the server clock by more than the skew allowed. */

@@ -4,7 +4,7 @@ import type { Services } from '../../services.ts';
 import { endOfPlay, nextAtColumn, playBatches, type PlayInterval, type PlayKey } from '../nowPlaying/plays.ts';
 import { audienceStreams, type AudienceStream } from './model.ts';
 
-// Performances (decisions.md, "Audience"): a play's figure on a stream is the largest sample of that
+// Performances (docs/audience.md#how-performances-are-estimated): a play's figure on a stream is the largest sample of that
 // stream within the play's audible interval there — start and end shifted by the stream's latency, the
 // start widened by one poll interval (a listener counted at the poll just before the play started was
 // most likely still there when it did). No sample → null, never 0. The play's figure is the sum over its

@@ -8,9 +8,10 @@ import { recomputeTouched } from './performances.ts';
 import { notePushedSamples, storeSamples } from './samples.ts';
 import type { PushSamplesBody } from './schemas.ts';
 
-// Pushed listener counts (decisions.md, "Audience"): for HLS and CDNs that count sessions themselves.
-// The batch is checked whole before anything is stored, so a refused batch stores nothing; the samples
-// and the recomputed figures of the fixed plays they touch are written in one transaction.
+// Pushed listener counts (docs/audience.md#hls-a-cdn-or-anything-else-push-the-counts): for HLS and CDNs that
+// count sessions themselves. The batch is checked whole before anything is stored, so a refused batch stores
+// nothing; the samples and the recomputed figures of the fixed plays they touch are written in one
+// transaction.
 
 // Paths as the schema's own errors name them (`samples.1.listeners`): the sample's index from 0, then the field.
 const refuse = (index: number, field: string, message: string) =>

@@ -11,7 +11,7 @@ import type { Royalties } from './settings.ts';
 /** Royalties with both settings present. */
 export type FiledRoyalties = { [K in keyof Royalties]: NonNullable<Royalties[K]> };
 
-// The SoundExchange census Report of Use (decisions.md, "Audience"; docs/audience.md): one tab-separated
+// The SoundExchange census Report of Use (docs/audience.md#filing-the-soundexchange-report-of-use): one tab-separated
 // ASCII row per music play of a month in the station's time zone. Every play of the month that is due
 // is fixed first (the job would have done it), so each row's figure is the stored one; a play not fixed
 // yet (still on air) counts as unknown. The plays are read in keyset batches (nowPlaying/plays.ts, as the
@@ -104,7 +104,7 @@ export function reportText(db: Db, stationId: string, royalties: FiledRoyalties,
             asciiField(row.title),
             row.isrc ?? '',
             asciiField(row.album),
-            // No label is known to Waveline (decisions.md): the column stays empty.
+            // No label is known to Waveline (docs/audience.md#filing-the-soundexchange-report-of-use): the column stays empty.
             '',
             row.performances === null ? '' : String(row.performances),
           ].join('\t') + '\r\n';

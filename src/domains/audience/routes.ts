@@ -13,7 +13,7 @@ import { pollStates, pollStateKey } from './samples.ts';
 import { Audience, AudienceQuery, PushSamplesBody, PushSamplesResponse, ReportQuery } from './schemas.ts';
 import { royaltiesOf } from './settings.ts';
 
-// Audience routes (decisions.md, "Audience"; docs/audience.md).
+// Audience routes (docs/audience.md).
 
 const legacy = (description: string) => ({ description, schema: LegacyErrorBody });
 const PUSH_BODY_LIMIT = 16 * 1024;

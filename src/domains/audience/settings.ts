@@ -1,6 +1,7 @@
 import type { Station } from '../stations/model.ts';
 
-// The audience feature's station settings (decisions.md, "Audience"):
+// The audience feature's station settings (docs/audience.md#pointing-waveline-at-your-listener-counts,
+// docs/audience.md#filing-the-soundexchange-report-of-use):
 // - `royalties: {serviceName, transmissionCategory}` for the census report;
 // - `stats: {kind, url, mount?}` on each `profile.streamUrls[]` entry (src/domains/audience/model.ts reads it).
 // Both are registered with the station core's registry in station.ts (docs/architecture.md, "A feature's

@@ -9,7 +9,7 @@ import { DEFAULT_ROYALTIES, type Royalties } from './settings.ts';
 
 declare module '../stations/model.ts' {
   interface StationSettings {
-    /** The census report's settings (decisions.md, "Audience"); every key present. */
+    /** The census report's settings (docs/audience.md#filing-the-soundexchange-report-of-use); every key present. */
     royalties: Royalties;
   }
   interface StreamEntryFields {

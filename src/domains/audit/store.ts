@@ -1,7 +1,7 @@
 import type { AuditEntry } from '../../http/subjects.ts';
 import type { Db, Trx } from '../../lib/db.ts';
 
-/** How long entries are kept (decisions.md: 400 days). */
+/** How long entries are kept (400 days: docs/operations.md#the-audit-log). */
 export const AUDIT_RETENTION_DAYS = 400;
 
 export interface AuditRow {

@@ -17,7 +17,7 @@ import { saveContentType } from './types.ts';
 import { invalidateReads } from '../../lib/readCache.ts';
 import { notifyOnPublish } from '../push/notifications/publishTrigger.ts';
 
-// The admin side the editorial system calls (decisions.md, "Admin API").
+// The admin side the editorial system calls (docs/content.md#how-a-record-reaches-listeners).
 
 const adminErrors = adminErrorResponses('Station or record not found.');
 

@@ -7,7 +7,7 @@ import type { FieldDefinitionInput } from './schemas.ts';
 // unique keys), and one normal form so "did the field list change?" is a string comparison.
 
 const TEXT_KINDS: readonly FieldKind[] = ['text', 'rich_text'];
-/** Kinds on which `maxItems` alone makes the field repeated (decisions.md, Clarifications). */
+/** Kinds on which `maxItems` alone makes the field repeated (docs/content.md#field-definitions). */
 const MAX_ITEMS_IMPLIES_MULTIPLE: readonly FieldKind[] = ['media', 'content', 'group'];
 
 /** `multiple` as given, or implied by `maxItems` on a media, content or group field. */

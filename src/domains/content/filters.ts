@@ -77,7 +77,7 @@ export function parseFilters(raw: readonly string[]): ContentFilter[] {
  * Private and system fields get the same answer as unknown ones, so their existence does not leak.
  *
  * Returns the filters as they match: a `field:value` or `field.anyOf:…` value on a choices field that
- * is not one of its current keys is no error but matches nothing (decisions.md, Clarifications), even
+ * is not one of its current keys is no error but matches nothing (docs/content.md#listener-reads), even
  * on records that still hold it as a retired key — so it is dropped here, and a filter left with no
  * value matches no record (`applyFilters`). A renamed choice never breaks a client with a 400.
  */

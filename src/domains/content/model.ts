@@ -1,5 +1,5 @@
-// Content types, records and their stored rows (station-delivery-api.md, "Content type definition" and
-// "Published content record"; decisions.md, admin API).
+// Content types, records and their stored rows (docs/content.md#listener-reads,
+// docs/content.md#how-a-record-reaches-listeners).
 
 export const FIELD_KINDS = ['text', 'rich_text', 'number', 'boolean', 'datetime', 'choices', 'media', 'content', 'group'] as const;
 export type FieldKind = (typeof FIELD_KINDS)[number];

@@ -2,8 +2,9 @@ import type { Db } from '../../lib/db.ts';
 import { mediaBasePath } from '../stations/presenter.ts';
 import { SQUARE_VARIANTS, type SquareVariant } from './model.ts';
 
-// Absolute URLs of an image version and its square renditions (decisions.md: `artwork.url` and every
-// variant URL are absolute), and the `image` of a program or presenter.
+// Absolute URLs of an image version and its square renditions (`artwork.url` and every
+// variant URL are absolute: docs/now-playing.md#what-an-app-shows-for-each-source), and the `image` of a
+// program or presenter.
 
 export interface ImageRef {
   url: string;

@@ -1,11 +1,11 @@
-// Media assets, versions and their stored files (station-delivery-api.md "Published media" and the
-// media item; decisions.md "Media" and the admin upload route).
+// Media assets, versions and their stored files (docs/media.md#published-media-bytes,
+// docs/media.md#upload and docs/media.md#variants).
 
 /** The renditions of an image version, by name (the published media item's `variants`). */
 export const MEDIA_VARIANTS = ['thumb', 'display', 'card', 'square'] as const;
 export type MediaVariant = (typeof MEDIA_VARIANTS)[number];
 
-/** Largest upload accepted (decisions.md: at most 50 MiB). */
+/** Largest upload accepted (at most 50 MiB: docs/media.md#upload). */
 export const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
 
 export const MEDIA_KINDS = ['image', 'audio', 'video', 'file'] as const;
@@ -17,7 +17,7 @@ export function kindOf(mime: string): MediaKind {
   return top === 'image' || top === 'audio' || top === 'video' ? top : 'file';
 }
 
-/** Square JPEG renditions of artwork and show images, by side in px (decisions.md "Artwork you can trust"). */
+/** Square JPEG renditions of artwork and show images, by side in px (docs/now-playing.md#what-an-app-shows-for-each-source). */
 export const SQUARE_VARIANTS = ['300', '600', '1200'] as const;
 export type SquareVariant = (typeof SQUARE_VARIANTS)[number];
 export const SQUARE_MIME = 'image/jpeg';

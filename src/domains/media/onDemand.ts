@@ -4,7 +4,7 @@ import { findPublishedFile, findRenderSource } from './queries.ts';
 import { renderSquareVariants, renderVariants } from './render.ts';
 import { SQUARE_VARIANTS, type FileVariant } from './model.ts';
 
-// A published image's `variants` are paths from its first delivery (decisions.md, Clarifications), so a
+// A published image's `variants` are paths from its first delivery (docs/media.md#variants), so a
 // rendition can be asked for before the worker's media.variants job stored it. It is rendered then, in
 // this process, and stored exactly as the job would store it (the job later overwrites it with the same
 // bytes). Concurrent requests for one version share one rendering.

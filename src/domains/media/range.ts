@@ -1,4 +1,4 @@
-// Which bytes a media request gets (decisions.md "Media", RFC 9110 §13–14): one `bytes=` range
+// Which bytes a media request gets (docs/media.md#published-media-bytes, RFC 9110 §13–14): one `bytes=` range
 // (`a-b`, `a-`, `-n`) → 206; one that starts past the end → 416; several ranges, a range the server
 // does not understand, or an `If-Range` that does not match the current ETag → the whole file.
 

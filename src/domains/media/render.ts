@@ -10,7 +10,7 @@ import {
   type VariantSpec,
 } from './model.ts';
 
-// Image renditions (decisions.md "Media"): thumb and display resized to a width (never upscaled, aspect
+// Image renditions (docs/media.md#variants): thumb and display resized to a width (never upscaled, aspect
 // kept); card and square cut to their exact size around the focal point. All WebP. Pure: bytes in,
 // bytes out — the worker job stores them.
 

@@ -87,7 +87,7 @@ export const mediaRoutes = [
     surface: 'admin',
     params: StationIdParams,
     query: UploadQuery,
-    // decisions.md writes the route as `?alt=&credits=&focalX=&focalY=&assetId=`: that literal template uploads.
+    // docs/media.md#upload writes the route as `?alt=&credits=&focalX=&focalY=&assetId=`: that literal template uploads.
     emptyQueryIsAbsent: true,
     bodyParser: 'none',
     rawBody: '*/*',

@@ -4,7 +4,7 @@ import type { ObservationInput } from './model.ts';
 import type { IngestBody } from './schemas.ts';
 
 // Turns a schema-valid ingest body into one observation: the `duration` alias merged, `streamTitle`
-// split, `isPlaying` defaulted, and the cross-field rules of decisions.md checked.
+// split, `isPlaying` defaulted, and the cross-field rules of docs/now-playing.md#body-fields checked.
 
 const STREAM_SEPARATOR = ' - ';
 const PART_MAX = 500;

@@ -13,7 +13,7 @@ import { observationById } from './queries.ts';
 import { storeObservation } from './store.ts';
 import type { ObservationInsert } from './storeSql.ts';
 
-// The ingest command: decisions.md's ordered outcome rules. Storage (rules 1–5) happens in one
+// The ingest command: the ordered outcome rules of docs/now-playing.md#responses. Storage (rules 1–5) happens in one
 // transaction that holds the station's row lock, so concurrent retries and collapse candidates of one
 // station are decided one after the other; rundown following (rules 6–9) runs in the worker afterwards.
 

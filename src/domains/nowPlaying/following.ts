@@ -13,8 +13,9 @@ import { bestItem, outcomeFor, type PlannedItem } from './matching.ts';
 import type { IngestResult, Outcome } from './model.ts';
 import { DEFAULT_UP_NEXT, type UpNextSetting } from '../stations/model.ts';
 
-// Rundown following (decisions.md, Ingest rules 6–8), run by the `nowPlaying.follow` job after the
-// observation was committed. Idempotent: an observation is followed once; a repeat returns what is stored.
+// Rundown following (docs/now-playing.md#rundown-following-worker; rules 6–8 of
+// docs/now-playing.md#responses), run by the `nowPlaying.follow` job after the observation was committed.
+// Idempotent: an observation is followed once; a repeat returns what is stored.
 
 interface Decision {
   outcome: Outcome;

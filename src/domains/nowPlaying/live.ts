@@ -9,7 +9,7 @@ import type { UpNext } from '../schedule/schemas.ts';
 import { nowPlayingHeard } from './reads.ts';
 import type { Live } from './schemas.ts';
 
-// `GET …/live` (decisions.md, "Up next and the live answer"): the broadcast, now-playing and up next in
+// `GET …/live` (docs/now-playing.md#the-live-answer-get-livestreamkey): the broadcast, now-playing and up next in
 // one answer, every part computed at the same instant — heard time with `stream` — so they never
 // disagree. Cached as bytes like every read: exact until the first of the parts' own changes (an age
 // tick, a broadcast boundary, a planned item boundary, a stored change becoming audible).

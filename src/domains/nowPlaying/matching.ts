@@ -1,6 +1,6 @@
 import { score, type Track } from '../../lib/trackMatch.ts';
 
-// Rundown matching (decisions.md, Ingest rule 8): normalised artist/title similarity, case, accents,
+// Rundown matching (docs/now-playing.md#matching): normalised artist/title similarity, case, accents,
 // punctuation, `feat.` parts and bracketed suffixes ignored; ties broken by planned-slot nearness.
 
 export const MATCHED_AT = 0.9;

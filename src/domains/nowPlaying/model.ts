@@ -30,7 +30,7 @@ export interface ObservationInput {
   durationSeconds: number | null;
   artworkUrl: string | null;
   sourceTrackId: string | null;
-  /** Normalised: no hyphens, upper case (decisions.md, "Play log: identifiers for royalty reports"). */
+  /** Normalised: no hyphens, upper case (docs/now-playing.md#body-fields). */
   isrc: string | null;
   isPlaying: boolean;
 }
@@ -84,7 +84,7 @@ export type TrackRow = Pick<ObservationRow, (typeof TRACK_COLUMNS)[number]>;
 /** The moment an observation describes: observedAt, or its receipt when the encoder did not say. */
 export const momentOf = (row: Pick<ObservationRow, 'observed_at' | 'received_at'>): Date => row.observed_at ?? row.received_at;
 
-/** Wait for rundown following at most this long before answering `recorded` (decisions.md, Ingest 9). */
+/** Wait for rundown following at most this long before answering `recorded` (docs/now-playing.md#responses, rule 9). */
 export const FOLLOW_WAIT_MS = 2000;
 /** Payloads without eventId collapse into the most recently received observation this recent (rule 3). */
 export const COLLAPSE_WINDOW_MS = 30_000;

@@ -7,7 +7,7 @@ import type { Station } from '../stations/model.ts';
 import { playFiguresOf, type PlayFigures, type PlayFiguresContext } from './playFigures.ts';
 import { endOfPlay, nextAtColumn, playBatches, type PlayKey } from './plays.ts';
 
-// The play log (decisions.md, "Play log"): every stored observation with a track in [from, to), in play
+// The play log (docs/now-playing.md#play-log-music-reporting): every stored observation with a track in [from, to), in play
 // order, as CSV (RFC 4180) or JSON. The plays are read in keyset batches (plays.ts) and written to the
 // response as they come; the response stream pulls the next batch only when the socket drained the last.
 

@@ -4,7 +4,7 @@ import { StringEnum, Timestamp, Type } from '../../http/schema.ts';
 import { StationIdParams } from '../stations/schemas.ts';
 import { PLAY_COLUMNS, parseRange, playLogCsv, playLogFileName, playLogJson } from './playLog.ts';
 
-// GET /admin/v1/stations/{stationId}/plays (decisions.md, "Play log"; docs/now-playing.md).
+// GET /admin/v1/stations/{stationId}/plays (docs/now-playing.md#play-log-music-reporting).
 
 const PlayLogQuery = Type.Object(
   {

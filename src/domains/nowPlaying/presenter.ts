@@ -34,7 +34,7 @@ type StationView = Pick<Station, 'id' | 'timezone' | 'nowPlayingFreshnessSeconds
 
 /**
  * The now-playing response for the latest observation (or none), with timing and freshness derived
- * at `now` (decisions.md, "Listener reads": freshness, elapsedSeconds, endsAt). For a stream, `now` is
+ * at `now` (freshness, elapsedSeconds, endsAt: docs/now-playing.md#freshness-and-timing). For a stream, `now` is
  * heard time and `shiftMs` its latency: `endsAt` is when that stream's listeners hear the end.
  */
 export function presentNowPlaying(station: StationView, latest: TrackRow | null, now: Date, shiftMs = 0): NowPlaying {

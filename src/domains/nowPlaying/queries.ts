@@ -9,8 +9,9 @@ import { TRACK_COLUMNS, type ObservationRow, type TrackRow } from './model.ts';
 
 /**
  * The station's latest observation: greatest observedAt (its receipt when absent), ties by later
- * receipt, so a late retry of an old track never replaces the current one (decisions.md, Clarifications).
- * With `heardAt` (a stream's heard time), the latest one whose play time (`sort_at`) is at or before it.
+ * receipt, so a late retry of an old track never replaces the current one
+ * (docs/now-playing.md#the-now-playing-and-track-history-answers). With `heardAt` (a stream's heard time),
+ * the latest one whose play time (`sort_at`) is at or before it.
  */
 export async function latestTrack(db: Knex, stationId: string, heardAt?: Date): Promise<TrackRow | null> {
   const query = db<ObservationRow>('observations')

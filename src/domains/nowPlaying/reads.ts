@@ -12,9 +12,10 @@ import { listenerTime, streamOf, streamPart, type ListenerTime } from '../statio
 import type { TrackRow } from './model.ts';
 
 // The two listener reads, shared by REST and GraphQL. With `stream` they answer at that stream's heard
-// time (decisions.md, "Listener time"), and each answer is exact until the next stored change becomes
-// audible there: its `validUntil` is that instant, so the cached bytes change exactly then, in every
-// process, with no timer to clear and no query per request (docs/architecture.md, "Listener read cache").
+// time (docs/now-playing.md#heard-time-answers-in-the-listeners-time), and each answer is exact until the
+// next stored change becomes audible there: its `validUntil` is that instant, so the cached bytes change
+// exactly then, in every process, with no timer to clear and no query per request (docs/architecture.md,
+// "Listener read cache").
 
 type ReadServices = Pick<Services, 'db' | 'clock'>;
 

@@ -8,7 +8,7 @@ import { Artwork } from '../artwork/schemas.ts';
 const Text = (max: number) => Type.String({ minLength: 1, maxLength: max });
 const Seconds = Type.Number({ minimum: 0, maximum: 86400 });
 
-// ---- Now-playing ingest (station-delivery-api.md, "Now-playing ingest") ----
+// ---- Now-playing ingest (docs/now-playing.md#for-encoder-vendors) ----
 
 export const IngestQuery = Type.Object(
   {
@@ -195,7 +195,7 @@ const LIVE_EXAMPLE = {
   ],
 };
 
-/** `GET …/live` (decisions.md, "Up next and the live answer"): what a player shows, every part at one instant. */
+/** `GET …/live` (docs/now-playing.md#the-live-answer-get-livestreamkey): what a player shows, every part at one instant. */
 export const Live = Type.Object(
   {
     contractVersion: Type.Literal(1),

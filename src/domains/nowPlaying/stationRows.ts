@@ -7,7 +7,7 @@ import type { Station } from '../stations/model.ts';
 import { NOW_PLAYING_ENTRY, nowPlayingRow } from './feed.ts';
 import { latestTrack } from './queries.ts';
 
-// decisions.md, Clarifications: every station's feed holds a `now-playing` row from its creation (track
+// docs/realtime.md#what-arrives: every station's feed holds a `now-playing` row from its creation (track
 // null, freshness `empty` before its first observation), so a feed connection always starts with it.
 // Stations created before are given theirs by migrations/20261213010000_station_feed_rows_backfill.ts.
 

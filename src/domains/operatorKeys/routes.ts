@@ -5,7 +5,7 @@ import { createOperatorKey, deleteOperatorKey, liveOperatorKey, rotateOperatorKe
 import { presentOperatorKey, type OperatorKeyRow } from './model.ts';
 import { CreatedOperatorKey, CreateOperatorKeyBody, OperatorKeyParams, OperatorKeyView } from './schemas.ts';
 
-// Operator keys (decisions.md, "Operator keys and the audit trail"): managed with the root key alone.
+// Operator keys (docs/operations.md#operator-keys-and-the-audit-log): managed with the root key alone.
 
 const errors = adminErrorResponses('Operator key not found.', {
   403: { description: 'An operator key: only the root key manages keys (FORBIDDEN).', schema: ErrorBody },

@@ -1,5 +1,5 @@
-// Apple Podcasts' category list, as data: the names a feed's `itunes:category` may carry (decisions.md,
-// "Podcasts": categories are names from Apple Podcasts' category list).
+// Apple Podcasts' category list, as data: the names a feed's `itunes:category` may carry
+// (docs/podcasts.md#the-podcasts-station-setting: categories are names from Apple Podcasts' category list).
 //
 // Source: Apple Podcasts Connect, "Podcast categories"
 // (https://podcasters.apple.com/support/1691-apple-podcasts-categories), the current list as Apple

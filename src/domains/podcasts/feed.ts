@@ -8,10 +8,11 @@ import type { Station } from '../stations/model.ts';
 import { ARTWORK_TYPES, artworkPath, podcastGuid, type Podcasts } from './model.ts';
 import type { EpisodeRow, ProgramRow } from './queries.ts';
 
-// The RSS 2.0 feed with the itunes, podcast and atom namespaces (decisions.md, "Podcasts"), built with
-// xmlbuilder2, which escapes every text and attribute. Texts lose the characters XML cannot carry and
-// control characters; descriptions are cut to Apple's 4000 characters, never inside one. The same data
-// gives the same bytes: `lastBuildDate` is the last change of what the feed shows, not the build time.
+// The RSS 2.0 feed with the itunes, podcast and atom namespaces
+// (docs/podcasts.md#what-each-channel-element-comes-from), built with xmlbuilder2, which escapes every text
+// and attribute. Texts lose the characters XML cannot carry and control characters; descriptions are cut to
+// Apple's 4000 characters, never inside one. The same data gives the same bytes: `lastBuildDate` is the last
+// change of what the feed shows, not the build time.
 
 export const ITUNES_NS = 'http://www.itunes.com/dtds/podcast-1.0.dtd';
 export const PODCAST_NS = 'https://podcastindex.org/namespace/1.0';

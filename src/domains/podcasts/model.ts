@@ -1,5 +1,5 @@
-// The podcast setting of a station and the identifiers its feeds carry (decisions.md, "Podcasts:
-// programs on demand"; docs/podcasts.md).
+// The podcast setting of a station and the identifiers its feeds carry
+// (docs/podcasts.md#the-podcasts-station-setting, docs/podcasts.md#the-feeds).
 import { createHash } from 'node:crypto';
 
 export interface PodcastCategory {

@@ -14,7 +14,7 @@ import { feedKey, podcastFeed } from './feeds.ts';
 import { ARTWORK_TYPES, FEED_CACHE_CONTROL } from './model.ts';
 import { findArtworkFile } from './queries.ts';
 
-// Podcast feeds (decisions.md, "Podcasts: programs on demand"; docs/podcasts.md): anonymous — podcast
+// Podcast feeds (docs/podcasts.md#the-feeds): anonymous — podcast
 // apps and directories send no credential — answered from cached bytes with a strong ETag and
 // `Cache-Control: public, max-age=300`. The feeds name no station gate: a stored feed is answered before
 // Koa (http/storedAnswers.ts) while the station, as the station cache holds it, still publishes it.

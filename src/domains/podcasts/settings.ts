@@ -6,7 +6,7 @@ import { CATEGORY_NAMES, isAppleCategory } from './categories.ts';
 import { ARTWORK_MAX, ARTWORK_MIN, ARTWORK_TYPES, podcastsFromStored, REQUIRED_WHEN_ENABLED, type Podcasts } from './model.ts';
 import type { PodcastsInput } from './schemas.ts';
 
-// The `podcasts` setting's rules beyond its schema (decisions.md, "Podcasts"): a PATCH replaces the
+// The `podcasts` setting's rules beyond its schema (docs/podcasts.md#the-podcasts-station-setting): a PATCH replaces the
 // whole object, and a missing required field (when enabled), an unknown type, a type without a `title`
 // text field and an `audio` media field, an image that is not a square JPEG or PNG of 1400–3000 px, a
 // bad language tag or a category not on Apple's list is 400 naming the field.

@@ -9,7 +9,7 @@ import { checkPodcasts, podcastsFromInput } from './settings.ts';
 
 declare module '../stations/model.ts' {
   interface StationSettings {
-    /** Podcast feeds (decisions.md, "Podcasts"); every key present. */
+    /** Podcast feeds (docs/podcasts.md#the-podcasts-station-setting); every key present. */
     podcasts: Podcasts;
   }
 }
@@ -19,7 +19,7 @@ registerStationSetting({
   column: 'podcasts',
   input: PodcastsInput,
   output: PodcastsOut,
-  // PATCH replaces the whole podcasts object (decisions.md, "Podcasts").
+  // PATCH replaces the whole podcasts object (docs/podcasts.md#the-podcasts-station-setting).
   patch: 'replace',
   fromStored: podcastsFromStored,
   fromInput: (input) => podcastsFromInput(input),

@@ -74,9 +74,10 @@ function descriptions(el: XMLBuilder, shortDescription: string | null, longDescr
 
 /**
  * The service's bearers, as SI.xml lists them and each PI.xml programme's `location` repeats them
- * (decisions.md: "every `bearer` that SI.xml lists for the service"): the configured broadcast bearers
- * with their costs, then one per profile stream URL (`id` the URL, `cost` STREAM_COST, `mimeValue` and
- * `bitrate` when known). Both elements are the schema's `bearerType`, so the attributes are the same.
+ * (every `bearer` that SI.xml lists for the service:
+ * docs/radiodns.md#what-the-documents-hold-and-the-choices-made): the configured broadcast bearers with their
+ * costs, then one per profile stream URL (`id` the URL, `cost` STREAM_COST, `mimeValue` and `bitrate` when
+ * known). Both elements are the schema's `bearerType`, so the attributes are the same.
  */
 export function serviceBearers(station: Station): Array<Record<string, string>> {
   const broadcast = station.radiodns.bearers.map((bearer) => ({ id: bearer.id, cost: String(bearer.cost) }));

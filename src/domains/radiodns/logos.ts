@@ -5,7 +5,7 @@ import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
 import { LOGO_SIZES, type LogoSize } from './model.ts';
 
-// The logo renditions SI.xml lists (decisions.md: rendered by the worker with sharp when the setting or
+// The logo renditions SI.xml lists (docs/radiodns.md#logos: rendered by the worker with sharp when the setting or
 // logo changes; letterboxed on a transparent background, never stretched). A rendition asked for
 // before the worker stored it is rendered then, in the web process, exactly as the job would.
 

@@ -1,5 +1,5 @@
 // The RadioDNS setting of a station and the rules of ETSI TS 102 818 V3.4.1 the SPI documents follow
-// (decisions.md, "Hybrid radio: RadioDNS Service and Programme Information"; docs/radiodns.md).
+// (docs/radiodns.md#what-the-documents-hold-and-the-choices-made).
 import { createHash } from 'node:crypto';
 
 export interface RadioDnsBearer {
@@ -85,8 +85,9 @@ export const LOGO_MIME = 'image/png';
 export const LIMITS = { shortName: 8, mediumName: 16, longName: 128, shortDescription: 180, longDescription: 1200 } as const;
 
 /**
- * A text cut to `max` characters at a word boundary (decisions.md: over-long texts are cut, never
- * rejected). A single word longer than `max` is cut inside it. Whitespace is collapsed first.
+ * A text cut to `max` characters at a word boundary (over-long texts are cut, never rejected:
+ * docs/radiodns.md#what-the-documents-hold-and-the-choices-made). A single word longer than `max` is cut
+ * inside it. Whitespace is collapsed first.
  */
 export function cutAtWord(text: string, max: number): string {
   const clean = text.replace(/\s+/g, ' ').trim();

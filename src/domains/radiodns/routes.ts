@@ -12,8 +12,8 @@ import { findLogo } from './logos.ts';
 import { LOGO_MIME } from './model.ts';
 import { localDay, programmesOf, servicesByBearer, servicesById, servicesByHost } from './queries.ts';
 
-// RadioDNS SPI (decisions.md, "Hybrid radio"; docs/radiodns.md): anonymous documents for receivers —
-// they carry no credential — answered from cached bytes with a strong ETag and
+// RadioDNS SPI (docs/radiodns.md#routes-web-role-anonymous-receivers-carry-no-credential): anonymous
+// documents for receivers — they carry no credential — answered from cached bytes with a strong ETag and
 // `Cache-Control: public, max-age=300`.
 
 export const SPI_CACHE_CONTROL = 'public, max-age=300';

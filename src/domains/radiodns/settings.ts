@@ -4,7 +4,7 @@ import { MIN_LOGO_SIZE, radiodnsFromStored, type RadioDns } from './model.ts';
 import type { RadioDnsInput } from './schemas.ts';
 
 // The `radiodns` setting's rules beyond its schema: what publishing needs, and the logo check
-// (decisions.md: an uploaded image version of the station, at least 600×600, else 400).
+// (an uploaded image version of the station, at least 600×600, else 400: docs/radiodns.md#the-radiodns-station-setting).
 
 const REQUIRED_WHEN_ENABLED = ['fqdn', 'serviceIdentifier', 'shortName', 'mediumName'] as const;
 

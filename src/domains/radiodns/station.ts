@@ -10,7 +10,7 @@ import { checkRadioDns, mergeRadioDns } from './settings.ts';
 
 declare module '../stations/model.ts' {
   interface StationSettings {
-    /** RadioDNS SPI (decisions.md, "Hybrid radio"); every key present. */
+    /** RadioDNS SPI (docs/radiodns.md#the-radiodns-station-setting); every key present. */
     radiodns: RadioDns;
   }
 }

@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon';
 import type { RemindersSetting } from './setting.ts';
 
-// A reminder's title and body (decisions.md, "Follows and reminders"): the title is the program's
+// A reminder's title and body (docs/push.md#body-templates-the-station-setting-reminders): the title is the program's
 // title; the body is `reminders.body` when it is due at the start, `reminders.bodySoon` otherwise.
 
 export interface ReminderFacts {
@@ -30,6 +30,6 @@ export function fillTemplate(template: string, facts: ReminderFacts): string {
 
 export function reminderText(setting: RemindersSetting, facts: ReminderFacts): { title: string; body: string } {
   const template = facts.minutes === 0 ? setting.body : setting.bodySoon;
-  // A notification body is at most 1000 characters (decisions.md, "Push notifications").
+  // A notification body is at most 1000 characters (docs/push.md#sending).
   return { title: facts.program.slice(0, 200), body: fillTemplate(template, facts).slice(0, 1000) };
 }

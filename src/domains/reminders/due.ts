@@ -3,7 +3,7 @@ import type { Db } from '../../lib/db.ts';
 /** The remindBeforeMinutes a follow may choose (schemas.ts REMIND_BEFORE_MINUTES). */
 const REMIND_BEFORE = [0, 5, 10, 15, 30, 60];
 
-// Which devices are due a reminder (decisions.md, "Follows and reminders"): for each public broadcast
+// Which devices are due a reminder (docs/push.md#who-is-reminded-and-when): for each public broadcast
 // (published, not cancelled) starting within the window, the devices following its program or one of
 // its presenters (the broadcast's `presenterIds`, by default its program's), each at its earliest due
 // time (startsAt − remindBeforeMinutes over its matching follows). Devices already reminded of the

@@ -3,7 +3,7 @@ import { NotFoundError, ValidationError, type Issue } from '../../lib/errors.ts'
 import { sha256Hex } from '../../lib/tokens.ts';
 import type { FollowerCounts, FollowInput, Follow } from './schemas.ts';
 
-// A device's follows, replaced as a whole (decisions.md, "Follows and reminders"). Stored per device
+// A device's follows, replaced as a whole (docs/push.md#following-for-station-app-developers). Stored per device
 // (station, token hash) with their position, so the answer lists them as given.
 
 interface FollowRow {

@@ -4,8 +4,9 @@ import { StationIdParams } from '../stations/schemas.ts';
 import { followerCounts, replaceFollows } from './follows.ts';
 import { FollowerCounts, FollowList, PutFollowsBody } from './schemas.ts';
 
-// Follows (decisions.md, "Follows and reminders"): the listener's PUT (gates as the push device routes:
-// station → credential push:register → rate limit → module push → body) and the operators' counts.
+// Follows (docs/push.md#following-for-station-app-developers, docs/push.md#the-operators-view): the
+// listener's PUT (gates as the push device routes: station → credential push:register → rate limit → module
+// push → body) and the operators' counts.
 
 export const reminderRoutes = [
   defineRoute({

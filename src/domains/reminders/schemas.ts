@@ -1,7 +1,7 @@
 import { Type, Uuid, type Static } from '../../http/schema.ts';
 
-// Follows (decisions.md, "Follows and reminders"): the listener's PUT body and answer, and the
-// operators' follower counts.
+// Follows (docs/push.md#following-for-station-app-developers, docs/push.md#the-operators-view): the
+// listener's PUT body and answer, and the operators' follower counts.
 
 export const REMIND_BEFORE_MINUTES = [0, 5, 10, 15, 30, 60] as const;
 export const MAX_FOLLOWS = 100;

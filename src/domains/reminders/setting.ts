@@ -1,6 +1,6 @@
 import { Type, type Static } from '../../http/schema.ts';
 
-// The station setting `reminders: {enabled, body, bodySoon}` (decisions.md, "Follows and reminders").
+// The station setting `reminders: {enabled, body, bodySoon}` (docs/push.md#body-templates-the-station-setting-reminders).
 // A PATCH replaces it; absent fields take their defaults. Registered in station.ts.
 
 export interface RemindersSetting {

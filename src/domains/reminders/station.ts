@@ -7,7 +7,7 @@ import { RemindersInput, RemindersOut, remindersFromStored, type RemindersSettin
 
 declare module '../stations/model.ts' {
   interface StationSettings {
-    /** Reminders of followed programs and presenters (decisions.md, "Follows and reminders"); every key present. */
+    /** Reminders of followed programs and presenters (docs/push.md#follows-and-reminders); every key present. */
     reminders: RemindersSetting;
   }
 }

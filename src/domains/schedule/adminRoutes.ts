@@ -31,7 +31,7 @@ import {
   RundownBody,
 } from './schemas.ts';
 
-// Admin writes (decisions.md, "Admin API"): idempotent PUTs named by id, 200 with the stored object.
+// Admin writes (docs/schedule.md#admin-api): idempotent PUTs named by id, 200 with the stored object.
 // Each write and the feed rows it changes commit together; timers are re-planned after commit.
 
 const adminErrors = adminErrorResponses('Station (or broadcast) not found.', {

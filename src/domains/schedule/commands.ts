@@ -66,7 +66,7 @@ async function checkImage(tx: Tx, stationId: string, given: string | null | unde
   return id;
 }
 
-// decisions.md: writes are idempotent where the path names the id. A PUT that stores what is already
+// docs/schedule.md#admin-api: writes are idempotent where the path names the id. A PUT that stores what is already
 // stored writes nothing — `updatedAt` stays, and the route answers the same object as the first time.
 
 export async function savePresenter(tx: Tx, stationId: string, id: string, body: PresenterBody, now: Date): Promise<PresenterRow> {
@@ -207,7 +207,7 @@ export async function saveBroadcast(
   const startsAt = new Date(body.startsAt);
   const endsAt = new Date(body.endsAt);
   const presenterIds = await checkBroadcast(tx, stationId, id, body, startsAt, endsAt);
-  // decisions.md: cancelled when `cancelled: true` or a non-empty reason; the reason is "" otherwise.
+  // docs/schedule.md#schedule: cancelled when `cancelled: true` or a non-empty reason; the reason is "" otherwise.
   const reason = (body.cancellationReason ?? '').trim();
   const cancelled = body.cancelled === true || reason !== '';
   const values = {

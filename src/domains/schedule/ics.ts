@@ -1,7 +1,7 @@
 import ical, { escape, foldLines, ICalEventStatus } from 'ical-generator';
 import type { ResolvedBroadcast } from './model.ts';
 
-// The iCalendar feed (decisions.md, "schedule.ics"). ical-generator does the RFC 5545 work: CRLF line
+// The iCalendar feed (docs/schedule.md#calendar-scheduleics). ical-generator does the RFC 5545 work: CRLF line
 // ends, folding at 75 octets, escaping of `\`, `;`, `,` and newlines in text values.
 
 export const ICS_CONTENT_TYPE = 'text/calendar; charset=utf-8';

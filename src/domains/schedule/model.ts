@@ -25,7 +25,7 @@ export interface PresenterRow {
   id: string;
   station_id: string;
   title: string;
-  /** An uploaded image version of the station (decisions.md "Artwork you can trust"); null: none. */
+  /** An uploaded image version of the station (docs/schedule.md#images); null: none. */
   image_version_id: string | null;
   created_at: Date;
   updated_at: Date;

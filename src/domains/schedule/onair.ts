@@ -83,7 +83,7 @@ export interface LiveBroadcast {
 const ANNOUNCED = (item: RundownItemRow): boolean => item.kind !== 'ad' && item.kind !== 'jingle';
 
 /**
- * Up next (decisions.md, "Up next and the live answer"): the next `count` items after the current
+ * Up next (docs/now-playing.md#up-next): the next `count` items after the current
  * position `index`, ads and jingles skipped. Between planned items (no position) the items planned
  * after `at` follow.
  */
@@ -114,7 +114,7 @@ export function nextPlannedBoundary(items: RundownItemRow[], broadcastEndsAt: Da
 }
 
 /**
- * The `on-air` data at `at` (decisions.md, "Realtime feed") for the broadcast live at `at`:
+ * The `on-air` data at `at` (docs/schedule.md#feed-rows) for the broadcast live at `at`:
  * - followed: the newest observation of that broadcast matched or uncertainly matched to an item.
  * - position: the item of the newest `matched` observation when that observation is at least as recent
  *   as the moment the planned position last changed; otherwise the planned item at `at` (null in a gap).
@@ -231,7 +231,7 @@ export async function refreshOnAirAt(svc: Services, stationId: string, at: Date)
 }
 
 /**
- * Recomputes the station's `on-air` feed row (decisions.md, "Realtime feed": broadcast, planned
+ * Recomputes the station's `on-air` feed row (docs/schedule.md#feed-rows: broadcast, planned
  * position, last followed observation) and upserts it when it changed. Called by the schedule jobs at
  * broadcast and rundown-item boundaries, by schedule writes, and by rundown following after a match.
  */

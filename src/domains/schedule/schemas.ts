@@ -27,7 +27,7 @@ export type WindowQuery = Static<typeof WindowQuery>;
 
 // ---- listener output ----
 
-/** A program's or presenter's picture (decisions.md "Artwork you can trust"): absolute URLs; null when none is set. */
+/** A program's or presenter's picture (docs/schedule.md#images): absolute URLs; null when none is set. */
 export const Image = Nullable(
   Type.Object(
     {
@@ -122,7 +122,7 @@ export const CurrentBroadcastResponse = Type.Object(
 export type CurrentBroadcastResponse = Static<typeof CurrentBroadcastResponse>;
 
 /**
- * Up next (decisions.md, "Up next and the live answer"): the next `count` rundown items after the
+ * Up next (docs/now-playing.md#up-next): the next `count` rundown items after the
  * current position, ads and jingles skipped. Only where the station switched it on.
  */
 export const UpNextItem = Type.Object(

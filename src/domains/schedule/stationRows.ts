@@ -4,7 +4,7 @@ import { lockStation } from '../stations/lock.ts';
 import { refreshScheduleRowIn } from './feed.ts';
 import { refreshOnAirIn } from './onair.ts';
 
-// decisions.md, Clarifications: every station's feed holds a `schedule` row (`broadcasts: []` when there
+// docs/realtime.md#what-arrives: every station's feed holds a `schedule` row (`broadcasts: []` when there
 // are none) and an `on-air` row (null when nothing is on air) from its creation, so a feed connection
 // always starts with them — a client waiting for the schedule row of a station without broadcasts would
 // otherwise wait forever. Written when the station is created; stations created before are given theirs

@@ -82,7 +82,7 @@ function splitSettings<T extends Record<string, unknown>>(input: T): { core: T; 
 /**
  * The profile as stored: each written stream entry gets its key (`stream-{n}` by 1-based position when
  * it has none) and its latency (default 0), so neither moves when entries are added later; a key used
- * twice is 400 naming the entry (decisions.md, "Listener time").
+ * twice is 400 naming the entry (docs/now-playing.md#heard-time-answers-in-the-listeners-time).
  */
 function profileToStore(profile: ProfileInput): ProfileInput {
   if (!profile.streamUrls) return profile;
@@ -177,7 +177,7 @@ export async function updateStation(
     const change = await db.transaction(async (trx) => {
       const current = await trx<StationRow>('stations').where({ id }).forUpdate().first();
       if (!current) throw new NotFoundError('Station not found.');
-      // Each feature merges or replaces its setting (radiodns merges, podcasts replaces: decisions.md).
+      // Each feature merges or replaces its setting (radiodns merges, podcasts replaces: docs/stations.md#station-settings).
       const columns = await featureColumns(trx, id, features, current);
       await checkStreamFields(trx, id, settings.profile);
       const changes: Partial<Record<keyof StationRow, unknown>> = {

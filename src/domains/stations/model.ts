@@ -8,7 +8,7 @@ declare module '../../http/subjects.ts' {
   }
 }
 
-// The station and its operator-managed settings (decisions.md, "Station settings").
+// The station and its operator-managed settings (docs/stations.md#station-settings).
 
 export const MODULE_KEYS = [
   'schemas',
@@ -35,7 +35,10 @@ export type PushProvider = (typeof PUSH_PROVIDERS)[number];
 // This file owns the station's constants and types; schemas.ts builds its schemas from them (never the
 // other way round, so the two never import each other).
 
-/** A stream entry's key: `^[a-z0-9][a-z0-9-]{0,31}$`, unique within the station (decisions.md, "Listener time"). */
+/**
+ * A stream entry's key: `^[a-z0-9][a-z0-9-]{0,31}$`, unique within the station
+ * (docs/now-playing.md#heard-time-answers-in-the-listeners-time).
+ */
 export const STREAM_KEY_PATTERN = '^[a-z0-9][a-z0-9-]{0,31}$';
 /** How far behind on-air time a stream's listeners hear, at most. */
 export const MAX_LATENCY_SECONDS = 600;
@@ -63,7 +66,7 @@ export interface CoreStreamUrl {
 
 export type StreamUrl = CoreStreamUrl & StreamEntryFields;
 
-/** Up next (decisions.md, "Up next and the live answer"): off by default, 1–5 items. */
+/** Up next (docs/now-playing.md#up-next): off by default, 1–5 items. */
 export interface UpNextSetting {
   enabled: boolean;
   count: number;

@@ -5,7 +5,7 @@ import { stationSettings, stationStreamFields } from './settings.ts';
 export function stationFromRow(row: StationRow): Station {
   const profile = {} as Record<string, unknown>;
   for (const key of PROFILE_KEYS) profile[key] = row.profile?.[key] ?? null;
-  // Every value null when unset (decisions.md), inside the stream URL entries too.
+  // Every value null when unset (docs/stations.md#the-station-document), inside the stream URL entries too.
   if (Array.isArray(profile.streamUrls)) {
     const fields = stationStreamFields();
     // Keys are stored at write time (and backfilled); the fallback only covers a row written otherwise.

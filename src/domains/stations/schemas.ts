@@ -136,7 +136,7 @@ export type CreateStationBody = Static<typeof CreateStationBody> & SettingInputs
 
 export const PatchStationBody = Type.Object(
   {
-    // decisions.md: PATCH takes "any of those fields" of the POST, `id` included; it cannot change (400 otherwise).
+    // docs/stations.md#names-and-ids: PATCH takes any of the POST's fields, `id` included; it cannot change (400 otherwise).
     id: Type.Optional(Type.String({ maxLength: 80, description: 'the station’s own id, as in the path (it cannot change)' })),
     slug: Type.Optional(Slug),
     name: Type.Optional(Name),

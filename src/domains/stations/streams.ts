@@ -3,7 +3,7 @@ import { distance } from 'fastest-levenshtein';
 import { Type, type Static } from '../../http/schema.ts';
 import type { Station } from './model.ts';
 
-// Listener time (decisions.md, "Listener time: now-playing as each stream's listeners hear it"): a read
+// Listener time (docs/now-playing.md#heard-time-answers-in-the-listeners-time): a read
 // with `stream={key}` answers at heard time, `now − latencySeconds` of that stream.
 
 /** The `stream` query parameter of the listener reads that answer in listener time. */

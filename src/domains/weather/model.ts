@@ -1,4 +1,4 @@
-// Weather and traffic vocabulary (station-delivery-api.md "Weather and traffic"; decisions.md "Listener reads").
+// Weather and traffic vocabulary (docs/weather-traffic.md#listener-reads).
 
 export const CONDITION_CODES = [
   'Clear',
@@ -25,7 +25,7 @@ export const SNAPSHOT_KINDS = ['current', 'hourly', 'daily'] as const;
 export const INCIDENT_TYPES = ['accident', 'congestion', 'roadworks', 'closure', 'hazard', 'weather', 'other'] as const;
 export const INCIDENT_SEVERITIES = ['minor', 'moderate', 'major', 'unknown'] as const;
 
-/** Freshness thresholds (decisions.md): weather is fresh for an hour, traffic for 15 minutes. */
+/** Freshness thresholds (docs/now-playing.md#freshness-and-timing): weather is fresh for an hour, traffic for 15 minutes. */
 export const WEATHER_THRESHOLD_SECONDS = 3600;
 export const TRAFFIC_THRESHOLD_SECONDS = 900;
 

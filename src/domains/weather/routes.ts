@@ -11,8 +11,8 @@ import { storeTraffic, storeWeather } from './commands.ts';
 import { sourceRoutes } from './sourceRoutes.ts';
 import { PutTrafficBody, PutWeatherBody, StoredReceipt, TrafficResponse, WeatherResponse } from './schemas.ts';
 
-// Weather and traffic: listener reads (station-delivery-api.md "Weather and traffic") and the admin
-// PUTs an external collector stores through (decisions.md "Admin API").
+// Weather and traffic: listener reads (docs/weather-traffic.md#listener-reads) and the admin
+// PUTs an external collector stores through (docs/weather-traffic.md#admin-api-operator-token).
 
 const listener = { ...listenerRead, params: StationSlugParams };
 

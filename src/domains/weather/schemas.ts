@@ -1,7 +1,7 @@
 import { Type, Nullable, StringEnum, type Static, type TSchema } from '../../http/schema.ts';
 import { CONDITION_CODES, INCIDENT_SEVERITIES, INCIDENT_TYPES, SNAPSHOT_KINDS } from './model.ts';
 
-// Shapes of decisions.md "Listener reads" (Weather, Traffic). Admin input is checked strictly: unknown
+// Shapes of docs/weather-traffic.md#listener-reads (Weather, Traffic). Admin input is checked strictly: unknown
 // properties, wrong types, out-of-range numbers and timestamps without a zone are 400. A value that may
 // be null (unknown) may also be left out; it is delivered as null.
 

@@ -30,7 +30,10 @@ export interface DeliveryRow {
   next_attempt_at: Date | null;
 }
 
-/** Retry delays after attempt 1, 2, … (decisions.md: about 5 s, 30 s, 2 min, 10 min, 1 h, 6 h, then every 6 h). */
+/**
+ * Retry delays after attempt 1, 2, … (about 5 s, 30 s, 2 min, 10 min, 1 h, 6 h, then every 6 h:
+ * docs/webhooks.md#what-a-delivery-looks-like).
+ */
 export const RETRY_DELAYS_MS = [5_000, 30_000, 120_000, 600_000, 3_600_000, 21_600_000];
 export const retryDelayMs = (attempt: number): number => RETRY_DELAYS_MS[Math.min(attempt, RETRY_DELAYS_MS.length) - 1];
 /** Attempts stop this long after the event. */

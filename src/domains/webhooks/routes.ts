@@ -20,7 +20,7 @@ import {
   WebhookWithSecret,
 } from './schemas.ts';
 
-// Admin webhook routes (decisions.md, "Webhooks"; docs/webhooks.md).
+// Admin webhook routes (docs/webhooks.md#registering-operator-token).
 
 const errors = adminErrorResponses('Station or webhook not found.');
 

@@ -1,6 +1,6 @@
 import { Nullable, StringEnum, Timestamp, Type, Uuid, type Static } from '../../http/schema.ts';
 
-// Admin webhook routes (decisions.md, "Webhooks").
+// Admin webhook routes (docs/webhooks.md#registering-operator-token).
 
 export const WEBHOOK_EVENTS = [
   'now-playing.changed',

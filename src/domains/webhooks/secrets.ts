@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 
-// Signing secrets (decisions.md, "Webhooks"): `whsec_` + base64 of 32 random bytes, shown once. Stored
+// Signing secrets (docs/webhooks.md#registering-operator-token): `whsec_` + base64 of 32 random bytes, shown once. Stored
 // encrypted with AES-256-GCM under a key derived from WAVELINE_SECRET by HKDF-SHA256, so a database dump
 // alone cannot sign. Stored form: `v1.` + base64url(iv ‖ tag ‖ ciphertext).
 

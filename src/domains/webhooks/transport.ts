@@ -2,7 +2,7 @@ import { isIP } from 'node:net';
 import { request } from 'undici';
 import { describeFailure, isForbiddenAddress, outboundAgent } from '../../lib/boundedFetch.ts';
 
-// The HTTP side of a delivery (decisions.md, "Webhooks", Safety): https only; no loopback, private,
+// The HTTP side of a delivery (docs/webhooks.md#safety): https only; no loopback, private,
 // link-local or unique-local target, checked after DNS resolution on the very addresses the socket
 // connects to (lib/boundedFetch.ts); redirects are never followed (undici's `request` does not follow
 // them); at most 5 s for the whole exchange; at most 1 KiB of the response body kept.

@@ -9,7 +9,8 @@ import { StartupError } from '../startup.ts';
 // with its data in `<dataDir>/db`, served over the Postgres wire protocol on a private Unix socket so
 // that knex, pg, pipelined transactions and the gateway's own pool reach it through the very code that
 // reaches a Postgres server. PGlite is one session: pglite-socket queues the connections' statements and,
-// while one connection is inside a transaction, runs only that connection's (docs/embedded.md, Limits).
+// while one connection is inside a transaction, runs only that connection's
+// (docs/embedded.md#pglite-through-the-socket-what-changed-and-the-limits).
 
 /** Socket directories of the embedded databases this process serves. */
 const socketDirs = new Set<string>();

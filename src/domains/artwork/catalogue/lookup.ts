@@ -11,7 +11,7 @@ import { ProviderError } from './http.ts';
 import { pacing } from './pacing.ts';
 import { PROVIDERS, type ArtworkProvider } from './providers.ts';
 
-// Artwork lookup for a stored observation (station-delivery-api.md, "Artwork"): cached hits and
+// Artwork lookup for a stored observation (docs/now-playing.md#artwork-worker): cached hits and
 // misses, providers in order, the stored track filled and a follow-up `now-playing` row published.
 
 /** A found cover is kept this long. */

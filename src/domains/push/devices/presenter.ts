@@ -1,7 +1,7 @@
 import type { DeviceCountRow } from './queries.ts';
 import type { DeviceCount, PushAck } from './schemas.ts';
 
-/** The contract leaves the 200 body open; decisions.md fixes it as `{ok: true}`. */
+/** The 200 body of a device registration is `{ok: true}` (docs/push.md#routes). */
 export const presentAck = (): PushAck => ({ ok: true });
 
 export const presentDeviceCount = (row: DeviceCountRow): DeviceCount => ({

@@ -7,7 +7,7 @@ import { presentAck, presentDeviceCount } from './presenter.ts';
 import { countDevices } from './queries.ts';
 import { DeviceCount, PushAck, RegisterDeviceBody, UnregisterDeviceBody, UpdateTopicsBody } from './schemas.ts';
 
-// Listener push-device registration (station-delivery-api.md, "Push devices: …/push/devices").
+// Listener push-device registration (docs/push.md#routes).
 // Gates: station (404) → credential push:register (401) → rate limit 'push' (429) → module push (404
 // MODULE_DISABLED) → body (400). Answers are plain JSON `{ok: true}` without an ETag layer.
 

@@ -1,7 +1,7 @@
 import { Type, StringEnum, type Static } from '../../../http/schema.ts';
 import { PUSH_PROVIDERS } from '../../stations/model.ts';
 
-// Push device registration bodies (station-delivery-api.md, "Push device" and "Push devices").
+// Push device registration bodies (docs/push.md#routes).
 // Unknown properties are refused everywhere (a typo like `plattform` gets a suggestion).
 
 export const PLATFORMS = ['ios', 'android'] as const;

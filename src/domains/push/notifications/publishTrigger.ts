@@ -3,7 +3,7 @@ import type { Station } from '../../stations/model.ts';
 import type { PublishNotify } from './schemas.ts';
 import { notifyPublished } from './commands.ts';
 
-// `notify` on publish (decisions.md, "Push notifications", content trigger): a `content` notification
+// `notify` on publish (docs/push.md#sending): a `content` notification
 // once per (record, revision); title defaults to the record's `values.title`, else the type's label;
 // data carries {type, id, revision} and the slug when there is one. Never fails the publish.
 

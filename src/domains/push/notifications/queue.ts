@@ -7,10 +7,10 @@ import { SEND_PARTS, type NotificationRow } from './model.ts';
 import type { DeviceTopic, NotificationSource, Topic } from './schemas.ts';
 import { targetListed } from './targets.ts';
 
-// Push's door (docs/push.md#how-sending-works): every notification is created here, whoever asks (the
-// operator's send, `notify` on publish, a reminder), for a set of the station's devices: the row, its
-// targets and counts (targets.ts), and its send jobs once the transaction commits. No other domain
-// writes push's tables; what a caller needs differently is a parameter of the notification.
+// Push's door (docs/push.md#how-sending-works-srcdomainspushnotifications): every notification is created
+// here, whoever asks (the operator's send, `notify` on publish, a reminder), for a set of the station's
+// devices: the row, its targets and counts (targets.ts), and its send jobs once the transaction commits. No
+// other domain writes push's tables; what a caller needs differently is a parameter of the notification.
 
 export interface NewNotification {
   topic: Topic;

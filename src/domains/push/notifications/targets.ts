@@ -4,12 +4,12 @@ import type { Services } from '../../../services.ts';
 import { TOPIC_COLUMNS } from '../devices/queries.ts';
 import type { NotificationRow } from './model.ts';
 
-// A notification's targets (docs/push.md#how-sending-works): one `pending` delivery row per device of
-// the station and its provider, numbered by `seq` 1…targeted, written in one statement that also sets
-// `targeted`. A notification to a topic (`device_topic`) targets every device with the topic on when
-// its sending starts; one to listed devices targets them when it is created (queue.ts). A notification
-// about a broadcast reaches a device at most once: its delivery rows name the broadcast (unique with the
-// token hash), and the devices an earlier one about it reached are left out.
+// A notification's targets (docs/push.md#how-sending-works-srcdomainspushnotifications): one `pending`
+// delivery row per device of the station and its provider, numbered by `seq` 1…targeted, written in one
+// statement that also sets `targeted`. A notification to a topic (`device_topic`) targets every device with
+// the topic on when its sending starts; one to listed devices targets them when it is created (queue.ts). A
+// notification about a broadcast reaches a device at most once: its delivery rows name the broadcast (unique
+// with the token hash), and the devices an earlier one about it reached are left out.
 
 /** A device not reached by an earlier notification about the broadcast. */
 const NOT_REACHED = 'NOT EXISTS (SELECT 1 FROM push_deliveries r WHERE r.broadcast_id = ? AND r.token_hash = d.token_hash)';

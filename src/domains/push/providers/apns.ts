@@ -17,7 +17,7 @@ import {
   urgent,
 } from './types.ts';
 
-// APNs over HTTP/2 + TLS with an ES256 provider token (decisions.md, wire formats). The token is reused
+// APNs over HTTP/2 + TLS with an ES256 provider token (docs/push.md#provider-wire-formats). The token is reused
 // for 30 minutes (APNs refuses one older than an hour and treats refreshing more often than every 20
 // minutes as abuse); requests share a few long-lived sessions per origin (connect storms are abuse too).
 // @parse/node-apn is not used: it can be pointed at another host, but it keeps its own connection and

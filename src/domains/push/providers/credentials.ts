@@ -5,7 +5,7 @@ import type { PushProvider, Station } from '../../stations/model.ts';
 import { decryptSecret, encryptSecret } from '../../webhooks/secrets.ts';
 import type { PushCredentialsView, PutPushCredentialsBody } from './schemas.ts';
 
-// A station's push provider credentials (decisions.md, "Push notifications"). The non-secret parts are
+// A station's push provider credentials (docs/push.md#credentials). The non-secret parts are
 // stored as they are (`settings`); the private key or access token is stored encrypted (AES-256-GCM under
 // a key derived from WAVELINE_SECRET, as webhook signing secrets) and is never returned or logged:
 // nothing here passes a body or a key to the logger, and errors name fields, never their values.

@@ -13,7 +13,7 @@ import {
   urgent,
 } from './types.ts';
 
-// Expo's push API (decisions.md, wire formats): batches of at most 100 messages, one ticket each; the
+// Expo's push API (docs/push.md#provider-wire-formats): batches of at most 100 messages, one ticket each; the
 // receipts are fetched later (receipts()). expo-server-sdk is not used: its base URL comes from a
 // process-wide environment variable rather than per client, it retries on its own schedule (we honour
 // Retry-After and count `retried`), and the wire format is two small JSON requests.

@@ -16,7 +16,7 @@ import {
   urgent,
 } from './types.ts';
 
-// FCM HTTP v1 (decisions.md, "Push notifications", wire formats): an OAuth 2.0 access token from the
+// FCM HTTP v1 (docs/push.md#provider-wire-formats): an OAuth 2.0 access token from the
 // JWT-bearer grant (RS256 assertion by the service account, aud = token_uri), reused until a few minutes
 // before it expires, then one `messages:send` per device. firebase-admin is not used: its FCM host is
 // fixed, so it cannot be pointed at a test server or a proxy.

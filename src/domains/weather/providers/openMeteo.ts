@@ -40,7 +40,7 @@ const DAILY = [
   'uv_index_max',
 ];
 
-/** WMO weather interpretation codes → the contract's conditionCode. */
+/** WMO weather interpretation codes → the `conditionCode` of docs/weather-traffic.md#listener-reads. */
 const WMO: Record<number, ConditionCode> = {
   0: 'Clear',
   1: 'MostlyClear',

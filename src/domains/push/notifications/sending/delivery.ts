@@ -6,9 +6,9 @@ import { expiresAt, type NotificationRow } from '../model.ts';
 import type { Claim, Claimed } from './claims.ts';
 import type { HeldClaim, Sending } from './leases.ts';
 
-// Sending one claimed batch to its provider (docs/push.md#how-sending-works): each device's outcome is
-// written as it comes, 429/5xx are retried, and a stop (cancel) counts failed every device whose
-// request was not started.
+// Sending one claimed batch to its provider (docs/push.md#how-sending-works-srcdomainspushnotifications):
+// each device's outcome is written as it comes, 429/5xx are retried, and a stop (cancel) counts failed every
+// device whose request was not started.
 
 const MAX_ATTEMPTS = 5;
 const MAX_RETRY_WAIT_MS = 5 * 60_000;

@@ -5,12 +5,13 @@ import { deliver, type SendingJob } from './delivery.ts';
 import type { HeldClaim } from './leases.ts';
 import { stationPace } from './pacing.ts';
 
-// A job's lanes (docs/push.md#how-sending-works): each takes the station's pace token, claims the
-// batch a chunk at a time and delivers it, until nothing is left to claim or the notification stops.
+// A job's lanes (docs/push.md#how-sending-works-srcdomainspushnotifications): each takes the station's pace
+// token, claims the batch a chunk at a time and delivers it, until nothing is left to claim or the
+// notification stops.
 
 /** Claim-send-record loops per job: while one lane waits on the database, the others send. */
 const LANES = 8;
-/** A lane claims this many rounds of its in-flight requests at a time (docs/push.md, worker deaths). */
+/** A lane claims this many rounds of its in-flight requests at a time (docs/push.md#worker-deaths). */
 const CLAIM_ROUNDS = 8;
 
 interface Held {

@@ -1,7 +1,7 @@
 import type { Services } from '../../../../services.ts';
 import { LEASE_MS, OutcomeWriter, RENEW_MS, type NotificationRef } from './claims.ts';
 
-// What one process knows of a notification it is sending (docs/push.md, "Cancel and worker deaths"):
+// What one process knows of a notification it is sending (docs/push.md#cancel, docs/push.md#worker-deaths):
 // whether it was stopped (cancelled, expired, failed), and, for each claim it holds, until when it may
 // still start requests. The sender asks `gate(claim)` right before each provider request:
 // - a cancel is confirmed by every process (the `push-cancel` invalidation sets `stopped` here before

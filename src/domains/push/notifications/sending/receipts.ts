@@ -4,7 +4,7 @@ import { loadCredentials } from '../../providers/credentials.ts';
 import { expoReceipts } from '../../providers/expo.ts';
 import type { NotificationRow } from '../model.ts';
 
-// Expo receipts (docs/push.md#how-sending-works): an Expo notification's tickets are checked
+// Expo receipts (docs/push.md#how-sending-works-srcdomainspushnotifications): an Expo notification's tickets are checked
 // PUSH_EXPO_RECEIPT_DELAY_SECONDS after its sending ended (the `push.receipts` job).
 
 /** Queues the `push.receipts` job of a notification whose sending ended (Expo's). */
