@@ -7,8 +7,8 @@ import { closeTestGateways, realtimePath, startTestGateway, STATION_START_ROWS }
 import { Listener } from '../support/listenerTime.ts';
 import { up as backfillStationRows } from '../../migrations/20261213010000_station_feed_rows_backfill.ts';
 
-// decisions.md, Clarifications: every station's feed holds its schedule, on-air and now-playing rows
-// "from its creation". Stations created before that rule get the missing ones from a data migration, in
+// docs/realtime.md#what-arrives: every station's feed holds its schedule, on-air and now-playing rows
+// from its creation. Stations created before that rule get the missing ones from a data migration, in
 // the shapes the presenters write for a new station, with the station's next feed seqs.
 
 interface FeedRow {

@@ -7,7 +7,7 @@ import { startProcess, type RoleProcess } from '../support/processes.ts';
 import { channelOf, closeTestGateways, startTestGateway, writeRow } from '../support/feed.ts';
 import { Listener, nowPlayingData, setStreams, streamPath, titleOf, writeRowAt, type Transport } from '../support/listenerTime.ts';
 
-// decisions.md, "Listener time": `stream={key}` on the feed URL delays the connection's now-playing and
+// docs/realtime.md#listener-time-stream: `stream={key}` on the feed URL delays the connection's now-playing and
 // on-air rows by the stream's latency — initial state at heard time, each change when it becomes audible —
 // while schedule and content are not delayed; cursors and resume work the same, never early, never lossy.
 

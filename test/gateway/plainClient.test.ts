@@ -4,13 +4,13 @@ import { sharedServer, type TestServer } from '../support/server.ts';
 import { createStation } from '../support/factories.ts';
 import { channelOf, closeTestGateways, FeedClient, realtimePath, startTestGateway, withCursor, writeRow } from '../support/feed.ts';
 
-// decisions.md, "Realtime feed: resume and Server-Sent Events": only a client that asked for resume
-// meets `reset` and `synced`. A WebSocket client written to the API document alone (no `lastEventId` in
+// docs/realtime.md#resume-reset-and-synced: only a client that asked for resume
+// meets `reset` and `synced`. A WebSocket client written to docs/realtime.md#client-guide alone (no `lastEventId` in
 // its URL) receives `event` and `error` messages only; `data.cursor` on events is sent to everyone.
 
 type TestGateway = Awaited<ReturnType<typeof startTestGateway>>;
 
-describe('realtime feed: a WebSocket client written to the API document alone (no lastEventId)', () => {
+describe('realtime feed: a plain WebSocket client (no lastEventId)', () => {
   let server: TestServer;
   let gateway: TestGateway;
   before(async () => {

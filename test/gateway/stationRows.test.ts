@@ -7,10 +7,10 @@ import { closeTestGateways, FeedClient, realtimePath, startTestGateway } from '.
 import { Listener, streamPath, type Transport } from '../support/listenerTime.ts';
 import { ingest, ingestFixture, until } from '../support/ingest.ts';
 
-// decisions.md, Clarifications: "Every station's feed holds a `schedule` row (`broadcasts: []` when there
+// docs/realtime.md#what-arrives: every station's feed holds a `schedule` row (`broadcasts: []` when there
 // are none), an `on-air` row (data null when nothing is on air) and a `now-playing` row (track null,
-// freshness `empty`) from its creation, so a connection always starts with all three". The API document:
-// "The connection starts with the current state".
+// freshness `empty`) from its creation, so a connection always starts with all three; the connection
+// starts with the current state.
 
 const SCHEDULE = 'schedule:current';
 const ON_AIR = 'on-air:current';
@@ -58,7 +58,7 @@ describe('realtime feed: a new station starts with its schedule, on-air and now-
     expectEmptyStart(station.id, (rowId) => byKind.get(rowId));
   });
 
-  it('a plain WebSocket client (no lastEventId, as the API document writes it) gets the three rows on open', async () => {
+  it('a plain WebSocket client (no lastEventId) gets the three rows on open', async () => {
     const gateway = await startTestGateway();
     const station = await newStation(server);
     const client = await FeedClient.ready(gateway.url, realtimePath(station.id), 3);

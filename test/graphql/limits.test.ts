@@ -6,7 +6,7 @@ import { request, type Reply } from '../support/http.ts';
 import { listenerFixture } from '../support/factories.ts';
 import { gql, gqlGet } from './helpers.ts';
 
-/** The contract's error body, with the request id of the response. */
+/** The error body of docs/errors.md#error-codes, with the request id of the response. */
 function expectErrorBody(res: Reply, status: number, code: string): void {
   expect(res.status, res.text).to.equal(status);
   expect(res.headers.get('content-type')).to.match(/^application\/json/);
@@ -18,7 +18,7 @@ function expectErrorBody(res: Reply, status: number, code: string): void {
 /** `{ __type(name: "Station") { ofType { … { name } } } }` nested `levels` deep. */
 const nested = (levels: number): string => `__type(name: "Station") { ${'ofType { '.repeat(levels - 2)}name${' }'.repeat(levels - 2)} }`;
 
-describe('GraphQL: every answer before the query runs uses the contract error body', () => {
+describe('GraphQL: every answer before the query runs uses the error body', () => {
   let server: TestServer;
   let slug: string;
   let token: string;
@@ -182,7 +182,7 @@ describe('GraphQL: depth, alias and cost limits', () => {
     }
   });
 
-  it("the contract's queries and the standard introspection query pass the default limits", async () => {
+  it("every listener read's query and the standard introspection query pass the default limits", async () => {
     const introspection = await gql(server.url, slug, token, getIntrospectionQuery());
     expect(introspection.status, introspection.text).to.equal(200);
     expect(introspection.body.data.__schema.queryType.name).to.equal('Query');

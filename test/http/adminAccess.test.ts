@@ -9,7 +9,7 @@ import { listenerFixture } from '../support/factories.ts';
 import { request } from '../support/http.ts';
 
 // Every admin route declares, beside its path, the operator-key scope it needs (or `root`) and, for a
-// write, its audit action (decisions.md, "Operator keys and the audit trail"). A route added without
+// write, its audit action (docs/operations.md#operator-keys-and-the-audit-log). A route added without
 // one — a branch merged later — fails here, with the line to add, and does not mount.
 
 describe('admin routes: access declared beside every route', () => {

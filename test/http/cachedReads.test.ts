@@ -131,7 +131,7 @@ describe('listener reads from the read cache, before Koa', () => {
 describe('listener reads from the read cache: the rate limit still counts', () => {
   const suite = useCountingApp({ RATE_LIMIT_LISTENER_PER_MINUTE: '3' });
 
-  it('takes a token per cached read, and answers 429 in the contract body with Retry-After and RateLimit headers', async () => {
+  it('takes a token per cached read, and answers 429 in the error body with Retry-After and RateLimit headers', async () => {
     const { station, token } = await listenerFixture(suite.server.url);
     const path = `/api/v1/stations/${station.slug}`;
     const first = await request(suite.app.url, 'GET', path, { token });

@@ -249,7 +249,7 @@ describe('listener envelope', () => {
     }
   });
 
-  it('refills the bucket continuously (decisions.md: token bucket): after a burst, one request per interval', async () => {
+  it('refills the bucket continuously (token bucket): after a burst, one request per interval', async () => {
     const limited = await startTestServer({ env: { RATE_LIMIT_LISTENER_PER_MINUTE: '120' } }); // a token every 500 ms
     try {
       const { station, token } = await listenerFixture(limited.url);

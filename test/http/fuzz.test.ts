@@ -11,9 +11,9 @@ import { rawRequest, type RawReply, type RawRequest } from '../support/rawHttp.t
 // Property: no request of any shape gets a 5xx while Postgres and Redis are up. Every route of the
 // route table is driven with generated methods, path segments (NUL, invalid UTF-8, broken
 // percent-encoding, overlong), query strings, headers and bodies; every answer carries x-request-id,
-// and every non-2xx/3xx is the contract's error body with the code that belongs to its status (ingest:
-// its own `{error: string}`). A fixed seed runs every time; then a short random run, whose seed
-// fast-check prints when it fails (rerun with FUZZ_SEED=<seed>).
+// and every non-2xx/3xx is the error body of docs/errors.md#error-codes with the code that belongs to its
+// status (ingest: its own `{error: string}`). A fixed seed runs every time; then a short random run, whose
+// seed fast-check prints when it fails (rerun with FUZZ_SEED=<seed>).
 
 const FIXED_SEED = 20261124;
 const FIXED_RUNS = Number(process.env.FUZZ_RUNS ?? 3000);

@@ -47,7 +47,7 @@ describe('/openapi.json', () => {
       expect(response, `${route.method.toUpperCase()} ${route.path}`).to.be.an('object');
       expect(response.content['application/json'].schema.$ref).to.match(/^#\/components\/schemas\/(Error|LegacyError)$/);
     }
-    // Station credentials' scopes and operator keys' (decisions.md, "Operator keys and the audit trail").
+    // Station credentials' scopes and operator keys' (docs/operations.md#operator-keys-and-the-audit-log).
     const scopes: string[] = ['listener:read', 'push:register', 'ingest:write', ...OPERATOR_SCOPES];
     const named = JSON.stringify(doc).match(/\b[a-z]+:(read|write|register)\b/g) ?? [];
     expect([...new Set(named)].filter((scope) => !scopes.includes(scope))).to.deep.equal([]);
@@ -113,7 +113,7 @@ describe('/openapi.json', () => {
     expect(checked).to.be.greaterThan(50);
   });
 
-  it('documents every media type an answer comes in: the play log in CSV beside JSON (decisions.md, "Play log": format=csv|json)', async () => {
+  it('documents every media type an answer comes in: the play log in CSV beside JSON (format=csv|json)', async () => {
     const server = await sharedServer();
     const doc = (await request(server.url, 'GET', '/openapi.json')).body;
     const content = doc.paths['/admin/v1/stations/{stationId}/plays'].get.responses['200'].content;

@@ -89,7 +89,7 @@ describe('listener reads from cached bytes', () => {
       await putType(a.url, station.id, 'news');
       const image = await insertMedia(a, station.id);
       const id = await published(a.url, station.id, 'news', { title: 'Pic' }, { media: [{ versionId: image.versionId }] });
-      // Variants are paths from the first delivery (Clarifications); a record stored before that rule
+      // Variants are paths from the first delivery (docs/media.md#variants); a record stored before that rule
       // has null ones until the worker's media job re-presents it.
       await storeWithNullVariants(a, id);
       await crossProcess(

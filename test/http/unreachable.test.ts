@@ -8,9 +8,9 @@ import { startTcpProxy, type TcpProxy } from '../support/tcpProxy.ts';
 import { requiresPostgresServer } from '../support/mode.ts';
 import { graphqlKey, readKey } from '../../src/lib/readCache.ts';
 
-// decisions.md, Clarifications: "Postgres unreachable: routes that need it answer 503 PROVIDER_UNAVAILABLE
+// docs/errors.md#postgres-unreachable: routes that need Postgres answer 503 PROVIDER_UNAVAILABLE
 // with Retry-After within 2 s (never 500, never a hang); answers still valid in memory may be served.
-// Ingest never answers 2xx for an observation it did not store." The test server reaches Postgres
+// Ingest never answers 2xx for an observation it did not store. The test server reaches Postgres
 // through a TCP proxy of its own, which the test cuts; the shared Postgres is never touched.
 
 describe('Postgres unreachable: 503 PROVIDER_UNAVAILABLE within 2 s, memory answers keep coming, recovery without a restart', function () {

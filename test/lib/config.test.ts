@@ -72,7 +72,7 @@ describe('configuration', () => {
   });
 });
 
-describe('configuration: the embedded default (decisions.md, "Process roles")', () => {
+describe('configuration: the embedded default', () => {
   it('DATABASE_URL and REDIS_URL unset (or empty) mean embedded: empty URLs, data in ./.waveline', () => {
     for (const env of [{}, { DATABASE_URL: '', REDIS_URL: '' }]) {
       const config = loadConfig(env);

@@ -3,7 +3,8 @@ import { LoadingCache, TtlCache } from '../../src/lib/cache.ts';
 
 // The cache behind the station and credential look-ups (lib/cache.ts): one load per key at a time, a
 // key in use reloaded before its TTL runs out (so its readers never all miss at once and each query
-// the database: issue 38), and a load that began before a drop never stores what it read.
+// the database: docs/benchmarks.md#caches-that-reload-before-they-expire), and a load that began before a
+// drop never stores what it read.
 
 function deferred<T>() {
   let resolve!: (value: T) => void;

@@ -6,7 +6,7 @@ import { keepTickShapes, keptTick } from '../../src/lib/tickShapes.ts';
 
 // lib/tickShapes.ts: one `process.nextTick` tick object kept for the process's life, so full collections
 // never free the hidden classes of the tick literal (each freed set made the literal's inline cache see
-// new maps, until every HTTP request paid runtime calls for its ticks: docs/architecture.md).
+// new maps, until every HTTP request paid runtime calls for its ticks: docs/benchmarks.md#the-tick-object-shapes).
 
 const run = promisify(execFile);
 const moduleUrl = new URL('../../src/lib/tickShapes.ts', import.meta.url).href;

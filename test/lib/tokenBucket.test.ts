@@ -5,7 +5,7 @@ import { createBlockingRedis } from '../../src/lib/redis.ts';
 import { gcra, TokenBuckets } from '../../src/lib/tokenBucket.ts';
 import { eventually } from '../support/factories.ts';
 
-// decisions.md: rate limits are token buckets — a bucket of the per-minute limit, refilled continuously.
+// docs/errors.md#rate-limits: rate limits are token buckets — a bucket of the per-minute limit, refilled continuously.
 
 describe('token buckets (rate limits)', () => {
   describe('the algorithm (gcra)', () => {

@@ -8,7 +8,7 @@ import { testMode } from '../support/mode.ts';
 import { png } from '../support/imageServer.ts';
 import { uploaded } from '../domains/media/helpers.ts';
 
-// `waveline artwork …` (issue 39): the operator's artwork calls of the admin API spelled for the shell —
+// `waveline artwork …`: the operator's artwork calls of the admin API spelled for the shell —
 // pin, unpin, pins, block, unblock, blocks, recent — through the very same routes (validation, audit).
 
 async function cli(args: string[]): Promise<{ code: number | null; out: string; err: string }> {

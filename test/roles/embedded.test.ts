@@ -8,7 +8,7 @@ import { eventually } from '../support/factories.ts';
 import { freePort } from '../support/ports.ts';
 import { startProcess, type RoleProcess } from '../support/processes.ts';
 
-// The embedded default (decisions.md, "Process roles"; docs/embedded.md) as a user meets it: processes
+// The embedded default (docs/embedded.md#when-the-embedded-default-applies) as a user meets it: processes
 // started from the CLI with DATABASE_URL and REDIS_URL unset, data in a directory of the test's own.
 
 type Proc = RoleProcess;

@@ -5,7 +5,7 @@ import { sharedServer } from '../support/server.ts';
 import { admin } from '../support/http.ts';
 import { createStation } from '../support/factories.ts';
 
-// The `waveline` CLI takes an operator key (decisions.md, "Operator keys and the audit trail"):
+// The `waveline` CLI takes an operator key (docs/operations.md#operator-keys-and-the-audit-log):
 // `waveline keys …` manages keys with the root key; `waveline admin --key …` (or WAVELINE_ADMIN_KEY)
 // calls as that key, limited to its scopes and audited under it.
 

@@ -16,7 +16,7 @@ import { admin, request } from '../support/http.ts';
 import { sharedServer, startTestServer } from '../support/server.ts';
 import { requiresRedis } from '../support/mode.ts';
 
-// Metrics on every role, request logs, the queue dashboard (issue 16; docs/operations.md).
+// Metrics on every role, request logs, the queue dashboard (docs/operations.md#observability).
 
 /** One sample of a Prometheus text exposition: the value of `name{labels…}` (labels in any order), or 0. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number {
@@ -114,7 +114,7 @@ describe('observability', () => {
       expect(text).to.include('nodejs_eventloop_lag_seconds');
     });
 
-    it('with METRICS_TOKEN only serves the bearer of that token (401 in the contract shape otherwise); METRICS=0 is 404', async () => {
+    it('with METRICS_TOKEN only serves the bearer of that token (401 in the error body otherwise); METRICS=0 is 404', async () => {
       const server = await startTestServer({ env: { METRICS_TOKEN: 'metrics-secret-123' } });
       try {
         const refused = await request(server.url, 'GET', '/metrics');

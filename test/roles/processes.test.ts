@@ -70,7 +70,7 @@ describe('process roles', function () {
     expect(proc.output()).to.include('usage: waveline');
   });
 
-  it('`npm start` hands SIGTERM to the Node process, which shuts all three roles down (decisions.md, Clarifications)', async () => {
+  it('`npm start` hands SIGTERM to the Node process, which shuts all three roles down', async () => {
     const port = await freePort();
     const gatewayPort = await freePort();
     const npm = spawn('npm', ['start', '--silent'], {

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { jwtVerify, decodeProtectedHeader } from 'jose';
 
-// Local stand-ins for FCM, APNs and Expo that speak each provider's real wire format (decisions.md,
-// "Push notifications", wire formats) and verify what a real one verifies: FCM the RS256 JWT-bearer
+// Local stand-ins for FCM, APNs and Expo that speak each provider's real wire format
+// (docs/push.md#provider-wire-formats) and verify what a real one verifies: FCM the RS256 JWT-bearer
 // assertion (aud = token_uri, iss, scope) and the bearer access token; APNs the ES256 provider token
 // (kid, iss) and the apns-* headers, over HTTP/2 + TLS with a throw-away CA made with openssl; Expo its
 // batches and receipts. A script decides each device's answer.

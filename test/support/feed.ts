@@ -36,7 +36,7 @@ export async function closeTestGateways(): Promise<void> {
 export const channelOf = (stationId: string) => `stations.${stationId}.feed`;
 
 /**
- * The rows every station's feed holds from its creation (decisions.md, Clarifications): `schedule`,
+ * The rows every station's feed holds from its creation (docs/realtime.md#what-arrives): `schedule`,
  * `on-air` and `now-playing`, in the order a connection's state sends them.
  */
 export const STATION_START_ROWS = ['schedule:current', 'on-air:current', 'now-playing:current'] as const;

@@ -7,7 +7,7 @@ import type { Services } from '../../src/services.ts';
 import { eventually } from './factories.ts';
 import { realtimePath } from './feed.ts';
 
-// Listener time on the realtime feed (decisions.md, "Listener time"): stations with stream keys and
+// Listener time on the realtime feed (docs/realtime.md#listener-time-stream): stations with stream keys and
 // latencies, now-playing rows observed at a given moment, and listeners of either transport that stamp
 // every message with its arrival time (the tests compare it with the moment a change becomes audible).
 
@@ -79,7 +79,7 @@ export class Listener {
     const path = transport === 'websocket' ? query : query.replace('/v1/realtime?', '/v1/realtime/sse?');
     if (transport === 'websocket') {
       // Always a `lastEventId` parameter (empty for a first connection): these listeners wait for `synced`,
-      // which a WebSocket gets only when it asked for resume (decisions.md, "Realtime feed: resume …").
+      // which a WebSocket gets only when it asked for resume (docs/realtime.md#resume-reset-and-synced).
       const url = `ws://127.0.0.1:${port}${path}&lastEventId=${encodeURIComponent(lastEventId ?? '')}`;
       const ws = new WebSocket(url, { perMessageDeflate: false });
       ws.on('message', (text) => listener.messages.push({ at: Date.now(), data: JSON.parse(String(text)), id: null }));

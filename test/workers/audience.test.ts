@@ -3,7 +3,7 @@ import { createStation, eventually } from '../support/factories.ts';
 import { sharedServer, type TestServer } from '../support/server.ts';
 import { startWorkers } from '../../workers/index.ts';
 
-// decisions.md, "Audience": samples are kept 35 days (the daily audience.prune, like audit.prune); the
+// docs/audience.md#the-poller: samples are kept 35 days (the daily audience.prune, like audit.prune); the
 // poller and the performances fix run every AUDIENCE_POLL_SECONDS as job schedulers of the worker.
 
 describe('audience jobs', () => {

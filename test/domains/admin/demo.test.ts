@@ -90,7 +90,7 @@ describe('waveline dev: the demo station in an empty database', function () {
         c.scopes[0],
       ).to.have.length(1);
     expect(block).to.include('http://localhost:3000/api/v1/stations/demo');
-    // How to make a key with only the scopes a task needs (decisions.md, "Operator keys and the audit trail").
+    // How to make a key with only the scopes a task needs (docs/operations.md#operator-keys-and-the-audit-log).
     expect(block).to.include(
       `waveline keys create --label "Demo editor" --stations ${result.station.id} --scopes content:write,schedule:write`,
     );
@@ -102,7 +102,7 @@ describe('waveline dev: the demo station in an empty database', function () {
     const doc = await get('');
     expect(doc.status).to.equal(200);
     for (const key of PROFILE_KEYS) expect(doc.body.profile[key], key).to.not.equal(null);
-    // Two streams heard at different delays (decisions.md, "Listener time"): mp3 (Icecast) 6 s, hls 30 s.
+    // Two streams heard at different delays (docs/demo.md#the-demo): mp3 (Icecast) 6 s, hls 30 s.
     expect(doc.body.profile.streamUrls.map((s: { key: string; latencySeconds: number }) => [s.key, s.latencySeconds])).to.deep.equal([
       ['mp3', 6],
       ['hls', 30],

@@ -66,7 +66,7 @@ describe('POST /admin/v1/import: errors and atomicity', function () {
       issueAt(res, 'broadcasts.1.relative.start');
     });
 
-    it('for a stream key given twice or a latency out of range (decisions.md, "Listener time"), at the station path', async () => {
+    it('for a stream key given twice or a latency out of range, at the station path', async () => {
       const keyTwice = await refused(400, (b) => {
         b.station.profile = {
           streamUrls: [

@@ -3,8 +3,8 @@ import { useSharedServerWithWorkers } from '../../support/server.ts';
 import { createStation, eventually } from '../../support/factories.ts';
 import { asKey, createKey } from '../operatorKeys/helpers.ts';
 
-// Artwork admin routes need the operator-key scope `artwork:write` and are audited (decisions.md
-// "Artwork you can trust", "Operator keys and the audit trail").
+// Artwork admin routes need the operator-key scope `artwork:write` and are audited
+// (docs/now-playing.md#the-artwork-setting-and-the-admin-routes, docs/operations.md#the-audit-log).
 
 describe('artwork: scope artwork:write and the audit trail', () => {
   const { server } = useSharedServerWithWorkers();

@@ -12,7 +12,7 @@ import { ingest, ingestFixture, until } from '../../support/ingest.ts';
 import { FakeCatalogues } from '../../support/fakeCatalogues.ts';
 import { startWorkers } from '../../../workers/index.ts';
 
-// Artwork lookup (station-delivery-api.md, "Artwork"): iTunes first, then MusicBrainz + Cover Art
+// Artwork lookup (docs/now-playing.md#artwork-worker): iTunes first, then MusicBrainz + Cover Art
 // Archive, against a local server speaking their formats.
 
 describe('artwork lookup', () => {

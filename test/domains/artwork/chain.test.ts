@@ -10,8 +10,8 @@ import { ingest, ingestFixture, until } from '../../support/ingest.ts';
 import { ImageServer, bombPng, png } from '../../support/imageServer.ts';
 import { uploaded } from '../media/helpers.ts';
 
-// Artwork you can trust (decisions.md): the source chain, checks in the worker, kept images and their
-// variants, the `artwork` object, against a local image server speaking real HTTP.
+// Artwork you can trust (docs/now-playing.md#the-source-chain): the source chain, checks in the worker, kept
+// images and their variants, the `artwork` object, against a local image server speaking real HTTP.
 
 describe('artwork: checked, kept and labelled', function () {
   this.timeout(30_000);

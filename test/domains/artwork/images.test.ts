@@ -10,7 +10,7 @@ import { putBroadcast, putPresenter, scheduleFixture, type ScheduleFixture } fro
 import { gql } from '../../graphql/helpers.ts';
 import { bundleIds, picture, sampleBundle } from '../admin/helpers.ts';
 
-// decisions.md "Artwork you can trust": programs and presenters take an `imageVersionId` (an uploaded
+// docs/schedule.md#images: programs and presenters take an `imageVersionId` (an uploaded
 // image version of the station); the listener reads that show them add `image: {url, variants}` or
 // null, and the artwork fallback shows the program's, else the first presenter's image.
 

@@ -7,8 +7,8 @@ import { closeTestGateways, FeedClient, realtimePath, startTestGateway, STATION_
 import { ImageServer, png } from '../../support/imageServer.ts';
 import { uploaded } from '../media/helpers.ts';
 
-// Operator pins on the realtime feed (decisions.md "Artwork you can trust": the operator's word wins,
-// applied at once to reads, history and the feed; issue 39): a pin's `now-playing` frame reaches a
+// Operator pins on the realtime feed (docs/now-playing.md#how-an-operator-fixes-wrong-art-in-one-call: the
+// operator's word wins, applied at once to reads, history and the feed): a pin's `now-playing` frame reaches a
 // connected listener within 2 s of the request, and a track whose artist or title is pinned goes out
 // with the pinned art in its very first frame, not the encoder's URL followed by a correction.
 

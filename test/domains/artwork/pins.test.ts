@@ -6,8 +6,9 @@ import { ingest, ingestFixture, until } from '../../support/ingest.ts';
 import { ImageServer, jpeg, png } from '../../support/imageServer.ts';
 import { uploaded } from '../media/helpers.ts';
 
-// Operator pins and blocks, the logo rule and the fallbacks (decisions.md "Artwork you can trust"):
-// the operator's word wins at once, on reads and on past plays.
+// Operator pins and blocks, the logo rule and the fallbacks
+// (docs/now-playing.md#how-an-operator-fixes-wrong-art-in-one-call): the operator's word wins at once, on
+// reads and on past plays.
 
 describe('artwork: pins, blocks and fallbacks', function () {
   this.timeout(30_000);

@@ -8,7 +8,7 @@ import { audienceFix } from '../../../workers/audience.ts';
 import type { Services } from '../../../src/services.ts';
 import { STREAMS, parseCsv, play, pushSamples } from './helpers.ts';
 
-// decisions.md, "Audience": performances of a play on a stream = the largest sample of that stream in
+// docs/audience.md#how-performances-are-estimated: performances of a play on a stream = the largest sample of that stream in
 // the play's audible interval (start and end shifted by the stream's latencySeconds, the start widened
 // by one poll interval); null when none, never 0; the play's figure is the sum, null when no stream has
 // one; fixed at the play's end plus one poll interval, recomputed when a pushed sample lands in it. The

@@ -11,7 +11,7 @@ import type { Logger } from '../../../src/lib/logger.ts';
 import type { Services } from '../../../src/services.ts';
 import { storedSamples } from './helpers.ts';
 
-// decisions.md, "Audience": a worker polls each stream's `stats` every AUDIENCE_POLL_SECONDS — Icecast's
+// docs/audience.md#the-poller: a worker polls each stream's `stats` every AUDIENCE_POLL_SECONDS — Icecast's
 // status-json.xsl (the source whose listenurl path ends with the mount, its `listeners`) and SHOUTcast
 // v2's /stats?sid=N&json=1 (`currentlisteners`) — with timeouts and backoff; a failed poll (HTML, huge,
 // slow, no such mount) stores no sample and says why in the worker log and in `streams.{key}.lastError`.

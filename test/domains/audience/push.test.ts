@@ -5,9 +5,10 @@ import { ingestFixture } from '../../support/ingest.ts';
 import { request } from '../../support/http.ts';
 import { LISTENERS_PATH, STREAMS, pushSamples, storedSamples } from './helpers.ts';
 
-// decisions.md, "Audience": pushed samples on POST /api/v1/integrations/listeners (ingest:write), 1–100,
-// `at` within the last 24 h and not in the future, the same (stream, at) replaces, errors in the ingest
-// route's body naming the sample's index, a refused batch stores nothing.
+// docs/audience.md#hls-a-cdn-or-anything-else-push-the-counts: pushed samples on POST
+// /api/v1/integrations/listeners (ingest:write), 1–100, `at` within the last 24 h and not in the future, the
+// same (stream, at) replaces, errors in the ingest route's body naming the sample's index, a refused batch
+// stores nothing.
 
 const T0 = new Date('2026-06-01T12:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -9,11 +9,11 @@ import { REPORT_COLUMNS, prepareReport, reportFileName, reportMonth, reportText 
 import type { Services } from '../../../src/services.ts';
 import { STREAMS, play, pushSamples } from './helpers.ts';
 
-// decisions.md, "Audience": GET …/plays/report.txt?month=YYYY-MM&format=soundexchange — the census Report
-// of Use: tab-separated ASCII (non-ASCII transliterated), the header row, one row per music play of the
-// month in the station's time zone, the file name {serviceName}{YYYYMMDD}_{YYYYMMDD}_{category}.txt,
-// ROYALTIES_NOT_CONFIGURED naming the missing settings, unknown performances empty and counted in
-// X-Waveline-Unknown-Performances.
+// docs/audience.md#filing-the-soundexchange-report-of-use: GET
+// …/plays/report.txt?month=YYYY-MM&format=soundexchange — the census Report of Use: tab-separated ASCII
+// (non-ASCII transliterated), the header row, one row per music play of the month in the station's time zone,
+// the file name {serviceName}{YYYYMMDD}_{YYYYMMDD}_{category}.txt, ROYALTIES_NOT_CONFIGURED naming the
+// missing settings, unknown performances empty and counted in X-Waveline-Unknown-Performances.
 
 const T0 = new Date('2026-06-01T12:00:00Z');
 

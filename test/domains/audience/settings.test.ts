@@ -3,9 +3,11 @@ import { sharedServer, type TestServer } from '../../support/server.ts';
 import { admin, request } from '../../support/http.ts';
 import { createStation, createToken } from '../../support/factories.ts';
 
-// decisions.md, "Audience": the station setting `royalties: {serviceName, transmissionCategory (A–M)}` and
-// each stream entry's `stats: {kind: icecast, url, mount} | {kind: shoutcast, url}`, registered through
-// the station core's feature settings registry (docs/architecture.md, "A feature's station setting").
+// docs/audience.md#filing-the-soundexchange-report-of-use,
+// docs/audience.md#pointing-waveline-at-your-listener-counts: the station setting `royalties: {serviceName,
+// transmissionCategory (A–M)}` and each stream entry's `stats: {kind: icecast, url, mount} | {kind:
+// shoutcast, url}`, registered through the station core's feature settings registry (docs/architecture.md, "A
+// feature's station setting").
 
 describe('audience: station settings', () => {
   let server: TestServer;

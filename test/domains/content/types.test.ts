@@ -120,7 +120,7 @@ describe('content types: PUT /admin/v1/stations/{id}/content-types/{key} and GET
       expect(single.body.error.issues.map((i: { path: string }) => i.path)).to.include('fields.0.maxItems');
     });
 
-    it('accepts multiple: false on any kind (the API document lists `multiple` among every field definition’s properties); it changes nothing', async () => {
+    it('accepts multiple: false on any kind (`multiple` is among every field definition’s properties); it changes nothing', async () => {
       const { station, get } = await contentFixture(server);
       const plain = [
         { key: 'title', label: 'Title', kind: 'text', required: true },

@@ -132,7 +132,7 @@ describe('media variants (worker job media.variants)', function () {
   });
 });
 
-describe('image variants are paths from the first delivery (decisions.md, Clarifications)', function () {
+describe('image variants are paths from the first delivery', function () {
   this.timeout(30_000);
 
   it('a record published before the worker rendered anything already carries the four paths; a rendition asked for then is rendered on demand', async () => {

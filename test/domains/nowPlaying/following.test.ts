@@ -13,7 +13,7 @@ import { lockStation } from '../../../src/domains/stations/lock.ts';
 import { followObservation } from '../../../src/domains/nowPlaying/following.ts';
 import { inTransaction } from '../../../src/lib/db.ts';
 
-// decisions.md, "Ingest": the ordered outcome rules, each in the contract's words.
+// docs/now-playing.md#responses: the ordered outcome rules, each as that table states it.
 
 const T0 = new Date('2026-06-01T12:00:00Z');
 const minutes = (n: number) => n * 60_000;
@@ -26,7 +26,7 @@ const RUNDOWN = [
   { kind: 'jingle' as const, title: 'Station ID' },
 ];
 
-describe('now-playing ingest: outcomes (decisions.md ordered rules)', () => {
+describe('now-playing ingest: outcomes (the ordered rules)', () => {
   const clock = new ManualClock(T0);
   let server: TestServer;
   let workers: Awaited<ReturnType<typeof startWorkers>> | null = null;

@@ -5,7 +5,7 @@ import { sharedServer, type TestServer } from '../../support/server.ts';
 import { gql } from '../../graphql/helpers.ts';
 import { ADMIN_TOKEN } from '../../support/env.ts';
 
-// decisions.md, "Play log: identifiers for royalty reports": ingest takes an optional `isrc`, normalised
+// docs/now-playing.md#body-fields, docs/now-playing.md#play-log-music-reporting: ingest takes an optional `isrc`, normalised
 // and validated; it is never exposed to listeners; the play log gains `isrc` and `endedAt`.
 
 describe('play log identifiers: isrc and endedAt', () => {

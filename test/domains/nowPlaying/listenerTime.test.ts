@@ -6,8 +6,9 @@ import { putBroadcast, putProgram } from '../schedule/helpers.ts';
 import { readKey } from '../../../src/lib/readCache.ts';
 import { gql } from '../../graphql/helpers.ts';
 
-// decisions.md, "Listener time": with `stream={key}` now-playing, track-history and current-broadcast
-// answer at heard time `now − latencySeconds`, and the answer changes when a change becomes audible.
+// docs/now-playing.md#heard-time-answers-in-the-listeners-time: with `stream={key}` now-playing,
+// track-history and current-broadcast answer at heard time `now − latencySeconds`, and the answer changes
+// when a change becomes audible.
 
 const T0 = new Date('2026-06-01T12:00:00Z');
 const iso = (ms: number) => new Date(ms).toISOString();

@@ -9,8 +9,9 @@ import { ingest } from '../../support/ingest.ts';
 import { gql } from '../../graphql/helpers.ts';
 import { putBroadcast, putRundown, scheduleFixture } from '../schedule/helpers.ts';
 
-// decisions.md, "Up next and the live answer": the `upNext` setting, up next on the on-air feed row and
-// in `GET …/live`, and `live` computed at one instant (heard time with `stream`).
+// docs/now-playing.md#up-next, docs/now-playing.md#the-live-answer-get-livestreamkey: the `upNext` setting,
+// up next on the on-air feed row and in `GET …/live`, and `live` computed at one instant (heard time with
+// `stream`).
 
 const STREAMS = [{ url: 'https://stream.example.org/live.mp3', key: 'mp3', latencySeconds: 6 }];
 

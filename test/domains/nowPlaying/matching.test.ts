@@ -3,7 +3,7 @@ import { bestItem, outcomeFor } from '../../../src/domains/nowPlaying/matching.t
 import { normalise, score, similarity } from '../../../src/lib/trackMatch.ts';
 import { splitStreamTitle } from '../../../src/domains/nowPlaying/bind.ts';
 
-// decisions.md, Ingest rule 8, and the streamTitle split, as plain functions.
+// docs/now-playing.md#matching, and the streamTitle split (docs/now-playing.md#body-fields), as plain functions.
 
 describe('rundown matching', () => {
   it('normalises away case, accents, punctuation, feat. parts and bracketed suffixes', () => {

@@ -8,7 +8,7 @@ import { ingest, ingestFixture } from '../../support/ingest.ts';
 import { insertBroadcast } from '../../support/scheduleRows.ts';
 import { sharedServer, useSharedServerWithWorkers, type TestServer } from '../../support/server.ts';
 
-// decisions.md, "Play log": GET /admin/v1/stations/{id}/plays, and the track-history filters.
+// docs/now-playing.md#play-log-music-reporting: GET /admin/v1/stations/{id}/plays, and the track-history filters.
 
 const plays = (url: string, stationId: string, query: string) => admin(url, 'GET', `/stations/${stationId}/plays?${query}`);
 

@@ -8,7 +8,7 @@ import { startWorkers } from '../../../workers/index.ts';
 import { asKey, createKey } from './helpers.ts';
 import { commitHooks } from '../../../src/lib/commitHooks.ts';
 
-// The audit trail (decisions.md, "Operator keys and the audit trail").
+// The audit trail (docs/operations.md#the-audit-log).
 
 const REFUSED_LABEL = 'audit-refused';
 

@@ -8,8 +8,8 @@ import { allRoutes } from '../../../src/routes.ts';
 import { png } from '../../support/imageServer.ts';
 import { uploaded } from '../media/helpers.ts';
 
-// decisions.md, Clarifications: "An audit entry's `status` is the status the client received (201, 202,
-// 204 included), never a default." Each write below is answered, then its entry is read back through the
+// docs/operations.md#the-audit-log: an audit entry's `status` is the status the client received (201,
+// 202, 204 included), never a default. Each write below is answered, then its entry is read back through the
 // audit read routes (GET …/stations/{id}/audit, GET /admin/v1/audit).
 
 interface Exercised {

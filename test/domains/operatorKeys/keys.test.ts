@@ -10,7 +10,7 @@ import { asKey, createKey } from './helpers.ts';
 
 const record = (stationId: string, id = randomUUID()) => ({ path: `/stations/${stationId}/records/${id}`, id });
 
-describe('operator keys (decisions.md, "Operator keys and the audit trail")', () => {
+describe('operator keys', () => {
   let server: TestServer;
   before(async () => {
     server = await sharedServer();

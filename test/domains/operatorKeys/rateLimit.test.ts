@@ -4,8 +4,9 @@ import { startTestServer, type TestServer } from '../../support/server.ts';
 import { request } from '../../support/http.ts';
 import { ADMIN_TOKEN } from '../../support/env.ts';
 
-// decisions.md: ten failed admin authentications a minute from one client address → 429 RATE_LIMITED
-// with Retry-After; the address by the trusted-proxy rule of the listener routes' limits.
+// docs/operations.md#operator-keys-and-the-audit-log: ten failed admin authentications a minute from one
+// client address → 429 RATE_LIMITED with Retry-After; the address by the trusted-proxy rule of the listener
+// routes' limits.
 
 describe('admin authentication: failures limited per client address', () => {
   let server: TestServer;

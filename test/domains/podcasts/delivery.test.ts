@@ -22,7 +22,7 @@ import {
 } from './helpers.ts';
 import { uploaded } from '../media/helpers.ts';
 
-// decisions.md, "Podcasts": the cover at /podcasts/{slug}/artwork.{jpg|png} (anonymous, strong ETag, the
+// docs/podcasts.md#the-feeds: the cover at /podcasts/{slug}/artwork.{jpg|png} (anonymous, strong ETag, the
 // media rules for ranges and HEAD) while podcasts are on; feeds served from cached bytes before Koa; and
 // rebuilt in a second web process once a change crossed the invalidation bus.
 

@@ -20,7 +20,7 @@ import {
   setting,
 } from './helpers.ts';
 
-// decisions.md, "Podcasts: programs on demand": the station and program feeds as podcast apps read them
+// docs/podcasts.md#the-feeds: the station and program feeds as podcast apps read them
 // (parsed with podcast-partytime, the Podcast Index's parser) and as bytes.
 
 const ITUNES = 'http://www.itunes.com/dtds/podcast-1.0.dtd';

@@ -6,7 +6,7 @@ import { sharedServer, type TestServer } from '../../support/server.ts';
 import { wav } from '../media/helpers.ts';
 import { cover, EPISODE_FIELDS, feedPath, fetchFeed } from './helpers.ts';
 
-// decisions.md, "Podcasts" and "Admin API" (POST /import): a bundle's station carries the podcasts
+// docs/podcasts.md#the-podcasts-station-setting and docs/demo.md#post-adminv1import: a bundle's station carries the podcasts
 // setting, validated like the admin PATCH; its cover names a media entry of the bundle (`imageKey`).
 // A feed holds at most the 300 newest episodes.
 

@@ -6,7 +6,7 @@ import { uploaded } from '../media/helpers.ts';
 import { APPLE_PODCAST_CATEGORIES } from '../../../src/domains/podcasts/categories.ts';
 import { cover, EPISODE_FIELDS, patchPodcasts, putEpisodeType, setting, uploadCover } from './helpers.ts';
 
-// decisions.md, "Podcasts": the `podcasts` station setting — PATCH (and an import bundle) replaces the
+// docs/podcasts.md#the-podcasts-station-setting: the `podcasts` station setting — PATCH (and an import bundle) replaces the
 // whole object and validates it; errors are 400 naming the field.
 
 type Issue = { path: string; code: string; message: string };

@@ -5,7 +5,7 @@ import { requiresRedis } from '../../support/mode.ts';
 import { startProcess, type RoleProcess } from '../../support/processes.ts';
 import { countsAddUp, pushStation, startPushWorld, type PushWorld } from './sendHelpers.ts';
 
-// decisions.md, "Push notifications": `POST …/cancel` → 200; a request not yet on the wire when the
+// docs/push.md#cancel: `POST …/cancel` → 200; a request not yet on the wire when the
 // cancel is answered is never started, whichever worker holds its batch; requests already on the wire
 // finish and are counted. The fakes hold every answer, so the requests in flight when the cancel is
 // answered are known exactly: 40 devices with 4 requests in flight per lane (PUSH_CONCURRENCY 64 over 16

@@ -5,7 +5,7 @@ import { startProcess, type RoleProcess } from '../../support/processes.ts';
 import { FLUSH_MS } from '../../../src/domains/push/notifications/sending/claims.ts';
 import { countsAddUp, pushStation, startPushWorld, type PushWorld } from './sendHelpers.ts';
 
-// decisions.md, "Push notifications", targets: each device receives a notification at most once, also
+// docs/push.md#outcomes, docs/push.md#worker-deaths: each device receives a notification at most once, also
 // when a worker dies or the notification is sent from several workers at once; a device whose request got
 // no answer is counted failed, never re-sent. Outcomes are written as they come (at most FLUSH_MS after
 // the answer), so a SIGKILL loses only the answers of the last flush; a surviving worker takes over the

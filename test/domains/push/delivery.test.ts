@@ -6,8 +6,8 @@ import { ManualClock } from '../../../src/lib/clock.ts';
 import { startReceiver } from '../../support/receiver.ts';
 import { countsAddUp, deviceCount, pushStation, startPushWorld, type PushWorld } from './sendHelpers.ts';
 
-// decisions.md, "Push notifications": delivery over each provider's wire format, dead tokens, retries,
-// refused credentials, TTL, pacing, metrics and the push.finished webhook.
+// docs/push.md#how-sending-works-srcdomainspushnotifications: delivery over each provider's wire format, dead
+// tokens, retries, refused credentials, TTL, pacing, metrics and the push.finished webhook.
 
 const unique = (label: string) => `${label}-${Math.random().toString(36).slice(2)}`;
 
@@ -27,7 +27,7 @@ describe('push delivery', function () {
     world.fcm.revoked = world.apns.revoked = false;
   });
 
-  it('FCM HTTP v1: JWT-bearer token (verified by the fake) reused; messages:send body as decisions.md words it', async () => {
+  it('FCM HTTP v1: JWT-bearer token (verified by the fake) reused; messages:send body as documented', async () => {
     const s = await pushStation(world, 'fcm');
     const device = unique('fcm-wire');
     await s.register(device);
@@ -109,7 +109,7 @@ describe('push delivery', function () {
     expect(view.counts.failed).to.equal(1);
   });
 
-  it('APNs over HTTP/2 + TLS: ES256 token (verified) reused on few connections; headers and body as decisions.md words them', async () => {
+  it('APNs over HTTP/2 + TLS: ES256 token (verified) reused on few connections; headers and body as documented', async () => {
     const s = await pushStation(world, 'apns');
     const devices = Array.from({ length: 30 }, (_, i) => unique(`apns-${i}`));
     for (const d of devices.slice(0, 3)) await s.register(d);
@@ -149,7 +149,7 @@ describe('push delivery', function () {
     expect(world.apns.providerTokens.size, 'one provider token reused').to.equal(1);
   });
 
-  it('APNs provider token: one token for 20 minutes of sending, a new one after 30 (decisions.md: reused 20–50 minutes)', async () => {
+  it('APNs provider token: one token for 20 minutes of sending, a new one after 30 (reused 20–50 minutes)', async () => {
     const s = await pushStation(world, 'apns');
     const device = unique('apns-age');
     await s.register(device);

@@ -4,7 +4,7 @@ import { useClockedServer } from '../../support/server.ts';
 import { admin, request } from '../../support/http.ts';
 import { createStation, createToken } from '../../support/factories.ts';
 
-// Push devices: station-delivery-api.md "Push devices: …/push/devices", decisions.md "Push devices".
+// Push devices: docs/push.md#routes, docs/push.md#storage.
 
 const fcmToken = (label: string) => `fcm-device-${label}-${Math.random().toString(36).slice(2)}`;
 

@@ -3,9 +3,9 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 
-// Push opens a door (docs/push.md#how-sending-works): a notification is created for a set of devices
-// only through push/notifications/queue.ts, and no code outside src/domains/push writes push's tables
-// (reminders, the publish trigger's caller and every other domain knock on the door instead).
+// Push opens a door (docs/push.md#how-sending-works-srcdomainspushnotifications): a notification is created
+// for a set of devices only through push/notifications/queue.ts, and no code outside src/domains/push writes
+// push's tables (reminders, the publish trigger's caller and every other domain knock on the door instead).
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const TABLES = 'push_(?:notifications|deliveries|devices|claims|credentials)';

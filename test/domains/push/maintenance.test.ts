@@ -3,8 +3,9 @@ import { admin } from '../../support/http.ts';
 import { sweepNotifications } from '../../../src/domains/push/notifications/maintenance.ts';
 import { countsAddUp, pushStation, startPushWorld, type PushWorld } from './sendHelpers.ts';
 
-// decisions.md, "Push notifications": sandbox APNs keys go to PUSH_APNS_SANDBOX_URL; notifications are
-// kept 30 days; a notification past its TTL ends expired even when no job is left to notice.
+// docs/push.md#credentials, docs/push.md#counts-providers-and-upkeep: sandbox APNs keys go to
+// PUSH_APNS_SANDBOX_URL; notifications are kept 30 days; a notification past its TTL ends expired even when
+// no job is left to notice.
 
 describe('push: APNs sandbox and the sweep', function () {
   this.timeout(60_000);

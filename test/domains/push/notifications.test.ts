@@ -3,7 +3,7 @@ import { admin } from '../../support/http.ts';
 import { createStation } from '../../support/factories.ts';
 import { countsAddUp, credentialsBody, pushStation, startPushWorld, type PushWorld } from './sendHelpers.ts';
 
-// decisions.md, "Push notifications": credentials routes, the notification routes, `notify` on publish.
+// docs/push.md#credentials, docs/push.md#sending: credentials routes, the notification routes, `notify` on publish.
 
 describe('push credentials …/push/credentials', function () {
   this.timeout(30_000);

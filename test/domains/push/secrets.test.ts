@@ -9,7 +9,7 @@ import { freePort } from '../../support/ports.ts';
 import { startProcess } from '../../support/processes.ts';
 import { makeTestCa, startFakeApns, startFakeExpo, startFakeFcm } from '../../support/fakePush.ts';
 
-// decisions.md, "Push notifications": private keys and access tokens are never logged. Web and worker run
+// docs/push.md#credentials: private keys and access tokens are never logged. Web and worker run
 // at LOG_LEVEL=trace through storing, reading, refusing and using the credentials; their output never
 // holds a private key, an access token (Expo's, or the FCM access tokens the worker obtained) or a device token.
 

@@ -4,7 +4,7 @@ import { uniqueSlug } from '../../support/factories.ts';
 import { sharedServer, type TestServer } from '../../support/server.ts';
 import { enabledSetting, picture } from './helpers.ts';
 
-// decisions.md, "Admin API" (POST /import) and "Hybrid radio": a bundle's station carries the radiodns
+// docs/demo.md#post-adminv1import and docs/radiodns.md#the-radiodns-station-setting: a bundle's station carries the radiodns
 // setting, validated like the admin PATCH; its logo names a media entry of the bundle (`logoKey`).
 
 describe('import bundles with a radiodns setting', () => {

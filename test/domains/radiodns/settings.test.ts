@@ -6,7 +6,7 @@ import { sharedServer, useSharedServerWithWorkers, type TestServer } from '../..
 import { uploaded } from '../media/helpers.ts';
 import { enabledSetting, get, patchRadioDns, picture, uploadLogo } from './helpers.ts';
 
-// decisions.md, "Hybrid radio": the `radiodns` station setting (validated on admin POST/PATCH, 400
+// docs/radiodns.md#the-radiodns-station-setting: the `radiodns` station setting (validated on admin POST/PATCH, 400
 // naming the field; a logo smaller than 600×600 is 400) and the logo renditions.
 
 describe('radiodns setting', () => {

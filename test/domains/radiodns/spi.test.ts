@@ -25,7 +25,7 @@ import {
   type El,
 } from './helpers.ts';
 
-// decisions.md, "Hybrid radio: RadioDNS Service and Programme Information": SI.xml by host name,
+// docs/radiodns.md#what-the-documents-hold-and-the-choices-made: SI.xml by host name,
 // PI.xml per local date by service id and by bearer, checked against the rules of ETSI TS 102 818
 // V3.4.1 (spi_34.xsd): names and order of elements, required attributes, text limits, CRIDs, shortId
 // range, time and duration forms.

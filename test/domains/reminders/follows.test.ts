@@ -5,7 +5,7 @@ import { admin, request } from '../../support/http.ts';
 import { createStation, createToken } from '../../support/factories.ts';
 import { scheduleOf } from './scheduleHelpers.ts';
 
-// decisions.md, "Follows and reminders": PUT …/push/follows (validation, replace, clear, unknown
+// docs/push.md#following-for-station-app-developers: PUT …/push/follows (validation, replace, clear, unknown
 // device), the cascade on unregister and on removing a program or presenter (the admin DELETE routes),
 // and the operators' follower counts.
 

@@ -6,7 +6,7 @@ import { startProcess, type RoleProcess } from '../../support/processes.ts';
 import { countsAddUp, pushStation, startPushWorld, type PushWorld } from '../push/sendHelpers.ts';
 import { scheduleOf } from './scheduleHelpers.ts';
 
-// decisions.md, "Follows and reminders", timing, on the real clock: the first message of a reminder is on
+// docs/push.md#who-is-reminded-and-when, timing, on the real clock: the first message of a reminder is on
 // the wire within 30 s of its due instant, found by the workers' own tick and fire jobs (nothing here
 // fires it); and it holds at most once with two worker processes, one of them SIGKILLed while sending
 // (the push rules: no device twice, counts exact).

@@ -8,7 +8,7 @@ import { fillTemplate } from '../../../src/domains/reminders/body.ts';
 import { countsAddUp, pushStation, startPushWorld, type PushWorld } from '../push/sendHelpers.ts';
 import { scheduleOf } from './scheduleHelpers.ts';
 
-// decisions.md, "Follows and reminders": who is reminded of which broadcast and when, what the message
+// docs/push.md#follows-and-reminders: who is reminded of which broadcast and when, what the message
 // says, and how the reminder follows the schedule (moved, unpublished, cancelled, removed, late). The
 // web app and its workers run on a ManualClock; the due instants are reached by setting it and firing
 // what is due (the worker's tick reads the same clock, so whichever fires first, the result is one).

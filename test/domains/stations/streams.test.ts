@@ -4,7 +4,8 @@ import { admin, request } from '../../support/http.ts';
 import { createStation, listenerFixture } from '../../support/factories.ts';
 import { up as backfillStreamKeys } from '../../../migrations/20261211023501_stream_keys_backfill.ts';
 
-// decisions.md, "Listener time": `profile.streamUrls[]` entries gain `key` and `latencySeconds`.
+// docs/now-playing.md#heard-time-answers-in-the-listeners-time: `profile.streamUrls[]` entries gain `key` and
+// `latencySeconds`.
 
 const A = 'https://stream.example.org/a.mp3';
 const B = 'https://stream.example.org/b.m3u8';

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { useClockedServer } from '../../support/server.ts';
 import { accident, feedFixture, issuesOf } from './helpers.ts';
 
-// GET …/traffic and PUT /admin/v1/stations/{id}/traffic (decisions.md "Listener reads", "Admin API").
+// GET …/traffic and PUT /admin/v1/stations/{id}/traffic (docs/weather-traffic.md#listener-reads,
+// docs/weather-traffic.md#admin-api-operator-token).
 
 describe('traffic …/traffic', () => {
   const { clock, server } = useClockedServer('2026-11-21T12:10:00.000Z', { reset: true });

@@ -4,7 +4,8 @@ import { useClockedServer } from '../../support/server.ts';
 import { admin, request } from '../../support/http.ts';
 import { currentBerlin, dailyBerlin, feedFixture, issuesOf } from './helpers.ts';
 
-// GET …/weather and PUT /admin/v1/stations/{id}/weather (decisions.md "Listener reads", "Admin API").
+// GET …/weather and PUT /admin/v1/stations/{id}/weather (docs/weather-traffic.md#listener-reads,
+// docs/weather-traffic.md#admin-api-operator-token).
 
 describe('weather …/weather', () => {
   const { clock, server } = useClockedServer('2026-11-21T12:10:00.000Z', { reset: true });
@@ -178,7 +179,7 @@ describe('weather …/weather', () => {
   describe('PUT /admin/v1/stations/{stationId}/weather validates every field', () => {
     const cases: Array<[string, (s: Record<string, unknown>) => Record<string, unknown>, string]> = [
       [
-        'a conditionCode outside the contract list, with the closest code',
+        'a conditionCode outside the list, with the closest code',
         (s) => ({ ...s, conditionCode: 'Partly Cloudy' }),
         'snapshots.0.conditionCode invalid_value → PartlyCloudy',
       ],

@@ -7,7 +7,7 @@ import { arrived, createHook, deliveries } from './helpers.ts';
 import { requiresRedis } from '../../support/mode.ts';
 import { startProcess, type RoleProcess } from '../../support/processes.ts';
 
-// decisions.md, "Webhooks": at-least-once. A worker killed in the middle of a delivery loses no event:
+// docs/webhooks.md#what-a-delivery-looks-like: at-least-once. A worker killed in the middle of a delivery loses no event:
 // the job's lock runs out, another worker takes it and delivers it with the same webhook-id.
 
 describe('webhooks: a worker killed mid-delivery', function () {

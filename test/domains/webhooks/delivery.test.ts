@@ -7,7 +7,8 @@ import { startReceiver } from '../../support/receiver.ts';
 import { startTestServer, useClockedServer, useSharedServerWithWorkers } from '../../support/server.ts';
 import { arrived, createHook, deliveries, verifyingSignatures } from './helpers.ts';
 
-// decisions.md, "Webhooks": retries, isolation, rotation, deactivation, the log and the safety rules.
+// docs/webhooks.md#what-a-delivery-looks-like, docs/webhooks.md#safety: retries, isolation, rotation,
+// deactivation, the log and the safety rules.
 
 describe('webhooks: delivery', () => {
   const { server } = useSharedServerWithWorkers();
@@ -30,7 +31,7 @@ describe('webhooks: delivery', () => {
       expect(second.headers['webhook-id']).to.equal(eventId);
       expect(second.body).to.equal(first.body);
       expect(verifyingSignatures(hook.secret, second)).to.equal(1);
-      // About 5 s between the attempts (decisions.md backoff).
+      // About 5 s between the attempts (docs/webhooks.md#what-a-delivery-looks-like).
       expect(second.at - first.at).to.be.within(4000, 12_000);
       const log = await arrived(() => deliveries(server.url, station.id, hook.id), 2);
       expect(log.map((d) => [d.attempt, d.status, d.httpStatus])).to.deep.equal([

@@ -9,7 +9,7 @@ import { contentFixture, putRecord, publish, published } from '../content/helper
 import { putBroadcast, putBroadcastRaw, scheduleFixture } from '../schedule/helpers.ts';
 import { arrived, createHook, verifyingSignatures } from './helpers.ts';
 
-// decisions.md, "Webhooks": each event type from its real write, after commit, one per change, signed.
+// docs/webhooks.md#events: each event type from its real write, after commit, one per change, signed.
 
 describe('webhooks: events from their writes', () => {
   const { server } = useSharedServerWithWorkers();

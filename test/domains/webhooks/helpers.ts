@@ -24,7 +24,10 @@ export async function createHook(
   return res.body;
 }
 
-/** The signatures of a delivery that verify with `secret` (decisions.md: base64 HMAC-SHA256 of "id.timestamp.body" keyed with the decoded secret). */
+/**
+ * The signatures of a delivery that verify with `secret` (docs/webhooks.md#verifying-a-signature: base64
+ * HMAC-SHA256 of "id.timestamp.body" keyed with the decoded secret).
+ */
 export function verifyingSignatures(secret: string, delivery: Received): number {
   const id = String(delivery.headers['webhook-id']);
   const timestamp = String(delivery.headers['webhook-timestamp']);
