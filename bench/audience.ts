@@ -1,4 +1,4 @@
-// npm run bench:audience — the audience feature at the issue's scale (docs/audience.md, "Cost"):
+// npm run bench:audience — the audience feature at scale (docs/audience.md#cost, figures in docs/benchmarks.md#audience):
 // 1. The poller: 500 stations × 4 streams (Icecast `stats`) against a local status server (its own
 //    process, so its CPU is not counted), BENCH_TICKS ticks; per tick its wall time and this process'
 //    CPU (fetch, parse, the two batched writes), and the CPU per station per poll.

@@ -28,7 +28,7 @@ import type { Child } from './fanout/proc.ts';
 process.env.DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench_fanout';
 process.env.REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/15';
 process.env.LOG_LEVEL ??= 'warn';
-process.env.RATE_LIMIT_ANONYMOUS_PER_MINUTE = process.env.BENCH_ANONYMOUS_PER_MINUTE ?? '0'; // benchmarks run with rate limits off (decisions.md)
+process.env.RATE_LIMIT_ANONYMOUS_PER_MINUTE = process.env.BENCH_ANONYMOUS_PER_MINUTE ?? '0'; // benchmarks run with rate limits off (docs/benchmarks.md)
 process.env.GATEWAY_MAX_CONNECTIONS_PER_IP = '1000000';
 
 const { loadConfig } = await import('../src/config.ts');

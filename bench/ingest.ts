@@ -20,7 +20,7 @@
 // Phases 1–3 run with observability on (the defaults; request lines at info).
 // CPU per observation is reported per process (web, worker, all of Postgres, Redis), from /proc: it is
 // steadier than throughput when the machine is noisy.
-// Rate limits are off (RATE_LIMIT_*=0), as decisions.md says benchmarks run.
+// Rate limits are off (RATE_LIMIT_*=0), as benchmarks run (docs/benchmarks.md).
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';

@@ -24,8 +24,9 @@
 // the Waveline process (bench/support/inProcessBare.ts, loaded with --import) on a port of its own, in the
 // same rounds, so the process's own cost (heap, timers, Node internals made megamorphic) is shown apart
 // from the cached-read path's; and the contract's floor there too (`contractAnswer`: bare's answer plus
-// what the API document requires of every listener read — the credential's hash, the request id, the
-// CORS headers). With BENCH_CALLGRIND both are counted in instructions too.
+// what docs/api-reference.md#conventions-of-every-listener-read asks of every listener read — the
+// credential's hash, the request id, the CORS headers). With BENCH_CALLGRIND both are counted in instructions
+// too.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';

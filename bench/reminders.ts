@@ -2,7 +2,7 @@
 // FCM fake, and a broadcast of it starting BENCH_LEAD_SECONDS (default 20) after the set-up: the time
 // from the reminder's due instant (its start: remindBeforeMinutes 0) to the first and the last message
 // the fake receives, against the pace bound (followers ÷ PUSH_MAX_PER_SECOND, default 5000/s). Target
-// (decisions.md, "Follows and reminders"): last ≤ 1.1 × bound + 2 s.
+// (docs/benchmarks.md#reminders): last ≤ 1.1 × bound + 2 s.
 //
 // Runs `waveline web` and `waveline worker` as separate processes on a database of its own
 // (BENCH_DATABASE_URL, recreated) and a Redis index of its own (BENCH_REDIS_URL, flushed); nothing fires

@@ -43,7 +43,7 @@ export { recreateDatabase };
 /**
  * The environment every bench gives the processes it measures: production mode with a fixed secret and
  * admin token (its `WAVELINE_ADMIN_TOKEN` is the token the bench sends), and every rate limit off, as
- * benchmarks run (decisions.md). Each bench adds its own database, Redis index, log level and ports.
+ * benchmarks run (docs/benchmarks.md). Each bench adds its own database, Redis index, log level and ports.
  */
 export const BENCH_ENV = {
   NODE_ENV: 'production',

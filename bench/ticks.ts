@@ -3,7 +3,7 @@
 // full collection every TICKS_GC_MS (1000); one keeps a tick object, one does not. They alternate over
 // BENCH_ROUNDS rounds of BENCH_SECONDS under 50 connections; prints server CPU per request and req/s.
 // Without the kept tick, the collections free the tick literal's maps, and every process.nextTick of
-// every request then stores its computed keys through a runtime call (docs/architecture.md).
+// every request then stores its computed keys through a runtime call (docs/benchmarks.md#the-tick-object-shapes).
 import { fork, type ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { cpuSplitMs, freePort } from './support.ts';

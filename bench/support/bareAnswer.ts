@@ -26,11 +26,12 @@ const idPrefix = randomUUID().slice(0, 24);
 let ids = 0;
 
 /**
- * The contract's floor: bare's answer plus only what the API document requires of every listener read —
- * the credential (`Authorization: Bearer`, looked up by its SHA-256 as stored credentials are, when
- * `tokenHash` is given), an `x-request-id`, `Access-Control-Allow-Origin: *` with the exposed headers a
- * browser app needs to read the ETag and the request id — written the least costly way (a counter id, one
- * `writeHead`). No gate order, station, module, cache or metric: what no conforming server can skip.
+ * The contract's floor: bare's answer plus only what every listener read must carry
+ * (docs/api-reference.md#conventions-of-every-listener-read) — the credential (`Authorization: Bearer`,
+ * looked up by its SHA-256 as stored credentials are, when `tokenHash` is given), an `x-request-id`,
+ * `Access-Control-Allow-Origin: *` with the exposed headers a browser app needs to read the ETag and the
+ * request id — written the least costly way (a counter id, one `writeHead`). No gate order, station, module,
+ * cache or metric: what no conforming server can skip.
  */
 export function contractAnswer(req: IncomingMessage, res: ServerResponse, body: Buffer, etag: string, tokenHash: string | null): void {
   if (tokenHash !== null) {

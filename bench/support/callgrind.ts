@@ -9,7 +9,7 @@
 // (`node::LibuvStreamWrap::OnUvRead`: the HTTP parser, the request handler, the response's write and the
 // ticks that follow it) — every request's own work, on every server alike, and nothing the clock drives
 // (timers, metrics collectors, V8's idle-time GC and concurrent compiler threads), which on this machine
-// outweighed the requests when a measurement spanned a minute (docs/architecture.md, "Benchmarks").
+// outweighed the requests when a measurement spanned a minute (docs/benchmarks.md#instruction-counts).
 // BENCH_CALLGRIND=all counts every instruction of every thread instead.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';

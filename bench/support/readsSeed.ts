@@ -43,7 +43,7 @@ export async function seed(base: string): Promise<{
       streamUrls: [{ label: 'MP3', url: 'https://stream.example/live.mp3', mime: 'audio/mpeg', bitrateKbps: 128 }],
     },
   });
-  // Listener time and up next (issue 32): a stream with a latency, up next on. An older checkout compared
+  // Listener time and up next: a stream with a latency, up next on. An older checkout compared
   // by BENCH_COMPARE_DIR refuses these settings (400): its reads of `stream=` and `live` are then skipped.
   const streams = await admin('PATCH', `/stations/${station.id}`, {
     upNext: { enabled: true, count: 2 },
