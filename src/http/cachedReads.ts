@@ -179,8 +179,9 @@ export function cachedReads(
     const rep = svc.reads.peek(key, nowMs, realMs);
     // Not stored: when its computation is already running (the answer of the moment before has just
     // expired — now-playing's every second — or passed its safety age), this request waits for it here,
-    // its gates already passed, instead of running the whole route only to join it there (issue 38); a
-    // GraphQL query waits for the same query's run (graphql/serve.ts), which no write has overtaken.
+    // its gates already passed, instead of running the whole route only to join it there
+    // (docs/benchmarks.md#caches-that-reload-before-they-expire); a GraphQL query waits for the
+    // same query's run (graphql/serve.ts), which no write has overtaken.
     const running = rep === undefined ? svc.reads.running(key, station.id, read.areas) : undefined;
     if (rep === undefined && running === undefined) return false;
 
