@@ -177,7 +177,7 @@ function listenerErrorBody(
   return {
     status: known?.status ?? 500,
     known,
-    body: { error: { code, message, requestId, ...(known?.issues ? { issues: known.issues } : {}) } },
+    body: { error: { code, message, requestId, ...known?.details, ...(known?.issues ? { issues: known.issues } : {}) } },
   };
 }
 

@@ -90,7 +90,8 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
     const result = await compute(ctx);
     if (result === undefined) return;
     if (result instanceof Representation) sendCacheable(ctx, result.bytes, result.contentType, result.etag);
-    else if (route.surface === 'listener') sendJson(ctx, result);
+    // A listener read's answer carries its ETag; a listener write answers plainly, with the status its handler set.
+    else if (route.surface === 'listener' && route.method === 'get') sendJson(ctx, result);
     else ctx.body = result;
   };
 

@@ -22,7 +22,8 @@ import type {
  * Who a route serves. Its gates come from what the definition declares (`station`, `scope`,
  * `rateLimit`, `module`; the operator token for admin), in one order for every surface:
  * station → credential(scope) → rate limit → module → validate → handler. The surface decides the rest:
- * - listener: JSON with ETag/304 (and, with `cache`, answered from stored bytes)
+ * - listener: JSON; a GET with ETag/304 (and, with `cache`, answered from stored bytes), a write plain
+ *   with the status its handler sets (a station app's writes: the inbox)
  * - push, graphql, ingest, media, system: plain answers (media: bytes, not JSON)
  * - admin: the operator token before anything else; JSON
  */

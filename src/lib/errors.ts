@@ -12,6 +12,8 @@ export abstract class WavelineError extends Error {
   abstract readonly code: string;
   abstract readonly status: number;
   readonly issues?: Issue[];
+  /** Members the error object carries beside `code` and `message` (a refused request's `reason`). */
+  readonly details?: Readonly<Record<string, string | number>>;
   constructor(message: string, issues?: Issue[]) {
     super(message);
     this.name = new.target.name;
@@ -82,6 +84,25 @@ export class ProgramInUseError extends coded('PROGRAM_IN_USE', 409) {}
 
 /** An idempotency key used again within 24 h with another body. */
 export class IdempotencyConflictError extends coded('IDEMPOTENCY_CONFLICT', 409) {}
+
+/**
+ * A song request the station's request policy refuses (docs/inbox.md, "The request policy"): `reason`,
+ * and `retryAfterSeconds` when time lifts the refusal, travel inside the error object.
+ */
+export class RequestRefusedError extends coded('REQUEST_REFUSED', 409) {
+  override readonly details: Readonly<Record<string, string | number>>;
+  constructor(message: string, reason: string, retryAfterSeconds?: number) {
+    super(message);
+    this.details = retryAfterSeconds === undefined ? { reason } : { reason, retryAfterSeconds };
+  }
+}
+
+/** A like or dislike when no play is on air (docs/inbox.md, "Likes"). */
+export class NothingPlayingError extends coded('NOTHING_PLAYING', 409) {
+  constructor(message = 'Nothing is playing on the station now.') {
+    super(message);
+  }
+}
 
 export class PayloadTooLargeError extends coded('PAYLOAD_TOO_LARGE', 413) {}
 

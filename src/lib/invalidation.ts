@@ -7,9 +7,19 @@ import type { Logger } from './logger.ts';
  * `reads`: a listener read's data changed (id `<stationId>:<area>`, lib/readCache.ts). `push-cancel`: a
  * push notification was cancelled (id: the notification's; src/domains/push/notifications/sending/leases.ts).
  * `operator-key`: an operator key was rotated or deleted (id: its old key hash). `artwork-pins`: a
- * station's artwork pins changed (id: the station's; src/domains/artwork/pinCache.ts).
+ * station's artwork pins changed (id: the station's; src/domains/artwork/pinCache.ts). `inbox`: a
+ * station's inbox messages moved on (id: the station's; the studio streams read what is new,
+ * src/domains/inbox/streams.ts).
  */
-export type InvalidationTopic = 'station' | 'credential' | 'reads' | 'webhooks' | 'push-cancel' | 'operator-key' | 'artwork-pins';
+export type InvalidationTopic =
+  | 'station'
+  | 'credential'
+  | 'reads'
+  | 'webhooks'
+  | 'push-cancel'
+  | 'operator-key'
+  | 'artwork-pins'
+  | 'inbox';
 type Handler = (id: string) => void;
 
 /** Topics whose change must hold in every process on the next read (a revoked credential, a station offline). */

@@ -14,6 +14,8 @@ export const OPERATOR_SCOPES = [
   'plays:read',
   'audit:read',
   'artwork:write',
+  'inbox:read',
+  'inbox:write',
 ] as const;
 export type OperatorScope = (typeof OPERATOR_SCOPES)[number];
 

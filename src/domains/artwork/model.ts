@@ -98,11 +98,3 @@ export interface ArtworkBlockRow {
   version_id: string | null;
   created_at: Date;
 }
-
-/**
- * The form `match` compares in: Unicode NFKC, case folded (upper then lower case folds ß to ss and
- * the like), trimmed, runs of white space collapsed to one space.
- */
-export function matchKey(value: string): string {
-  return value.normalize('NFKC').toUpperCase().toLowerCase().normalize('NFKC').trim().replace(/\s+/gu, ' ');
-}

@@ -1,7 +1,8 @@
 import { LoadingCache } from '../../lib/cache.ts';
 import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
-import { matchKey, type ArtworkImageRow, type ArtworkPinRow } from './model.ts';
+import { type ArtworkImageRow, type ArtworkPinRow } from './model.ts';
+import { matchKey } from '../../lib/matchKey.ts';
 import { pinFor, pinnedView } from './resolve.ts';
 import type { TrackArtView } from './trackArt.ts';
 

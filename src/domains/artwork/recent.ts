@@ -1,6 +1,7 @@
 import type { Services } from '../../services.ts';
 import { urlHash } from './checks.ts';
-import { matchKey, type ArtworkCheckRow, type ArtworkPinRow } from './model.ts';
+import { type ArtworkCheckRow, type ArtworkPinRow } from './model.ts';
+import { matchKey } from '../../lib/matchKey.ts';
 import { pinFor } from './resolve.ts';
 import type { RecentTracks } from './schemas.ts';
 import type { TrackArtView } from './trackArt.ts';

@@ -4,7 +4,8 @@ import { logoVersionOf } from './blocked.ts';
 import { asksCatalogue } from './catalogue/ask.ts';
 import { currentCheck } from './checks.ts';
 import { imageRef, stationImageVersion } from '../media/images.ts';
-import { UNFETCHED, matchKey, type ArtworkImageRow, type ArtworkPinRow, type ArtworkSetting, type CheckedSource } from './model.ts';
+import { UNFETCHED, type ArtworkImageRow, type ArtworkPinRow, type ArtworkSetting, type CheckedSource } from './model.ts';
+import { matchKey } from '../../lib/matchKey.ts';
 import { isHttpsUrl, type ArtworkSource, type TrackArtView, type TrackArtwork } from './trackArt.ts';
 
 // The source chain of a track (docs/now-playing.md#the-source-chain), first that passes wins: the

@@ -6,7 +6,7 @@ declare module '../../http/subjects.ts' {
   }
 }
 
-export const SCOPES = ['listener:read', 'push:register', 'ingest:write'] as const;
+export const SCOPES = ['listener:read', 'push:register', 'ingest:write', 'inbox:write'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export interface Credential {

@@ -6,6 +6,7 @@ import type { Db } from '../../lib/db.ts';
 import type { Station } from '../stations/model.ts';
 import { playFiguresOf, type PlayFigures, type PlayFiguresContext } from './playFigures.ts';
 import { endOfPlay, nextAtColumn, playBatches, type PlayKey } from './plays.ts';
+import { featureValues, playColumns, type PlayValue } from './playColumns.ts';
 
 // The play log (docs/now-playing.md#play-log-music-reporting): every stored observation with a track in [from, to), in play
 // order, as CSV (RFC 4180) or JSON. The plays are read in keyset batches (plays.ts) and written to the
@@ -33,9 +34,13 @@ export const PLAY_COLUMNS = [
   'performancesByStream',
 ] as const;
 
+/** A play as the log shows it: the core's columns, then the features' (playColumns.ts). */
 export type Play = Record<Exclude<(typeof PLAY_COLUMNS)[number], 'performancesByStream'>, string | number | null> & {
   performancesByStream: PlayFigures['byStream'];
-};
+} & Record<string, PlayValue | PlayFigures['byStream']>;
+
+/** Every column, in order: the core's, then the features' registered ones. */
+export const playLogColumns = (): string[] => [...PLAY_COLUMNS, ...playColumns().flatMap((spec) => spec.columns)];
 
 export interface PlayRange {
   from: Date;
@@ -45,8 +50,8 @@ export interface PlayRange {
 const invalid = (path: string, message: string) =>
   new ValidationError('Invalid play log range.', [{ path, code: 'invalid_value', message }]);
 
-/** `from`/`to` as instants: ISO 8601 timestamps with a zone, `to` after `from`, at most 31 days apart. */
-export function parseRange(query: { from?: string; to?: string }): PlayRange {
+/** `from`/`to` as instants: ISO 8601 timestamps with a zone, `to` after `from`, at most `maxDays` (31) days apart. */
+export function parseRange(query: { from?: string; to?: string }, maxDays = MAX_RANGE_DAYS): PlayRange {
   const parse = (name: 'from' | 'to'): Date => {
     const raw = query[name];
     if (raw === undefined) throw invalid(name, `${name} is required (an ISO 8601 timestamp, e.g. 2026-11-01T00:00:00Z)`);
@@ -58,8 +63,7 @@ export function parseRange(query: { from?: string; to?: string }): PlayRange {
   const from = parse('from');
   const to = parse('to');
   if (to <= from) throw invalid('to', 'to must be after from');
-  if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * 24 * 3600_000)
-    throw invalid('to', `the range may span at most ${MAX_RANGE_DAYS} days`);
+  if (to.getTime() - from.getTime() > maxDays * 24 * 3600_000) throw invalid('to', `the range may span at most ${maxDays} days`);
   return { from, to };
 }
 
@@ -108,7 +112,7 @@ function playLogBatches(db: Db, stationId: string, range: PlayRange): AsyncGener
 const endedAtOf = (row: PlayRow): Date | null =>
   endOfPlay(row.sort_at, row.duration_seconds, row.next_at === null ? null : new Date(row.next_at));
 
-export function presentPlay(row: PlayRow, timezone: string, performances: PlayFigures): Play {
+export function presentPlay(row: PlayRow, timezone: string, performances: PlayFigures, features: Record<string, PlayValue> = {}): Play {
   const endedAt = endedAtOf(row);
   return {
     playedAt: row.sort_at.toISOString(),
@@ -127,14 +131,16 @@ export function presentPlay(row: PlayRow, timezone: string, performances: PlayFi
     endedAt: endedAt ? endedAt.toISOString() : null,
     performances: performances.total,
     performancesByStream: performances.byStream,
+    ...features,
   };
 }
 
 /**
- * The plays with their listener figures (playFigures.ts: the audience feature's, one call per batch);
- * a play without figures lists every stream of the station as unknown.
+ * The plays with their listener figures (playFigures.ts: the audience feature's, one call per batch)
+ * and the features' columns (playColumns.ts, one read per feature and batch); a play without figures
+ * lists every stream of the station as unknown.
  */
-async function* plays(ctx: PlayLogContext, station: Station, range: PlayRange): AsyncGenerator<Play> {
+export async function* playsInRange(ctx: PlayLogContext, station: Station, range: PlayRange): AsyncGenerator<Play> {
   const keys = (station.profile.streamUrls ?? []).map((s) => s.key);
   for await (const batch of playLogBatches(ctx.db, station.id, range)) {
     const figures = await playFiguresOf(
@@ -142,9 +148,15 @@ async function* plays(ctx: PlayLogContext, station: Station, range: PlayRange): 
       station,
       batch.map((row) => ({ id: row.id, start: row.sort_at, end: endedAtOf(row) })),
     );
+    const features = await featureValues(
+      ctx.db,
+      station.id,
+      batch.map((row) => row.id),
+    );
     for (const row of batch) {
       const known = figures.get(row.id);
-      yield presentPlay(row, station.timezone, known ?? { total: null, byStream: Object.fromEntries(keys.map((k) => [k, null])) });
+      const unknown = { total: null, byStream: Object.fromEntries(keys.map((k) => [k, null])) };
+      yield presentPlay(row, station.timezone, known ?? unknown, features.get(row.id));
     }
   }
 }
@@ -154,10 +166,10 @@ export type PlayLogContext = PlayFiguresContext;
 
 /** RFC 4180: a header row, CRLF line ends, fields quoted when they hold a comma, quote or line break (quotes doubled). */
 export function playLogCsv(ctx: PlayLogContext, station: Station, range: PlayRange): Readable {
-  const csv = stringify({ header: true, columns: [...PLAY_COLUMNS], record_delimiter: 'windows', quoted_match: /[\r\n]/ });
+  const csv = stringify({ header: true, columns: playLogColumns(), record_delimiter: 'windows', quoted_match: /[\r\n]/ });
   // performancesByStream is the JSON text of its object; a null performances is an empty cell.
   async function* rows(): AsyncGenerator<Record<string, unknown>> {
-    for await (const play of plays(ctx, station, range)) yield { ...play, performancesByStream: JSON.stringify(play.performancesByStream) };
+    for await (const play of playsInRange(ctx, station, range)) yield { ...play, performancesByStream: JSON.stringify(play.performancesByStream) };
   }
   return Readable.from(rows()).pipe(csv);
 }
@@ -167,7 +179,7 @@ export function playLogJson(ctx: PlayLogContext, station: Station, range: PlayRa
   async function* chunks(): AsyncGenerator<string> {
     yield `{"stationId":${JSON.stringify(station.id)},"timezone":${JSON.stringify(station.timezone)},"from":"${range.from.toISOString()}","to":"${range.to.toISOString()}","plays":[`;
     let first = true;
-    for await (const play of plays(ctx, station, range)) {
+    for await (const play of playsInRange(ctx, station, range)) {
       yield (first ? '' : ',') + JSON.stringify(play);
       first = false;
     }

@@ -3,6 +3,7 @@ import { defineRoute } from '../../http/route.ts';
 import { StringEnum, Timestamp, Type } from '../../http/schema.ts';
 import { StationIdParams } from '../stations/schemas.ts';
 import { PLAY_COLUMNS, parseRange, playLogCsv, playLogFileName, playLogJson } from './playLog.ts';
+import { playColumns } from './playColumns.ts';
 
 // GET /admin/v1/stations/{stationId}/plays (docs/now-playing.md#play-log-music-reporting).
 
@@ -16,8 +17,8 @@ const PlayLogQuery = Type.Object(
 );
 
 const Nullable = <T extends ReturnType<typeof Type.String>>(s: T) => Type.Union([s, Type.Null()]);
-const PlayItem = Type.Object(
-  Object.fromEntries(
+const PlayItem = Type.Object({
+  ...Object.fromEntries(
     PLAY_COLUMNS.map((c) => [
       c,
       c === 'durationSeconds' || c === 'performances'
@@ -31,7 +32,9 @@ const PlayItem = Type.Object(
             : Nullable(Type.String()),
     ]),
   ),
-);
+  // The features' columns (playColumns.ts), after the core's.
+  ...Object.fromEntries(playColumns().flatMap((spec) => spec.columns.map((c) => [c, spec.schema[c]]))),
+});
 const PlayLog = Type.Object({
   stationId: Type.String(),
   timezone: Type.String(),

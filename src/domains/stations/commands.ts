@@ -4,10 +4,10 @@ import { ConflictError, NotFoundError, ValidationError } from '../../lib/errors.
 import { newStationId } from '../../lib/ids.ts';
 import { canonicalJson } from '../../lib/canonicalJson.ts';
 import type { Invalidation } from '../../lib/invalidation.ts';
-import { DEFAULT_MODULES, DEFAULT_UP_NEXT, defaultStreamKey, type SettingKey, type StationRow } from './model.ts';
+import { DEFAULT_UP_NEXT, defaultStreamKey, type SettingKey, type StationRow } from './model.ts';
 import { stationFromRow } from './queries.ts';
 import type { CreateStationBody, PatchStationBody } from './schemas.ts';
-import { stationSettings, stationStreamFields } from './settings.ts';
+import { moduleDefaults, stationSettings, stationStreamFields } from './settings.ts';
 import { stationChange, type StationChange } from './changes.ts';
 
 /** Intl, and so Luxon, also takes UTC offsets such as "+01:00" as a zone; they are no IANA names. */
@@ -108,7 +108,7 @@ function profileToStore(profile: ProfileInput): ProfileInput {
 function settingsColumns(input: Settings, current?: StationRow): Partial<Record<keyof StationRow, unknown>> {
   const cols: Partial<Record<keyof StationRow, unknown>> = {};
   if (input.profile !== undefined) cols.profile = JSON.stringify({ ...current?.profile, ...profileToStore(input.profile) });
-  if (input.modules !== undefined) cols.modules = JSON.stringify({ ...DEFAULT_MODULES, ...current?.modules, ...input.modules });
+  if (input.modules !== undefined) cols.modules = JSON.stringify({ ...moduleDefaults(), ...current?.modules, ...input.modules });
   if (input.entitlements !== undefined) cols.entitlements = JSON.stringify({ ...current?.entitlements, ...input.entitlements });
   if (input.redistribution !== undefined) cols.redistribution = JSON.stringify({ ...current?.redistribution, ...input.redistribution });
   if (input.push !== undefined) cols.push_provider = input.push.provider;
@@ -145,7 +145,7 @@ export async function createStation(db: Db, invalidation: Invalidation, input: C
         slug,
         name,
         timezone,
-        modules: JSON.stringify(DEFAULT_MODULES) as unknown as StationRow['modules'],
+        modules: JSON.stringify(moduleDefaults()) as unknown as StationRow['modules'],
         ...settingsColumns(settings),
         created_at: now,
         updated_at: now,

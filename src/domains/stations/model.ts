@@ -10,6 +10,7 @@ declare module '../../http/subjects.ts' {
 
 // The station and its operator-managed settings (docs/stations.md#station-settings).
 
+/** The core's modules; features add theirs through settings.ts (`registerStationModule`). */
 export const MODULE_KEYS = [
   'schemas',
   'content',
@@ -26,7 +27,15 @@ export const MODULE_KEYS = [
   'weather',
   'traffic',
 ] as const;
-export type ModuleKey = (typeof MODULE_KEYS)[number];
+/**
+ * The modules features add (registered in settings.ts), named here by declaration merging from a file in
+ * the feature's folder, so `station.modules.<key>` and a route's `module` are typed everywhere:
+ *
+ *   declare module '…/stations/model.ts' { interface FeatureModules { inbox: true } }
+ */
+export interface FeatureModules {}
+export type CoreModuleKey = (typeof MODULE_KEYS)[number];
+export type ModuleKey = CoreModuleKey | (keyof FeatureModules & string);
 export type Modules = Record<ModuleKey, boolean>;
 
 export const PUSH_PROVIDERS = ['fcm', 'apns', 'expo'] as const;
@@ -130,7 +139,8 @@ export interface Station extends StationSettings {
   updatedAt: string;
 }
 
-export const DEFAULT_MODULES: Modules = Object.freeze({
+/** The core modules' defaults (a feature's module default is registered with it: settings.ts `moduleDefaults`). */
+export const DEFAULT_MODULES: Readonly<Record<CoreModuleKey, boolean>> = Object.freeze({
   schemas: true,
   content: true,
   schedule: true,

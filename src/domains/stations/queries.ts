@@ -1,6 +1,6 @@
 import type { Db } from '../../lib/db.ts';
-import { DEFAULT_MODULES, DEFAULT_UP_NEXT, defaultStreamKey, PROFILE_KEYS, type Profile, type Station, type StationRow } from './model.ts';
-import { stationSettings, stationStreamFields } from './settings.ts';
+import { DEFAULT_UP_NEXT, defaultStreamKey, PROFILE_KEYS, type Profile, type Station, type StationRow } from './model.ts';
+import { moduleDefaults, stationSettings, stationStreamFields } from './settings.ts';
 
 export function stationFromRow(row: StationRow): Station {
   const profile = {} as Record<string, unknown>;
@@ -30,7 +30,7 @@ export function stationFromRow(row: StationRow): Station {
     profile: profile as unknown as Profile,
     active: row.active,
     publicOnline: row.public_online,
-    modules: { ...DEFAULT_MODULES, ...row.modules },
+    modules: { ...moduleDefaults(), ...row.modules },
     entitlements: { weather: false, traffic: false, ...row.entitlements },
     redistribution: { weather: false, traffic: false, ...row.redistribution },
     push: { provider: row.push_provider },

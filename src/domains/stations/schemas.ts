@@ -2,19 +2,19 @@ import type { TBoolean, TSchema } from '@sinclair/typebox';
 import { Type, Nullable, StringEnum, SLUG_PATTERN, StationSlugParams, ErrorBody, type Static } from '../../http/schema.ts';
 import {
   MAX_LATENCY_SECONDS,
-  MODULE_KEYS,
   PUSH_PROVIDERS,
   STREAM_KEY_PATTERN,
   type CoreStreamUrl,
   type Profile,
   type SettingKey,
 } from './model.ts';
-import { stationSettings, stationStreamFields } from './settings.ts';
+import { stationModuleKeys, stationSettings, stationStreamFields } from './settings.ts';
 
 // Built once, when this module loads: every feature registered its setting before (src/features.ts is
 // the composition's first import), and settings.ts refuses registrations after this point.
 const features = stationSettings();
 const streamFields = stationStreamFields();
+const moduleKeys = stationModuleKeys();
 
 /**
  * The registered parts keyed by setting (or stream field) key, in registration order. Typed as nothing:
@@ -88,7 +88,7 @@ const Flags = <K extends string>(keys: readonly K[]) =>
 /** Settings an operator may send on create and patch (every one optional). */
 const settings = {
   profile: Type.Optional(ProfileSchema),
-  modules: Type.Optional(Flags(MODULE_KEYS)),
+  modules: Type.Optional(Flags(moduleKeys)),
   entitlements: Type.Optional(Flags(['weather', 'traffic'] as const)),
   redistribution: Type.Optional(Flags(['weather', 'traffic'] as const)),
   push: Type.Optional(Type.Object({ provider: Nullable(StringEnum(PUSH_PROVIDERS)) }, { additionalProperties: false })),

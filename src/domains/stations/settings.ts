@@ -2,7 +2,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import { Type } from '../../http/schema.ts';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../lib/db.ts';
-import type { SettingKey, Station, StationSettings, StreamEntryFields } from './model.ts';
+import { DEFAULT_MODULES, MODULE_KEYS, type FeatureModules, type ModuleKey, type Modules, type SettingKey, type Station, type StationSettings, type StreamEntryFields } from './model.ts';
 
 // The one seam through which a feature contributes a station setting (docs/architecture.md, "A feature's
 // station setting"). The core owns the station entity and its routes; a feature registers what the core
@@ -108,6 +108,7 @@ export interface StreamField {
 
 const settings: StationSetting[] = [];
 const streamFields: StreamField[] = [];
+const featureModules: Array<{ key: string; default: boolean }> = [];
 let built = false;
 
 function open(what: string): void {
@@ -132,6 +133,28 @@ export function registerStreamField<K extends keyof StreamEntryFields & string, 
   open(`stream entry field "${spec.key}"`);
   if (streamFields.some((f) => f.key === spec.key)) throw new Error(`stream entry field "${spec.key}" registered twice`);
   streamFields.push(spec as unknown as StreamField);
+}
+
+/**
+ * Adds a feature's module: a switch in the station's `modules` (admin bodies and view), gating the routes
+ * that declare it (404 MODULE_DISABLED when off), with its default for stations that never set it.
+ */
+export function registerStationModule(spec: { key: keyof FeatureModules & string; default: boolean }): void {
+  open(`station module "${spec.key}"`);
+  if ((MODULE_KEYS as readonly string[]).includes(spec.key) || featureModules.some((m) => m.key === spec.key))
+    throw new Error(`station module "${spec.key}" registered twice`);
+  featureModules.push({ key: spec.key, default: spec.default });
+}
+
+/** Every module key: the core's, then the features' in registration order. Reading them closes the registry. */
+export function stationModuleKeys(): readonly ModuleKey[] {
+  built = true;
+  return [...MODULE_KEYS, ...featureModules.map((m) => m.key as ModuleKey)];
+}
+
+/** Every module's default: the core's and the registered features'. */
+export function moduleDefaults(): Modules {
+  return { ...DEFAULT_MODULES, ...Object.fromEntries(featureModules.map((m) => [m.key, m.default])) } as Modules;
 }
 
 /** The registered settings, in registration order. Reading them closes the registry. */

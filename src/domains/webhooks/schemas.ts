@@ -10,6 +10,7 @@ export const WEBHOOK_EVENTS = [
   'content.published',
   'content.unpublished',
   'push.finished',
+  'inbox.message',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENTS)[number] | 'ping';
 
