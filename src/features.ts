@@ -15,3 +15,4 @@ import './domains/artwork/station.ts';
 import './domains/reminders/station.ts';
 import './domains/nowPlaying/station.ts';
 import './domains/nowPlaying/followUp.ts';
+import './domains/inbox/station.ts';

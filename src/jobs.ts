@@ -83,6 +83,8 @@ export const JOBS = {
   'audience.fix': { queue: 'default', payload: Type.Object({}) },
   /** Daily: drops listener samples older than 35 days. */
   'audience.prune': { queue: 'default', payload: Type.Object({}) },
+  /** Daily: deletes inbox messages and votes past their station's retention (src/domains/inbox/retention.ts). */
+  'inbox.prune': { queue: 'default', payload: Type.Object({}) },
   /** One of the jobs sending a push notification; job id = `push.send.{notificationId}.{part}` (docs/push.md). */
   'push.send': {
     queue: 'push',

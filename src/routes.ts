@@ -25,6 +25,8 @@ import { auditRoutes } from './domains/audit/routes.ts';
 import { podcastRoutes } from './domains/podcasts/routes.ts';
 import { artworkRoutes } from './domains/artwork/routes.ts';
 import { reminderRoutes } from './domains/reminders/routes.ts';
+import { inboxRoutes } from './domains/inbox/routes.ts';
+import { inboxAdminRoutes } from './domains/inbox/adminRoutes.ts';
 
 // The composition of the web role's HTTP surface: every domain's routes, in one table. It lives beside
 // services.ts (the other half of the composition), above the domains; src/http/ (the framework) never
@@ -58,4 +60,6 @@ allRoutes.push(
   ...auditRoutes,
   ...podcastRoutes,
   ...reminderRoutes,
+  ...inboxRoutes,
+  ...inboxAdminRoutes,
 );

@@ -17,6 +17,7 @@ import { auditPrune } from './auditPrune.ts';
 import { audienceFix, audiencePoll, audiencePrune } from './audience.ts';
 import { pushReceipts, pushSend, pushSweep } from './push.ts';
 import { remindersFire, remindersTick } from './reminders.ts';
+import { inboxPrune } from './inboxPrune.ts';
 
 export type JobHandler<N extends JobName> = (payload: JobPayload<N>, svc: Services, job: Job) => Promise<unknown>;
 
@@ -46,4 +47,5 @@ export const registry: { [N in JobName]: JobHandler<N> } = {
   'push.sweep': pushSweep,
   'reminders.tick': remindersTick,
   'reminders.fire': remindersFire,
+  'inbox.prune': inboxPrune,
 };

@@ -198,6 +198,8 @@ const TAGS: Record<string, string> = {
   radiodns: 'RadioDNS SPI documents (ETSI TS 102 818) and station logos for hybrid radio receivers (anonymous, XML and PNG).',
   podcasts:
     'Podcast feeds of published episodes (RSS 2.0 for Apple Podcasts, Spotify and every podcast app; anonymous) and the cover image.',
+  inbox:
+    'The listener inbox: messages, dedications and song requests to the studio, likes of the play on air (a station credential with inbox:write), and the studio’s side (operator keys with inbox:read / inbox:write).',
 };
 
 export function buildOpenApi(routes: RouteSpec[], info: { version: string; serverUrl: string }): Record<string, unknown> {

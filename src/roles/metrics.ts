@@ -9,4 +9,5 @@ import '../../workers/metrics.ts';
 import '../domains/audience/metrics.ts';
 import '../domains/push/metrics.ts';
 import '../domains/artwork/metrics.ts';
+import '../domains/inbox/metrics.ts';
 import '../gateway/metrics.ts';
