@@ -35,12 +35,12 @@ function checkInput(station: Station, body: PostMessageBody): void {
   if (body.kind === 'request' ? !setting.requests : !setting.messages)
     throw new ModuleDisabledError(body.kind === 'request' ? 'inbox requests' : 'inbox messages');
   if (body.kind === 'request' && body.track === undefined)
-    throw new ValidationError('Invalid body.', [{ path: 'body.track', code: 'required', message: 'a request needs `track` ({artist, title})' }]);
+    throw new ValidationError('Invalid body.', [{ path: 'track', code: 'required', message: 'a request needs `track` ({artist, title})' }]);
   if (body.kind !== 'request' && body.text === undefined)
-    throw new ValidationError('Invalid body.', [{ path: 'body.text', code: 'required', message: `a ${body.kind} needs \`text\`` }]);
+    throw new ValidationError('Invalid body.', [{ path: 'text', code: 'required', message: `a ${body.kind} needs \`text\`` }]);
   if (body.text !== undefined && codePoints(body.text) > setting.maxLength)
     throw new ValidationError('Invalid body.', [
-      { path: 'body.text', code: 'too_long', message: `text may hold at most ${setting.maxLength} characters at this station` },
+      { path: 'text', code: 'too_big', message: `text may hold at most ${setting.maxLength} characters at this station` },
     ]);
 }
 
