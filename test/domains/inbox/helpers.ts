@@ -49,7 +49,7 @@ export async function inboxFixture(baseUrl: string, clock: ManualClock | null, o
     like: (clientId, value) => request(baseUrl, 'PUT', `${base}/likes`, { token, json: { clientId, value } }),
     requestable: (query) => request(baseUrl, 'GET', `${base}/requestable?${query}`, { token }),
     async play(artist, title, extra = {}) {
-      const at = clock ? clock.now().toISOString() : new Date().toISOString();
+      const at = clock ? clock.nowMs() : Date.now();
       const res = await ingest(baseUrl, station, ingestToken, {
         eventId: randomUUID(),
         observedAt: at,

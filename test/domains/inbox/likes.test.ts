@@ -1,0 +1,100 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { useClockedServer } from '../../support/server.ts';
+import { admin } from '../../support/http.ts';
+import { parseCsv } from '../audience/helpers.ts';
+import { inboxFixture } from './helpers.ts';
+
+// docs/inbox.md, "Likes": a vote on the play on air now (409 NOTHING_PLAYING when none), one per client
+// per play, the last counts, 0 withdraws; the play log's `likes` and `dislikes` (JSON and CSV).
+
+const T0 = new Date('2026-12-15T10:00:00.000Z');
+const RANGE = `from=${encodeURIComponent('2026-12-15T09:00:00Z')}&to=${encodeURIComponent('2026-12-15T11:00:00Z')}`;
+
+describe('inbox: likes of the play on air', () => {
+  const { clock, server } = useClockedServer(T0, { reset: true });
+
+  it('409 NOTHING_PLAYING before any play, when the encoder said nothing plays, and when the play is stale', async () => {
+    const f = await inboxFixture(server.url, clock, { nowPlayingFreshnessSeconds: 600 });
+    const refused = await f.like(randomUUID(), 1);
+    expect([refused.status, refused.body.error.code]).to.deep.equal([409, 'NOTHING_PLAYING']);
+    await f.play('A', 'One');
+    expect((await f.like(randomUUID(), 1)).status).to.equal(200);
+    clock.advance(601_000);
+    expect((await f.like(randomUUID(), 1)).body.error.code, 'stale').to.equal('NOTHING_PLAYING');
+    await f.play('A', 'Two');
+    expect((await f.like(randomUUID(), 1)).status).to.equal(200);
+    clock.advance(1000);
+    const { ingest } = await import('../../support/ingest.ts');
+    expect((await ingest(server.url, f.station, f.ingestToken, { eventId: randomUUID(), observedAt: clock.nowMs(), isPlaying: false })).status).to.equal(200);
+    expect((await f.like(randomUUID(), 1)).body.error.code, 'stopped').to.equal('NOTHING_PLAYING');
+  });
+
+  it('one vote per client per play: the last counts, 0 withdraws it; each answer carries the play’s counts', async () => {
+    const f = await inboxFixture(server.url, clock);
+    await f.play('A', 'One');
+    const [ann, bob, cy] = [randomUUID(), randomUUID(), randomUUID()];
+    const first = await f.like(ann, 1);
+    expect(first.status, first.text).to.equal(200);
+    expect(first.body).to.deep.include({ value: 1, likes: 1, dislikes: 0 });
+    expect(first.body.playId).to.be.a('string');
+    expect((await f.like(ann, 1)).body).to.deep.include({ likes: 1, dislikes: 0 });
+    expect((await f.like(bob, 1)).body).to.deep.include({ likes: 2, dislikes: 0 });
+    expect((await f.like(ann, -1)).body).to.deep.include({ value: -1, likes: 1, dislikes: 1 });
+    expect((await f.like(cy, -1)).body).to.deep.include({ likes: 1, dislikes: 2 });
+    expect((await f.like(ann, 0)).body).to.deep.include({ value: 0, likes: 1, dislikes: 1 });
+    expect((await f.like(ann, 0)).body).to.deep.include({ likes: 1, dislikes: 1 });
+    // The next play starts from nothing.
+    clock.advance(200_000);
+    await f.play('B', 'Two');
+    const next = await f.like(ann, 1);
+    expect(next.body).to.deep.include({ likes: 1, dislikes: 0 });
+    expect(next.body.playId).to.not.equal(first.body.playId);
+  });
+
+  it('votes at once from many clients are each counted exactly once (the last vote of each)', async () => {
+    const f = await inboxFixture(server.url, clock);
+    await f.play('A', 'Burst');
+    const clients = Array.from({ length: 60 }, () => randomUUID());
+    // Every client votes twice at once; which of its two votes lands last is up to the network, so the
+    // expected counts are read back from the stored votes (one per client).
+    const answers = await Promise.all(clients.flatMap((c, i) => [f.like(c, 1), f.like(c, i % 3 === 0 ? -1 : 1)]));
+    for (const answer of answers) expect(answer.status, answer.text).to.equal(200);
+    const votes: Array<{ value: number }> = await server.svc.db('inbox_votes').where({ observation_id: answers[0].body.playId });
+    expect(votes).to.have.length(60);
+    const likes = votes.filter((v) => v.value === 1).length;
+    const counted = await f.like(randomUUID(), 0);
+    expect(counted.body).to.deep.include({ likes, dislikes: 60 - likes });
+  }).timeout(30_000);
+
+  it('the play log has likes and dislikes per play, in JSON and CSV', async () => {
+    const f = await inboxFixture(server.url, clock);
+    await f.play('A', 'One');
+    await f.like(randomUUID(), 1);
+    await f.like(randomUUID(), 1);
+    await f.like(randomUUID(), -1);
+    clock.advance(180_000);
+    await f.play('A', 'Two');
+    const json = await admin(server.url, 'GET', `/stations/${f.station.id}/plays?${RANGE}`);
+    expect(json.status, json.text).to.equal(200);
+    expect(json.body.plays.map((p: Record<string, unknown>) => [p.title, p.likes, p.dislikes])).to.deep.equal([
+      ['One', 2, 1],
+      ['Two', 0, 0],
+    ]);
+    const csv = await admin(server.url, 'GET', `/stations/${f.station.id}/plays?${RANGE}&format=csv`);
+    expect(csv.text.split('\r\n')[0]).to.match(/,performances,performancesByStream,likes,dislikes$/);
+    expect(parseCsv(csv.text).map((row) => [row.title, row.likes, row.dislikes])).to.deep.equal([
+      ['One', '2', '1'],
+      ['Two', '0', '0'],
+    ]);
+  });
+
+  it('404 MODULE_DISABLED with likes switched off; 400 for a value other than 1, -1, 0', async () => {
+    const f = await inboxFixture(server.url, clock);
+    await f.play('A', 'One');
+    for (const value of [2, '1', null, 0.5]) expect((await f.like(randomUUID(), value as number)).status, String(value)).to.equal(400);
+    await f.settings({ likes: false });
+    const res = await f.like(randomUUID(), 1);
+    expect([res.status, res.body.error.code]).to.deep.equal([404, 'MODULE_DISABLED']);
+  });
+});
