@@ -102,6 +102,7 @@ describe('inbox: the studio stream (Server-Sent Events)', () => {
     const ready = await stream.next((e) => e.event === 'ready');
     expect(stream.raw.startsWith('retry: 3000\n\n')).to.equal(true);
     expect(ready.id).to.equal('1');
+    clock.advance(1000);
     const started = Date.now();
     const sent = await f.message('hello studio', { name: 'Mia' });
     const event = await stream.next((e) => e.event === 'message');
