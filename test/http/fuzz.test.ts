@@ -27,7 +27,7 @@ const CODES_BY_STATUS: Record<number, string[]> = {
   404: ['NOT_FOUND', 'MODULE_DISABLED'],
   405: ['METHOD_NOT_ALLOWED'],
   406: ['NOT_ACCEPTABLE'],
-  409: ['REVISION_CONFLICT', 'PROVIDER_MISMATCH', 'CONFLICT'],
+  409: ['REVISION_CONFLICT', 'PROVIDER_MISMATCH', 'CONFLICT', 'REQUEST_REFUSED', 'NOTHING_PLAYING'],
   413: ['PAYLOAD_TOO_LARGE'],
   415: ['UNSUPPORTED_MEDIA_TYPE'],
   416: ['RANGE_NOT_SATISFIABLE'],
@@ -63,6 +63,7 @@ interface Fixture {
   listener: string;
   push: string;
   ingest: string;
+  inbox: string;
 }
 
 const segment = (valid: string) =>
@@ -170,7 +171,7 @@ function requestArb(f: Fixture): fc.Arbitrary<RawRequest & { ingest: boolean; gr
         params: fc.tuple(...names.map((n) => segment(validParam(n, f)))),
         query: queryArb,
         auth: fc.oneof(
-          { weight: 4, arbitrary: fc.constant(rightCredential(route.surface, f)) },
+          { weight: 4, arbitrary: fc.constant(route.scope === 'inbox:write' ? f.inbox : rightCredential(route.surface, f)) },
           { weight: 1, arbitrary: fc.constantFrom(undefined, f.listener, f.push, f.ingest, ADMIN_TOKEN, 'wvl_\u0000', 'garbage') },
         ),
         contentType: fc.constantFrom(
@@ -257,7 +258,7 @@ describe('hostile input on every route (property-based, fast-check)', function (
         RATE_LIMIT_ANONYMOUS_PER_MINUTE: '0',
       },
     });
-    const station = await createStation(server.url);
+    const station = await createStation(server.url, { modules: { inbox: true } });
     const token = async (scope: string) => (await createToken(server.url, station.id, [scope])).token;
     fixture = {
       stationId: station.id,
@@ -265,6 +266,7 @@ describe('hostile input on every route (property-based, fast-check)', function (
       listener: await token('listener:read'),
       push: await token('push:register'),
       ingest: await token('ingest:write'),
+      inbox: await token('inbox:write'),
     };
   });
   after(() => server.close());

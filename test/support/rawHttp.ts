@@ -33,12 +33,10 @@ export function rawRequest(baseUrl: string, req: RawRequest, timeoutMs = 10_000)
     const socket = connect(Number(port), hostname);
     const chunks: Buffer[] = [];
     const timer = setTimeout(() => socket.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-    socket.on('data', (chunk) => chunks.push(chunk));
-    socket.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    socket.on('end', () => {
+    let settled = false;
+    const finish = () => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       socket.destroy();
       try {
@@ -46,7 +44,20 @@ export function rawRequest(baseUrl: string, req: RawRequest, timeoutMs = 10_000)
       } catch (err) {
         reject(err);
       }
+    };
+    socket.on('data', (chunk) => {
+      chunks.push(chunk);
+      // An event stream never ends by itself: its answer is complete with its headers.
+      const head = Buffer.concat(chunks);
+      const split = head.indexOf('\r\n\r\n');
+      if (split >= 0 && /\r\ncontent-type: text\/event-stream/i.test(head.subarray(0, split).toString('latin1'))) finish();
     });
+    socket.on('error', (err) => {
+      if (settled) return;
+      clearTimeout(timer);
+      reject(err);
+    });
+    socket.on('end', finish);
     socket.write(Buffer.concat(lines));
   });
 }
