@@ -117,10 +117,11 @@ describe('audience: performances per play', () => {
     expect(res.status, text).to.equal(200);
     expect(res.headers.get('content-type')).to.equal('text/csv; charset=utf-8');
     const lines = text.split('\r\n');
-    expect(lines[0]).to.match(/,endedAt,performances,performancesByStream$/);
+    // After them come the listener inbox's likes and dislikes (docs/inbox.md#likes).
+    expect(lines[0]).to.match(/,endedAt,performances,performancesByStream,likes,dislikes$/);
     const line = (title: string) => lines.find((l) => l.split(',')[3] === title);
-    expect(line('A')).to.match(/,25,"\{""mp3"":25,""hls"":null\}"$/);
-    expect(line('D')).to.match(/,,"\{""mp3"":null,""hls"":null\}"$/);
+    expect(line('A')).to.match(/,25,"\{""mp3"":25,""hls"":null\}",0,0$/);
+    expect(line('D')).to.match(/,,"\{""mp3"":null,""hls"":null\}",0,0$/);
     const byTitle = Object.fromEntries(parseCsv(text).map((r) => [r.title, r]));
     expect(byTitle.A.performances).to.equal('25');
     expect(JSON.parse(byTitle.A.performancesByStream)).to.deep.equal({ mp3: 25, hls: null });

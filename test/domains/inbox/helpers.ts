@@ -22,7 +22,7 @@ export interface InboxFixture {
   /** Reports a play (with its own event id, so nothing collapses) at the clock's now unless `at` says otherwise. */
   play(artist: string | null, title: string, extra?: Record<string, unknown>): Promise<void>;
   /** The studio list (root key), newest first. */
-  list(query?: string): Promise<Array<Record<string, any>>>;
+  list(query?: string): Promise<any[]>;
   settings(inbox: Record<string, unknown>): Promise<void>;
 }
 

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { useClockedServer } from '../../support/server.ts';
 import { admin, request } from '../../support/http.ts';
 import { eventually } from '../../support/factories.ts';
+import { until } from '../../support/ingest.ts';
 import { startReceiver, type Receiver } from '../../support/receiver.ts';
 import { inboxFixture } from './helpers.ts';
 
@@ -40,7 +41,7 @@ describe('inbox: the inbox.message webhook and the metrics', () => {
     await f.message('darn');
     const troll = await f.message('spam');
     await admin(server.url, 'POST', `/stations/${f.station.id}/inbox/bans`, { messageId: troll.body.id });
-    const event = await eventually(() => receiver.received.find((r) => r.json.stationId === f.station.id && r.json.data.id === pending.body.id), {
+    const event = await until(() => receiver.received.find((r) => r.json.stationId === f.station.id && r.json.data.id === pending.body.id), {
       timeoutMs: 10_000,
     });
     const [listed] = (await f.list()).filter((m: { id: string }) => m.id === pending.body.id);

@@ -90,6 +90,9 @@ describe('play log', () => {
       // A station without streams: no listener figures (docs/audience.md).
       performances: null,
       performancesByStream: {},
+      // The listener inbox's columns (docs/inbox.md, "Likes"): no votes.
+      likes: 0,
+      dislikes: 0,
     });
     // 01:30 UTC is 03:30 summer time: the local hour 02:xx does not exist that day.
     expect(third.localTime).to.equal('2026-03-29T03:30:00+02:00');
@@ -108,10 +111,10 @@ describe('play log', () => {
     );
     const lines = res.text.split('\r\n');
     expect(lines[0]).to.equal(
-      'playedAt,localTime,artist,title,album,durationSeconds,sourceTrackId,outcome,broadcastId,programTitle,rundownItemId,credentialLabel,isrc,endedAt,performances,performancesByStream',
+      'playedAt,localTime,artist,title,album,durationSeconds,sourceTrackId,outcome,broadcastId,programTitle,rundownItemId,credentialLabel,isrc,endedAt,performances,performancesByStream,likes,dislikes',
     );
     expect(res.text).to.include(
-      '\r\n2026-03-29T00:30:00.000Z,2026-03-29T01:30:00+01:00,"Nina, ""Simone""","Feeling Good,\r\nagain","I Put a ""Spell""",171,USRC17607839,recorded,,,,Studio A encoder,,2026-03-29T00:32:51.000Z,,{}\r\n',
+      '\r\n2026-03-29T00:30:00.000Z,2026-03-29T01:30:00+01:00,"Nina, ""Simone""","Feeling Good,\r\nagain","I Put a ""Spell""",171,USRC17607839,recorded,,,,Studio A encoder,,2026-03-29T00:32:51.000Z,,{},0,0\r\n',
     );
     expect(res.text.endsWith('\r\n')).to.equal(true);
   });
