@@ -101,5 +101,7 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw(`DROP TABLE IF EXISTS inbox_vote_counts, inbox_votes, inbox_bans, inbox_plays, inbox_catalogue_marks, inbox_positions, inbox_messages`);
+  await knex.raw(
+    `DROP TABLE IF EXISTS inbox_vote_counts, inbox_votes, inbox_bans, inbox_plays, inbox_catalogue_marks, inbox_positions, inbox_messages`,
+  );
 }

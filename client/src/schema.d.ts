@@ -1910,6 +1910,246 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/stations/{stationSlug}/inbox/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send the studio a message, a dedication or a song request
+         * @description A `request` needs `track` and passes the station’s request policy (409 REQUEST_REFUSED with `reason` and, when time lifts it, `retryAfterSeconds`). A client may send `inbox.perClientPerHour` messages an hour and an address 30 (429 RATE_LIMITED with Retry-After). The same kind and text (and track) from the same client within 10 minutes is the same message: 202 with the first one’s id, stored once. A message holding a blocked word or (with `holdLinks`) a link is `held` for the studio to review.
+         */
+        post: operations["postInboxMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stations/{stationSlug}/inbox/requestable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the request catalogue: the tracks played in the last 90 days, with whether each can be requested now
+         * @description Tracks whose artist or title holds `q` (case, width and accents ignored), most played first. Each says whether the request policy would take a request now, and if not why (`reason`) and, when time lifts it, in how long (`retryAfterSeconds`).
+         */
+        get: operations["getInboxRequestable"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stations/{stationSlug}/inbox/likes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Like or dislike the play on air now (0 withdraws the vote)
+         * @description One vote per client per play: the last one counts. 409 NOTHING_PLAYING when no track is on air (none, stopped, or stale).
+         */
+        put: operations["putInboxLike"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/stations/{stationSlug}/inbox/clients/{clientId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Erase a listener: every message and vote of this clientId at the station
+         * @description The plays’ counts drop its votes. Answers 204 whether or not anything was stored.
+         */
+        delete: operations["deleteInboxClient"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/inbox/messages": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The studio’s inbox: messages, dedications and requests, newest first
+         * @description Filter by `status` and `kind`; `limit` 1–100 (default 50); `nextCursor` (signed) continues the same list.
+         *
+         *     Root key, or an operator key with `inbox:read` reaching the station.
+         */
+        get: operations["adminListInboxMessages"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/inbox/messages/{messageId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Set a message shown, answered or hidden
+         * @description Every open studio stream gets the changed message within 2 s. The same status again changes nothing.
+         *
+         *     Root key, or an operator key with `inbox:write` reaching the station.
+         */
+        patch: operations["adminPatchInboxMessage"];
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/inbox/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The studio stream: every new or changed message as a Server-Sent Event, live from every web process
+         * @description Send the operator key in `Authorization` (a page reads it with fetch streaming). Each event’s `id` is the station’s stream position; reconnect with `Last-Event-ID` (or `lastEventId` in the URL for a first connection) to get every message new or changed since, then live ones. Without one, the stream starts now.
+         *
+         *     Root key, or an operator key with `inbox:read` reaching the station.
+         */
+        get: operations["adminInboxStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/inbox/bans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The bans in force, newest first
+         * @description The bans in force, newest first
+         *
+         *     Root key, or an operator key with `inbox:read` reaching the station.
+         */
+        get: operations["adminListInboxBans"];
+        put?: never;
+        /**
+         * Ban the client and the address a message came from
+         * @description From then on their messages are stored `hidden` (they are answered as usual and never learn of the ban). Without `days` the ban lasts until lifted.
+         *
+         *     Root key, or an operator key with `inbox:write` reaching the station.
+         */
+        post: operations["adminCreateInboxBan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/inbox/bans/{banId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Lift a ban
+         * @description Lift a ban
+         *
+         *     Root key, or an operator key with `inbox:write` reaching the station.
+         */
+        delete: operations["adminDeleteInboxBan"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/inbox/clients/{client}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Erase a listener by its pseudonym: every message and vote at the station
+         * @description The plays’ counts drop its votes; its bans stay. Answers 204 whether or not anything was stored.
+         *
+         *     Root key, or an operator key with `inbox:write` reaching the station.
+         */
+        delete: operations["adminDeleteInboxClient"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/inbox/tracks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Music research: which tracks listeners liked, per thousand listeners who heard them
+         * @description The tracks with at least one vote in `[from, to)` (at most 92 days), most liked first, then by likes per thousand. `performances` sums the plays’ audience figures (docs/audience.md); `likesPerThousand` = likes × 1000 / performances.
+         *
+         *     Root key, or an operator key with `inbox:read` reaching the station.
+         */
+        get: operations["adminInboxTracks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2047,6 +2287,19 @@ export interface components {
             body: string;
             bodySoon: string;
         };
+        /** InboxSetting */
+        InboxSetting: {
+            requests: boolean;
+            messages: boolean;
+            likes: boolean;
+            maxLength: number;
+            perClientPerHour: number;
+            trackRepeatMinutes: number;
+            artistRepeatMinutes: number;
+            holdLinks: boolean;
+            blockedWords: string[];
+            retentionDays: number;
+        };
         AdminCreateStation201Response: {
             id: string;
             slug: string;
@@ -2109,6 +2362,7 @@ export interface components {
             };
             artwork: components["schemas"]["ArtworkSetting"];
             reminders: components["schemas"]["RemindersSetting"];
+            inbox: components["schemas"]["InboxSetting"];
             createdAt: string;
             updatedAt: string;
         };
@@ -2188,6 +2442,32 @@ export interface components {
             /** @description the body otherwise, with {program}, {presenters}, {station}, {time} (station-local HH:mm) and {minutes}; default "Starts at {time} on {station}" */
             bodySoon?: string;
         };
+        /**
+         * InboxSettingInput
+         * @description The listener inbox (docs/inbox.md). A PATCH merges the sent fields into what is stored.
+         */
+        InboxSettingInput: {
+            /** @description take song requests (and answer `requestable`); default true */
+            requests?: boolean;
+            /** @description take messages and dedications; default true */
+            messages?: boolean;
+            /** @description take likes and dislikes of the play on air; default true */
+            likes?: boolean;
+            /** @description longest text, in characters (code points); default 500 */
+            maxLength?: number;
+            /** @description messages a client may send an hour; default 5 */
+            perClientPerHour?: number;
+            /** @description a track played this recently cannot be requested; 0 switches the rule off; default 180 */
+            trackRepeatMinutes?: number;
+            /** @description an artist played this recently cannot be requested; 0 switches the rule off; default 60 */
+            artistRepeatMinutes?: number;
+            /** @description hold messages holding a link for the studio to review; default true */
+            holdLinks?: boolean;
+            /** @description a message holding one of these as a whole word (case, width and spacing ignored) is held for review */
+            blockedWords?: string[];
+            /** @description messages and votes are deleted after this many days; default 30 */
+            retentionDays?: number;
+        };
         AdminCreateStationRequest: {
             slug: string;
             id?: string;
@@ -2256,6 +2536,7 @@ export interface components {
                 realtime?: boolean;
                 weather?: boolean;
                 traffic?: boolean;
+                inbox?: boolean;
             };
             entitlements?: {
                 weather?: boolean;
@@ -2288,6 +2569,7 @@ export interface components {
             };
             artwork?: components["schemas"]["ArtworkSettingInput"];
             reminders?: components["schemas"]["RemindersSettingInput"];
+            inbox?: components["schemas"]["InboxSettingInput"];
         };
         AdminUpdateStationRequest: {
             /** @description the station’s own id, as in the path (it cannot change) */
@@ -2358,6 +2640,7 @@ export interface components {
                 realtime?: boolean;
                 weather?: boolean;
                 traffic?: boolean;
+                inbox?: boolean;
             };
             entitlements?: {
                 weather?: boolean;
@@ -2390,6 +2673,7 @@ export interface components {
             };
             artwork?: components["schemas"]["ArtworkSettingInput"];
             reminders?: components["schemas"]["RemindersSettingInput"];
+            inbox?: components["schemas"]["InboxSettingInput"];
         };
         AdminCreateCredential201Response: {
             id: string;
@@ -2400,7 +2684,7 @@ export interface components {
             label: string | null;
         };
         AdminCreateCredentialRequest: {
-            scopes: ("listener:read" | "push:register" | "ingest:write")[];
+            scopes: ("listener:read" | "push:register" | "ingest:write" | "inbox:write")[];
             label?: string | null;
             /**
              * Format: date-time
@@ -3679,6 +3963,7 @@ export interface components {
                 };
                 artwork: components["schemas"]["ArtworkSetting"];
                 reminders: components["schemas"]["RemindersSetting"];
+                inbox: components["schemas"]["InboxSetting"];
                 createdAt: string;
                 updatedAt: string;
             };
@@ -3827,6 +4112,7 @@ export interface components {
                     realtime?: boolean;
                     weather?: boolean;
                     traffic?: boolean;
+                    inbox?: boolean;
                 };
                 entitlements?: {
                     weather?: boolean;
@@ -3918,9 +4204,10 @@ export interface components {
                     stationImageKey?: string;
                 };
                 reminders?: components["schemas"]["RemindersSettingInput"];
+                inbox?: components["schemas"]["InboxSettingInput"];
             };
             credentials?: {
-                scopes: ("listener:read" | "push:register" | "ingest:write")[];
+                scopes: ("listener:read" | "push:register" | "ingest:write" | "inbox:write")[];
                 label?: string | null;
                 /**
                  * Format: date-time
@@ -4175,7 +4462,7 @@ export interface components {
         AdminCreateWebhookRequest: {
             /** @description https:// URL of the receiver */
             url: string;
-            events: ("now-playing.changed" | "broadcast.started" | "broadcast.ended" | "schedule.changed" | "content.published" | "content.unpublished" | "push.finished")[];
+            events: ("now-playing.changed" | "broadcast.started" | "broadcast.ended" | "schedule.changed" | "content.published" | "content.unpublished" | "push.finished" | "inbox.message")[];
             description?: string | null;
         };
         AdminListWebhooksResponse: {
@@ -4215,7 +4502,7 @@ export interface components {
         AdminPatchWebhookRequest: {
             /** @description https:// URL of the receiver */
             url?: string;
-            events?: ("now-playing.changed" | "broadcast.started" | "broadcast.ended" | "schedule.changed" | "content.published" | "content.unpublished" | "push.finished")[];
+            events?: ("now-playing.changed" | "broadcast.started" | "broadcast.ended" | "schedule.changed" | "content.published" | "content.unpublished" | "push.finished" | "inbox.message")[];
             description?: string | null;
             active?: boolean;
         };
@@ -4292,6 +4579,10 @@ export interface components {
                 performancesByStream: {
                     [key: string]: number | null;
                 };
+                /** @description listeners’ likes of the play (docs/inbox.md, "Likes") */
+                likes: number;
+                /** @description listeners’ dislikes of the play */
+                dislikes: number;
             }[];
         };
         /** ListenerSamplesAccepted */
@@ -4484,7 +4775,7 @@ export interface components {
             label: string;
             /** @description The station ids the key may reach, or "*" for every station (present and future). */
             stations: string[] | "*";
-            scopes: ("stations:write" | "credentials:write" | "content:write" | "schedule:write" | "feeds:write" | "push:credentials" | "push:send" | "webhooks:write" | "plays:read" | "audit:read" | "artwork:write")[];
+            scopes: ("stations:write" | "credentials:write" | "content:write" | "schedule:write" | "feeds:write" | "push:credentials" | "push:send" | "webhooks:write" | "plays:read" | "audit:read" | "artwork:write" | "inbox:read" | "inbox:write")[];
             /**
              * Format: date-time
              * @description at most two years ahead; default two years
@@ -4627,6 +4918,316 @@ export interface components {
                 presenterId: string;
                 name: string;
                 followers: number;
+            }[];
+        };
+        /**
+         * InboxMessageAccepted
+         * @example {
+         *       "id": "7b1e2f4a-9c3d-4e5f-8a6b-1c2d3e4f5a6b",
+         *       "status": "pending"
+         *     }
+         */
+        InboxMessageAccepted: {
+            /**
+             * @description UUID
+             * @example 0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93
+             */
+            id: string;
+            /**
+             * @description `pending`, or `held` for the studio to review (the later status is the studio’s)
+             * @enum {string}
+             */
+            status: "pending" | "held";
+        };
+        /**
+         * InboxRequestRefused
+         * @example {
+         *       "error": {
+         *         "code": "REQUEST_REFUSED",
+         *         "message": "This track was played too recently to be requested.",
+         *         "requestId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+         *         "reason": "recently-played",
+         *         "retryAfterSeconds": 4210
+         *       }
+         *     }
+         */
+        InboxRequestRefused: {
+            error: {
+                /** @constant */
+                code: "REQUEST_REFUSED";
+                message: string;
+                requestId: string;
+                /** @enum {string} */
+                reason: "recently-played" | "artist-recently-played" | "already-requested";
+                /** @description when time lifts the refusal: the seconds until it does */
+                retryAfterSeconds?: number;
+            };
+        };
+        /** InboxTrackInput */
+        InboxTrackInput: {
+            /** @description the artist as the listener typed it */
+            artist: string;
+            /** @description the title as the listener typed it */
+            title: string;
+        };
+        /**
+         * InboxMessageInput
+         * @example {
+         *       "clientId": "3f0c1b8e-7d2a-4c55-9e61-0b7f4a2d9c10",
+         *       "kind": "request",
+         *       "text": "For my sister, who turns 30 today!",
+         *       "name": "Mia",
+         *       "location": "Leipzig",
+         *       "track": {
+         *         "artist": "Daft Punk",
+         *         "title": "Digital Love"
+         *       }
+         *     }
+         */
+        InboxMessageInput: {
+            /**
+             * @description a UUID the app generates once per installation and keeps; stored only as an HMAC
+             * @example 3f0c1b8e-7d2a-4c55-9e61-0b7f4a2d9c10
+             */
+            clientId: string;
+            /**
+             * @description `request` is a song request (needs `track`); the others need `text`
+             * @enum {string}
+             */
+            kind: "message" | "dedication" | "request";
+            /** @description the message, stored and returned exactly as sent; at most the station’s `inbox.maxLength` characters */
+            text?: string;
+            /** @description the name the listener signs with */
+            name?: string;
+            /** @description where the listener is */
+            location?: string;
+            track?: components["schemas"]["InboxTrackInput"];
+        };
+        /**
+         * InboxRequestableTracks
+         * @example {
+         *       "tracks": [
+         *         {
+         *           "artist": "Daft Punk",
+         *           "title": "Digital Love",
+         *           "lastPlayedAt": "2026-12-14T18:02:11.000Z",
+         *           "requestable": true
+         *         },
+         *         {
+         *           "artist": "Daft Punk",
+         *           "title": "One More Time",
+         *           "lastPlayedAt": "2026-12-15T09:40:03.000Z",
+         *           "requestable": false,
+         *           "reason": "recently-played",
+         *           "retryAfterSeconds": 7380
+         *         }
+         *       ]
+         *     }
+         */
+        InboxRequestableTracks: {
+            tracks: {
+                artist: string;
+                title: string;
+                /** @description HTTPS art of its latest play, when known */
+                artworkUrl?: string;
+                /**
+                 * @description ISO 8601 timestamp in UTC
+                 * @example 2026-11-21T10:15:02.123Z
+                 */
+                lastPlayedAt: string;
+                /** @description whether the request policy would take a request for it now */
+                requestable: boolean;
+                /** @enum {string} */
+                reason?: "recently-played" | "artist-recently-played" | "already-requested";
+                retryAfterSeconds?: number;
+            }[];
+        };
+        /**
+         * InboxVote
+         * @example {
+         *       "playId": "7b1e2f4a-9c3d-4e5f-8a6b-1c2d3e4f5a6b",
+         *       "value": 1,
+         *       "likes": 128,
+         *       "dislikes": 9
+         *     }
+         */
+        InboxVote: {
+            /**
+             * @description UUID
+             * @example 0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93
+             */
+            playId: string;
+            /** @description this client’s vote now: 1, -1 or 0 */
+            value: number;
+            likes: number;
+            dislikes: number;
+        };
+        /**
+         * InboxVoteInput
+         * @example {
+         *       "clientId": "3f0c1b8e-7d2a-4c55-9e61-0b7f4a2d9c10",
+         *       "value": 1
+         *     }
+         */
+        InboxVoteInput: {
+            /**
+             * @description a UUID the app generates once per installation and keeps; stored only as an HMAC
+             * @example 3f0c1b8e-7d2a-4c55-9e61-0b7f4a2d9c10
+             */
+            clientId: string;
+            /** @description 1 like, -1 dislike, 0 withdraws the vote */
+            value: 1 | -1 | 0;
+        };
+        /**
+         * InboxMessage
+         * @example {
+         *       "id": "7b1e2f4a-9c3d-4e5f-8a6b-1c2d3e4f5a6b",
+         *       "kind": "dedication",
+         *       "text": "For my sister, who turns 30 today!",
+         *       "name": "Mia",
+         *       "location": "Leipzig",
+         *       "track": null,
+         *       "status": "pending",
+         *       "client": "k3mq7xz2ab",
+         *       "receivedAt": "2026-12-15T10:02:11.000Z",
+         *       "updatedAt": "2026-12-15T10:02:11.000Z"
+         *     }
+         */
+        InboxMessage: {
+            /**
+             * @description UUID
+             * @example 0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93
+             */
+            id: string;
+            /** @enum {string} */
+            kind: "message" | "dedication" | "request";
+            text: string | null;
+            name: string | null;
+            location: string | null;
+            track: {
+                artist: string;
+                title: string;
+            } | null;
+            /** @enum {string} */
+            status: "pending" | "held" | "shown" | "answered" | "hidden";
+            /**
+             * @description the stable pseudonym of a listener (10 base32 characters); never the clientId
+             * @example k3mq7xz2ab
+             */
+            client: string;
+            /**
+             * @description ISO 8601 timestamp in UTC
+             * @example 2026-11-21T10:15:02.123Z
+             */
+            receivedAt: string;
+            /**
+             * @description ISO 8601 timestamp in UTC
+             * @example 2026-11-21T10:15:02.123Z
+             */
+            updatedAt: string;
+        };
+        /** InboxMessages */
+        InboxMessages: {
+            messages: components["schemas"]["InboxMessage"][];
+            nextCursor: string | null;
+        };
+        /**
+         * InboxMessageStatus
+         * @example {
+         *       "status": "answered"
+         *     }
+         */
+        InboxMessageStatus: {
+            /** @enum {string} */
+            status: "shown" | "answered" | "hidden";
+        };
+        /**
+         * InboxStream
+         * @description Server-Sent Events: `retry: 3000`, then each new or changed message as `id: <position>`, `event: message`, `data: <InboxMessage JSON>`; `event: ready` (with the position reached) once the replay is sent; `: ping` every 15 s.
+         * @example retry: 3000
+         *
+         *     id: 41
+         *     event: message
+         *     data: {"id":"7b1e2f4a-9c3d-4e5f-8a6b-1c2d3e4f5a6b","kind":"message",…}
+         *
+         *     id: 41
+         *     event: ready
+         *     data: {}
+         */
+        InboxStream: string;
+        /**
+         * InboxBan
+         * @example {
+         *       "id": "5c9a1e2b-3d4f-4a6b-8c7d-9e0f1a2b3c4d",
+         *       "client": "k3mq7xz2ab",
+         *       "expiresAt": "2027-01-14T10:02:11.000Z",
+         *       "createdAt": "2026-12-15T10:02:11.000Z"
+         *     }
+         */
+        InboxBan: {
+            /**
+             * @description UUID
+             * @example 0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93
+             */
+            id: string;
+            /**
+             * @description the stable pseudonym of a listener (10 base32 characters); never the clientId
+             * @example k3mq7xz2ab
+             */
+            client: string;
+            expiresAt: string | null;
+            /**
+             * @description ISO 8601 timestamp in UTC
+             * @example 2026-11-21T10:15:02.123Z
+             */
+            createdAt: string;
+        };
+        /**
+         * InboxBanInput
+         * @example {
+         *       "messageId": "7b1e2f4a-9c3d-4e5f-8a6b-1c2d3e4f5a6b",
+         *       "days": 30
+         *     }
+         */
+        InboxBanInput: {
+            /**
+             * @description UUID
+             * @example 0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93
+             */
+            messageId: string;
+            /** @description how long; without it the ban lasts until lifted */
+            days?: number;
+        };
+        /** InboxBans */
+        InboxBans: {
+            bans: components["schemas"]["InboxBan"][];
+        };
+        /**
+         * InboxTrackVotes
+         * @example {
+         *       "tracks": [
+         *         {
+         *           "artist": "Daft Punk",
+         *           "title": "Digital Love",
+         *           "plays": 6,
+         *           "likes": 212,
+         *           "dislikes": 11,
+         *           "performances": 41800,
+         *           "likesPerThousand": 5.07
+         *         }
+         *       ]
+         *     }
+         */
+        InboxTrackVotes: {
+            tracks: {
+                artist: string | null;
+                title: string;
+                /** @description plays of the track in the range */
+                plays: number;
+                likes: number;
+                dislikes: number;
+                performances: number | null;
+                likesPerThousand: number | null;
             }[];
         };
     };
@@ -5182,6 +5783,20 @@ export interface operations {
                      *         "body": "string",
                      *         "bodySoon": "string"
                      *       },
+                     *       "inbox": {
+                     *         "requests": true,
+                     *         "messages": true,
+                     *         "likes": true,
+                     *         "maxLength": 0,
+                     *         "perClientPerHour": 0,
+                     *         "trackRepeatMinutes": 0,
+                     *         "artistRepeatMinutes": 0,
+                     *         "holdLinks": true,
+                     *         "blockedWords": [
+                     *           "string"
+                     *         ],
+                     *         "retentionDays": 0
+                     *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
                      *     }
@@ -5500,6 +6115,20 @@ export interface operations {
                      *         "body": "string",
                      *         "bodySoon": "string"
                      *       },
+                     *       "inbox": {
+                     *         "requests": true,
+                     *         "messages": true,
+                     *         "likes": true,
+                     *         "maxLength": 0,
+                     *         "perClientPerHour": 0,
+                     *         "trackRepeatMinutes": 0,
+                     *         "artistRepeatMinutes": 0,
+                     *         "holdLinks": true,
+                     *         "blockedWords": [
+                     *           "string"
+                     *         ],
+                     *         "retentionDays": 0
+                     *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
                      *     }
@@ -5795,6 +6424,20 @@ export interface operations {
                      *         "enabled": true,
                      *         "body": "string",
                      *         "bodySoon": "string"
+                     *       },
+                     *       "inbox": {
+                     *         "requests": true,
+                     *         "messages": true,
+                     *         "likes": true,
+                     *         "maxLength": 0,
+                     *         "perClientPerHour": 0,
+                     *         "trackRepeatMinutes": 0,
+                     *         "artistRepeatMinutes": 0,
+                     *         "holdLinks": true,
+                     *         "blockedWords": [
+                     *           "string"
+                     *         ],
+                     *         "retentionDays": 0
                      *       },
                      *       "createdAt": "string",
                      *       "updatedAt": "string"
@@ -17362,6 +18005,20 @@ export interface operations {
                      *           "body": "string",
                      *           "bodySoon": "string"
                      *         },
+                     *         "inbox": {
+                     *           "requests": true,
+                     *           "messages": true,
+                     *           "likes": true,
+                     *           "maxLength": 0,
+                     *           "perClientPerHour": 0,
+                     *           "trackRepeatMinutes": 0,
+                     *           "artistRepeatMinutes": 0,
+                     *           "holdLinks": true,
+                     *           "blockedWords": [
+                     *             "string"
+                     *           ],
+                     *           "retentionDays": 0
+                     *         },
                      *         "createdAt": "string",
                      *         "updatedAt": "string"
                      *       },
@@ -19290,7 +19947,9 @@ export interface operations {
                      *           "isrc": "string",
                      *           "endedAt": "string",
                      *           "performances": 0,
-                     *           "performancesByStream": {}
+                     *           "performancesByStream": {},
+                     *           "likes": 0,
+                     *           "dislikes": 0
                      *         }
                      *       ]
                      *     }
@@ -24184,6 +24843,2185 @@ export interface operations {
                 };
             };
             /** @description Station not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postInboxMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description public station slug */
+                stationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InboxMessageInput"];
+            };
+        };
+        responses: {
+            /** @description Taken: its id and status. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "7b1e2f4a-9c3d-4e5f-8a6b-1c2d3e4f5a6b",
+                     *       "status": "pending"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InboxMessageAccepted"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential missing or invalid (scope inbox:write). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station unknown, inactive or offline; the inbox module, or this part of it (requests, messages), switched off (MODULE_DISABLED). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description REQUEST_REFUSED: the request policy refuses this track now (`reason`, `retryAfterSeconds`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "REQUEST_REFUSED",
+                     *         "message": "This track was played too recently to be requested.",
+                     *         "requestId": "0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93",
+                     *         "reason": "recently-played",
+                     *         "retryAfterSeconds": 4210
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InboxRequestRefused"];
+                };
+            };
+            /** @description RATE_LIMITED: the client’s or the address’s hourly limit; Retry-After says when. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInboxRequestable: {
+        parameters: {
+            query: {
+                /** @description part of an artist or title (case, width and accents ignored) */
+                q: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description public station slug */
+                stationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Matching tracks. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "tracks": [
+                     *         {
+                     *           "artist": "Daft Punk",
+                     *           "title": "Digital Love",
+                     *           "lastPlayedAt": "2026-12-14T18:02:11.000Z",
+                     *           "requestable": true
+                     *         },
+                     *         {
+                     *           "artist": "Daft Punk",
+                     *           "title": "One More Time",
+                     *           "lastPlayedAt": "2026-12-15T09:40:03.000Z",
+                     *           "requestable": false,
+                     *           "reason": "recently-played",
+                     *           "retryAfterSeconds": 7380
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InboxRequestableTracks"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential missing or invalid (scope inbox:write). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station unknown, inactive or offline; the inbox module or its requests switched off (MODULE_DISABLED). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putInboxLike: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description public station slug */
+                stationSlug: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InboxVoteInput"];
+            };
+        };
+        responses: {
+            /** @description The vote and the play’s counts after it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "playId": "7b1e2f4a-9c3d-4e5f-8a6b-1c2d3e4f5a6b",
+                     *       "value": 1,
+                     *       "likes": 128,
+                     *       "dislikes": 9
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InboxVote"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential missing or invalid (scope inbox:write). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station unknown, inactive or offline; the inbox module or its likes switched off (MODULE_DISABLED). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description NOTHING_PLAYING: no play is on air to vote on. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteInboxClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description public station slug */
+                stationSlug: string;
+                /** @description a UUID the app generates once per installation and keeps; stored only as an HMAC */
+                clientId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Erased. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential missing or invalid (scope inbox:write). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station unknown, inactive or offline; the inbox module switched off (MODULE_DISABLED). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminListInboxMessages: {
+        parameters: {
+            query?: {
+                status?: "pending" | "held" | "shown" | "answered" | "hidden";
+                kind?: "message" | "dedication" | "request";
+                limit?: number;
+                /** @description a `nextCursor`, passed back unchanged */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of messages. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "messages": [
+                     *         {
+                     *           "id": "7b1e2f4a-9c3d-4e5f-8a6b-1c2d3e4f5a6b",
+                     *           "kind": "dedication",
+                     *           "text": "For my sister, who turns 30 today!",
+                     *           "name": "Mia",
+                     *           "location": "Leipzig",
+                     *           "track": null,
+                     *           "status": "pending",
+                     *           "client": "k3mq7xz2ab",
+                     *           "receivedAt": "2026-12-15T10:02:11.000Z",
+                     *           "updatedAt": "2026-12-15T10:02:11.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InboxMessages"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this needs (FORBIDDEN names it). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station, message or ban not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminPatchInboxMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+                /** @description UUID */
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InboxMessageStatus"];
+            };
+        };
+        responses: {
+            /** @description The message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "7b1e2f4a-9c3d-4e5f-8a6b-1c2d3e4f5a6b",
+                     *       "kind": "dedication",
+                     *       "text": "For my sister, who turns 30 today!",
+                     *       "name": "Mia",
+                     *       "location": "Leipzig",
+                     *       "track": null,
+                     *       "status": "pending",
+                     *       "client": "k3mq7xz2ab",
+                     *       "receivedAt": "2026-12-15T10:02:11.000Z",
+                     *       "updatedAt": "2026-12-15T10:02:11.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InboxMessage"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this needs (FORBIDDEN names it). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station, message or ban not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminInboxStream: {
+        parameters: {
+            query?: {
+                /** @description resume after this event id, for a first connection (the Last-Event-ID header wins) */
+                lastEventId?: string;
+            };
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream (text/event-stream). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example retry: 3000
+                     *
+                     *     id: 41
+                     *     event: message
+                     *     data: {"id":"7b1e2f4a-9c3d-4e5f-8a6b-1c2d3e4f5a6b","kind":"message",…}
+                     *
+                     *     id: 41
+                     *     event: ready
+                     *     data: {}
+                     */
+                    "text/event-stream": components["schemas"]["InboxStream"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this needs (FORBIDDEN names it). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station, message or ban not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminListInboxBans: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Bans. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "bans": [
+                     *         {
+                     *           "id": "5c9a1e2b-3d4f-4a6b-8c7d-9e0f1a2b3c4d",
+                     *           "client": "k3mq7xz2ab",
+                     *           "expiresAt": "2027-01-14T10:02:11.000Z",
+                     *           "createdAt": "2026-12-15T10:02:11.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InboxBans"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this needs (FORBIDDEN names it). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station, message or ban not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminCreateInboxBan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InboxBanInput"];
+            };
+        };
+        responses: {
+            /** @description The ban. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "5c9a1e2b-3d4f-4a6b-8c7d-9e0f1a2b3c4d",
+                     *       "client": "k3mq7xz2ab",
+                     *       "expiresAt": "2027-01-14T10:02:11.000Z",
+                     *       "createdAt": "2026-12-15T10:02:11.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InboxBan"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this needs (FORBIDDEN names it). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station, message or ban not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminDeleteInboxBan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+                /** @description UUID */
+                banId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Lifted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this needs (FORBIDDEN names it). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station, message or ban not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminDeleteInboxClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+                /** @description the stable pseudonym of a listener (10 base32 characters); never the clientId */
+                client: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Erased. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this needs (FORBIDDEN names it). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station, message or ban not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminInboxTracks: {
+        parameters: {
+            query?: {
+                /** @description ISO 8601 timestamp with zone; inclusive */
+                from?: string;
+                /** @description ISO 8601 timestamp with zone; exclusive; at most 92 days after from */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Tracks. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "tracks": [
+                     *         {
+                     *           "artist": "Daft Punk",
+                     *           "title": "Digital Love",
+                     *           "plays": 6,
+                     *           "likes": 212,
+                     *           "dislikes": 11,
+                     *           "performances": 41800,
+                     *           "likesPerThousand": 5.07
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InboxTrackVotes"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this needs (FORBIDDEN names it). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station, message or ban not found. */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -11,15 +11,7 @@ import type { Logger } from './logger.ts';
  * station's inbox messages moved on (id: the station's; the studio streams read what is new,
  * src/domains/inbox/streams.ts).
  */
-export type InvalidationTopic =
-  | 'station'
-  | 'credential'
-  | 'reads'
-  | 'webhooks'
-  | 'push-cancel'
-  | 'operator-key'
-  | 'artwork-pins'
-  | 'inbox';
+export type InvalidationTopic = 'station' | 'credential' | 'reads' | 'webhooks' | 'push-cancel' | 'operator-key' | 'artwork-pins' | 'inbox';
 type Handler = (id: string) => void;
 
 /** Topics whose change must hold in every process on the next read (a revoked credential, a station offline). */

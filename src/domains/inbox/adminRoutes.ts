@@ -36,7 +36,9 @@ const InboxStream = Type.String({
   title: 'InboxStream',
   description:
     'Server-Sent Events: `retry: 3000`, then each new or changed message as `id: <position>`, `event: message`, `data: <InboxMessage JSON>`; `event: ready` (with the position reached) once the replay is sent; `: ping` every 15 s.',
-  examples: ['retry: 3000\n\nid: 41\nevent: message\ndata: {"id":"7b1e2f4a-9c3d-4e5f-8a6b-1c2d3e4f5a6b","kind":"message",…}\n\nid: 41\nevent: ready\ndata: {}\n\n'],
+  examples: [
+    'retry: 3000\n\nid: 41\nevent: message\ndata: {"id":"7b1e2f4a-9c3d-4e5f-8a6b-1c2d3e4f5a6b","kind":"message",…}\n\nid: 41\nevent: ready\ndata: {}\n\n',
+  ],
 });
 
 export const inboxAdminRoutes = [

@@ -102,7 +102,13 @@ const secondsUntil = (at: number, now: Date): number => Math.max(1, Math.ceil((a
  * `trackRepeatMinutes`, else its artist within `artistRepeatMinutes` (both lifted by time), else a
  * pending or shown request for it received since its last play. One statement for any number of tracks.
  */
-export async function verdicts(db: Db | Knex.Transaction, stationId: string, setting: InboxSetting, tracks: TrackKey[], now: Date): Promise<Verdict[]> {
+export async function verdicts(
+  db: Db | Knex.Transaction,
+  stationId: string,
+  setting: InboxSetting,
+  tracks: TrackKey[],
+  now: Date,
+): Promise<Verdict[]> {
   if (tracks.length === 0) return [];
   const artistSince = new Date(now.getTime() - setting.artistRepeatMinutes * 60_000);
   const { rows } = await db.raw<{ rows: Array<{ i: number; track_at: Date | null; artist_at: Date | null; requested_at: Date | null }> }>(
@@ -115,14 +121,7 @@ export async function verdicts(db: Db | Knex.Transaction, stationId: string, set
          WHERE m.station_id = ? AND m.kind = 'request' AND m.status IN ('pending', 'shown')
            AND m.artist_key = t.artist_key AND m.title_key = t.title_key) AS requested_at
      FROM unnest(?::text[], ?::text[]) WITH ORDINALITY AS t(artist_key, title_key, i)`,
-    [
-      stationId,
-      stationId,
-      artistSince,
-      stationId,
-      tracks.map((t) => t.artistKey),
-      tracks.map((t) => t.titleKey),
-    ],
+    [stationId, stationId, artistSince, stationId, tracks.map((t) => t.artistKey), tracks.map((t) => t.titleKey)],
   );
   const out: Verdict[] = tracks.map(() => ({ requestable: true }));
   for (const row of rows) {
@@ -135,7 +134,8 @@ export async function verdicts(db: Db | Knex.Transaction, stationId: string, set
       Object.assign(verdict, { requestable: false, reason: 'recently-played', retryAfterSeconds: secondsUntil(trackFree, now) });
     else if (setting.artistRepeatMinutes > 0 && artistFree > now.getTime())
       Object.assign(verdict, { requestable: false, reason: 'artist-recently-played', retryAfterSeconds: secondsUntil(artistFree, now) });
-    else if (requestedAt !== null && (trackAt === null || requestedAt > trackAt)) Object.assign(verdict, { requestable: false, reason: 'already-requested' });
+    else if (requestedAt !== null && (trackAt === null || requestedAt > trackAt))
+      Object.assign(verdict, { requestable: false, reason: 'already-requested' });
   }
   return out;
 }

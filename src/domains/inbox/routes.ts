@@ -4,7 +4,16 @@ import { requestableTracks } from './catalogue.ts';
 import { eraseByClientId } from './erasure.ts';
 import { clientAddress } from './identity.ts';
 import { ModuleDisabledError } from '../../lib/errors.ts';
-import { MessageAccepted, ClientParams, PostMessageBody, PutLikeBody, RequestableQuery, RequestableTracks, RequestRefused, VoteResult } from './schemas.ts';
+import {
+  MessageAccepted,
+  ClientParams,
+  PostMessageBody,
+  PutLikeBody,
+  RequestableQuery,
+  RequestableTracks,
+  RequestRefused,
+  VoteResult,
+} from './schemas.ts';
 import { submitMessage } from './submit.ts';
 import { vote } from './votes.ts';
 
@@ -44,8 +53,13 @@ export const inboxRoutes = [
     bodyLimit: '16kb',
     responses: {
       202: { description: 'Taken: its id and status.', schema: MessageAccepted },
-      ...refusals('Station unknown, inactive or offline; the inbox module, or this part of it (requests, messages), switched off (MODULE_DISABLED).'),
-      409: { description: 'REQUEST_REFUSED: the request policy refuses this track now (`reason`, `retryAfterSeconds`).', schema: RequestRefused },
+      ...refusals(
+        'Station unknown, inactive or offline; the inbox module, or this part of it (requests, messages), switched off (MODULE_DISABLED).',
+      ),
+      409: {
+        description: 'REQUEST_REFUSED: the request policy refuses this track now (`reason`, `retryAfterSeconds`).',
+        schema: RequestRefused,
+      },
       429: { description: 'RATE_LIMITED: the client’s or the address’s hourly limit; Retry-After says when.', schema: ErrorBody },
     },
     async handler({ ctx, svc, station, body }) {
@@ -81,7 +95,8 @@ export const inboxRoutes = [
     path: '/api/v1/stations/{stationSlug}/inbox/likes',
     operationId: 'putInboxLike',
     summary: 'Like or dislike the play on air now (0 withdraws the vote)',
-    description: 'One vote per client per play: the last one counts. 409 NOTHING_PLAYING when no track is on air (none, stopped, or stale).',
+    description:
+      'One vote per client per play: the last one counts. 409 NOTHING_PLAYING when no track is on air (none, stopped, or stale).',
     params: StationSlugParams,
     body: PutLikeBody,
     bodyLimit: '4kb',

@@ -239,13 +239,21 @@ export const Ban = Type.Object(
   {
     title: 'InboxBan',
     examples: [
-      { id: '5c9a1e2b-3d4f-4a6b-8c7d-9e0f1a2b3c4d', client: 'k3mq7xz2ab', expiresAt: '2027-01-14T10:02:11.000Z', createdAt: '2026-12-15T10:02:11.000Z' },
+      {
+        id: '5c9a1e2b-3d4f-4a6b-8c7d-9e0f1a2b3c4d',
+        client: 'k3mq7xz2ab',
+        expiresAt: '2027-01-14T10:02:11.000Z',
+        createdAt: '2026-12-15T10:02:11.000Z',
+      },
     ],
   },
 );
 export const BanList = Type.Object({ bans: Type.Array(Ban) }, { title: 'InboxBans' });
 
-export const BanParams = Type.Object({ stationId: Type.String({ minLength: 1, maxLength: 80 }), banId: Uuid }, { additionalProperties: false });
+export const BanParams = Type.Object(
+  { stationId: Type.String({ minLength: 1, maxLength: 80 }), banId: Uuid },
+  { additionalProperties: false },
+);
 
 export const PseudonymParams = Type.Object(
   { stationId: Type.String({ minLength: 1, maxLength: 80 }), client: Pseudonym },

@@ -46,7 +46,9 @@ export const InboxInput = Type.Object(
     maxLength: Type.Optional(
       Type.Integer({ minimum: 1, maximum: MAX_TEXT_LENGTH, description: 'longest text, in characters (code points); default 500' }),
     ),
-    perClientPerHour: Type.Optional(Type.Integer({ minimum: 1, maximum: 60, description: 'messages a client may send an hour; default 5' })),
+    perClientPerHour: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 60, description: 'messages a client may send an hour; default 5' }),
+    ),
     trackRepeatMinutes: Minutes('a track played this recently cannot be requested; 0 switches the rule off; default 180'),
     artistRepeatMinutes: Minutes('an artist played this recently cannot be requested; 0 switches the rule off; default 60'),
     holdLinks: Flag('hold messages holding a link for the studio to review; default true'),
@@ -56,7 +58,9 @@ export const InboxInput = Type.Object(
         description: 'a message holding one of these as a whole word (case, width and spacing ignored) is held for review',
       }),
     ),
-    retentionDays: Type.Optional(Type.Integer({ minimum: 1, maximum: 365, description: 'messages and votes are deleted after this many days; default 30' })),
+    retentionDays: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 365, description: 'messages and votes are deleted after this many days; default 30' }),
+    ),
   },
   {
     title: 'InboxSettingInput',

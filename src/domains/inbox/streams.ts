@@ -170,7 +170,9 @@ export class InboxStreams {
     const ids = [...this.stations.keys()];
     if (ids.length === 0) return;
     try {
-      const rows: Array<{ station_id: string; seq: string }> = await this.db('inbox_positions').whereIn('station_id', ids).select('station_id', 'seq');
+      const rows: Array<{ station_id: string; seq: string }> = await this.db('inbox_positions')
+        .whereIn('station_id', ids)
+        .select('station_id', 'seq');
       for (const row of rows) {
         const station = this.stations.get(row.station_id);
         if (station && [...station.streams].some((s) => s.position < Number(row.seq))) this.changed(row.station_id);

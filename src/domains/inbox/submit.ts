@@ -156,7 +156,8 @@ export async function submitMessage(
     }
     row.status = context.banned
       ? 'hidden'
-      : holdsBlockedWord(setting.blockedWords, [row.text, row.name, row.location]) || (setting.holdLinks && [row.text, row.name, row.location].some((t) => t !== null && holdsLink(t)))
+      : holdsBlockedWord(setting.blockedWords, [row.text, row.name, row.location]) ||
+          (setting.holdLinks && [row.text, row.name, row.location].some((t) => t !== null && holdsLink(t)))
         ? 'held'
         : 'pending';
     const columns = Object.keys(row);

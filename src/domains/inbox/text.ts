@@ -4,7 +4,11 @@ import { matchKey } from '../../lib/matchKey.ts';
 // blocked words and links (which hold a message for review) and the accent-free search form.
 
 /** The form `requestable` searches in: compared as names are (lib/matchKey.ts), accents dropped. */
-export const searchKey = (value: string): string => matchKey(value).normalize('NFD').replace(/\p{M}+/gu, '').normalize('NFC');
+export const searchKey = (value: string): string =>
+  matchKey(value)
+    .normalize('NFD')
+    .replace(/\p{M}+/gu, '')
+    .normalize('NFC');
 
 // A link: a scheme, `www.`, or a name ending in a common top-level domain (an e-mail address included).
 const LINK = new RegExp(

@@ -24,7 +24,10 @@ let read = false;
 
 /** Adds a feature's play-log columns; registered before the play-log route is built (src/features.ts). */
 export function registerPlayColumns(spec: PlayColumnsSpec): void {
-  if (read) throw new Error(`play-log columns ${spec.columns.join(', ')} registered after the play log was built: import them from src/features.ts`);
+  if (read)
+    throw new Error(
+      `play-log columns ${spec.columns.join(', ')} registered after the play log was built: import them from src/features.ts`,
+    );
   const taken = new Set(registered.flatMap((s) => s.columns));
   for (const column of spec.columns) if (taken.has(column)) throw new Error(`play-log column "${column}" registered twice`);
   registered.push(spec);
@@ -37,7 +40,11 @@ export function playColumns(): readonly PlayColumnsSpec[] {
 }
 
 /** The registered columns' values of a batch of plays, every column present for every play. */
-export async function featureValues(db: Db, stationId: string, playIds: readonly string[]): Promise<Map<string, Record<string, PlayValue>>> {
+export async function featureValues(
+  db: Db,
+  stationId: string,
+  playIds: readonly string[],
+): Promise<Map<string, Record<string, PlayValue>>> {
   const out = new Map<string, Record<string, PlayValue>>(playIds.map((id) => [id, {}]));
   for (const spec of playColumns()) {
     const values = playIds.length ? await spec.values(db, stationId, playIds) : new Map<string, Record<string, PlayValue>>();

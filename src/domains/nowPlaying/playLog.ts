@@ -169,7 +169,8 @@ export function playLogCsv(ctx: PlayLogContext, station: Station, range: PlayRan
   const csv = stringify({ header: true, columns: playLogColumns(), record_delimiter: 'windows', quoted_match: /[\r\n]/ });
   // performancesByStream is the JSON text of its object; a null performances is an empty cell.
   async function* rows(): AsyncGenerator<Record<string, unknown>> {
-    for await (const play of playsInRange(ctx, station, range)) yield { ...play, performancesByStream: JSON.stringify(play.performancesByStream) };
+    for await (const play of playsInRange(ctx, station, range))
+      yield { ...play, performancesByStream: JSON.stringify(play.performancesByStream) };
   }
   return Readable.from(rows()).pipe(csv);
 }

@@ -1,13 +1,6 @@
 import type { TBoolean, TSchema } from '@sinclair/typebox';
 import { Type, Nullable, StringEnum, SLUG_PATTERN, StationSlugParams, ErrorBody, type Static } from '../../http/schema.ts';
-import {
-  MAX_LATENCY_SECONDS,
-  PUSH_PROVIDERS,
-  STREAM_KEY_PATTERN,
-  type CoreStreamUrl,
-  type Profile,
-  type SettingKey,
-} from './model.ts';
+import { MAX_LATENCY_SECONDS, PUSH_PROVIDERS, STREAM_KEY_PATTERN, type CoreStreamUrl, type Profile, type SettingKey } from './model.ts';
 import { stationModuleKeys, stationSettings, stationStreamFields } from './settings.ts';
 
 // Built once, when this module loads: every feature registered its setting before (src/features.ts is

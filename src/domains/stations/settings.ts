@@ -2,7 +2,17 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import { Type } from '../../http/schema.ts';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../lib/db.ts';
-import { DEFAULT_MODULES, MODULE_KEYS, type FeatureModules, type ModuleKey, type Modules, type SettingKey, type Station, type StationSettings, type StreamEntryFields } from './model.ts';
+import {
+  DEFAULT_MODULES,
+  MODULE_KEYS,
+  type FeatureModules,
+  type ModuleKey,
+  type Modules,
+  type SettingKey,
+  type Station,
+  type StationSettings,
+  type StreamEntryFields,
+} from './model.ts';
 
 // The one seam through which a feature contributes a station setting (docs/architecture.md, "A feature's
 // station setting"). The core owns the station entity and its routes; a feature registers what the core

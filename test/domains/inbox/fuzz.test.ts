@@ -40,7 +40,15 @@ const hostileText = fc.oneof(
     ),
   },
 );
-const anyValue = fc.oneof(hostileText, fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 2 }), fc.object({ maxDepth: 1 }));
+const anyValue = fc.oneof(
+  hostileText,
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.constant(null),
+  fc.array(fc.string(), { maxLength: 2 }),
+  fc.object({ maxDepth: 1 }),
+);
 /** Absent one time in three. */
 const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined, freq: 3 });
 /** Present one time in ten (a field no route knows). */
@@ -114,7 +122,9 @@ describe('inbox: hostile input on every field (property-based, fast-check)', fun
   const { clock, server } = useClockedServer(T0);
   let f: InboxFixture;
   before(async () => {
-    f = await inboxFixture(server.url, clock, { inbox: { perClientPerHour: 60, maxLength: 1000, trackRepeatMinutes: 0, artistRepeatMinutes: 0 } });
+    f = await inboxFixture(server.url, clock, {
+      inbox: { perClientPerHour: 60, maxLength: 1000, trackRepeatMinutes: 0, artistRepeatMinutes: 0 },
+    });
     await f.play('Fuzz', 'On Air');
   });
 
@@ -152,7 +162,11 @@ describe('inbox: hostile input on every field (property-based, fast-check)', fun
     const base = `/api/v1/stations/${f.station.slug}/inbox`;
     await fc.assert(
       fc.asyncProperty(
-        fc.record({ clientId: fc.oneof(fc.uuid(), anyValue), value: fc.oneof(fc.constantFrom(1, -1, 0), anyValue), extra: rarely(anyValue) }),
+        fc.record({
+          clientId: fc.oneof(fc.uuid(), anyValue),
+          value: fc.oneof(fc.constantFrom(1, -1, 0), anyValue),
+          extra: rarely(anyValue),
+        }),
         fc.oneof(hostileText, fc.constant('ab')),
         fc.oneof(fc.integer({ min: -5, max: 60 }).map(String), hostileText),
         fc.oneof(fc.uuid(), hostileText),
@@ -172,7 +186,7 @@ describe('inbox: hostile input on every field (property-based, fast-check)', fun
   it('the studio routes (list filters and cursors, PATCH, bans, erasure by pseudonym, tracks, stream resume): never 5xx', async () => {
     const { id } = (await f.message('target')).body;
     const admins = `/stations/${f.station.id}/inbox`;
-    const stringOf = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v) ?? '');
+    const stringOf = (v: unknown) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? ''));
     await fc.assert(
       fc.asyncProperty(
         fc.record({ status: maybe(anyValue), kind: maybe(anyValue), limit: maybe(anyValue), cursor: maybe(anyValue) }),

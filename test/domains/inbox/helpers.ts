@@ -26,7 +26,11 @@ export interface InboxFixture {
   settings(inbox: Record<string, unknown>): Promise<void>;
 }
 
-export async function inboxFixture(baseUrl: string, clock: ManualClock | null, overrides: Record<string, unknown> = {}): Promise<InboxFixture> {
+export async function inboxFixture(
+  baseUrl: string,
+  clock: ManualClock | null,
+  overrides: Record<string, unknown> = {},
+): Promise<InboxFixture> {
   const { inbox, ...rest } = overrides;
   const station = await createStation(baseUrl, { modules: { inbox: true }, rundownFollowing: false, ...(inbox ? { inbox } : {}), ...rest });
   const { token } = await createToken(baseUrl, station.id, ['inbox:write']);

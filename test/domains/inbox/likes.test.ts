@@ -26,7 +26,9 @@ describe('inbox: likes of the play on air', () => {
     expect((await f.like(randomUUID(), 1)).status).to.equal(200);
     clock.advance(1000);
     const { ingest } = await import('../../support/ingest.ts');
-    expect((await ingest(server.url, f.station, f.ingestToken, { eventId: randomUUID(), observedAt: clock.nowMs(), isPlaying: false })).status).to.equal(200);
+    expect(
+      (await ingest(server.url, f.station, f.ingestToken, { eventId: randomUUID(), observedAt: clock.nowMs(), isPlaying: false })).status,
+    ).to.equal(200);
     expect((await f.like(randomUUID(), 1)).body.error.code, 'stopped').to.equal('NOTHING_PLAYING');
   });
 

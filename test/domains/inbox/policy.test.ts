@@ -123,7 +123,12 @@ describe('inbox: the request catalogue (requestable)', () => {
         reason: 'recently-played',
         retryAfterSeconds: 40 * 60,
       },
-      { artist: 'Beyoncé', title: 'Halo', lastPlayedAt: new Date(T0.getTime() - 10 * 24 * 60 * MIN + 10 * MIN).toISOString(), requestable: true },
+      {
+        artist: 'Beyoncé',
+        title: 'Halo',
+        lastPlayedAt: new Date(T0.getTime() - 10 * 24 * 60 * MIN + 10 * MIN).toISOString(),
+        requestable: true,
+      },
       {
         artist: 'Other',
         title: 'Song about Beyonce',

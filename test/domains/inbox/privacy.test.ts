@@ -41,7 +41,9 @@ describe('inbox: privacy', () => {
     try {
       receiver = await startReceiver();
       const f = await inboxFixture(url, clock, { inbox: { perClientPerHour: 2, trackRepeatMinutes: 60 } });
-      expect((await admin(url, 'POST', `/stations/${f.station.id}/webhooks`, { url: receiver.url, events: ['inbox.message'] })).status).to.equal(201);
+      expect(
+        (await admin(url, 'POST', `/stations/${f.station.id}/webhooks`, { url: receiver.url, events: ['inbox.message'] })).status,
+      ).to.equal(201);
       const clientId = randomUUID();
       const address = '198.51.100.77';
       const answers: string[] = [];
@@ -55,7 +57,11 @@ describe('inbox: privacy', () => {
       keep(await f.send({ clientId: `${clientId}x`, kind: 'message', text: 'bad id' }, { address }));
       keep(await f.like(clientId, 1));
       keep(await request(url, 'GET', `/admin/v1/stations/${f.station.id}/inbox/messages`, { token: process.env.WAVELINE_ADMIN_TOKEN }));
-      keep(await request(url, 'GET', `/admin/v1/stations/${f.station.id}/plays?${RANGE}&format=csv`, { token: process.env.WAVELINE_ADMIN_TOKEN }));
+      keep(
+        await request(url, 'GET', `/admin/v1/stations/${f.station.id}/plays?${RANGE}&format=csv`, {
+          token: process.env.WAVELINE_ADMIN_TOKEN,
+        }),
+      );
       keep(await request(url, 'GET', `/admin/v1/stations/${f.station.id}/plays?${RANGE}`, { token: process.env.WAVELINE_ADMIN_TOKEN }));
       const event = await eventually(() => receiver!.ofType('inbox.message')[0], { timeoutMs: 10_000 });
       expect(event.json.data).to.deep.include({ kind: 'message', text: 'hello', status: 'pending' });
@@ -111,7 +117,9 @@ describe('inbox: erasure', () => {
       ['Two', 0, 0],
     ]);
     expect((await request(server.url, 'DELETE', path, { token: f.token })).status).to.equal(204);
-    expect((await request(server.url, 'DELETE', `/api/v1/stations/${f.station.slug}/inbox/clients/not-a-uuid`, { token: f.token })).status).to.equal(400);
+    expect(
+      (await request(server.url, 'DELETE', `/api/v1/stations/${f.station.slug}/inbox/clients/not-a-uuid`, { token: f.token })).status,
+    ).to.equal(400);
     // Voting again after the erasure starts from nothing.
     expect((await f.like(gone, 1)).body).to.deep.include({ likes: 1, dislikes: 0 });
   });

@@ -38,7 +38,11 @@ describe('inbox: the music-research view (inbox/tracks)', () => {
     }
     clock.set(T0);
     expect((await pushSamples(server.url, f.station, f.ingestToken, { samples })).status).to.equal(200);
-    const res = await admin(server.url, 'GET', `/stations/${f.station.id}/inbox/tracks?from=${iso(T0.getTime() - 7 * H)}&to=${iso(T0.getTime())}`);
+    const res = await admin(
+      server.url,
+      'GET',
+      `/stations/${f.station.id}/inbox/tracks?from=${iso(T0.getTime() - 7 * H)}&to=${iso(T0.getTime())}`,
+    );
     expect(res.status, res.text).to.equal(200);
     expect(res.body.tracks).to.deep.equal([
       { artist: 'DAFT PUNK', title: 'digital love', plays: 2, likes: 3, dislikes: 1, performances: 4000, likesPerThousand: 0.75 },
@@ -47,7 +51,11 @@ describe('inbox: the music-research view (inbox/tracks)', () => {
       { artist: 'Unheard', title: 'Track', plays: 1, likes: 1, dislikes: 0, performances: null, likesPerThousand: null },
     ]);
     // Only the range's plays count.
-    const late = await admin(server.url, 'GET', `/stations/${f.station.id}/inbox/tracks?from=${iso(T0.getTime() - 3 * H)}&to=${iso(T0.getTime())}`);
+    const late = await admin(
+      server.url,
+      'GET',
+      `/stations/${f.station.id}/inbox/tracks?from=${iso(T0.getTime() - 3 * H)}&to=${iso(T0.getTime())}`,
+    );
     expect(late.body.tracks.map((t: { title: string; plays: number }) => [t.title, t.plays])).to.deep.equal([['Track', 1]]);
   });
 

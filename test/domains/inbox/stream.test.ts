@@ -29,7 +29,13 @@ interface OpenStream {
   close(): void;
 }
 
-async function openStream(baseUrl: string, stationId: string, key: string, headers: Record<string, string> = {}, query = ''): Promise<OpenStream> {
+async function openStream(
+  baseUrl: string,
+  stationId: string,
+  key: string,
+  headers: Record<string, string> = {},
+  query = '',
+): Promise<OpenStream> {
   const controller = new AbortController();
   const res = await fetch(`${baseUrl}/admin/v1/stations/${stationId}/inbox/stream${query}`, {
     headers: { authorization: `Bearer ${key}`, ...headers },
@@ -41,8 +47,7 @@ async function openStream(baseUrl: string, stationId: string, key: string, heade
     events: [],
     raw: '',
     ended: false,
-    next: (match, timeoutMs = 2000) =>
-      eventually(() => stream.events.find(match), { timeoutMs, intervalMs: 10 }) as Promise<SseEvent>,
+    next: (match, timeoutMs = 2000) => eventually(() => stream.events.find(match), { timeoutMs, intervalMs: 10 }) as Promise<SseEvent>,
     close: () => controller.abort(),
   };
   if (!res.body) return stream;
@@ -132,7 +137,9 @@ describe('inbox: the studio stream (Server-Sent Events)', () => {
     await admin(server.url, 'PATCH', `/stations/${f.station.id}/inbox/messages/${a}`, { status: 'hidden' }); // 5
     const resumed = await open(server.url, f.station.id, key, { 'last-event-id': '2' });
     const ready = await resumed.next((e) => e.event === 'ready');
-    const replay = resumed.events.filter((e) => e.event === 'message').map((e) => [e.id, JSON.parse(e.data!).text, JSON.parse(e.data!).status]);
+    const replay = resumed.events
+      .filter((e) => e.event === 'message')
+      .map((e) => [e.id, JSON.parse(e.data!).text, JSON.parse(e.data!).status]);
     expect(replay).to.deep.equal([
       ['4', 'c', 'pending'],
       ['5', 'a', 'hidden'],
@@ -150,7 +157,10 @@ describe('inbox: the studio stream (Server-Sent Events)', () => {
       const fresh = await open(server.url, f.station.id, key, { 'last-event-id': id });
       const start = await fresh.next((e) => e.event === 'ready');
       expect(start.id, id).to.equal('5');
-      expect(fresh.events.filter((e) => e.event === 'message'), id).to.have.length(0);
+      expect(
+        fresh.events.filter((e) => e.event === 'message'),
+        id,
+      ).to.have.length(0);
     }
   });
 
@@ -200,7 +210,9 @@ describe('inbox: the studio stream (Server-Sent Events)', () => {
     const f = await inboxFixture(server.url, clock);
     const refused = await fetch(`${server.url}/admin/v1/stations/${f.station.id}/inbox/stream`);
     expect(refused.status).to.equal(401);
-    const unknown = await fetch(`${server.url}/admin/v1/stations/st_unknown/inbox/stream`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const unknown = await fetch(`${server.url}/admin/v1/stations/st_unknown/inbox/stream`, {
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}` },
+    });
     expect(unknown.status).to.equal(404);
     const { inboxStreams } = await import('../../../src/domains/inbox/streams.ts');
     const hub = inboxStreams(server.svc);

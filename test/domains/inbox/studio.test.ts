@@ -45,7 +45,9 @@ describe('inbox: the studio API', () => {
       expect(res.status, path).to.equal(400);
     }
     await admin(server.url, 'PATCH', `${base}/${ids[1]}`, { status: 'hidden' });
-    expect((await admin(server.url, 'GET', `${base}?status=hidden`)).body.messages.map((m: { id: string }) => m.id)).to.deep.equal([ids[1]]);
+    expect((await admin(server.url, 'GET', `${base}?status=hidden`)).body.messages.map((m: { id: string }) => m.id)).to.deep.equal([
+      ids[1],
+    ]);
   });
 
   it('PATCH sets shown, answered or hidden and answers 200 with the message; unknown 404; other statuses 400; audited', async () => {
@@ -55,11 +57,22 @@ describe('inbox: the studio API', () => {
     clock.advance(5000);
     const res = await admin(server.url, 'PATCH', path, { status: 'answered' });
     expect(res.status, res.text).to.equal(200);
-    expect(res.body).to.deep.include({ id, status: 'answered', text: 'hello', receivedAt: T0.toISOString(), updatedAt: clock.now().toISOString() });
-    for (const status of ['pending', 'held', 'deleted', '']) expect((await admin(server.url, 'PATCH', path, { status })).status, status).to.equal(400);
-    expect((await admin(server.url, 'PATCH', `/stations/${f.station.id}/inbox/messages/${randomUUID()}`, { status: 'shown' })).status).to.equal(404);
+    expect(res.body).to.deep.include({
+      id,
+      status: 'answered',
+      text: 'hello',
+      receivedAt: T0.toISOString(),
+      updatedAt: clock.now().toISOString(),
+    });
+    for (const status of ['pending', 'held', 'deleted', ''])
+      expect((await admin(server.url, 'PATCH', path, { status })).status, status).to.equal(400);
+    expect(
+      (await admin(server.url, 'PATCH', `/stations/${f.station.id}/inbox/messages/${randomUUID()}`, { status: 'shown' })).status,
+    ).to.equal(404);
     const other = await inboxFixture(server.url, clock);
-    expect((await admin(server.url, 'PATCH', `/stations/${other.station.id}/inbox/messages/${id}`, { status: 'shown' })).status).to.equal(404);
+    expect((await admin(server.url, 'PATCH', `/stations/${other.station.id}/inbox/messages/${id}`, { status: 'shown' })).status).to.equal(
+      404,
+    );
     const entries: Array<{ action: string; target: string; status: number }> = await server.svc
       .db('audit_log')
       .where({ station_id: f.station.id })
@@ -96,7 +109,12 @@ describe('inbox: the studio API', () => {
     const res = await admin(server.url, 'POST', `/stations/${f.station.id}/inbox/bans`, { messageId: id, days: 2 });
     expect(res.status, res.text).to.equal(201);
     const [message] = await f.list();
-    expect(res.body).to.deep.equal({ id: res.body.id, client: message.client, expiresAt: '2026-12-17T10:00:00.000Z', createdAt: T0.toISOString() });
+    expect(res.body).to.deep.equal({
+      id: res.body.id,
+      client: message.client,
+      expiresAt: '2026-12-17T10:00:00.000Z',
+      createdAt: T0.toISOString(),
+    });
     const again = await f.send({ clientId: troll, kind: 'message', text: 'more spam' }, { address: '198.51.100.1' });
     expect(again.status).to.equal(202);
     expect(again.body.status).to.equal('pending');

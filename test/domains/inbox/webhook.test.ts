@@ -41,9 +41,12 @@ describe('inbox: the inbox.message webhook and the metrics', () => {
     await f.message('darn');
     const troll = await f.message('spam');
     await admin(server.url, 'POST', `/stations/${f.station.id}/inbox/bans`, { messageId: troll.body.id });
-    const event = await until(() => receiver.received.find((r) => r.json.stationId === f.station.id && r.json.data.id === pending.body.id), {
-      timeoutMs: 10_000,
-    });
+    const event = await until(
+      () => receiver.received.find((r) => r.json.stationId === f.station.id && r.json.data.id === pending.body.id),
+      {
+        timeoutMs: 10_000,
+      },
+    );
     const [listed] = (await f.list()).filter((m: { id: string }) => m.id === pending.body.id);
     expect(event.json.type).to.equal('inbox.message');
     expect(event.json.data).to.deep.equal(listed);
