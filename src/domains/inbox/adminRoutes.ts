@@ -115,7 +115,10 @@ export const inboxAdminRoutes = [
         write: (chunk) => void body.write(chunk),
         buffered: () => body.writableLength + ctx.res.writableLength,
         socket: ctx.req.socket,
-        end: () => body.end(),
+        end: (closeConnection) => {
+          if (closeConnection) ctx.res.once('finish', () => ctx.req.socket.end());
+          body.end();
+        },
       });
       if (gone) close();
       return undefined;

@@ -25,7 +25,8 @@ export interface StreamSink {
   write(chunk: string): void;
   buffered(): number;
   socket: Socket;
-  end(): void;
+  /** Ends the response; with `closeConnection`, its connection too (a draining server waits for it). */
+  end(closeConnection: boolean): void;
 }
 
 interface OpenStream {
@@ -81,10 +82,10 @@ export class InboxStreams {
     return n;
   }
 
-  private close(stationId: string, stream: OpenStream): void {
+  private close(stationId: string, stream: OpenStream, closeConnection = false): void {
     const station = this.stations.get(stationId);
     if (!station?.streams.delete(stream)) return;
-    stream.sink.end();
+    stream.sink.end(closeConnection);
     if (station.streams.size === 0 && !station.reading) this.stations.delete(stationId);
     if (this.stations.size === 0) this.stopTicking();
   }
@@ -138,7 +139,7 @@ export class InboxStreams {
     stream.sink.write(chunk);
     if (stream.sink.buffered() > MAX_BUFFERED_BYTES) {
       this.logger.info({ stationId }, 'an inbox stream fell too far behind and was ended (its client resumes)');
-      this.close(stationId, stream);
+      this.close(stationId, stream, true);
     }
   }
 
@@ -163,7 +164,7 @@ export class InboxStreams {
     for (const [stationId, station] of this.stations) {
       for (const stream of station.streams) {
         const server = (stream.sink.socket as Socket & { server?: { listening: boolean } }).server;
-        if (server && !server.listening) this.close(stationId, stream);
+        if (server && !server.listening) this.close(stationId, stream, true);
         else if (ping) this.send(stationId, stream, ': ping\n\n');
       }
     }

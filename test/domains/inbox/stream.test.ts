@@ -1,4 +1,9 @@
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { loadConfig } from '../../../src/config.ts';
+import { createLogger } from '../../../src/lib/logger.ts';
+import { createWebServices } from '../../../src/roles/services.ts';
+import { startWeb } from '../../../src/roles/web.ts';
 import { useClockedServer, startTestServer, type TestServer } from '../../support/server.ts';
 import { admin } from '../../support/http.ts';
 import { ADMIN_TOKEN } from '../../support/env.ts';
@@ -204,6 +209,29 @@ describe('inbox: the studio stream (Server-Sent Events)', () => {
     );
     const event = await stream.next((e) => e.event === 'message' && JSON.parse(e.data!).status === 'shown', 2500);
     expect(event.id).to.equal('2');
+  });
+
+  it('a web process that stops ends its streams within a second, long before its drain gives up on them (the client resumes elsewhere)', async () => {
+    const f = await inboxFixture(server.url, clock);
+    const config = loadConfig({ ...process.env, PORT: '0' });
+    const logger = createLogger(config, 'test');
+    const svc = await createWebServices(config, logger);
+    const web = await startWeb(svc, 0, logger);
+    try {
+      const url = `http://127.0.0.1:${(web.server.address() as AddressInfo).port}`;
+      const stream = await open(url, f.station.id, ADMIN_TOKEN as string);
+      await stream.next((e) => e.event === 'ready');
+      const started = Date.now();
+      const closing = web.close(10_000);
+      await eventually(() => stream.ended, { timeoutMs: 3000 });
+      expect(Date.now() - started).to.be.below(2500);
+      // Its connection closes with it: the drain does not wait out its grace for an idle stream.
+      await closing;
+      expect(Date.now() - started).to.be.below(5000);
+    } finally {
+      await web.close(500);
+      await svc.close();
+    }
   });
 
   it('401 without a key, 404 for an unknown station; a closed stream is forgotten by the process', async () => {
