@@ -164,6 +164,21 @@ describe('inbox: sending messages, dedications and requests', () => {
     expect((await other.message('elsewhere', {}, { address: '203.0.113.7' })).status).to.equal(202);
   });
 
+  it('sends at once are decided one after the other: a retried send is stored once, a limit is never passed, a track requested once', async () => {
+    const f = await inboxFixture(server.url, clock, { inbox: { perClientPerHour: 3 } });
+    const clientId = randomUUID();
+    const repeats = await Promise.all(Array.from({ length: 12 }, () => f.send({ clientId, kind: 'message', text: 'same' })));
+    expect(new Set(repeats.map((r) => r.body.id)).size).to.equal(1);
+    const other = randomUUID();
+    const burst = await Promise.all(Array.from({ length: 12 }, (_, i) => f.send({ clientId: other, kind: 'message', text: `m${i}` })));
+    expect(burst.filter((r) => r.status === 202)).to.have.length(3);
+    expect(burst.filter((r) => r.status === 429)).to.have.length(9);
+    const requests = await Promise.all(Array.from({ length: 8 }, () => f.request('Same', 'Track')));
+    expect(requests.filter((r) => r.status === 202)).to.have.length(1);
+    expect(requests.filter((r) => r.status === 409)).to.have.length(7);
+    expect(await f.list()).to.have.length(1 + 3 + 1);
+  });
+
   it('the studio never learns a clientId or an address, and the listener never a pseudonym: nothing of them in any stored column', async () => {
     const f = await inboxFixture(server.url, clock);
     const clientId = randomUUID();
