@@ -1,9 +1,9 @@
 import { defineRoute } from '../../http/route.ts';
 import { ErrorBody, StationSlugParams } from '../../http/schema.ts';
+import { ModuleDisabledError } from '../../lib/errors.ts';
 import { requestableTracks } from './catalogue.ts';
 import { eraseByClientId } from './erasure.ts';
 import { clientAddress } from './identity.ts';
-import { ModuleDisabledError } from '../../lib/errors.ts';
 import {
   MessageAccepted,
   ClientParams,

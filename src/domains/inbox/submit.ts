@@ -13,7 +13,7 @@ import { HOUR_MS, listenerStatus, PER_ADDRESS_PER_HOUR, REPEAT_WINDOW_MS, type M
 import { announce, NEXT_POSITION_CTE } from './positions.ts';
 import { presentMessage } from './presenter.ts';
 import type { PostMessageBody } from './schemas.ts';
-import { holdsBlockedWord, holdsLink } from './text.ts';
+import { needsReview } from './text.ts';
 
 // A listener's message, dedication or song request (docs/inbox.md, "Sending"), decided in this order:
 // the part open → the input complete → the same message again within 10 minutes (the first's answer,
@@ -94,6 +94,19 @@ async function sendContext(trx: Knex.Transaction, row: Omit<MessageRow, 'seq'>, 
   return rows[0];
 }
 
+/** Stores a message with the station's next stream position (positions.ts). */
+async function insertMessage(trx: Knex.Transaction, row: Omit<MessageRow, 'seq'>): Promise<MessageRow> {
+  const columns = Object.keys(row);
+  const { rows } = await trx.raw<{ rows: MessageRow[] }>(
+    `WITH ${NEXT_POSITION_CTE}
+     INSERT INTO inbox_messages (${columns.join(', ')}, seq)
+     SELECT ${columns.map(() => '?').join(', ')}, next_position.seq FROM next_position
+     RETURNING *`,
+    [row.station_id, ...Object.values(row)],
+  );
+  return rows[0];
+}
+
 const lockKeys = (trx: Knex.Transaction, keys: string[]) =>
   trx.raw(`SELECT ${keys.map(() => 'pg_advisory_xact_lock(hashtextextended(?, 0))').join(', ')}`, keys);
 
@@ -154,21 +167,8 @@ export async function submitMessage(
       if (!verdict.requestable && verdict.reason)
         refuse(verdict.reason, new RequestRefusedError(REFUSAL_MESSAGES[verdict.reason], verdict.reason, verdict.retryAfterSeconds));
     }
-    row.status = context.banned
-      ? 'hidden'
-      : holdsBlockedWord(setting.blockedWords, [row.text, row.name, row.location]) ||
-          (setting.holdLinks && [row.text, row.name, row.location].some((t) => t !== null && holdsLink(t)))
-        ? 'held'
-        : 'pending';
-    const columns = Object.keys(row);
-    const { rows } = await tx.trx.raw<{ rows: MessageRow[] }>(
-      `WITH ${NEXT_POSITION_CTE}
-       INSERT INTO inbox_messages (${columns.join(', ')}, seq)
-       SELECT ${columns.map(() => '?').join(', ')}, next_position.seq FROM next_position
-       RETURNING *`,
-      [station.id, ...Object.values(row)],
-    );
-    const created = rows[0];
+    row.status = context.banned ? 'hidden' : needsReview(setting, [row.text, row.name, row.location]) ? 'held' : 'pending';
+    const created = await insertMessage(tx.trx, row);
     tx.afterCommit(() => announce(svc, station.id));
     if (created.status === 'pending') emitAfterCommit(tx, svc, station.id, 'inbox.message', () => presentMessage(created));
     return { id: created.id, status: created.status, created };

@@ -1,4 +1,5 @@
 import { matchKey } from '../../lib/matchKey.ts';
+import type { InboxSetting } from './setting.ts';
 
 // What the inbox reads in listeners' text (docs/inbox.md, "Moderation" and "The request catalogue"):
 // blocked words and links (which hold a message for review) and the accent-free search form.
@@ -38,4 +39,9 @@ export function holdsBlockedWord(words: readonly string[], texts: ReadonlyArray<
   const pattern = blockedPattern(words);
   if (!pattern) return false;
   return texts.some((text) => typeof text === 'string' && pattern.test(matchKey(text)));
+}
+
+/** Whether a message waits for the studio's review: a blocked word, or (with `holdLinks`) a link, in what the listener wrote. */
+export function needsReview(setting: Pick<InboxSetting, 'blockedWords' | 'holdLinks'>, texts: ReadonlyArray<string | null>): boolean {
+  return holdsBlockedWord(setting.blockedWords, texts) || (setting.holdLinks && texts.some((text) => text !== null && holdsLink(text)));
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { useClockedServer } from '../../support/server.ts';
@@ -227,6 +226,5 @@ describe('inbox: hostile input on every field (property-based, fast-check)', fun
     // The message the fuzz shook is still itself.
     const [message] = (await f.list('limit=100')).filter((m: { id: string }) => m.id === id);
     expect(message.text).to.equal('target');
-    expect(randomUUID()).to.be.a('string');
   });
 });

@@ -136,7 +136,7 @@ describe('inbox: the studio stream (Server-Sent Events)', () => {
     const f = await inboxFixture(server.url, clock);
     const key = await operatorKey(server.url, [f.station.id], ['inbox:read']);
     const a = (await f.message('a')).body.id; // 1
-    const b = (await f.message('b')).body.id; // 2
+    await f.message('b'); // 2
     await admin(server.url, 'PATCH', `/stations/${f.station.id}/inbox/messages/${a}`, { status: 'answered' }); // 3
     await f.message('c'); // 4
     await admin(server.url, 'PATCH', `/stations/${f.station.id}/inbox/messages/${a}`, { status: 'hidden' }); // 5
@@ -150,7 +150,6 @@ describe('inbox: the studio stream (Server-Sent Events)', () => {
       ['5', 'a', 'hidden'],
     ]);
     expect(ready.id).to.equal('5');
-    expect(b).to.be.a('string');
     const byParameter = await open(server.url, f.station.id, key, {}, '?lastEventId=3');
     await byParameter.next((e) => e.event === 'ready');
     expect(byParameter.events.filter((e) => e.event === 'message').map((e) => e.id)).to.deep.equal(['4', '5']);
