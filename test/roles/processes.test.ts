@@ -179,7 +179,7 @@ describe('waveline admin (CLI)', function () {
     const csv = await cli('GET', `/stations/${station.id}/plays?from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z&format=csv`);
     expect(csv.code).to.equal(0);
     expect(csv.out.split('\r\n')[0]).to.equal(
-      'playedAt,localTime,artist,title,album,durationSeconds,sourceTrackId,outcome,broadcastId,programTitle,rundownItemId,credentialLabel,isrc,endedAt,performances,performancesByStream',
+      'playedAt,localTime,artist,title,album,durationSeconds,sourceTrackId,outcome,broadcastId,programTitle,rundownItemId,credentialLabel,isrc,endedAt,performances,performancesByStream,likes,dislikes',
     );
   });
 });

@@ -94,10 +94,10 @@ describe('play log identifiers: isrc and endedAt', () => {
       token: ADMIN_TOKEN,
     });
     const lines = csv.text.split('\r\n');
-    // The audience columns follow (docs/audience.md).
-    expect(lines[0].split(',').slice(-4, -2)).to.deep.equal(['isrc', 'endedAt']);
-    expect(lines[1].split(',').slice(-4, -2)).to.deep.equal(['USRC17607839', '2026-05-01T10:02:00.000Z']);
-    expect(lines[4].split(',').slice(-4, -2)).to.deep.equal(['', '']);
+    // The audience columns follow (docs/audience.md), then the listener inbox's (docs/inbox.md#likes).
+    expect(lines[0].split(',').slice(-6, -4)).to.deep.equal(['isrc', 'endedAt']);
+    expect(lines[1].split(',').slice(-6, -4)).to.deep.equal(['USRC17607839', '2026-05-01T10:02:00.000Z']);
+    expect(lines[4].split(',').slice(-6, -4)).to.deep.equal(['', '']);
   });
 
   it('endedAt takes the next observation beyond the requested range', async () => {
