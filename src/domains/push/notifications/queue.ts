@@ -34,7 +34,7 @@ export interface NewNotification {
 export type Devices =
   /** Every device with the topic on when the sending starts. */
   | { topic: DeviceTopic }
-  /** The devices whose token hashes the query selects (one column, `token_hash`), fixed at creation. */
+  /** The devices whose token hashes the query selects (one column, `token_hash`; one row per device), fixed at creation. */
   | { tokenHashes: Knex.Raw };
 
 export interface NotificationRequest {

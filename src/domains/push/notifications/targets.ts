@@ -15,28 +15,52 @@ import type { NotificationRow } from './model.ts';
 const NOT_REACHED = 'NOT EXISTS (SELECT 1 FROM push_deliveries r WHERE r.broadcast_id = ? AND r.token_hash = d.token_hash)';
 
 /**
- * Writes the delivery rows of the devices `which` selects (a condition on `d`, a push_devices row) and
- * sets `targeted`; with `startedAt`, the notification starts sending in the same statement.
+ * The devices to target: `from` names them `d` (push_devices rows), `where` narrows them; the statement
+ * keeps those of the notification's station and provider.
  */
-async function target(trx: Trx, row: NotificationRow, which: Knex.Raw, startedAt: Date | null): Promise<NotificationRow> {
+interface Selection {
+  from: Knex.Raw;
+  where: Knex.Raw;
+}
+
+/**
+ * Writes the delivery rows of the selected devices and sets `targeted`; with `startedAt`, the
+ * notification starts sending in the same statement.
+ */
+async function target(trx: Trx, row: NotificationRow, devices: Selection, startedAt: Date | null): Promise<NotificationRow> {
   const notReached = row.broadcast_id === null ? trx.raw('true') : trx.raw(NOT_REACHED, [row.broadcast_id]);
   const starts = startedAt === null ? '' : `status = 'sending', started_at = ?,`;
   const result = await trx.raw<{ rows: NotificationRow[] }>(
     `WITH targets AS (
        INSERT INTO push_deliveries (notification_id, token_hash, token, seq, state, broadcast_id)
-       SELECT ?, d.token_hash, d.token, row_number() OVER (), 'pending', ?::uuid FROM push_devices d
+       SELECT ?, d.token_hash, d.token, row_number() OVER (), 'pending', ?::uuid FROM ?
         WHERE d.station_id = ? AND d.provider = ? AND ? AND ?
        RETURNING 1
      )
      UPDATE push_notifications SET ${starts} targeted = (SELECT count(*) FROM targets) WHERE id = ? RETURNING *`,
-    [row.id, row.broadcast_id, row.station_id, row.provider, which, notReached, ...(startedAt === null ? [] : [startedAt]), row.id],
+    [
+      row.id,
+      row.broadcast_id,
+      devices.from,
+      row.station_id,
+      row.provider,
+      devices.where,
+      notReached,
+      ...(startedAt === null ? [] : [startedAt]),
+      row.id,
+    ],
   );
   return result.rows[0];
 }
 
-/** The listed devices of a notification just created: those whose token hashes the query selects. */
+/**
+ * The listed devices of a notification just created: those whose token hashes the query selects (one
+ * row per device). Joined rather than `IN (…)`: the semi-join's de-duplication of 100 000 hashes cost
+ * a fifth more time.
+ */
 export function targetListed(trx: Trx, row: NotificationRow, tokenHashes: Knex.Raw): Promise<NotificationRow> {
-  return target(trx, row, trx.raw('d.token_hash IN (?)', [tokenHashes]), null);
+  const from = trx.raw('(?) listed JOIN push_devices d ON d.token_hash = listed.token_hash', [tokenHashes]);
+  return target(trx, row, { from, where: trx.raw('true') }, null);
 }
 
 /**
@@ -47,7 +71,10 @@ export async function startSending(svc: Pick<Services, 'db' | 'clock'>, id: stri
   return inTransaction(svc.db, async ({ trx }) => {
     const row = await trx<NotificationRow>('push_notifications').where({ id }).forUpdate().first();
     if (!row || row.status !== 'queued') return row;
-    if (row.device_topic !== null) return target(trx, row, trx.raw(`d.${TOPIC_COLUMNS[row.device_topic]}`), svc.clock.now());
+    if (row.device_topic !== null) {
+      const withTopic = { from: trx.raw('push_devices d'), where: trx.raw(`d.${TOPIC_COLUMNS[row.device_topic]}`) };
+      return target(trx, row, withTopic, svc.clock.now());
+    }
     const [started] = await trx('push_notifications')
       .where({ id })
       .update({ status: 'sending', started_at: svc.clock.now() })
