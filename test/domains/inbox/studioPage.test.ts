@@ -66,6 +66,8 @@ describe('inbox: the studio page in a real browser (/admin/studio/inbox)', funct
   const pageUrls: string[] = [];
   const ids: Record<string, string> = {};
   let address = 10;
+  /** When the page held a wrong key (its 401s are expected then). */
+  const wrongKey = { from: 0, to: 0 };
   /** A listener's send from an address of its own (a ban takes the client's and the address's). */
   const send = async (body: Record<string, unknown>) => {
     const res = await f.send({ clientId: randomUUID(), ...body }, { address: `198.51.100.${address++}` });
@@ -266,6 +268,38 @@ describe('inbox: the studio page in a real browser (/admin/studio/inbox)', funct
     );
   });
 
+  it('a reload reconnects with the kept key (pasted once per tab); a key the server refuses is forgotten', async () => {
+    const live = () =>
+      pageEventually(
+        page,
+        () => document.getElementById('live').dataset.state,
+        (s) => s === 'live',
+        5000,
+        'live',
+      );
+    await page.reload({ waitUntil: 'load' });
+    await live();
+    await until(ids.live, (v) => v.present && v.statusText === 'answered');
+    expect(await page.evaluate(() => document.getElementById('key').value)).to.equal('');
+    wrongKey.from = Date.now();
+    await page.type('#key', 'wvl_op_not-a-key');
+    await page.click('#connect button[type=submit]');
+    await pageEventually(
+      page,
+      () => document.getElementById('notice').textContent,
+      (t) => /refused/.test(t),
+      5000,
+      'the refusal',
+    );
+    expect(await page.evaluate(() => sessionStorage.getItem('waveline.studio.key'))).to.equal(null);
+    expect(await page.evaluate(() => document.querySelectorAll('li.message').length)).to.equal(0);
+    wrongKey.to = Date.now();
+    await page.type('#key', key);
+    await page.click('#connect button[type=submit]');
+    await live();
+    await until(ids.meanwhile, (v) => v.present);
+  });
+
   it('no key in any URL, no request to any other host, no console error', async () => {
     expect(requests.length).to.be.greaterThan(5);
     for (const url of [...requests.map((r) => r.url()), ...pageUrls, page.url()]) {
@@ -275,7 +309,9 @@ describe('inbox: the studio page in a real browser (/admin/studio/inbox)', funct
     expect(page.url()).to.equal(`${base}/admin/studio/inbox?station=${f.station.id}`);
     // The dropped stream is the one failed load Chromium reports (ERR_INCOMPLETE_CHUNKED_ENCODING).
     const dropped = (e: ConsoleEntry) => Boolean(e.url?.endsWith('/inbox/stream')) && /net::ERR_/.test(e.text);
-    const errors = consoleEntries.filter((e) => (e.type === 'error' || e.type === 'pageerror') && !dropped(e));
+    // So is the wrong key's 401.
+    const refused = (e: ConsoleEntry) => e.at >= wrongKey.from && e.at <= wrongKey.to && /status of 401/.test(e.text);
+    const errors = consoleEntries.filter((e) => (e.type === 'error' || e.type === 'pageerror') && !dropped(e) && !refused(e));
     expect(errors, JSON.stringify(errors)).to.deep.equal([]);
   });
 });

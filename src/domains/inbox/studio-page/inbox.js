@@ -24,9 +24,8 @@
   var banDays = $('ban-days');
   var template = $('message-template');
 
-  /** The connection: its station, a generation (a new connection makes the old one's work void), its abort. */
+  /** The connection: its station, key, abort and stream position; a new one makes the old one's work void. */
   var session = null;
-  var generation = 0;
   /** id → { message, el } */
   var shown = new Map();
   var bannedClients = new Set();
@@ -95,9 +94,12 @@
 
   // ---- messages on the page ----
 
+  /** The time it came; with the date when that was not today. */
   function timeOf(iso) {
     var date = new Date(iso);
-    return date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+    var time = date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+    if (date.toDateString() === new Date().toDateString()) return time;
+    return date.toLocaleDateString([], { month: 'short', day: 'numeric' }) + ', ' + time;
   }
 
   var STATUS_TEXT = { pending: 'new', held: 'held for review', shown: 'shown', answered: 'answered', hidden: 'hidden' };
@@ -250,7 +252,10 @@
     }
   }
 
-  function refreshPolicies() {
+  /** Every 5 s: the requests whose verdict is 30 s old, and the bans (another desk may have banned someone). */
+  var ticks = 0;
+  function refresh() {
+    if (session && ++ticks % 6 === 0) void loadBans(session);
     shown.forEach(function (entry) {
       if (entry.message.kind === 'request' && Date.now() - entry.policyAt >= POLICY_REFRESH_MS) checkPolicy(entry);
     });
@@ -396,7 +401,6 @@
   function disconnect() {
     if (session) session.abort.abort();
     session = null;
-    generation++;
     if (policyTimer) clearInterval(policyTimer);
     policyTimer = null;
     policyQueue = [];
@@ -434,7 +438,7 @@
     say('', false);
     void stream(session);
     void loadBans(session);
-    policyTimer = setInterval(refreshPolicies, 5000);
+    policyTimer = setInterval(refresh, 5000);
   }
 
   // ---- the buttons ----
