@@ -347,10 +347,10 @@
             }
           } else if (type === 'ready') {
             setLive('live', 'Live');
-            if (first) {
-              first = false;
-              void loadList(s, null);
-            }
+            first = false;
+            // The list once the stream is live (then every message is in one or the other); again after a
+            // reconnect when it could not be loaded.
+            if (!s.listed && !s.listing) void loadList(s, null);
           }
         });
       } catch (err) {
@@ -364,10 +364,12 @@
 
   /** A page of the list (the newest first; `cursor` continues it). */
   async function loadList(s, cursor) {
+    s.listing = true;
     try {
       var page = await api(s, 'GET', '/messages?limit=50' + (cursor ? '&cursor=' + encodeURIComponent(cursor) : ''));
       if (s !== session) return;
       page.messages.forEach(upsert);
+      s.listed = true;
       s.cursor = page.nextCursor;
       more.hidden = page.nextCursor === null;
       if (shown.size === 0) {
@@ -377,6 +379,8 @@
     } catch (err) {
       if (s !== session || err.name === 'AbortError') return;
       if (!refused(err)) say('Could not load the list: ' + err.message, true);
+    } finally {
+      s.listing = false;
     }
   }
 
@@ -432,6 +436,8 @@
       lastEventId: null,
       retryMs: 3000,
       cursor: null,
+      listed: false,
+      listing: false,
     };
     keyInput.placeholder = 'key kept in this tab';
     empty.textContent = 'Connecting…';
