@@ -27,6 +27,7 @@ import { artworkRoutes } from './domains/artwork/routes.ts';
 import { reminderRoutes } from './domains/reminders/routes.ts';
 import { inboxRoutes } from './domains/inbox/routes.ts';
 import { inboxAdminRoutes } from './domains/inbox/adminRoutes.ts';
+import { studioPageRoutes } from './domains/inbox/studioPage.ts';
 
 // The composition of the web role's HTTP surface: every domain's routes, in one table. It lives beside
 // services.ts (the other half of the composition), above the domains; src/http/ (the framework) never
@@ -62,4 +63,5 @@ allRoutes.push(
   ...reminderRoutes,
   ...inboxRoutes,
   ...inboxAdminRoutes,
+  ...studioPageRoutes,
 );

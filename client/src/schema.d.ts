@@ -2034,6 +2034,28 @@ export interface paths {
         patch: operations["adminPatchInboxMessage"];
         trace?: never;
     };
+    "/admin/v1/stations/{stationId}/inbox/messages/{messageId}/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the request policy would take a stored request now
+         * @description The verdict a new request for the track would get now (`reason`, and `retryAfterSeconds` when time lifts it), not counting this request itself: the studio’s check before playing it. 404 for a message that is not a request.
+         *
+         *     Root key, or an operator key with `inbox:read` reaching the station.
+         */
+        get: operations["adminInboxRequestPolicy"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/v1/stations/{stationId}/inbox/stream": {
         parameters: {
             query?: never;
@@ -2142,6 +2164,46 @@ export interface paths {
          *     Root key, or an operator key with `inbox:read` reaching the station.
          */
         get: operations["adminInboxTracks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/studio/inbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The studio page (HTML): the inbox live, with buttons to show, answer, hide and ban
+         * @description Needs no key to load: the operator key (scopes `inbox:read` and `inbox:write`) is pasted into the page, kept in the tab’s sessionStorage and sent as `Authorization: Bearer`. `?station=st_…` opens that station. docs/inbox.md, "The studio page".
+         */
+        get: operations["studioInboxPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/studio/assets/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The script or style sheet of the studio page
+         * @description The script or style sheet of the studio page
+         */
+        get: operations["studioPageAsset"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5140,6 +5202,28 @@ export interface components {
         InboxMessageStatus: {
             /** @enum {string} */
             status: "shown" | "answered" | "hidden";
+        };
+        /**
+         * InboxRequestVerdict
+         * @example {
+         *       "requestable": true
+         *     }
+         * @example {
+         *       "requestable": false,
+         *       "reason": "recently-played",
+         *       "retryAfterSeconds": 7380
+         *     }
+         */
+        InboxRequestVerdict: {
+            /** @description whether the request policy would take a request for this track now */
+            requestable: boolean;
+            /**
+             * @description why not (another waiting request for the track counts; this one does not)
+             * @enum {string}
+             */
+            reason?: "recently-played" | "artist-recently-played" | "already-requested";
+            /** @description when time lifts the refusal: the seconds until it does */
+            retryAfterSeconds?: number;
         };
         /**
          * InboxStream
@@ -25975,6 +26059,191 @@ export interface operations {
             };
         };
     };
+    adminInboxRequestPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+                /** @description UUID */
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The verdict. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "requestable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InboxRequestVerdict"];
+                };
+            };
+            /** @description Invalid input (VALIDATION_ERROR with issues). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope this needs (FORBIDDEN names it). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station, message or ban not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     adminInboxStream: {
         parameters: {
             query?: {
@@ -27075,6 +27344,118 @@ export interface operations {
             };
             /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    studioInboxPage: {
+        parameters: {
+            query?: {
+                /** @description the station whose inbox the page opens (the key is pasted in the page) */
+                station?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An HTML page (its script and style sheet from this server only). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description Not modified. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A malformed station id, or another parameter (a key never goes in the URL). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    studioPageAsset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description file name */
+                file: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file (JavaScript or CSS), revalidated with its ETag. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Not modified. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No such file. */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

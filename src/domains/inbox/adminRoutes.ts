@@ -17,12 +17,13 @@ import {
   MessagesQuery,
   PatchMessageBody,
   PseudonymParams,
+  RequestVerdict,
   StreamQuery,
   TrackVotes,
   TracksQuery,
 } from './schemas.ts';
 import { inboxStreams, resumeAfter } from './streams.ts';
-import { createBan, deleteBan, listBans, messagePage, setStatus } from './studio.ts';
+import { createBan, deleteBan, listBans, messagePage, requestVerdict, setStatus } from './studio.ts';
 
 // The studio API (docs/inbox.md, "The studio API"): operator keys with `inbox:read` for reads and the
 // stream, `inbox:write` for changes (audited). Each needs its own scope: writing does not imply reading.
@@ -72,6 +73,22 @@ export const inboxAdminRoutes = [
     async handler({ svc, params, body }) {
       const station = await svc.stations.require(params.stationId);
       return setStatus(svc, station.id, params.messageId, body.status);
+    },
+  }),
+  defineRoute({
+    ...adminWrite,
+    method: 'get',
+    path: '/admin/v1/stations/{stationId}/inbox/messages/{messageId}/policy',
+    operationId: 'adminInboxRequestPolicy',
+    access: read,
+    summary: 'Whether the request policy would take a stored request now',
+    description:
+      'The verdict a new request for the track would get now (`reason`, and `retryAfterSeconds` when time lifts it), not counting this request itself: the studio’s check before playing it. 404 for a message that is not a request.',
+    params: MessageParams,
+    responses: { 200: { description: 'The verdict.', schema: RequestVerdict }, ...errors },
+    async handler({ svc, params }) {
+      const station = await svc.stations.require(params.stationId);
+      return requestVerdict(svc, station, params.messageId);
     },
   }),
   defineRoute({

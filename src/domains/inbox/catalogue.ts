@@ -100,7 +100,8 @@ const secondsUntil = (at: number, now: Date): number => Math.max(1, Math.ceil((a
 /**
  * The policy's verdict on requests for `tracks` now, in order: the track played within
  * `trackRepeatMinutes`, else its artist within `artistRepeatMinutes` (both lifted by time), else a
- * pending or shown request for it received since its last play. One statement for any number of tracks.
+ * pending or shown request for it received since its last play (other than `exceptMessageId`: the
+ * studio asks about a stored request without counting that one). One statement for any number of tracks.
  */
 export async function verdicts(
   db: Db | Knex.Transaction,
@@ -108,8 +109,10 @@ export async function verdicts(
   setting: InboxSetting,
   tracks: TrackKey[],
   now: Date,
+  exceptMessageId?: string,
 ): Promise<Verdict[]> {
   if (tracks.length === 0) return [];
+  const except = exceptMessageId === undefined ? '' : 'AND m.id <> ?';
   const artistSince = new Date(now.getTime() - setting.artistRepeatMinutes * 60_000);
   const { rows } = await db.raw<{ rows: Array<{ i: number; track_at: Date | null; artist_at: Date | null; requested_at: Date | null }> }>(
     `SELECT t.i,
@@ -119,9 +122,17 @@ export async function verdicts(
          WHERE p.station_id = ? AND p.artist_key = t.artist_key AND t.artist_key <> '' AND p.played_at > ?) AS artist_at,
        (SELECT max(m.created_at) FROM inbox_messages m
          WHERE m.station_id = ? AND m.kind = 'request' AND m.status IN ('pending', 'shown')
-           AND m.artist_key = t.artist_key AND m.title_key = t.title_key) AS requested_at
+           AND m.artist_key = t.artist_key AND m.title_key = t.title_key ${except}) AS requested_at
      FROM unnest(?::text[], ?::text[]) WITH ORDINALITY AS t(artist_key, title_key, i)`,
-    [stationId, stationId, artistSince, stationId, tracks.map((t) => t.artistKey), tracks.map((t) => t.titleKey)],
+    [
+      stationId,
+      stationId,
+      artistSince,
+      stationId,
+      ...(exceptMessageId === undefined ? [] : [exceptMessageId]),
+      tracks.map((t) => t.artistKey),
+      tracks.map((t) => t.titleKey),
+    ],
   );
   const out: Verdict[] = tracks.map(() => ({ requestable: true }));
   for (const row of rows) {

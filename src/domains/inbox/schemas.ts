@@ -217,6 +217,20 @@ export const PatchMessageBody = Type.Object(
   { title: 'InboxMessageStatus', additionalProperties: false, examples: [{ status: 'answered' }] },
 );
 
+export const RequestVerdict = Type.Object(
+  {
+    requestable: Type.Boolean({ description: 'whether the request policy would take a request for this track now' }),
+    reason: Type.Optional(
+      StringEnum(REFUSAL_REASONS, { description: 'why not (another waiting request for the track counts; this one does not)' }),
+    ),
+    retryAfterSeconds: Type.Optional(Type.Integer({ minimum: 1, description: 'when time lifts the refusal: the seconds until it does' })),
+  },
+  {
+    title: 'InboxRequestVerdict',
+    examples: [{ requestable: true }, { requestable: false, reason: 'recently-played', retryAfterSeconds: 7380 }],
+  },
+);
+
 export const StreamQuery = Type.Object(
   {
     lastEventId: Type.Optional(

@@ -3,6 +3,8 @@ import { NotFoundError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { keysetPage } from '../../lib/keysetCursor.ts';
 import type { Services } from '../../services.ts';
+import type { Station } from '../stations/model.ts';
+import { catchUpCatalogue, verdicts, type Verdict } from './catalogue.ts';
 import type { BanRow, MessageKind, MessageRow, MessageStatus, StudioStatus } from './model.ts';
 import { announce, NEXT_POSITION_CTE } from './positions.ts';
 import { presentMessage } from './presenter.ts';
@@ -92,4 +94,32 @@ export async function listBans(db: Db, stationId: string, now: Date) {
 /** Lifts a ban; false when the station has no such ban. */
 export async function deleteBan(db: Db, stationId: string, banId: string): Promise<boolean> {
   return (await db('inbox_bans').where({ station_id: stationId, id: banId }).delete()) > 0;
+}
+
+/**
+ * Whether the request policy would take a stored request now (the studio's check before playing it): the
+ * verdict a new request for its track would get, not counting the request itself. 404 for an unknown
+ * message or one that is not a request.
+ */
+export async function requestVerdict(
+  svc: Pick<Services, 'db' | 'clock'>,
+  station: Pick<Station, 'id' | 'inbox'>,
+  messageId: string,
+): Promise<Verdict> {
+  const row = await svc
+    .db<MessageRow>('inbox_messages')
+    .where({ station_id: station.id, id: messageId, kind: 'request' })
+    .first('id', 'artist_key', 'title_key');
+  if (!row || row.title_key === null) throw new NotFoundError('Request not found.');
+  const now = svc.clock.now();
+  await catchUpCatalogue(svc.db, station.id, now);
+  const [verdict] = await verdicts(
+    svc.db,
+    station.id,
+    station.inbox,
+    [{ artistKey: row.artist_key ?? '', titleKey: row.title_key }],
+    now,
+    row.id,
+  );
+  return verdict;
 }

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { useClockedServer } from '../../support/server.ts';
-import { inboxFixture } from './helpers.ts';
+import { admin, request } from '../../support/http.ts';
+import { inboxFixture, operatorKey } from './helpers.ts';
 
 // docs/inbox.md, "The request policy" and "The request catalogue": a track played within
 // trackRepeatMinutes, its artist within artistRepeatMinutes, a track already requested since its last
@@ -73,7 +75,6 @@ describe('inbox: the request policy', () => {
     clock.advance(MIN);
     expect((await f.request('Massive Attack', 'Teardrop')).status).to.equal(409);
     // Shown still counts; answered (or hidden) does not.
-    const { admin } = await import('../../support/http.ts');
     const patch = (status: string) => admin(server.url, 'PATCH', `/stations/${f.station.id}/inbox/messages/${third.body.id}`, { status });
     expect((await patch('shown')).status).to.equal(200);
     expect((await f.request('Massive Attack', 'Teardrop')).status).to.equal(409);
@@ -81,10 +82,50 @@ describe('inbox: the request policy', () => {
     expect((await f.request('Massive Attack', 'Teardrop')).status).to.equal(202);
   });
 
+  it('the studio’s check of a stored request (GET …/messages/{id}/policy): the verdict a new request would get now, not counting itself; 404 for another kind; scope inbox:read', async () => {
+    const f = await inboxFixture(server.url, clock, { inbox: { trackRepeatMinutes: 0, artistRepeatMinutes: 0 } });
+    const check = (id: string) => admin(server.url, 'GET', `/stations/${f.station.id}/inbox/messages/${id}/policy`);
+    const first = (await f.request('Portishead', 'Glory Box')).body.id;
+    const verdict = await check(first);
+    expect(verdict.status, verdict.text).to.equal(200);
+    expect(verdict.body, 'a waiting request does not refuse itself').to.deep.equal({ requestable: true });
+    // Answered, it no longer counts: another listener's request is taken, and refuses the first one's.
+    await admin(server.url, 'PATCH', `/stations/${f.station.id}/inbox/messages/${first}`, { status: 'answered' });
+    clock.advance(MIN);
+    const second = (await f.request('PORTISHEAD', 'glory box')).body.id;
+    expect((await check(second)).body).to.deep.equal({ requestable: true });
+    expect((await check(first)).body).to.deep.equal({ requestable: false, reason: 'already-requested' });
+    // Played since: the repeat rules answer, with the seconds until they lift.
+    await f.settings({ trackRepeatMinutes: 180, artistRepeatMinutes: 60 });
+    await f.play('Portishead', 'Glory Box');
+    clock.advance(60 * MIN);
+    expect((await check(second)).body).to.deep.equal({ requestable: false, reason: 'recently-played', retryAfterSeconds: 120 * 60 });
+    await f.settings({ trackRepeatMinutes: 0 });
+    clock.advance(-30 * MIN);
+    expect((await check(second)).body).to.deep.equal({ requestable: false, reason: 'artist-recently-played', retryAfterSeconds: 30 * 60 });
+    // Not a request, unknown, another station's: 404.
+    const message = (await f.message('hello')).body.id;
+    const other = await inboxFixture(server.url, clock);
+    for (const path of [
+      `/stations/${f.station.id}/inbox/messages/${message}/policy`,
+      `/stations/${f.station.id}/inbox/messages/${randomUUID()}/policy`,
+      `/stations/${other.station.id}/inbox/messages/${second}/policy`,
+    ]) {
+      const res = await admin(server.url, 'GET', path);
+      expect(res.status, path).to.equal(404);
+      expect(res.body.error.code).to.equal('NOT_FOUND');
+    }
+    expect((await admin(server.url, 'GET', `/stations/${f.station.id}/inbox/messages/not-an-id/policy`)).status).to.equal(400);
+    const reader = await operatorKey(server.url, [f.station.id], ['inbox:read']);
+    const writer = await operatorKey(server.url, [f.station.id], ['inbox:write']);
+    const path = `/admin/v1/stations/${f.station.id}/inbox/messages/${second}/policy`;
+    expect((await request(server.url, 'GET', path, { token: reader })).status).to.equal(200);
+    expect((await request(server.url, 'GET', path, { token: writer })).status).to.equal(403);
+  });
+
   it('a refused request stores nothing and counts against no limit', async () => {
     const f = await inboxFixture(server.url, clock, { inbox: { perClientPerHour: 1 } });
     await f.play('Moby', 'Porcelain');
-    const { randomUUID } = await import('node:crypto');
     const clientId = randomUUID();
     for (let i = 0; i < 3; i++) expect((await f.request('Moby', 'Porcelain', { clientId })).status).to.equal(409);
     expect(await f.list()).to.have.length(0);
