@@ -35,7 +35,7 @@ import { Pool } from 'undici';
 import autocannon from 'autocannon';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import {
   BENCH_ENV,
   cpuMs,
@@ -469,6 +469,7 @@ async function main(): Promise<void> {
     const nowPlaying = await fetch(nowPlayingUrl, { headers: listener });
     const bodyFile = join(tmpdir(), `waveline-inbox-${process.pid}.body`);
     writeFileSync(bodyFile, Buffer.from(await nowPlaying.arrayBuffer()));
+    cleanups.push(() => rmSync(bodyFile, { force: true }));
     const barePort = await freePort();
     const bare = await startBare(bodyFile, nowPlaying.headers.get('etag') ?? '"x"', barePort);
     cleanups.push(() => stopRole(bare));
