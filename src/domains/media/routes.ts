@@ -1,16 +1,16 @@
 import type { Context } from 'koa';
 import { defineRoute } from '../../http/route.ts';
 import { ErrorBody } from '../../http/schema.ts';
-import { NotFoundError, ValidationError } from '../../lib/errors.ts';
+import { NotFoundError } from '../../lib/errors.ts';
 import type { Services } from '../../services.ts';
-import { createMediaVersion } from './commands.ts';
+import { createMediaVersion, discardFiles } from './commands.ts';
 import { INLINE_BYTES, sendFile } from './delivery.ts';
-import { inspectUpload } from './inspect.ts';
 import { renderPublishedVariants } from './onDemand.ts';
-import { MAX_UPLOAD_BYTES, type FileVariant } from './model.ts';
-import { findAsset, findPublishedFile, readFileSlice } from './queries.ts';
+import type { FileVariant } from './model.ts';
+import { fileOpener, findAsset, findPublishedFile } from './queries.ts';
+import { receiveUpload } from './receive.ts';
 import { PublicMediaParams, PublicVariantParams, StationIdParams, UploadQuery, UploadReceipt } from './schemas.ts';
-import { readUpload, uploadMime } from './upload.ts';
+import { uploadMime } from './upload.ts';
 
 // Admin upload and anonymous delivery of published media bytes (docs/media.md).
 
@@ -51,7 +51,7 @@ async function sendPublished(ctx: Context, svc: Services, stationId: string, ver
   if (!file && variant !== 'original' && (await renderPublishedVariants(svc, stationId, id, variant)))
     file = await findPublishedFile(svc.db, stationId, id, variant, inlineUpTo);
   if (!file) throw new NotFoundError('Media not found.');
-  sendFile(ctx, file, (start, length) => readFileSlice(svc.db, id, variant, file.etag, start, length), svc.logger);
+  await sendFile(ctx, file, fileOpener(svc, file, id, variant, svc.logger));
 }
 
 export const mediaRoutes = [
@@ -105,26 +105,27 @@ export const mediaRoutes = [
     async handler({ ctx, svc, params, query }) {
       const station = await svc.stations.require(params.stationId);
       const mime = uploadMime(ctx.get('content-type'), ctx.get('content-encoding'));
-      // Known before the bytes arrive: refuse an unknown asset without reading 50 MiB first.
+      // Known before the bytes arrive: refuse an unknown asset without reading the upload first.
       const assetId = query.assetId?.toLowerCase();
       if (assetId && !(await findAsset(svc.db, station.id, assetId))) throw new NotFoundError('Media asset not found.');
-      const upload = await readUpload(ctx.req, MAX_UPLOAD_BYTES);
-      if (upload.bytes.length === 0)
-        throw new ValidationError('The upload is empty.', [{ path: 'body', code: 'required', message: 'body must hold the file’s bytes' }]);
-      const inspection = await inspectUpload(mime, upload.bytes);
-      ctx.status = 201;
-      return createMediaVersion(svc, {
-        stationId: station.id,
-        assetId,
-        mime,
-        alt: query.alt,
-        credits: query.credits,
-        focalX: query.focalX,
-        focalY: query.focalY,
-        inspection,
-        bytes: upload.bytes,
-        sha256: upload.sha256,
-      });
+      const upload = await receiveUpload(svc, ctx.req, mime);
+      try {
+        const receipt = await createMediaVersion(svc, {
+          stationId: station.id,
+          assetId,
+          mime,
+          alt: query.alt,
+          credits: query.credits,
+          focalX: query.focalX,
+          focalY: query.focalY,
+          ...upload,
+        });
+        ctx.status = 201;
+        return receipt;
+      } catch (err) {
+        await discardFiles(svc, [upload.file]);
+        throw err;
+      }
     },
   }),
 ];

@@ -108,11 +108,11 @@ const EXTENSIONS: Record<string, string> = {
 };
 
 /**
- * The key of a new object: `{stationId}/{versionId}/{variant}-{random}.{ext}`. Unique per write, so a
+ * The key of a new object: `{versionId}/{variant}-{random}.{ext}`. Unique per write, so a
  * re-rendered variant never overwrites bytes a response is reading, and readable on a CDN (podcast apps
  * like an enclosure URL ending in `.mp3`).
  */
-export function newObjectKey(stationId: string, versionId: string, variant: string, mime: string): string {
+export function newObjectKey(versionId: string, variant: string, mime: string): string {
   const ext = EXTENSIONS[mime] ?? 'bin';
-  return `${stationId}/${versionId}/${variant}-${randomBytes(6).toString('hex')}.${ext}`;
+  return `${versionId}/${variant}-${randomBytes(6).toString('hex')}.${ext}`;
 }

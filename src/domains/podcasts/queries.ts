@@ -1,5 +1,5 @@
 import type { Db } from '../../lib/db.ts';
-import type { PublicFile } from '../media/queries.ts';
+import { PUBLIC_FILE_COLUMNS, type PublicFile } from '../media/queries.ts';
 import type { RecordDocument, Values } from '../content/model.ts';
 import { MAX_ITEMS } from './model.ts';
 
@@ -75,7 +75,7 @@ export async function findProgram(db: Db, stationId: string, programId: string):
 /** The cover's original file (whether or not a published record references it). */
 export async function findArtworkFile(db: Db, stationId: string, versionId: string, inlineUpTo: number): Promise<PublicFile | null> {
   const result = await db.raw<{ rows: PublicFile[] }>(
-    `SELECT f.mime, f.size, f.etag, CASE WHEN f.size <= :inlineUpTo THEN f.bytes END AS bytes
+    `SELECT ${PUBLIC_FILE_COLUMNS}
        FROM media_files f JOIN media_versions v ON v.id = f.version_id
       WHERE f.version_id = :versionId AND f.variant = 'original' AND v.station_id = :stationId`,
     { inlineUpTo, versionId, stationId },
