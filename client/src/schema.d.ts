@@ -11807,6 +11807,13 @@ export interface operations {
                     "*/*": string;
                 };
             };
+            /** @description With MEDIA_PUBLIC_BASE_URL: the file’s URL on the CDN or public bucket (`Location`), with the same `ETag`. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Not modified (If-None-Match matched the ETag). */
             304: {
                 headers: {
@@ -11979,6 +11986,13 @@ export interface operations {
                 content: {
                     "*/*": string;
                 };
+            };
+            /** @description With MEDIA_PUBLIC_BASE_URL: the file’s URL on the CDN or public bucket (`Location`), with the same `ETag`. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Not modified (If-None-Match matched the ETag). */
             304: {

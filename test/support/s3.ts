@@ -39,6 +39,7 @@ export async function startS3(bucket = 'waveline-media'): Promise<TestS3> {
   const port = await freePort();
   let server: S3rverInstance | null = null;
   const start = async () => {
+    if (server) return;
     server = new S3rver({ port, address: '127.0.0.1', silent: true, directory });
     await server.run();
   };

@@ -13,6 +13,22 @@ export const INLINE_BYTES = 1024 * 1024;
 const EMPTY = Buffer.alloc(0);
 
 /**
+ * Sends a published file's request to its public URL (MEDIA_PUBLIC_BASE_URL): 302 with `Location` and
+ * the file's ETag; 304 still when `If-None-Match` matches. The CDN answers ranges and HEAD itself.
+ */
+export function redirectToFile(ctx: Context, file: PublicFile, url: string, cacheControl = 'private, no-store'): void {
+  ctx.set('Cache-Control', cacheControl);
+  ctx.set('ETag', file.etag);
+  if (matchesIfNoneMatch(ctx.get('if-none-match'), file.etag)) {
+    ctx.status = 304;
+    return;
+  }
+  ctx.status = 302;
+  ctx.set('Location', url);
+  ctx.body = EMPTY;
+}
+
+/**
  * Answers a GET or HEAD for a file with `Cache-Control: private, no-store` (or `cacheControl`), `Accept-Ranges`, `ETag`
  * and `Content-Length`: 304 when `If-None-Match` matches, 206 for one satisfiable range, 416 for an
  * unsatisfiable one, else 200 with the whole file. HEAD answers exactly what GET would, without a body.

@@ -4,7 +4,7 @@ import { ErrorBody } from '../../http/schema.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import type { Services } from '../../services.ts';
 import { createMediaVersion, discardFiles } from './commands.ts';
-import { INLINE_BYTES, sendFile } from './delivery.ts';
+import { INLINE_BYTES, redirectToFile, sendFile } from './delivery.ts';
 import { renderPublishedVariants } from './onDemand.ts';
 import type { FileVariant } from './model.ts';
 import { fileOpener, findAsset, findPublishedFile } from './queries.ts';
@@ -18,6 +18,7 @@ import { uploadMime } from './upload.ts';
 const bytesResponses = {
   200: { description: 'The whole file.', contentType: '*/*' },
   206: { description: 'One byte range (`Content-Range: bytes a-b/size`).', contentType: '*/*' },
+  302: { description: 'With MEDIA_PUBLIC_BASE_URL: the file’s URL on the CDN or public bucket (`Location`), with the same `ETag`.' },
   304: { description: 'Not modified (If-None-Match matched the ETag).' },
   400: { description: 'Malformed version id or unknown variant.', schema: ErrorBody },
   404: {
@@ -51,7 +52,10 @@ async function sendPublished(ctx: Context, svc: Services, stationId: string, ver
   if (!file && variant !== 'original' && (await renderPublishedVariants(svc, stationId, id, variant)))
     file = await findPublishedFile(svc.db, stationId, id, variant, inlineUpTo);
   if (!file) throw new NotFoundError('Media not found.');
-  await sendFile(ctx, file, fileOpener(svc, file, id, variant, svc.logger));
+  // Behind a CDN (MEDIA_PUBLIC_BASE_URL) the bytes come from there, with the same ETag.
+  const publicUrl = file.store && file.object_key ? await svc.media.publicUrl(file.store, file.object_key) : null;
+  if (publicUrl) redirectToFile(ctx, file, publicUrl);
+  else await sendFile(ctx, file, fileOpener(svc, file, id, variant, svc.logger));
 }
 
 export const mediaRoutes = [

@@ -44,9 +44,13 @@ export class MediaStores {
     return new S3MediaStore(this.config.s3);
   }
 
-  /** The public URL of an object, when MEDIA_PUBLIC_BASE_URL is set and its store can be served from there. */
-  publicUrl(store: MediaStore, key: string): string | null {
-    const path = this.config.publicBaseUrl ? store.publicPath(key) : null;
+  /**
+   * The public URL of an object, when MEDIA_PUBLIC_BASE_URL is set (a CDN or public bucket in front of
+   * the store) and its store can be served from there (not postgres); null otherwise.
+   */
+  async publicUrl(name: MediaStoreName, key: string): Promise<string | null> {
+    if (!this.config.publicBaseUrl || name === 'postgres') return null;
+    const path = (await this.get(name)).publicPath(key);
     return path === null ? null : `${this.config.publicBaseUrl}/${path.split('/').map(encodeURIComponent).join('/')}`;
   }
 
