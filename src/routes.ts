@@ -9,6 +9,7 @@ import { scheduleRoutes } from './domains/schedule/routes.ts';
 import { graphqlRoutes } from './graphql/routes.ts';
 import { previewRoutes } from './domains/preview/routes.ts';
 import { mediaRoutes } from './domains/media/routes.ts';
+import { uploadRoutes } from './domains/media/uploadRoutes.ts';
 import { pushRoutes } from './domains/push/routes.ts';
 import { pushAdminRoutes } from './domains/push/adminRoutes.ts';
 import { weatherRoutes } from './domains/weather/routes.ts';
@@ -41,6 +42,7 @@ allRoutes.push(
   ...graphqlRoutes,
   ...previewRoutes,
   ...mediaRoutes,
+  ...uploadRoutes,
   ...pushRoutes,
   ...pushAdminRoutes,
   ...weatherRoutes,
