@@ -129,29 +129,38 @@ export function fileOpener(
       if (!stream) throw new Error(`media object ${name}:${key} is missing`);
       return stream;
     };
-  return async (range) =>
-    Readable.from(
-      rowSlices((start, length) => readFileSlice(svc.db, versionId, variant, file.etag, start, length), range, logger),
-      {
-        objectMode: false,
-      },
-    );
+  return async (range) => Readable.from(rowSlices(svc, file, versionId, variant, range, logger), { objectMode: false });
 }
 
 /** Slice size when streaming a file kept in its row. */
 export const SLICE_BYTES = 1024 * 1024;
 
 async function* rowSlices(
-  read: (start: number, length: number) => Promise<Buffer | null>,
+  svc: Pick<Services, 'db' | 'media'>,
+  file: PublicFile,
+  versionId: string,
+  variant: FileVariant,
   { start, end }: ByteRange,
   logger: Logger,
 ): AsyncGenerator<Buffer> {
   try {
     for (let at = start; at <= end; at += SLICE_BYTES) {
       const length = Math.min(SLICE_BYTES, end - at + 1);
-      const slice = await read(at, length);
-      // Gone or replaced since the response started: cut it short rather than mix two files.
-      if (!slice || slice.length !== length) throw new Error('media file changed while it was being sent');
+      const slice = await readFileSlice(svc.db, versionId, variant, file.etag, at, length);
+      if (!slice) {
+        // Moved to a store meanwhile (`waveline media move`): the same bytes are read on from there.
+        const moved = await svc
+          .db('media_files')
+          .where({ version_id: versionId, variant, etag: file.etag })
+          .whereNotNull('store')
+          .first<{ store: MediaStoreName; object_key: string } | undefined>('store', 'object_key');
+        const rest = moved ? await (await svc.media.get(moved.store)).get(moved.object_key, { start: at, end }) : null;
+        if (!rest) throw new Error('media file changed while it was being sent');
+        for await (const chunk of rest) yield chunk as Buffer;
+        return;
+      }
+      // Replaced since the response started: cut it short rather than mix two files.
+      if (slice.length !== length) throw new Error('media file changed while it was being sent');
       yield slice;
     }
   } catch (err) {

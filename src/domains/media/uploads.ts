@@ -111,20 +111,17 @@ const mismatch = (path: 'bytes' | 'mime' | 'sha256', message: string, issue: Par
 
 /** What the version of a completed upload looks like (a second completion answers it again). */
 async function receiptOf(svc: Services, versionId: string): Promise<UploadReceipt | null> {
-  const row = await svc
-    .db('media_versions')
-    .where({ id: versionId })
-    .first<
-      | {
-          asset_id: string;
-          kind: UploadReceipt['kind'];
-          mime: string;
-          width: number | null;
-          height: number | null;
-          duration: number | null;
-        }
-      | undefined
-    >('asset_id', 'kind', 'mime', 'width', 'height', 'duration');
+  const row = await svc.db('media_versions').where({ id: versionId }).first<
+    | {
+        asset_id: string;
+        kind: UploadReceipt['kind'];
+        mime: string;
+        width: number | null;
+        height: number | null;
+        duration: number | null;
+      }
+    | undefined
+  >('asset_id', 'kind', 'mime', 'width', 'height', 'duration');
   return row
     ? { assetId: row.asset_id, versionId, kind: row.kind, mime: row.mime, width: row.width, height: row.height, duration: row.duration }
     : null;
