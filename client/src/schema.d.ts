@@ -763,7 +763,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a media file: a new asset, or with `assetId` a new version of one
-         * @description The body is the file’s raw bytes with their Content-Type, at most 50 MiB (413 past that). The kind follows the mime (image/*, audio/*, video/*, else file). Images must decode as the declared type (400 otherwise); their variants are rendered by a worker after the upload.
+         * @description The body is the file’s raw bytes with their Content-Type: audio and video up to MEDIA_MAX_AUDIO_MIB (default 1 GiB), other files at most 50 MiB (413 past that, refused while streaming). The 201 comes once the bytes are durable in the media store. The kind follows the mime (image/*, audio/*, video/*, else file). Images must decode as the declared type (400 otherwise); their variants are rendered by a worker after the upload.
          *
          *     Root key, or an operator key with `content:write` reaching the station.
          */
@@ -12380,7 +12380,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Larger than 50 MiB. */
+            /** @description Larger than the type’s limit (audio and video MEDIA_MAX_AUDIO_MIB, others 50 MiB). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -12458,7 +12458,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            /** @description PROVIDER_UNAVAILABLE: the media store cannot be reached; nothing was stored; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -86,7 +86,7 @@ export const mediaRoutes = [
     access: { scope: 'content:write', action: 'content.media-upload' },
     summary: 'Upload a media file: a new asset, or with `assetId` a new version of one',
     description:
-      'The body is the file’s raw bytes with their Content-Type, at most 50 MiB (413 past that). The kind follows the mime (image/*, audio/*, video/*, else file). Images must decode as the declared type (400 otherwise); their variants are rendered by a worker after the upload.',
+      'The body is the file’s raw bytes with their Content-Type: audio and video up to MEDIA_MAX_AUDIO_MIB (default 1 GiB), other files at most 50 MiB (413 past that, refused while streaming). The 201 comes once the bytes are durable in the media store. The kind follows the mime (image/*, audio/*, video/*, else file). Images must decode as the declared type (400 otherwise); their variants are rendered by a worker after the upload.',
     tags: ['admin'],
     surface: 'admin',
     params: StationIdParams,
@@ -103,7 +103,11 @@ export const mediaRoutes = [
       },
       401: { description: 'Missing or invalid operator token.', schema: ErrorBody },
       404: { description: 'Station or asset not found.', schema: ErrorBody },
-      413: { description: 'Larger than 50 MiB.', schema: ErrorBody },
+      413: { description: 'Larger than the type’s limit (audio and video MEDIA_MAX_AUDIO_MIB, others 50 MiB).', schema: ErrorBody },
+      503: {
+        description: 'PROVIDER_UNAVAILABLE: the media store cannot be reached; nothing was stored; retry after `Retry-After` seconds.',
+        schema: ErrorBody,
+      },
       415: { description: 'A form instead of raw bytes, a Content-Encoding, or an image type that cannot be rendered.', schema: ErrorBody },
     },
     async handler({ ctx, svc, params, query }) {
