@@ -5,7 +5,7 @@ import { moveMedia, type MoveProgress } from '../domains/media/move.ts';
 import { MEDIA_STORE_NAMES, type MediaStoreName } from '../domains/media/store.ts';
 import { createServices } from './services.ts';
 
-const USAGE = `usage: waveline media move --to <s3|filesystem|postgres>
+const USAGE = `usage: waveline media move --to <s3|filesystem|postgres> [--station <stationId>]
 
 Copies every media file to another store (docs/media.md, "Moving an archive"), checking each copy's
 SHA-256 before its row points at it. Safe to interrupt and run again: it resumes. Listeners are served
@@ -46,7 +46,9 @@ export async function run(baseConfig: Readonly<Config>): Promise<void> {
   const logger = createLogger(embedded.config, 'media');
   const svc = await createServices(embedded.config, logger);
   try {
-    const result = await moveMedia(svc, to, progressWriter(process.stderr));
+    const at = args.indexOf('--station');
+    const stationId = at >= 0 ? args[at + 1] : undefined;
+    const result = await moveMedia(svc, to, progressWriter(process.stderr), { stationId });
     if (process.stderr.isTTY) process.stderr.write('\n');
     process.stdout.write(`${JSON.stringify({ to, moved: result.files - result.failed.length, failed: result.failed })}\n`);
     if (result.failed.length) process.exitCode = 1;

@@ -34,8 +34,12 @@ interface FileRow {
 
 const BATCH = 100;
 
-/** Files not in `to` yet (rows that keep their bytes count too, when moving to postgres). */
-const remaining = (db: Db, to: MediaStoreName) => db('media_files').where((q) => q.whereNull('store').orWhereNot('store', to));
+/** Files not in `to` yet (rows that keep their bytes count too, when moving to postgres); of one station when given. */
+function remaining(db: Db, to: MediaStoreName, stationId?: string) {
+  const query = db('media_files').where((q) => q.whereNull('store').orWhereNot('store', to));
+  if (stationId) query.whereIn('version_id', db('media_versions').where({ station_id: stationId }).select('id'));
+  return query;
+}
 
 async function* rowBytes(db: Db, file: FileRow): AsyncGenerator<Buffer> {
   for (let at = 0; at < file.size; at += SLICE_BYTES) {
@@ -78,10 +82,10 @@ export async function moveMedia(
   svc: Pick<Services, 'db' | 'media' | 'logger'>,
   to: MediaStoreName,
   onProgress: (progress: MoveProgress) => void = () => {},
-  options: { stopAfter?: number } = {},
+  options: { stopAfter?: number; stationId?: string } = {},
 ): Promise<MoveResult> {
   const target = await svc.media.get(to);
-  const totals = await remaining(svc.db, to).first<{ n: number; size: number | null }>(
+  const totals = await remaining(svc.db, to, options.stationId).first<{ n: number; size: number | null }>(
     svc.db.raw('count(*)::int AS n'),
     svc.db.raw('sum(size)::bigint AS size'),
   );

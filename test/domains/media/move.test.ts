@@ -26,6 +26,8 @@ describe('waveline media move --to', function () {
   let uploader: TestServer;
   let stores: MediaStores;
   const files: Array<{ path: string; bytes: Buffer; versionId: string }> = [];
+  // Other suites' files share the database: the move is scoped to this suite's station (`--station`).
+  let stationId: string;
 
   before(async () => {
     s3 = await startS3('move-tests');
@@ -37,6 +39,7 @@ describe('waveline media move --to', function () {
     const config = loadConfig({ ...process.env, ...s3.env, MEDIA_DIR: '', WAVELINE_DATA_DIR: dir });
     stores = new MediaStores(config.media, server.svc.db);
     const station = await createStation(uploader.url);
+    stationId = station.id;
     for (const size of [1000, 3 * MiB + 5, 10]) {
       const bytes = randomBytes(size);
       const media = await uploaded(uploader.url, station.id, bytes, 'audio/mpeg');
@@ -79,14 +82,14 @@ describe('waveline media move --to', function () {
     it(`moves every file to ${to}, verified, resumable, while listeners are served`, async () => {
       const progress: number[] = [];
       // Stopped after one file: the next run takes the rest.
-      const first = await moveMedia(svcWith(), to, (p) => progress.push(p.files), { stopAfter: 1 });
+      const first = await moveMedia(svcWith(), to, (p) => progress.push(p.files), { stopAfter: 1, stationId });
       expect(first.failed).to.deep.equal([]);
       await servedRight();
       let reading = true;
       const readers = (async () => {
         while (reading) await servedRight();
       })();
-      const rest = await moveMedia(svcWith(), to);
+      const rest = await moveMedia(svcWith(), to, undefined, { stationId });
       reading = false;
       await readers;
       expect(rest.failed).to.deep.equal([]);
@@ -105,11 +108,11 @@ describe('waveline media move --to', function () {
   }
 
   it('a copy whose SHA-256 does not match is not used: the file stays where it was', async () => {
-    await moveMedia(svcWith(), 'filesystem');
+    await moveMedia(svcWith(), 'filesystem', undefined, { stationId });
     const victim = files[0];
     const row = await server.svc.db('media_files').where({ version_id: victim.versionId, variant: 'original' }).first();
     await writeFile(join(dir, 'media', ...row.object_key.split('/')), randomBytes(1000));
-    const result = await moveMedia(svcWith(), 's3');
+    const result = await moveMedia(svcWith(), 's3', undefined, { stationId });
     expect(result.failed.map((f) => f.versionId)).to.deep.equal([victim.versionId]);
     expect((await placeOf(victim.versionId)).store).to.equal('filesystem');
   });
