@@ -93,7 +93,7 @@ export async function moveMedia(
   onProgress(result);
   let after: [string, string] | null = null;
   for (;;) {
-    const query = remaining(svc.db, to)
+    const query = remaining(svc.db, to, options.stationId)
       .orderBy([{ column: 'version_id' }, { column: 'variant' }])
       .limit(BATCH);
     if (after) query.whereRaw('(version_id, variant) > (?, ?)', after);
