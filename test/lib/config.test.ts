@@ -29,7 +29,13 @@ describe('configuration', () => {
     expect(loadConfig({ WAVELINE_DATA_DIR: '/srv/wl' }).media.dir).to.equal('/srv/wl/media');
     expect(loadConfig({ DATABASE_URL: pg }).media.store).to.equal('postgres');
     expect(loadConfig({ DATABASE_URL: pg, MEDIA_DIR: '/srv/media' }).media).to.include({ store: 'filesystem', dir: '/srv/media' });
-    const s3 = loadConfig({ DATABASE_URL: pg, MEDIA_DIR: '/srv/media', MEDIA_S3_BUCKET: 'b', MEDIA_S3_PREFIX: '/radio/', MEDIA_S3_ENDPOINT: 'http://s3.local:9000/' });
+    const s3 = loadConfig({
+      DATABASE_URL: pg,
+      MEDIA_DIR: '/srv/media',
+      MEDIA_S3_BUCKET: 'b',
+      MEDIA_S3_PREFIX: '/radio/',
+      MEDIA_S3_ENDPOINT: 'http://s3.local:9000/',
+    });
     expect(s3.media.store).to.equal('s3');
     expect(s3.media.s3).to.include({ bucket: 'b', prefix: 'radio/', endpoint: 'http://s3.local:9000', region: 'us-east-1' });
     expect(loadConfig({ MEDIA_MAX_AUDIO_MIB: '2048' }).media.maxAudioBytes).to.equal(2048 * 1024 * 1024);
