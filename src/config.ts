@@ -98,6 +98,8 @@ export interface Config {
   };
   /** Webhooks: `WEBHOOKS_ALLOW_INSECURE=1` allows http:// and local addresses (development and tests only). */
   webhooks: { allowInsecure: boolean };
+  /** Where media bytes live and how large uploads may be (docs/media.md#stores). */
+  media: MediaConfig;
   /** Push delivery (docs/push.md#pacing, docs/push.md#provider-wire-formats). Base URLs are for tests and proxies. */
   push: {
     /** FCM HTTP v1 base URL (`PUSH_FCM_URL`); http:// allowed. */
@@ -119,6 +121,32 @@ export interface Config {
     /** Provider requests one notification job keeps in flight (`PUSH_CONCURRENCY`). */
     concurrency: number;
   };
+}
+
+export type MediaStoreName = 'postgres' | 'filesystem' | 's3';
+
+export interface MediaConfig {
+  /**
+   * The store new uploads go to: `s3` when MEDIA_S3_BUCKET is set; `filesystem` when MEDIA_DIR is set or
+   * on the embedded default (no DATABASE_URL); `postgres` otherwise. Files stored earlier stay readable
+   * where they are (each file row names its store).
+   */
+  store: MediaStoreName;
+  /** Largest audio or video upload in bytes (`MEDIA_MAX_AUDIO_MIB`, default 1024 MiB). */
+  maxAudioBytes: number;
+  /** Folder of the filesystem store (`MEDIA_DIR`, default `<WAVELINE_DATA_DIR>/media`). */
+  dir: string;
+  /** The S3 store: bucket (`MEDIA_S3_BUCKET`; empty: no S3 store), endpoint of an S3-compatible service (`MEDIA_S3_ENDPOINT`), region (`MEDIA_S3_REGION`), key prefix (`MEDIA_S3_PREFIX`). Credentials come from the AWS SDK's own variables. */
+  s3: {
+    bucket: string;
+    endpoint: string;
+    region: string;
+    prefix: string;
+    /** From AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (/ AWS_SESSION_TOKEN); null: the SDK's own chain (profile, instance role). */
+    credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | null;
+  };
+  /** A CDN or public bucket serving the store's objects (`MEDIA_PUBLIC_BASE_URL`): published media answer 302 there. */
+  publicBaseUrl: string;
 }
 
 export class ConfigError extends Error {}
@@ -178,6 +206,38 @@ function trustedProxyHops(env: Env): number {
   return hops >= 0 ? hops : legacy >= 0 ? legacy : 1;
 }
 
+/** MEDIA_S3_PREFIX: empty, or path segments without leading slash, ending in `/`. */
+function keyPrefix(env: Env): string {
+  const raw = str(env, 'MEDIA_S3_PREFIX', '').replace(/^\/+|\/+$/g, '');
+  return raw ? `${raw}/` : '';
+}
+
+function s3Credentials(env: Env): MediaConfig['s3']['credentials'] {
+  const accessKeyId = str(env, 'AWS_ACCESS_KEY_ID', '');
+  const secretAccessKey = str(env, 'AWS_SECRET_ACCESS_KEY', '');
+  if (!accessKeyId || !secretAccessKey) return null;
+  const sessionToken = str(env, 'AWS_SESSION_TOKEN', '');
+  return { accessKeyId, secretAccessKey, ...(sessionToken ? { sessionToken } : {}) };
+}
+
+function mediaConfig(env: Env, databaseUrl: string, dataDir: string): MediaConfig {
+  const bucket = str(env, 'MEDIA_S3_BUCKET', '');
+  const mediaDir = str(env, 'MEDIA_DIR', '');
+  return {
+    store: bucket ? 's3' : mediaDir || !databaseUrl ? 'filesystem' : 'postgres',
+    maxAudioBytes: int(env, 'MEDIA_MAX_AUDIO_MIB', 1024, 1, 1024 * 1024) * 1024 * 1024,
+    dir: mediaDir || `${dataDir.replace(/\/+$/, '')}/media`,
+    s3: {
+      bucket,
+      endpoint: url(env, 'MEDIA_S3_ENDPOINT', '', ['http:', 'https:']),
+      region: str(env, 'MEDIA_S3_REGION', str(env, 'AWS_REGION', 'us-east-1')),
+      prefix: keyPrefix(env),
+      credentials: s3Credentials(env),
+    },
+    publicBaseUrl: url(env, 'MEDIA_PUBLIC_BASE_URL', '', ['http:', 'https:']),
+  };
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 export function loadConfig(env: Env = process.env): Readonly<Config> {
@@ -188,11 +248,13 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   if (secret.length < 16) throw new ConfigError('WAVELINE_SECRET must be set to at least 16 characters in production');
   const port = int(env, 'PORT', 3000, 0, 65535);
   const gatewayPort = int(env, 'GATEWAY_PORT', 3001, 0, 65535);
+  // Unset: the embedded default (docs/embedded.md#when-the-embedded-default-applies); only `waveline dev` runs on it.
+  const databaseUrl = url(env, 'DATABASE_URL', '', ['postgres:', 'postgresql:']);
+  const dataDir = str(env, 'WAVELINE_DATA_DIR', '.waveline');
   const config: Config = {
-    // Unset: the embedded default (docs/embedded.md#when-the-embedded-default-applies); only `waveline dev` runs on it.
-    databaseUrl: url(env, 'DATABASE_URL', '', ['postgres:', 'postgresql:']),
+    databaseUrl,
     redisUrl: url(env, 'REDIS_URL', '', ['redis:', 'rediss:']),
-    dataDir: str(env, 'WAVELINE_DATA_DIR', '.waveline'),
+    dataDir,
     port,
     gatewayPort,
     // The defaults follow the ports, so `PORT=8080 npm start` prints and links addresses that answer.
@@ -242,6 +304,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     },
     audience: { pollSeconds: int(env, 'AUDIENCE_POLL_SECONDS', 30, 10, 300) },
     webhooks: { allowInsecure: bool(env, 'WEBHOOKS_ALLOW_INSECURE', false) },
+    media: mediaConfig(env, databaseUrl, dataDir),
     push: {
       fcmUrl: url(env, 'PUSH_FCM_URL', 'https://fcm.googleapis.com', ['https:', 'http:']),
       apnsUrl: url(env, 'PUSH_APNS_URL', 'https://api.push.apple.com', ['https:']),

@@ -14,6 +14,7 @@ const USAGE = `usage: waveline <command>
   admin     one admin API call from the command line: waveline admin [--key wvo_…] <METHOD> <PATH> [JSON|@file]
   keys      operator keys: waveline keys create|list|get|rotate|delete (root key)
   artwork   track art: waveline artwork pin|unpin|pins|block|unblock|blocks|recent <stationId> …
+  media     media files: waveline media move --to s3|filesystem|postgres (copies every file, verified, resumable)
 `;
 
 const roles: Record<string, () => Promise<{ run(config: ReturnType<typeof loadConfig>): Promise<unknown> }>> = {
@@ -25,6 +26,7 @@ const roles: Record<string, () => Promise<{ run(config: ReturnType<typeof loadCo
   admin: () => import('./roles/admin.ts'),
   keys: () => import('./roles/keys.ts'),
   artwork: () => import('./roles/artwork.ts'),
+  media: () => import('./roles/media.ts'),
 };
 
 async function main(): Promise<void> {

@@ -9,6 +9,7 @@ import { scheduleRoutes } from './domains/schedule/routes.ts';
 import { graphqlRoutes } from './graphql/routes.ts';
 import { previewRoutes } from './domains/preview/routes.ts';
 import { mediaRoutes } from './domains/media/routes.ts';
+import { uploadRoutes } from './domains/media/uploadRoutes.ts';
 import { pushDeviceRoutes } from './domains/push/devices/routes.ts';
 import { pushCredentialRoutes } from './domains/push/providers/routes.ts';
 import { pushNotificationRoutes } from './domains/push/notifications/routes.ts';
@@ -45,6 +46,7 @@ allRoutes.push(
   ...graphqlRoutes,
   ...previewRoutes,
   ...mediaRoutes,
+  ...uploadRoutes,
   ...pushDeviceRoutes,
   ...pushCredentialRoutes,
   ...pushNotificationRoutes,

@@ -15,6 +15,7 @@ import type { RateLimits } from './http/ratelimit.ts';
 import type { ReadCache } from './lib/readCache.ts';
 import type { AsOfMemo } from './lib/asOf.ts';
 import type { WebhookSubscriptions } from './domains/webhooks/subscriptions.ts';
+import type { MediaStores } from './domains/media/stores/index.ts';
 
 // What the services are, for everything that uses them: handlers, commands, jobs. Built once per
 // process by the roles (roles/services.ts), which alone import the adapters' constructors.
@@ -34,6 +35,8 @@ export interface Services {
   stations: StationCache;
   /** Which webhooks want which events, per station (cached; no query for a station without webhooks). */
   webhooks: WebhookSubscriptions;
+  /** Where media bytes are written and read (docs/media.md, "Stores"). */
+  media: MediaStores;
   close(): Promise<void>;
 }
 

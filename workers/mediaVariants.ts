@@ -17,10 +17,10 @@ export async function mediaVariants(
   payload: JobPayload<'media.variants'>,
   svc: Services,
 ): Promise<{ rendered: string[]; refreshedRecords: number }> {
-  const source = await findRenderSource(svc.db, payload.versionId);
+  const source = await findRenderSource(svc, payload.versionId);
   if (!source?.original || source.stationId !== payload.stationId || source.kind !== 'image') return { rendered: [], refreshedRecords: 0 };
   const renditions = await renderVariants(source.original, source.focal);
-  await storeRenditions(svc.db, payload.versionId, renditions, svc.clock.now());
+  await storeRenditions(svc, payload.versionId, renditions, svc.clock.now());
   const refreshedRecords = await refreshRecordsUsingMedia(svc, payload.stationId, payload.versionId);
   await svc.jobs.enqueue('media.refresh', payload, { jobId: `refresh-${payload.versionId}`, delay: REFRESH_AGAIN_AFTER_MS });
   return { rendered: renditions.map((r) => r.variant), refreshedRecords };

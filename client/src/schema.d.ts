@@ -763,11 +763,75 @@ export interface paths {
         put?: never;
         /**
          * Upload a media file: a new asset, or with `assetId` a new version of one
-         * @description The body is the file’s raw bytes with their Content-Type, at most 50 MiB (413 past that). The kind follows the mime (image/*, audio/*, video/*, else file). Images must decode as the declared type (400 otherwise); their variants are rendered by a worker after the upload.
+         * @description The body is the file’s raw bytes with their Content-Type: audio and video up to MEDIA_MAX_AUDIO_MIB (default 1 GiB), other files at most 50 MiB (413 past that, refused while streaming). The 201 comes once the bytes are durable in the media store. The kind follows the mime (image/*, audio/*, video/*, else file). Images must decode as the declared type (400 otherwise); their variants are rendered by a worker after the upload.
          *
          *     Root key, or an operator key with `content:write` reaching the station.
          */
         post: operations["adminUploadMedia"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/media/uploads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Announce a large upload: a URL to PUT the bytes to, valid one hour
+         * @description Answers a pre-signed URL of the store (S3), or a Waveline URL carrying a capability token (the other stores), taking the file’s bytes by PUT with the given headers. Then `POST …/media/uploads/{uploadId}/complete`.
+         *
+         *     Root key, or an operator key with `content:write` reaching the station.
+         */
+        post: operations["adminCreateMediaUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/v1/stations/{stationId}/media/uploads/{uploadId}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete an upload: checks size, type and SHA-256, then stores the version
+         * @description Answers as the direct upload does. A size, type or digest that does not match is 400 naming `bytes`, `mime` or `sha256`, and nothing is kept. A second completion answers the same 201 (no second version).
+         *
+         *     Root key, or an operator key with `content:write` reaching the station.
+         */
+        post: operations["adminCompleteMediaUpload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/media/uploads/{uploadId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * The bytes of an announced upload (the URL is the capability: no operator key)
+         * @description Used with the postgres and filesystem stores (S3 takes the bytes at its own pre-signed URL). The body is the file’s raw bytes; more than announced is 413.
+         */
+        put: operations["putMediaUploadBytes"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -3376,6 +3440,39 @@ export interface components {
             width: number | null;
             height: number | null;
             duration: number | null;
+        };
+        AdminCreateMediaUpload201Response: {
+            uploadId: string;
+            /** @description where to send the bytes: pre-signed on S3, else a Waveline URL (a capability: no operator key) */
+            url: string;
+            /** @constant */
+            method: "PUT";
+            /** @description headers the byte request must carry */
+            headers: {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @description one hour after creation
+             */
+            expiresAt: string;
+        };
+        AdminCreateMediaUploadRequest: {
+            /** @description media type of the file, e.g. audio/mpeg */
+            mime: string;
+            /** @description exact size of the file in bytes (audio and video up to MEDIA_MAX_AUDIO_MIB, others 50 MiB) */
+            bytes: number;
+            /** @description hex SHA-256 of the file: checked by the completion */
+            sha256?: string;
+            /** @description alternative text (default empty) */
+            alt?: string;
+            /** @description credit line (default empty) */
+            credits?: string;
+            /**
+             * @description an existing asset of the station: the upload becomes its new version
+             * @example 0b6f6d2e-3c1a-4f5e-9a77-2d4c8e1f0a93
+             */
+            assetId?: string;
         };
         /** PushAck */
         PushAck: {
@@ -12534,6 +12631,13 @@ export interface operations {
                     "*/*": string;
                 };
             };
+            /** @description With MEDIA_PUBLIC_BASE_URL: the file’s URL on the CDN or public bucket (`Location`), with the same `ETag`. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Not modified (If-None-Match matched the ETag). */
             304: {
                 headers: {
@@ -12706,6 +12810,13 @@ export interface operations {
                 content: {
                     "*/*": string;
                 };
+            };
+            /** @description With MEDIA_PUBLIC_BASE_URL: the file’s URL on the CDN or public bucket (`Location`), with the same `ETag`. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Not modified (If-None-Match matched the ETag). */
             304: {
@@ -12996,7 +13107,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Larger than 50 MiB. */
+            /** @description Larger than the type’s limit (audio and video MEDIA_MAX_AUDIO_MIB, others 50 MiB). */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -13074,7 +13185,548 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description PROVIDER_UNAVAILABLE: the media store cannot be reached; nothing was stored; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminCreateMediaUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                stationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminCreateMediaUploadRequest"];
+            };
+        };
+        responses: {
+            /** @description Where and how to send the bytes, and until when. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "uploadId": "string",
+                     *       "url": "string",
+                     *       "method": "PUT",
+                     *       "headers": {},
+                     *       "expiresAt": "2019-08-24T14:15:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminCreateMediaUpload201Response"];
+                };
+            };
+            /** @description Invalid body (mime, bytes, sha256, alt, credits, assetId). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the operator key lacks the scope the call needs, or the call needs the root key (the message names which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Station or asset not found. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `bytes` is over the limit of the type (audio and video MEDIA_MAX_AUDIO_MIB, others 50 MiB). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description PROVIDER_UNAVAILABLE: Postgres is unreachable; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    adminCompleteMediaUpload: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description station id (not the slug) */
+                stationId: string;
+                /** @description UUID */
+                uploadId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stored version. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "assetId": "string",
+                     *       "versionId": "string",
+                     *       "kind": "image",
+                     *       "mime": "string",
+                     *       "width": 0,
+                     *       "height": 0,
+                     *       "duration": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminUploadMedia201Response"];
+                };
+            };
+            /** @description The received file does not match what was announced (issues name bytes, mime or sha256). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or invalid operator token. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description FORBIDDEN: the operator key lacks the scope the call needs, or the call needs the root key (the message names which). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown, expired or another station’s upload. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description RATE_LIMITED: ten failed admin authentications within a minute from this client address; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: the media store cannot be reached; retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putMediaUploadBytes: {
+        parameters: {
+            query: {
+                /** @description the capability the upload URL carries */
+                token: string;
+            };
+            header?: never;
+            path: {
+                /** @description UUID */
+                uploadId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "*/*": string;
+            };
+        };
+        responses: {
+            /** @description Stored; complete the upload next. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description VALIDATION_ERROR: also a URL with NUL, invalid UTF-8 or a stray %, or a JSON body with NUL or unpaired surrogates. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unknown or expired upload, or a wrong token. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More bytes than announced. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "string",
+                     *         "message": "string",
+                     *         "requestId": "string",
+                     *         "issues": [
+                     *           {
+                     *             "path": "string",
+                     *             "message": "string",
+                     *             "code": "string",
+                     *             "suggestion": "string"
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description PROVIDER_UNAVAILABLE: the media store cannot be reached; retry after `Retry-After` seconds. */
             503: {
                 headers: {
                     [name: string]: unknown;

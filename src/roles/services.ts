@@ -18,6 +18,7 @@ import { RateLimits } from '../http/ratelimit.ts';
 import { ReadCache } from '../lib/readCache.ts';
 import { AsOfMemo } from '../lib/asOf.ts';
 import { WebhookSubscriptions } from '../domains/webhooks/subscriptions.ts';
+import { MediaStores } from '../domains/media/stores/index.ts';
 import { DEFAULT_JOB_OPTIONS } from '../lib/queue.ts';
 import { persistLocalQueues, saveLocalQueues } from '../lib/embedded/localQueue.ts';
 import type { Services, WebServices } from '../services.ts';
@@ -43,6 +44,7 @@ export async function createServices(config: Readonly<Config>, logger: Logger, o
   await invalidation.start();
   const jobResults = new JobResults(redis, subscriber, logger);
   const jobs = new Jobs(config.redisUrl, logger, jobResults);
+  const media = new MediaStores(config.media, db);
   return {
     config,
     logger,
@@ -55,8 +57,10 @@ export async function createServices(config: Readonly<Config>, logger: Logger, o
     jobResults,
     stations: new StationCache(db, invalidation, logger),
     webhooks: new WebhookSubscriptions(db, invalidation),
+    media,
     async close() {
       await jobs.close();
+      await media.close();
       if (inProcess) saveLocalQueues();
       subscriber.disconnect();
       await redis.quit().catch(() => redis.disconnect());

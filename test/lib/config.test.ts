@@ -23,6 +23,25 @@ describe('configuration', () => {
     expect(() => loadConfig({ REALTIME_PUBLIC_URL: 'https://live.example' })).to.throw(ConfigError, /REALTIME_PUBLIC_URL/);
   });
 
+  it('media store: s3 when MEDIA_S3_BUCKET is set; filesystem for the embedded default or MEDIA_DIR; postgres otherwise', () => {
+    const pg = 'postgres://db.example/waveline';
+    expect(loadConfig({}).media).to.include({ store: 'filesystem', dir: '.waveline/media', maxAudioBytes: 1024 * 1024 * 1024 });
+    expect(loadConfig({ WAVELINE_DATA_DIR: '/srv/wl' }).media.dir).to.equal('/srv/wl/media');
+    expect(loadConfig({ DATABASE_URL: pg }).media.store).to.equal('postgres');
+    expect(loadConfig({ DATABASE_URL: pg, MEDIA_DIR: '/srv/media' }).media).to.include({ store: 'filesystem', dir: '/srv/media' });
+    const s3 = loadConfig({
+      DATABASE_URL: pg,
+      MEDIA_DIR: '/srv/media',
+      MEDIA_S3_BUCKET: 'b',
+      MEDIA_S3_PREFIX: '/radio/',
+      MEDIA_S3_ENDPOINT: 'http://s3.local:9000/',
+    });
+    expect(s3.media.store).to.equal('s3');
+    expect(s3.media.s3).to.include({ bucket: 'b', prefix: 'radio/', endpoint: 'http://s3.local:9000', region: 'us-east-1' });
+    expect(loadConfig({ MEDIA_MAX_AUDIO_MIB: '2048' }).media.maxAudioBytes).to.equal(2048 * 1024 * 1024);
+    expect(() => loadConfig({ MEDIA_PUBLIC_BASE_URL: 'cdn.example' })).to.throw(ConfigError, /MEDIA_PUBLIC_BASE_URL/);
+  });
+
   it('READ_CACHE_MAX_BYTES defaults to 64 MiB, takes 0 (keep nothing) and refuses anything but a whole number', () => {
     expect(loadConfig({}).readCacheMaxBytes).to.equal(64 * 1024 * 1024);
     expect(loadConfig({ READ_CACHE_MAX_BYTES: '0' }).readCacheMaxBytes).to.equal(0);

@@ -9,6 +9,7 @@ import { createRedis } from '../../src/lib/redis.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/lib/embedded/postgres.ts';
 import { stopAllServers } from './server.ts';
 import { detectTestMode } from './mode.ts';
+import { useTestMediaStore } from './mediaStore.ts';
 
 // Root hooks: a fresh database and Redis index per run (services mode) or a fresh PGlite in a temporary
 // directory with the in-process adapters (embedded mode), migrated once; every server closed at the end.
@@ -31,6 +32,7 @@ export const mochaHooks = {
     } else {
       process.stderr.write(`test mode: services (${process.env.DATABASE_URL}, ${process.env.REDIS_URL})\n`);
     }
+    await useTestMediaStore();
     const config = loadConfig();
     if (mode === 'services') await recreateDatabase(config.databaseUrl);
     await migrate(config);
@@ -40,6 +42,7 @@ export const mochaHooks = {
   },
   async afterAll() {
     await stopAllServers();
+    await useTestMediaStore.close();
     if (embedded) {
       await embedded.postgres.close();
       rmSync(embedded.dir, { recursive: true, force: true });

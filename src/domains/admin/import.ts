@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { inTransaction, type Tx } from '../../lib/db.ts';
 import { ConflictError, ValidationError, WavelineError, type Issue } from '../../lib/errors.ts';
 import type { JobsOptions } from 'bullmq';
@@ -13,7 +12,8 @@ import { saveContentType } from '../content/types.ts';
 import { saveDraft } from '../content/records.ts';
 import { publishRecord } from '../content/publish.ts';
 import type { PutRecordBody } from '../content/schemas.ts';
-import { createMediaVersion } from '../media/commands.ts';
+import { createMediaVersion, discardFiles, storeBytes, type StoredFile } from '../media/commands.ts';
+import { newId } from '../../lib/ids.ts';
 import { inspectUpload, type Inspection } from '../media/inspect.ts';
 import { MAX_UPLOAD_BYTES } from '../media/model.ts';
 import { uploadMime } from '../media/upload.ts';
@@ -90,8 +90,31 @@ function withinImport(svc: Services, tx: Tx): Services {
 interface DecodedMedia {
   mime: string;
   bytes: Buffer;
-  sha256: string;
   inspection: Inspection;
+}
+
+interface StoredMedia {
+  mime: string;
+  versionId: string;
+  file: StoredFile;
+  inspection: Inspection;
+}
+
+async function storeMedia(svc: Services, decoded: DecodedMedia[]): Promise<StoredMedia[]> {
+  const stored: StoredMedia[] = [];
+  try {
+    for (const { mime, bytes, inspection } of decoded) {
+      const versionId = newId();
+      stored.push({ mime, versionId, inspection, file: await storeBytes(svc, versionId, 'original', mime, bytes) });
+    }
+  } catch (err) {
+    await discardFiles(
+      svc,
+      stored.map((m) => m.file),
+    );
+    throw err;
+  }
+  return stored;
 }
 
 /** Decodes and inspects every media file before the transaction opens (sharp is slow); all issues at once. */
@@ -112,7 +135,7 @@ async function decodeMedia(media: NonNullable<Bundle['media']>): Promise<Decoded
     try {
       const mime = await at(`media.${i}`, async () => uploadMime(entry.mime, ''), { 'headers.content-type': 'mime', '': 'mime' });
       const inspection = await at(`media.${i}`, () => inspectUpload(mime, bytes), { body: 'data', '': 'mime' });
-      decoded.push({ mime, bytes, inspection, sha256: createHash('sha256').update(bytes).digest('hex') });
+      decoded.push({ mime, bytes, inspection });
     } catch (err) {
       if (!(err instanceof ValidationError)) throw err;
       issues.push(...(err.issues ?? []));
@@ -224,7 +247,10 @@ function bundleVersion(versionIds: ReadonlyMap<string, string>, key: string, pat
 export async function importBundle(svc: Services, bundle: Bundle): Promise<ImportResult> {
   const issues = checkBundle(bundle);
   if (issues.length) throw new ValidationError('Invalid bundle.', issues);
-  const media = await decodeMedia(bundle.media ?? []);
+  const decoded = await decodeMedia(bundle.media ?? []);
+  // The bytes go to the store before the transaction opens (its writes would wait for it on the
+  // embedded database's one session), and are removed again when the import fails.
+  const media = await storeMedia(svc, decoded);
   const now = svc.clock.now();
   return inTransaction(svc.db, async (tx) => {
     const unit = withinImport(svc, tx);
@@ -248,7 +274,7 @@ export async function importBundle(svc: Services, bundle: Bundle): Promise<Impor
     const versionIds = new Map<string, string>();
     const mediaOut: ImportResult['media'] = [];
     for (const [i, entry] of (bundle.media ?? []).entries()) {
-      const { mime, bytes, sha256, inspection } = media[i];
+      const { mime, versionId, file, inspection } = media[i];
       const receipt = await at(`media.${i}`, () =>
         createMediaVersion(unit, {
           stationId: station.id,
@@ -258,8 +284,8 @@ export async function importBundle(svc: Services, bundle: Bundle): Promise<Impor
           focalX: entry.focalX,
           focalY: entry.focalY,
           inspection,
-          bytes,
-          sha256,
+          versionId,
+          file,
         }),
       );
       versionIds.set(entry.key, receipt.versionId);
@@ -289,5 +315,11 @@ export async function importBundle(svc: Services, bundle: Bundle): Promise<Impor
     // station's frames go out in sequence order.
     tx.afterCommit(() => stationChanged(svc, stationChange(null, station)));
     return { station: presentAdminStation(station), credentials, types, media: mediaOut, records, ...schedule };
+  }).catch(async (err: unknown) => {
+    await discardFiles(
+      svc,
+      media.map((m) => m.file),
+    );
+    throw err;
   });
 }

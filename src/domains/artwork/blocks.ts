@@ -18,7 +18,7 @@ export const presentBlock = (row: ArtworkBlockRow): Block => ({ id: row.id, hash
 
 async function hashOf(svc: Services, station: Station, body: BlockBody): Promise<string> {
   if ('versionId' in body) {
-    const hash = await versionHash(svc.db, station.id, body.versionId.toLowerCase());
+    const hash = await versionHash(svc, station.id, body.versionId.toLowerCase());
     if (!hash)
       throw new ValidationError('versionId is not an uploaded image version of this station.', [
         { path: 'versionId', code: 'unknown', message: 'must be an uploaded image version of this station' },

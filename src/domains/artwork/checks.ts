@@ -38,7 +38,7 @@ export async function currentCheck(db: Db, stationId: string, url: string, now: 
 
 /** Inspects bytes already at hand (an uploaded version, a fetched body) and keeps them when they pass. */
 export async function checkBytes(
-  svc: Pick<Services, 'db' | 'clock'>,
+  svc: Pick<Services, 'db' | 'clock' | 'media' | 'logger'>,
   station: Pick<Station, 'id' | 'radiodns'>,
   setting: ArtworkSetting,
   bytes: Buffer,
@@ -46,10 +46,10 @@ export async function checkBytes(
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   // Bytes kept before need no renditions: only the checks run again (the setting or blocks may differ).
   const known = await svc.db('artwork_images').where({ station_id: station.id, sha256 }).first('id');
-  const verdict = await inspectImage(bytes, setting.minSize, await blockedHashes(svc.db, station, setting), !known);
+  const verdict = await inspectImage(bytes, setting.minSize, await blockedHashes(svc, station, setting), !known);
   if (!verdict.ok) return { status: 'rejected', reason: verdict.reason };
   if (known) return { status: 'kept', imageId: known.id as string };
-  const image = await keepImage(svc.db, station.id, bytes, verdict, svc.clock.now());
+  const image = await keepImage(svc, station.id, bytes, verdict, svc.clock.now());
   return { status: 'kept', imageId: image.id };
 }
 

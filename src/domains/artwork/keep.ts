@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { Db } from '../../lib/db.ts';
+import type { Services } from '../../services.ts';
+import { discardFiles, fileColumns, storeBytes, type StoredFile } from '../media/commands.ts';
 import { newId } from '../../lib/ids.ts';
-import { etagOf } from '../media/model.ts';
 import { renderSquareVariants, type Rendition } from '../media/render.ts';
 import { MAX_INPUT_PIXELS, type ArtworkImageRow } from './model.ts';
 
@@ -13,7 +13,7 @@ import { MAX_INPUT_PIXELS, type ArtworkImageRow } from './model.ts';
 const mimeOf = (format: string): string => (format === 'heif' ? 'image/avif' : `image/${format}`);
 
 export async function keepImage(
-  db: Db,
+  svc: Pick<Services, 'db' | 'media' | 'logger'>,
   stationId: string,
   bytes: Buffer,
   image: { width: number; height: number; dhash: string; format: string; renditions: Rendition[] | null },
@@ -24,6 +24,16 @@ export async function keepImage(
   const assetId = newId();
   const versionId = newId();
   const mime = mimeOf(image.format);
+  const { db } = svc;
+  // The bytes are durable before the rows name them; a failed or lost race removes them again.
+  const files: StoredFile[] = [];
+  try {
+    files.push(await storeBytes(svc, versionId, 'original', mime, bytes));
+    for (const r of renditions) files.push(await storeBytes(svc, versionId, r.variant, r.mime, r.bytes));
+  } catch (err) {
+    await discardFiles(svc, files);
+    throw err;
+  }
   return db
     .transaction(async (trx) => {
       await trx('media_assets').insert({ id: assetId, station_id: stationId, kind: 'image', focal_x: 0.5, focal_y: 0.5, created_at: now });
@@ -44,20 +54,18 @@ export async function keepImage(
         focal_y: 0.5,
         created_at: now,
       });
-      const file = (variant: string, mimeType: string, width: number, height: number, content: Buffer) => ({
+      const file = (variant: string, mimeType: string, width: number, height: number, stored: StoredFile) => ({
         version_id: versionId,
         variant,
         mime: mimeType,
         width,
         height,
-        size: content.length,
-        etag: etagOf(createHash('sha256').update(content).digest('hex')),
-        bytes: content,
+        ...fileColumns(stored),
         created_at: now,
       });
       await trx('media_files').insert([
-        file('original', mime, image.width, image.height, bytes),
-        ...renditions.map((r) => file(r.variant, r.mime, r.width, r.height, r.bytes)),
+        file('original', mime, image.width, image.height, files[0]),
+        ...renditions.map((r, i) => file(r.variant, r.mime, r.width, r.height, files[i + 1])),
       ]);
       const row: ArtworkImageRow = {
         id: newId(),
@@ -75,6 +83,7 @@ export async function keepImage(
       return row;
     })
     .catch(async (err: unknown) => {
+      await discardFiles(svc, files);
       if (!(err instanceof AlreadyKept)) throw err;
       return (await db<ArtworkImageRow>('artwork_images').where({ station_id: stationId, sha256 }).first()) as ArtworkImageRow;
     });

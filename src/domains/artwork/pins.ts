@@ -1,6 +1,7 @@
 import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
 import { ValidationError } from '../../lib/errors.ts';
+import { readWholeFile } from '../media/queries.ts';
 import { checkBytes, currentCheck, recordCheck, type CheckResult } from './checks.ts';
 import { stationImageVersion } from '../media/images.ts';
 import { type ArtworkCheckRow, type ArtworkPinRow } from './model.ts';
@@ -55,8 +56,8 @@ export async function putPin(svc: Services, station: Station, pinId: string, bod
         { path: 'image.versionId', code: 'unknown', message: 'must be an uploaded image version of this station' },
       ]);
     // An upload is at hand: it is checked now, so the pin shows its result at once.
-    const file = await svc.db('media_files').where({ version_id: versionId, variant: 'original' }).first<{ bytes: Buffer }>('bytes');
-    const result: CheckResult = await checkBytes(svc, station, station.artwork, file.bytes);
+    const original = (await readWholeFile(svc, versionId, 'original')) as Buffer;
+    const result: CheckResult = await checkBytes(svc, station, station.artwork, original);
     ({ status, reason, imageId } = fromResult(result));
   } else if (image && 'url' in image) {
     const problem = urlProblem(image.url);

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
-import { inTransaction, type Db } from '../../lib/db.ts';
+import { Readable } from 'node:stream';
+import { inTransaction } from '../../lib/db.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Services } from '../../services.ts';
@@ -7,6 +7,7 @@ import { CENTRE, etagOf, type FocalPoint, type MediaAssetRow } from './model.ts'
 import type { Inspection } from './inspect.ts';
 import type { Rendition } from './render.ts';
 import type { UploadReceipt } from './schemas.ts';
+import { newObjectKey, type MediaStoreName } from './store.ts';
 
 export interface NewVersionInput {
   stationId: string;
@@ -18,9 +19,55 @@ export interface NewVersionInput {
   focalX?: number;
   focalY?: number;
   inspection: Inspection;
-  bytes: Buffer;
+  /** The original, already durable in a store (the version id its key was made for, when given). */
+  file: StoredFile;
+  versionId?: string;
+}
+
+/** A file's bytes in a store, as a media_files row names them. */
+export interface StoredFile {
+  store: MediaStoreName;
+  key: string;
+  size: number;
   sha256: string;
 }
+
+/** Writes bytes already in memory (renditions, bundle media, kept artwork) to the current store. */
+export async function storeBytes(
+  svc: Pick<Services, 'media'>,
+  versionId: string,
+  variant: string,
+  mime: string,
+  bytes: Buffer,
+): Promise<StoredFile> {
+  const store = await svc.media.current();
+  const key = newObjectKey(versionId, variant, mime);
+  const stored = await store.put(key, Readable.from([bytes]), { mime, size: bytes.length });
+  return { store: store.name, key, ...stored };
+}
+
+/** Removes stored files no row names (any longer); a failure is logged (the bytes are only orphaned). */
+export async function discardFiles(
+  svc: Pick<Services, 'media' | 'logger'>,
+  files: Array<Pick<StoredFile, 'store' | 'key'>>,
+): Promise<void> {
+  for (const file of files) {
+    try {
+      await (await svc.media.get(file.store)).delete(file.key);
+    } catch (err) {
+      svc.logger.warn({ err, store: file.store, key: file.key }, 'could not remove a media object no file uses');
+    }
+  }
+}
+
+/** The columns of a media_files row that say where its bytes are. */
+export const fileColumns = (file: StoredFile) => ({
+  store: file.store,
+  object_key: file.key,
+  bytes: null,
+  size: file.size,
+  etag: etagOf(file.sha256),
+});
 
 /**
  * Stores an upload as a new version (of a new asset, or of the given one) with its original file, in
@@ -31,7 +78,7 @@ export interface NewVersionInput {
 export async function createMediaVersion(svc: Services, input: NewVersionInput): Promise<UploadReceipt> {
   const { stationId, inspection } = input;
   const now = svc.clock.now();
-  const versionId = newId();
+  const versionId = input.versionId ?? newId();
   const receipt = await inTransaction(svc.db, async (tx) => {
     const { trx } = tx;
     let assetId: string;
@@ -65,8 +112,8 @@ export async function createMediaVersion(svc: Services, input: NewVersionInput):
       width: inspection.width,
       height: inspection.height,
       duration: inspection.duration,
-      size: input.bytes.length,
-      sha256: input.sha256,
+      size: input.file.size,
+      sha256: input.file.sha256,
       focal_x: focal.x,
       focal_y: focal.y,
       created_at: now,
@@ -77,9 +124,7 @@ export async function createMediaVersion(svc: Services, input: NewVersionInput):
       mime: input.mime,
       width: inspection.width,
       height: inspection.height,
-      size: input.bytes.length,
-      etag: etagOf(input.sha256),
-      bytes: input.bytes,
+      ...fileColumns(input.file),
       created_at: now,
     });
     if (inspection.kind === 'image') tx.afterCommit(() => enqueueVariants(svc, stationId, versionId));
@@ -109,25 +154,55 @@ async function enqueueVariants(svc: Services, stationId: string, versionId: stri
   }
 }
 
-/** Writes renditions of a version, replacing earlier ones (a re-run job overwrites). */
-export async function storeRenditions(db: Db, versionId: string, renditions: Rendition[], now: Date): Promise<void> {
+/**
+ * Writes renditions of a version to the current store and names them in media_files, replacing earlier
+ * ones (a re-run job overwrites); the objects they replace are removed once the rows no longer name them.
+ */
+export async function storeRenditions(
+  svc: Pick<Services, 'db' | 'media' | 'logger'>,
+  versionId: string,
+  renditions: Rendition[],
+  now: Date,
+): Promise<void> {
   if (renditions.length === 0) return;
-  await db.transaction(async (trx) => {
-    for (const r of renditions) {
-      await trx('media_files')
-        .insert({
-          version_id: versionId,
-          variant: r.variant,
-          mime: r.mime,
-          width: r.width,
-          height: r.height,
-          size: r.bytes.length,
-          etag: etagOf(createHash('sha256').update(r.bytes).digest('hex')),
-          bytes: r.bytes,
-          created_at: now,
-        })
-        .onConflict(['version_id', 'variant'])
-        .merge(['mime', 'width', 'height', 'size', 'etag', 'bytes', 'created_at']);
-    }
-  });
+  const stored: StoredFile[] = [];
+  try {
+    for (const r of renditions) stored.push(await storeBytes(svc, versionId, r.variant, r.mime, r.bytes));
+  } catch (err) {
+    await discardFiles(svc, stored);
+    throw err;
+  }
+  const replaced: Array<{ store: MediaStoreName; key: string }> = [];
+  try {
+    await svc.db.transaction(async (trx) => {
+      const before = await trx('media_files')
+        .where({ version_id: versionId })
+        .whereIn(
+          'variant',
+          renditions.map((r) => r.variant),
+        )
+        .whereNotNull('object_key')
+        .forUpdate()
+        .select<Array<{ store: MediaStoreName; key: string }>>('store', 'object_key as key');
+      for (const [i, r] of renditions.entries()) {
+        await trx('media_files')
+          .insert({
+            version_id: versionId,
+            variant: r.variant,
+            mime: r.mime,
+            width: r.width,
+            height: r.height,
+            ...fileColumns(stored[i]),
+            created_at: now,
+          })
+          .onConflict(['version_id', 'variant'])
+          .merge(['mime', 'width', 'height', 'size', 'etag', 'bytes', 'store', 'object_key', 'created_at']);
+      }
+      replaced.push(...before);
+    });
+  } catch (err) {
+    await discardFiles(svc, stored);
+    throw err;
+  }
+  await discardFiles(svc, replaced);
 }

@@ -1,37 +1,31 @@
-import { Readable } from 'node:stream';
 import type { Context } from 'koa';
 import { matchesIfNoneMatch } from '../../http/etag.ts';
 import { RangeNotSatisfiableError } from '../../lib/errors.ts';
-import type { Logger } from '../../lib/logger.ts';
-import type { PublicFile } from './queries.ts';
+import type { FileOpener, PublicFile } from './queries.ts';
 import { planRange } from './range.ts';
 
-// Sends a stored file: conditional requests, one byte range, HEAD, and reading large files slice by
-// slice so a response never holds more than one slice of it in memory.
+// Sends a stored file: conditional requests, one byte range, HEAD, and the bytes streamed from where
+// they are stored, so a response never holds more than a slice of a large file in memory.
 
-/** Files up to this size are fetched with their metadata in one query; larger ones are streamed. */
+/** Files kept in their row up to this size are fetched with their metadata in one query. */
 export const INLINE_BYTES = 1024 * 1024;
-/** Slice size when streaming a larger file. */
-export const SLICE_BYTES = 1024 * 1024;
 
 const EMPTY = Buffer.alloc(0);
 
-export type SliceReader = (start: number, length: number) => Promise<Buffer | null>;
-
-async function* slices(read: SliceReader, start: number, end: number, logger: Logger): AsyncGenerator<Buffer> {
-  try {
-    for (let at = start; at <= end; at += SLICE_BYTES) {
-      const length = Math.min(SLICE_BYTES, end - at + 1);
-      const slice = await read(at, length);
-      // Gone or replaced since the response started: cut it short rather than mix two files.
-      if (!slice || slice.length !== length) throw new Error('media file changed while it was being sent');
-      yield slice;
-    }
-  } catch (err) {
-    // Headers are out: the client sees a truncated body; the log says why.
-    logger.error({ err }, 'streaming a media file failed');
-    throw err;
+/**
+ * Sends a published file's request to its public URL (MEDIA_PUBLIC_BASE_URL): 302 with `Location` and
+ * the file's ETag; 304 still when `If-None-Match` matches. The CDN answers ranges and HEAD itself.
+ */
+export function redirectToFile(ctx: Context, file: PublicFile, url: string, cacheControl = 'private, no-store'): void {
+  ctx.set('Cache-Control', cacheControl);
+  ctx.set('ETag', file.etag);
+  if (matchesIfNoneMatch(ctx.get('if-none-match'), file.etag)) {
+    ctx.status = 304;
+    return;
   }
+  ctx.status = 302;
+  ctx.set('Location', url);
+  ctx.body = EMPTY;
 }
 
 /**
@@ -39,7 +33,7 @@ async function* slices(read: SliceReader, start: number, end: number, logger: Lo
  * and `Content-Length`: 304 when `If-None-Match` matches, 206 for one satisfiable range, 416 for an
  * unsatisfiable one, else 200 with the whole file. HEAD answers exactly what GET would, without a body.
  */
-export function sendFile(ctx: Context, file: PublicFile, read: SliceReader, logger: Logger, cacheControl = 'private, no-store'): void {
+export async function sendFile(ctx: Context, file: PublicFile, open: FileOpener, cacheControl = 'private, no-store'): Promise<void> {
   ctx.set('Cache-Control', cacheControl);
   ctx.set('Accept-Ranges', 'bytes');
   ctx.set('ETag', file.etag);
@@ -64,7 +58,8 @@ export function sendFile(ctx: Context, file: PublicFile, read: SliceReader, logg
   } else if (file.bytes) {
     ctx.body = plan.status === 206 ? file.bytes.subarray(plan.start, plan.end + 1) : file.bytes;
   } else {
-    ctx.body = Readable.from(slices(read, plan.start, plan.end, logger), { objectMode: false });
+    // Opened before any header is sent: a store that cannot be reached answers 503, not a cut body.
+    ctx.body = await open({ start: plan.start, end: plan.end });
   }
   ctx.length = length;
 }

@@ -25,10 +25,10 @@ export function renderPublishedVariants(svc: Services, stationId: string, versio
 
 async function render(svc: Services, stationId: string, versionId: string, square: boolean): Promise<boolean> {
   if (!(await findPublishedFile(svc.db, stationId, versionId, 'original', -1))) return false;
-  const source = await findRenderSource(svc.db, versionId);
+  const source = await findRenderSource(svc, versionId);
   if (!source?.original || source.kind !== 'image' || source.stationId !== stationId) return false;
   // The square renditions (artwork, show images) are made the first time one is asked for.
   const renditions = square ? await renderSquareVariants(source.original) : await renderVariants(source.original, source.focal);
-  await storeRenditions(svc.db, versionId, renditions, svc.clock.now());
+  await storeRenditions(svc, versionId, renditions, svc.clock.now());
   return true;
 }

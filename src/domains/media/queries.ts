@@ -1,17 +1,29 @@
+import { Readable } from 'node:stream';
 import type { Db } from '../../lib/db.ts';
+import type { Logger } from '../../lib/logger.ts';
+import type { Services } from '../../services.ts';
 import type { FileVariant, FocalPoint } from './model.ts';
+import type { ByteRange, MediaStoreName } from './store.ts';
 
-// Reads of stored media. Listener reads never load more of a file than they send: small files come
-// with their metadata in one query, larger ones are read in slices with `substring` (Postgres then
-// fetches only the TOAST chunks that hold those bytes).
+// Reads of stored media. Listener reads never load more of a file than they send: a file in a store is
+// read for the range asked; a file kept in its row (stored before the stores) comes with its metadata in
+// one query when small, else in slices with `substring` (Postgres then fetches only the TOAST chunks
+// that hold those bytes).
 
 export interface PublicFile {
   mime: string;
   size: number;
   etag: string;
-  /** The whole file when it is at most the inline size asked for; null otherwise. */
+  /** The whole file when it is kept in its row and at most the inline size asked for; null otherwise. */
   bytes: Buffer | null;
+  /** Where the bytes are: a store and its key, or null for bytes kept in the row (files stored before the stores). */
+  store: MediaStoreName | null;
+  object_key: string | null;
 }
+
+/** The columns of a PublicFile, with the row's own bytes only up to `:inlineUpTo`. */
+export const PUBLIC_FILE_COLUMNS = `f.mime, f.size, f.etag, f.store, f.object_key,
+  CASE WHEN f.store IS NULL AND f.size <= :inlineUpTo THEN f.bytes END AS bytes`;
 
 /**
  * A file of a version that is public now: at least one currently published record of the station
@@ -26,7 +38,7 @@ export async function findPublishedFile(
   inlineUpTo: number,
 ): Promise<PublicFile | null> {
   const result = await db.raw<{ rows: PublicFile[] }>(
-    `SELECT f.mime, f.size, f.etag, CASE WHEN f.size <= :inlineUpTo THEN f.bytes END AS bytes
+    `SELECT ${PUBLIC_FILE_COLUMNS}
        FROM media_files f
       WHERE f.version_id = :versionId AND f.variant = :variant
         AND (EXISTS (SELECT 1 FROM published_media p WHERE p.version_id = f.version_id AND p.station_id = :stationId)
@@ -64,7 +76,8 @@ export interface RenderSource {
 }
 
 /** What the variants job needs: the version's kind, its focal point and, for an image, the uploaded bytes. */
-export async function findRenderSource(db: Db, versionId: string): Promise<RenderSource | null> {
+export async function findRenderSource(svc: Pick<Services, 'db' | 'media'>, versionId: string): Promise<RenderSource | null> {
+  const { db } = svc;
   const row = await db('media_versions as v')
     .join('media_assets as a', 'a.id', 'v.asset_id')
     .where('v.id', versionId)
@@ -75,13 +88,84 @@ export async function findRenderSource(db: Db, versionId: string): Promise<Rende
       db.raw('COALESCE(v.focal_y, a.focal_y) AS focal_y'),
     );
   if (!row) return null;
-  const file =
-    row.kind === 'image'
-      ? await db('media_files').where({ version_id: versionId, variant: 'original' }).first<{ bytes: Buffer } | undefined>('bytes')
-      : undefined;
-  return { stationId: row.station_id, kind: row.kind, focal: { x: row.focal_x, y: row.focal_y }, original: file?.bytes ?? null };
+  const original = row.kind === 'image' ? await readWholeFile(svc, versionId, 'original') : null;
+  return { stationId: row.station_id, kind: row.kind, focal: { x: row.focal_x, y: row.focal_y }, original };
 }
 
 export async function findAsset(db: Db, stationId: string, assetId: string): Promise<{ id: string } | null> {
   return (await db('media_assets').where({ id: assetId, station_id: stationId }).first('id')) ?? null;
+}
+
+/** A stored file whole, where it is (images for sharp: at most 50 MiB); null when there is no such file. */
+export async function readWholeFile(svc: Pick<Services, 'db' | 'media'>, versionId: string, variant: FileVariant): Promise<Buffer | null> {
+  const row = await svc
+    .db('media_files')
+    .where({ version_id: versionId, variant })
+    .first<{ bytes: Buffer | null; store: MediaStoreName | null; object_key: string | null } | undefined>('bytes', 'store', 'object_key');
+  if (!row) return null;
+  if (!row.store || !row.object_key) return row.bytes;
+  const stream = await (await svc.media.get(row.store)).get(row.object_key);
+  if (!stream) return null;
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** Opens bytes `range` of a file for sending; rejects when its store cannot be reached or no longer has it. */
+export type FileOpener = (range: ByteRange) => Promise<Readable>;
+
+/** How to read a file found by `findPublishedFile`, from its store or from its row. */
+export function fileOpener(
+  svc: Pick<Services, 'db' | 'media'>,
+  file: PublicFile,
+  versionId: string,
+  variant: FileVariant,
+  logger: Logger,
+): FileOpener {
+  const { store: name, object_key: key } = file;
+  if (name && key)
+    return async (range) => {
+      const stream = await (await svc.media.get(name)).get(key, range);
+      if (!stream) throw new Error(`media object ${name}:${key} is missing`);
+      return stream;
+    };
+  return async (range) => Readable.from(rowSlices(svc, file, versionId, variant, range, logger), { objectMode: false });
+}
+
+/** Slice size when streaming a file kept in its row. */
+export const SLICE_BYTES = 1024 * 1024;
+
+async function* rowSlices(
+  svc: Pick<Services, 'db' | 'media'>,
+  file: PublicFile,
+  versionId: string,
+  variant: FileVariant,
+  { start, end }: ByteRange,
+  logger: Logger,
+): AsyncGenerator<Buffer> {
+  try {
+    for (let at = start; at <= end; at += SLICE_BYTES) {
+      const length = Math.min(SLICE_BYTES, end - at + 1);
+      const slice = await readFileSlice(svc.db, versionId, variant, file.etag, at, length);
+      if (!slice) {
+        // Moved to a store meanwhile (`waveline media move`): the same bytes are read on from there.
+        const moved = await svc
+          .db('media_files')
+          .where({ version_id: versionId, variant, etag: file.etag })
+          .whereNotNull('store')
+          .first<{ store: MediaStoreName; object_key: string } | undefined>('store', 'object_key');
+        const rest = moved ? await (await svc.media.get(moved.store)).get(moved.object_key, { start: at, end }) : null;
+        if (!rest) throw new Error('media file changed while it was being sent');
+        for await (const chunk of rest) yield chunk as Buffer;
+        return;
+      }
+      // Replaced since the response started: cut it short rather than mix two files.
+      if (slice.length !== length) throw new Error('media file changed while it was being sent');
+      yield slice;
+    }
+  } catch (err) {
+    // Headers are out: the client sees a truncated body; the log says why.
+    logger.error({ err }, 'streaming a media file failed');
+    throw err;
+  }
 }

@@ -1,16 +1,16 @@
 import type { Context } from 'koa';
 import { defineRoute } from '../../http/route.ts';
 import { ErrorBody } from '../../http/schema.ts';
-import { NotFoundError, ValidationError } from '../../lib/errors.ts';
+import { NotFoundError } from '../../lib/errors.ts';
 import type { Services } from '../../services.ts';
-import { createMediaVersion } from './commands.ts';
-import { INLINE_BYTES, sendFile } from './delivery.ts';
-import { inspectUpload } from './inspect.ts';
+import { createMediaVersion, discardFiles } from './commands.ts';
+import { INLINE_BYTES, redirectToFile, sendFile } from './delivery.ts';
 import { renderPublishedVariants } from './onDemand.ts';
-import { MAX_UPLOAD_BYTES, type FileVariant } from './model.ts';
-import { findAsset, findPublishedFile, readFileSlice } from './queries.ts';
+import type { FileVariant } from './model.ts';
+import { fileOpener, findAsset, findPublishedFile } from './queries.ts';
+import { receiveUpload } from './receive.ts';
 import { PublicMediaParams, PublicVariantParams, StationIdParams, UploadQuery, UploadReceipt } from './schemas.ts';
-import { readUpload, uploadMime } from './upload.ts';
+import { uploadMime } from './upload.ts';
 
 // Admin upload and anonymous delivery of published media bytes (docs/media.md).
 
@@ -18,6 +18,7 @@ import { readUpload, uploadMime } from './upload.ts';
 const bytesResponses = {
   200: { description: 'The whole file.', contentType: '*/*' },
   206: { description: 'One byte range (`Content-Range: bytes a-b/size`).', contentType: '*/*' },
+  302: { description: 'With MEDIA_PUBLIC_BASE_URL: the file’s URL on the CDN or public bucket (`Location`), with the same `ETag`.' },
   304: { description: 'Not modified (If-None-Match matched the ETag).' },
   400: { description: 'Malformed version id or unknown variant.', schema: ErrorBody },
   404: {
@@ -51,7 +52,10 @@ async function sendPublished(ctx: Context, svc: Services, stationId: string, ver
   if (!file && variant !== 'original' && (await renderPublishedVariants(svc, stationId, id, variant)))
     file = await findPublishedFile(svc.db, stationId, id, variant, inlineUpTo);
   if (!file) throw new NotFoundError('Media not found.');
-  sendFile(ctx, file, (start, length) => readFileSlice(svc.db, id, variant, file.etag, start, length), svc.logger);
+  // Behind a CDN (MEDIA_PUBLIC_BASE_URL) the bytes come from there, with the same ETag.
+  const publicUrl = file.store && file.object_key ? await svc.media.publicUrl(file.store, file.object_key) : null;
+  if (publicUrl) redirectToFile(ctx, file, publicUrl);
+  else await sendFile(ctx, file, fileOpener(svc, file, id, variant, svc.logger));
 }
 
 export const mediaRoutes = [
@@ -82,7 +86,7 @@ export const mediaRoutes = [
     access: { scope: 'content:write', action: 'content.media-upload' },
     summary: 'Upload a media file: a new asset, or with `assetId` a new version of one',
     description:
-      'The body is the file’s raw bytes with their Content-Type, at most 50 MiB (413 past that). The kind follows the mime (image/*, audio/*, video/*, else file). Images must decode as the declared type (400 otherwise); their variants are rendered by a worker after the upload.',
+      'The body is the file’s raw bytes with their Content-Type: audio and video up to MEDIA_MAX_AUDIO_MIB (default 1 GiB), other files at most 50 MiB (413 past that, refused while streaming). The 201 comes once the bytes are durable in the media store. The kind follows the mime (image/*, audio/*, video/*, else file). Images must decode as the declared type (400 otherwise); their variants are rendered by a worker after the upload.',
     tags: ['admin'],
     surface: 'admin',
     params: StationIdParams,
@@ -99,32 +103,37 @@ export const mediaRoutes = [
       },
       401: { description: 'Missing or invalid operator token.', schema: ErrorBody },
       404: { description: 'Station or asset not found.', schema: ErrorBody },
-      413: { description: 'Larger than 50 MiB.', schema: ErrorBody },
+      413: { description: 'Larger than the type’s limit (audio and video MEDIA_MAX_AUDIO_MIB, others 50 MiB).', schema: ErrorBody },
+      503: {
+        description: 'PROVIDER_UNAVAILABLE: the media store cannot be reached; nothing was stored; retry after `Retry-After` seconds.',
+        schema: ErrorBody,
+      },
       415: { description: 'A form instead of raw bytes, a Content-Encoding, or an image type that cannot be rendered.', schema: ErrorBody },
     },
     async handler({ ctx, svc, params, query }) {
       const station = await svc.stations.require(params.stationId);
       const mime = uploadMime(ctx.get('content-type'), ctx.get('content-encoding'));
-      // Known before the bytes arrive: refuse an unknown asset without reading 50 MiB first.
+      // Known before the bytes arrive: refuse an unknown asset without reading the upload first.
       const assetId = query.assetId?.toLowerCase();
       if (assetId && !(await findAsset(svc.db, station.id, assetId))) throw new NotFoundError('Media asset not found.');
-      const upload = await readUpload(ctx.req, MAX_UPLOAD_BYTES);
-      if (upload.bytes.length === 0)
-        throw new ValidationError('The upload is empty.', [{ path: 'body', code: 'required', message: 'body must hold the file’s bytes' }]);
-      const inspection = await inspectUpload(mime, upload.bytes);
-      ctx.status = 201;
-      return createMediaVersion(svc, {
-        stationId: station.id,
-        assetId,
-        mime,
-        alt: query.alt,
-        credits: query.credits,
-        focalX: query.focalX,
-        focalY: query.focalY,
-        inspection,
-        bytes: upload.bytes,
-        sha256: upload.sha256,
-      });
+      const upload = await receiveUpload(svc, ctx.req, mime);
+      try {
+        const receipt = await createMediaVersion(svc, {
+          stationId: station.id,
+          assetId,
+          mime,
+          alt: query.alt,
+          credits: query.credits,
+          focalX: query.focalX,
+          focalY: query.focalY,
+          ...upload,
+        });
+        ctx.status = 201;
+        return receipt;
+      } catch (err) {
+        await discardFiles(svc, [upload.file]);
+        throw err;
+      }
     },
   }),
 ];

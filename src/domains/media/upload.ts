@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { readLimited } from '../../http/body.ts';
+import { Transform, type TransformCallback } from 'node:stream';
 import { PayloadTooLargeError, UnsupportedMediaTypeError, ValidationError } from '../../lib/errors.ts';
 
-// The upload body is read from the request stream by http/body.ts's `readLimited` (the route has no body parser): the limit is
-// enforced while the bytes arrive, so an oversized upload is refused at the first byte past it (or at
-// once when Content-Length already says so) and never held in memory.
+// The upload body streams from the request to the media store (the route has no body parser): the limit
+// is enforced while the bytes arrive, so an oversized upload is refused at the first byte past it (or
+// at once when Content-Length already says so), and the store never keeps a refused or cut upload.
 
 /**
  * After a refusal the rest of the body is read and dropped, so that the client, still sending, gets to
@@ -52,27 +51,78 @@ function discardRest(req: IncomingMessage): void {
   req.resume();
 }
 
-export interface Upload {
-  bytes: Buffer;
-  sha256: string;
+export interface BodyTap {
+  /** null: take the next chunk at once; a promise: once it resolves. */
+  write(chunk: Buffer): Promise<void> | null;
+  end(): void;
 }
 
-/** Reads the whole body, at most `limit` bytes, hashing it on the way. */
-export function readUpload(req: IncomingMessage, limit: number): Promise<Upload> {
-  const declared = Number(req.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) {
-    discardRest(req);
-    return Promise.reject(tooLarge(limit));
+/** The upload's bytes as they arrive, counted against the limit; `failure` says why the stream failed. */
+export class UploadBody extends Transform {
+  /** Set when the body was refused (413) or cut (400): the route answers that, not a store failure. */
+  failure: PayloadTooLargeError | ValidationError | null = null;
+  private received = 0;
+  private readonly limit: number;
+  private readonly req: IncomingMessage;
+  /** Images are decoded by sharp, which needs them whole (at most 50 MiB). */
+  private readonly kept: Buffer[] | null;
+
+  /** Another reader of the bytes on the way (the audio duration probe); a promise holds the body back. */
+  private readonly tap: BodyTap | null;
+
+  constructor(req: IncomingMessage, limit: number, options: { keep?: boolean; tap?: BodyTap | null } = {}) {
+    super();
+    this.req = req;
+    this.limit = limit;
+    this.kept = options.keep ? [] : null;
+    this.tap = options.tap ?? null;
+    // The failure is read from `failure`; a refusal before the store listens must not go unhandled.
+    this.on('error', () => {});
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > limit) {
+      this.refuse();
+      return;
+    }
+    req.on('close', () => {
+      if (!req.complete && !this.failure) this.fail(new ValidationError('The upload was interrupted.'));
+    });
+    req.on('error', () => {
+      if (!this.failure) this.fail(new ValidationError('The upload was interrupted.'));
+    });
+    req.pipe(this);
   }
-  const hash = createHash('sha256');
-  return readLimited(req, limit, (chunk) => hash.update(chunk)).then(
-    (bytes) => {
-      if (bytes !== 'too-large') return { bytes, sha256: hash.digest('hex') };
-      discardRest(req);
-      throw tooLarge(limit);
-    },
-    () => {
-      throw new ValidationError('The upload was interrupted.');
-    },
-  );
+
+  /** The whole body, when it was kept. */
+  get bytes(): Buffer {
+    if (!this.kept) throw new Error('this upload is not kept in memory');
+    return Buffer.concat(this.kept, this.received);
+  }
+
+  override _transform(chunk: Buffer, _encoding: BufferEncoding, done: TransformCallback): void {
+    this.received += chunk.length;
+    if (this.received > this.limit) {
+      this.refuse();
+      return done();
+    }
+    this.kept?.push(chunk);
+    const wait = this.tap?.write(chunk);
+    if (wait) void wait.then(() => done(null, chunk));
+    else done(null, chunk);
+  }
+
+  override _flush(done: TransformCallback): void {
+    this.tap?.end();
+    done();
+  }
+
+  private refuse(): void {
+    this.req.unpipe(this);
+    discardRest(this.req);
+    this.fail(tooLarge(this.limit));
+  }
+
+  private fail(err: PayloadTooLargeError | ValidationError): void {
+    this.failure = err;
+    this.destroy(err);
+  }
 }

@@ -32,6 +32,8 @@ export interface FeedInput {
   /** Set for a program feed. */
   program: ProgramRow | null;
   episodes: EpisodeRow[];
+  /** Enclosure URLs by audio version id where the audio has a public URL (MEDIA_PUBLIC_BASE_URL); else the media route's. */
+  enclosures?: ReadonlyMap<string, string>;
   /** The cover's media type (JPEG or PNG): the artwork URL's extension. */
   artworkMime: string;
   lastBuildDate: Date;
@@ -103,7 +105,7 @@ function item(el: XMLBuilder, episode: EpisodeRow, input: FeedInput): void {
   el.ele('pubDate').txt(rfc2822(firstPublished));
   el.ele('guid', { isPermaLink: 'false' }).txt(episode.record_id);
   el.ele('enclosure', {
-    url: input.publicBaseUrl + mediaUrl(input.station.id, episode.audio_id),
+    url: input.enclosures?.get(episode.audio_id) ?? input.publicBaseUrl + mediaUrl(input.station.id, episode.audio_id),
     length: String(Number(episode.audio_size)),
     type: episode.audio_mime,
   });

@@ -25,7 +25,11 @@ export function podcastFeed(svc: Services, station: Station, programId: string |
   });
 }
 
-export async function buildFeedBytes(svc: Pick<Services, 'db' | 'config'>, station: Station, programId: string | null): Promise<Buffer> {
+export async function buildFeedBytes(
+  svc: Pick<Services, 'db' | 'config' | 'media'>,
+  station: Station,
+  programId: string | null,
+): Promise<Buffer> {
   const { db } = svc;
   const podcasts = station.podcasts;
   const program = programId === null ? null : await findProgram(db, station.id, programId);
@@ -36,6 +40,13 @@ export async function buildFeedBytes(svc: Pick<Services, 'db' | 'config'>, stati
     lastEpisodeChange(db, station.id, type),
     db('media_versions').where({ id: podcasts.imageVersionId, station_id: station.id }).first<{ mime: string } | undefined>('mime'),
   ]);
+  // Behind a CDN (MEDIA_PUBLIC_BASE_URL) enclosures point at the audio's public URL.
+  const enclosures = new Map<string, string>();
+  for (const episode of episodes) {
+    const url =
+      episode.audio_store && episode.audio_object_key ? await svc.media.publicUrl(episode.audio_store, episode.audio_object_key) : null;
+    if (url) enclosures.set(episode.audio_id, url);
+  }
   const changes = [new Date(station.updatedAt), lastChange, program ? new Date(program.updated_at) : null];
   const base = svc.config.publicBaseUrl;
   const xml = buildFeed({
@@ -45,6 +56,7 @@ export async function buildFeedBytes(svc: Pick<Services, 'db' | 'config'>, stati
     feedUrl: base + (programId === null ? stationFeedPath(station.slug) : programFeedPath(station.slug, programId)),
     program,
     episodes,
+    enclosures,
     artworkMime: artwork?.mime ?? 'image/jpeg',
     lastBuildDate: new Date(Math.max(...changes.map((d) => d?.getTime() ?? 0))),
   });

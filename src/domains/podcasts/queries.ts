@@ -1,5 +1,6 @@
 import type { Db } from '../../lib/db.ts';
-import type { PublicFile } from '../media/queries.ts';
+import { PUBLIC_FILE_COLUMNS, type PublicFile } from '../media/queries.ts';
+import type { MediaStoreName } from '../media/store.ts';
 import type { RecordDocument, Values } from '../content/model.ts';
 import { MAX_ITEMS } from './model.ts';
 
@@ -15,6 +16,9 @@ export interface EpisodeRow {
   audio_mime: string;
   audio_size: string | number;
   audio_duration: number | null;
+  /** Where the audio's bytes are (null: in its row); the enclosure points at its public URL when there is one. */
+  audio_store: MediaStoreName | null;
+  audio_object_key: string | null;
   image_id: string | null;
   image_mime: string | null;
   image_width: number | null;
@@ -33,9 +37,11 @@ export async function findEpisodes(db: Db, stationId: string, type: string, prog
   const result = await db.raw<{ rows: EpisodeRow[] }>(
     `SELECT pr.record_id, pr.first_published_at, pr.delivered_values AS values, pr.body->'document' AS document,
             a.id AS audio_id, a.mime AS audio_mime, a.size AS audio_size, a.duration AS audio_duration,
+            af.store AS audio_store, af.object_key AS audio_object_key,
             i.id AS image_id, i.mime AS image_mime, i.width AS image_width, i.height AS image_height
        FROM published_records pr
        JOIN media_versions a ON a.id = ${versionOf('audio')} AND a.station_id = pr.station_id AND a.kind = 'audio'
+       LEFT JOIN media_files af ON af.version_id = a.id AND af.variant = 'original'
        LEFT JOIN media_versions i ON i.id = ${versionOf('image')} AND i.station_id = pr.station_id AND i.kind = 'image'
       WHERE pr.station_id = :stationId AND pr.type = :type ${byProgram}
       ORDER BY pr.first_published_at DESC, pr.record_id DESC
@@ -75,7 +81,7 @@ export async function findProgram(db: Db, stationId: string, programId: string):
 /** The cover's original file (whether or not a published record references it). */
 export async function findArtworkFile(db: Db, stationId: string, versionId: string, inlineUpTo: number): Promise<PublicFile | null> {
   const result = await db.raw<{ rows: PublicFile[] }>(
-    `SELECT f.mime, f.size, f.etag, CASE WHEN f.size <= :inlineUpTo THEN f.bytes END AS bytes
+    `SELECT ${PUBLIC_FILE_COLUMNS}
        FROM media_files f JOIN media_versions v ON v.id = f.version_id
       WHERE f.version_id = :versionId AND f.variant = 'original' AND v.station_id = :stationId`,
     { inlineUpTo, versionId, stationId },

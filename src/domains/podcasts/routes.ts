@@ -8,7 +8,7 @@ import { isUuid } from '../../lib/ids.ts';
 import type { Representation } from '../../lib/readCache.ts';
 import type { WebServices as Services } from '../../services.ts';
 import { INLINE_BYTES, sendFile } from '../media/delivery.ts';
-import { readFileSlice } from '../media/queries.ts';
+import { fileOpener } from '../media/queries.ts';
 import type { Station } from '../stations/model.ts';
 import { feedKey, podcastFeed } from './feeds.ts';
 import { ARTWORK_TYPES, FEED_CACHE_CONTROL } from './model.ts';
@@ -71,13 +71,7 @@ async function sendArtwork(ctx: Context, svc: Services, slug: string, extension:
   const inlineUpTo = ctx.method === 'HEAD' ? -1 : INLINE_BYTES;
   const file = versionId ? await findArtworkFile(svc.db, station.id, versionId, inlineUpTo) : null;
   if (!versionId || !file || ARTWORK_TYPES[file.mime] !== extension) throw new NotFoundError('No podcast cover at this address.');
-  sendFile(
-    ctx,
-    file,
-    (start, length) => readFileSlice(svc.db, versionId, 'original', file.etag, start, length),
-    svc.logger,
-    FEED_CACHE_CONTROL,
-  );
+  await sendFile(ctx, file, fileOpener(svc, file, versionId, 'original', svc.logger), FEED_CACHE_CONTROL);
 }
 
 const artworkRoute = (extension: 'jpg' | 'png') =>

@@ -2,6 +2,7 @@ import sharp from 'sharp';
 import { strongEtag } from '../../http/etag.ts';
 import type { Db } from '../../lib/db.ts';
 import type { Services } from '../../services.ts';
+import { readWholeFile } from '../media/queries.ts';
 import type { Station } from '../stations/model.ts';
 import { LOGO_SIZES, type LogoSize } from './model.ts';
 
@@ -25,12 +26,9 @@ export async function renderLogo(original: Buffer, size: Pick<LogoSize, 'width' 
   return { width: size.width, height: size.height, bytes };
 }
 
-async function logoSource(db: Db, stationId: string, versionId: string): Promise<Buffer | null> {
-  const row = await db('media_files as f')
-    .join('media_versions as v', 'v.id', 'f.version_id')
-    .where({ 'f.version_id': versionId, 'f.variant': 'original', 'v.station_id': stationId, 'v.kind': 'image' })
-    .first<{ bytes: Buffer } | undefined>('f.bytes');
-  return row?.bytes ?? null;
+async function logoSource(svc: Pick<Services, 'db' | 'media'>, stationId: string, versionId: string): Promise<Buffer | null> {
+  const image = await svc.db('media_versions').where({ id: versionId, station_id: stationId, kind: 'image' }).first('id');
+  return image ? readWholeFile(svc, versionId, 'original') : null;
 }
 
 async function storeLogos(db: Db, stationId: string, versionId: string, renditions: LogoRendition[], now: Date): Promise<void> {
@@ -52,8 +50,12 @@ async function storeLogos(db: Db, stationId: string, versionId: string, renditio
 }
 
 /** Renders every size of a station's logo version and stores them; the number stored (0: no such image). */
-export async function renderStationLogos(svc: Pick<Services, 'db' | 'clock'>, stationId: string, versionId: string): Promise<number> {
-  const original = await logoSource(svc.db, stationId, versionId);
+export async function renderStationLogos(
+  svc: Pick<Services, 'db' | 'clock' | 'media'>,
+  stationId: string,
+  versionId: string,
+): Promise<number> {
+  const original = await logoSource(svc, stationId, versionId);
   if (!original) return 0;
   const renditions: LogoRendition[] = [];
   // One after another: the media queue bounds how many renderings run at once.

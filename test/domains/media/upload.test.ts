@@ -8,6 +8,7 @@ import { ADMIN_TOKEN } from '../../support/env.ts';
 import { request } from '../../support/http.ts';
 import { createStation } from '../../support/factories.ts';
 import { flac, jpeg, mp3, png, upload, uploaded, wav } from './helpers.ts';
+import { readWholeFile } from '../../../src/domains/media/queries.ts';
 
 const MiB = 1024 * 1024;
 
@@ -77,7 +78,8 @@ describe('admin media upload POST /admin/v1/stations/{stationId}/media', () => {
     });
     const original = await server.svc.db('media_files').where({ version_id: res.body.versionId, variant: 'original' }).first();
     expect(original).to.include({ mime: 'image/png', size: bytes.length, etag: `"${sha}"`, width: 640, height: 480 });
-    expect(Buffer.compare(original.bytes, bytes)).to.equal(0);
+    expect(original.store).to.equal(server.svc.media.currentName);
+    expect(Buffer.compare((await readWholeFile(server.svc, res.body.versionId, 'original')) as Buffer, bytes)).to.equal(0);
     const asset = await server.svc.db('media_assets').where({ id: res.body.assetId }).first();
     expect(asset).to.include({ station_id: station.id, kind: 'image', focal_x: 0.25, focal_y: 0.75 });
   });
@@ -285,12 +287,11 @@ describe('admin media upload POST /admin/v1/stations/{stationId}/media', () => {
       expect(await server.svc.db('media_versions').where({ station_id: station.id }).count('* as n').first()).to.deep.equal({ n: 0 });
     });
 
-    it('is 413 at once when Content-Length already says more than 50 MiB', async () => {
-      const station = await createStation(server.url);
-      const res = await new Promise<{ status: number }>((resolve, reject) => {
-        const req = http.request(`${server.url}/admin/v1/stations/${station.id}/media`, {
+    const declaring = (stationId: string, contentType: string, length: number) =>
+      new Promise<{ status: number }>((resolve, reject) => {
+        const req = http.request(`${server.url}/admin/v1/stations/${stationId}/media`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'video/mp4', 'content-length': String(200 * MiB) },
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': contentType, 'content-length': String(length) },
         });
         req.on('response', (r) => {
           resolve({ status: r.statusCode ?? 0 });
@@ -300,7 +301,26 @@ describe('admin media upload POST /admin/v1/stations/{stationId}/media', () => {
         req.on('error', reject);
         req.write(Buffer.alloc(1024)); // headers and one KiB only: the answer cannot wait for the rest
       });
-      expect(res.status).to.equal(413);
+
+    it('is 413 at once when Content-Length already says more than 50 MiB (images and other files)', async () => {
+      const station = await createStation(server.url);
+      expect((await declaring(station.id, 'application/octet-stream', 200 * MiB)).status).to.equal(413);
+      expect((await declaring(station.id, 'image/png', 50 * MiB + 1)).status).to.equal(413);
+    });
+
+    it('audio and video may be up to MEDIA_MAX_AUDIO_MIB (default 1 GiB): 413 at once past it', async () => {
+      const station = await createStation(server.url);
+      expect((await declaring(station.id, 'video/mp4', 1024 * MiB + 1)).status).to.equal(413);
+      expect((await declaring(station.id, 'audio/mpeg', 1024 * MiB + 1)).status).to.equal(413);
+    });
+
+    it('accepts audio past 50 MiB, streamed to the store with its SHA-256', async () => {
+      const station = await createStation(server.url);
+      const bytes = randomBytes(60 * MiB);
+      const res = await uploaded(server.url, station.id, bytes, 'audio/mpeg');
+      expect(res).to.include({ kind: 'audio', mime: 'audio/mpeg' });
+      const version = await server.svc.db('media_versions').where({ id: res.versionId }).first('size', 'sha256');
+      expect(version).to.deep.equal({ size: 60 * MiB, sha256: createHash('sha256').update(bytes).digest('hex') });
     });
   });
 });

@@ -197,7 +197,7 @@ describe('media.refresh (the second look after rendering)', () => {
     await server.svc.jobs.queue('media').remove(media.versionId); // this test plays the worker itself
     const recordId = await publishWithMedia(server.url, station.id, [media.versionId]);
     // The race: renditions stored while the publish that read the files without them was committing.
-    await storeRenditions(server.svc.db, media.versionId, await renderVariants(picture, { x: 0.5, y: 0.5 }), new Date());
+    await storeRenditions(server.svc, media.versionId, await renderVariants(picture, { x: 0.5, y: 0.5 }), new Date());
     const read = async () => (await request(server.url, 'GET', `/api/v1/stations/${station.slug}/content/${recordId}`, { token })).body;
     const before = await read();
     expect(before.media[0].variants.thumb).to.equal(`${mediaPath(station.id, media.versionId)}/thumb`);

@@ -1,0 +1,119 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect } from 'chai';
+import { loadConfig } from '../../../src/config.ts';
+import { moveMedia } from '../../../src/domains/media/move.ts';
+import { MediaStores } from '../../../src/domains/media/stores/index.ts';
+import { createStation } from '../../support/factories.ts';
+import { startS3, type TestS3 } from '../../support/s3.ts';
+import { startTestServer, type TestServer } from '../../support/server.ts';
+import { fetchMedia, mediaPath, publishWithMedia, uploaded } from './helpers.ts';
+
+// `waveline media move --to …` (docs/media.md, "Moving an archive"): every file is copied to the
+// target, checked against its SHA-256, and its row switched; a run stopped midway resumes; listeners
+// are served from the old or the new place throughout; a copy that does not match is not used.
+
+const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
+const MiB = 1024 * 1024;
+
+describe('waveline media move --to', function () {
+  this.timeout(120_000);
+  let s3: TestS3;
+  let dir: string;
+  let server: TestServer;
+  let uploader: TestServer;
+  let stores: MediaStores;
+  const files: Array<{ path: string; bytes: Buffer; versionId: string }> = [];
+  // Other suites' files share the database: the move is scoped to this suite's station (`--station`).
+  let stationId: string;
+
+  before(async () => {
+    s3 = await startS3('move-tests');
+    dir = await mkdtemp(join(tmpdir(), 'waveline-move-'));
+    // Uploads go to postgres. The serving process is configured for S3, with the folder at its data
+    // dir's default: it reads every file from the store its row names (as a deployment does while it moves).
+    uploader = await startTestServer({ env: { MEDIA_DIR: '', MEDIA_S3_BUCKET: '' } });
+    server = await startTestServer({ env: { ...s3.env, MEDIA_DIR: '', WAVELINE_DATA_DIR: dir } });
+    const config = loadConfig({ ...process.env, ...s3.env, MEDIA_DIR: '', WAVELINE_DATA_DIR: dir });
+    stores = new MediaStores(config.media, server.svc.db);
+    const station = await createStation(uploader.url);
+    stationId = station.id;
+    for (const size of [1000, 3 * MiB + 5, 10]) {
+      const bytes = randomBytes(size);
+      const media = await uploaded(uploader.url, station.id, bytes, 'audio/mpeg');
+      files.push({ path: mediaPath(station.id, media.versionId), bytes, versionId: media.versionId });
+    }
+    // A file from before the stores: its bytes in its row.
+    const legacy = randomBytes(2 * MiB);
+    const media = await uploaded(uploader.url, station.id, legacy, 'audio/mpeg');
+    await server.svc
+      .db('media_files')
+      .where({ version_id: media.versionId, variant: 'original' })
+      .update({ store: null, object_key: null, bytes: legacy });
+    files.push({ path: mediaPath(station.id, media.versionId), bytes: legacy, versionId: media.versionId });
+    await publishWithMedia(
+      server.url,
+      station.id,
+      files.map((f) => f.versionId),
+    );
+  });
+  after(async () => {
+    await stores.close();
+    await server.close();
+    await uploader.close();
+    await s3.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const svcWith = () => ({ db: server.svc.db, media: stores, logger: server.svc.logger });
+  const placeOf = async (versionId: string) =>
+    server.svc.db('media_files').where({ version_id: versionId, variant: 'original' }).first('store', 'bytes');
+  const servedRight = async () => {
+    for (const file of files) {
+      const res = await fetchMedia(server.url, file.path);
+      expect(res.status).to.equal(200);
+      expect(sha(res.bytes)).to.equal(sha(file.bytes));
+    }
+  };
+
+  for (const to of ['filesystem', 's3', 'postgres'] as const) {
+    it(`moves every file to ${to}, verified, resumable, while listeners are served`, async () => {
+      const progress: number[] = [];
+      // Stopped after one file: the next run takes the rest.
+      const first = await moveMedia(svcWith(), to, (p) => progress.push(p.files), { stopAfter: 1, stationId });
+      expect(first.failed).to.deep.equal([]);
+      await servedRight();
+      let reading = true;
+      const readers = (async () => {
+        while (reading) await servedRight();
+      })();
+      const rest = await moveMedia(svcWith(), to, undefined, { stationId });
+      reading = false;
+      await readers;
+      expect(rest.failed).to.deep.equal([]);
+      const moved = await server.svc
+        .db('media_files')
+        .whereIn(
+          'version_id',
+          files.map((f) => f.versionId),
+        )
+        .pluck('store');
+      expect(moved.every((s) => s === to)).to.equal(true);
+      for (const file of files) expect((await placeOf(file.versionId)).bytes).to.equal(null);
+      expect(progress.at(-1)).to.equal(1);
+      await servedRight();
+    });
+  }
+
+  it('a copy whose SHA-256 does not match is not used: the file stays where it was', async () => {
+    await moveMedia(svcWith(), 'filesystem', undefined, { stationId });
+    const victim = files[0];
+    const row = await server.svc.db('media_files').where({ version_id: victim.versionId, variant: 'original' }).first();
+    await writeFile(join(dir, 'media', ...row.object_key.split('/')), randomBytes(1000));
+    const result = await moveMedia(svcWith(), 's3', undefined, { stationId });
+    expect(result.failed.map((f) => f.versionId)).to.deep.equal([victim.versionId]);
+    expect((await placeOf(victim.versionId)).store).to.equal('filesystem');
+  });
+});
