@@ -88,3 +88,38 @@ export async function startS3(bucket = 'waveline-media'): Promise<TestS3> {
     },
   };
 }
+
+export const STORE_NAMES = ['postgres', 'filesystem', 's3'] as const;
+export type StoreName = (typeof STORE_NAMES)[number];
+
+/** A suite run on each media store: its S3 server and folder, and the settings that choose each store. */
+export interface EachStore {
+  s3: TestS3;
+  dir: string;
+  env(name: StoreName): Record<string, string>;
+}
+
+/**
+ * For a suite that runs on each store (call it inside `describe`): an S3 server with `bucket` and a
+ * folder of the suite's own, from before the suite to after it.
+ */
+export function useEachStore(bucket: string): EachStore {
+  const each: EachStore = {
+    s3: undefined as unknown as TestS3,
+    dir: '',
+    env(name): Record<string, string> {
+      if (name === 'postgres') return { MEDIA_DIR: '', MEDIA_S3_BUCKET: '' };
+      if (name === 'filesystem') return { MEDIA_DIR: each.dir, MEDIA_S3_BUCKET: '' };
+      return { MEDIA_DIR: '', ...each.s3.env };
+    },
+  };
+  before(async () => {
+    each.s3 = await startS3(bucket);
+    each.dir = await mkdtemp(join(tmpdir(), `waveline-${bucket}-`));
+  });
+  after(async () => {
+    await each.s3.close();
+    await rm(each.dir, { recursive: true, force: true });
+  });
+  return each;
+}

@@ -1,12 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect } from 'chai';
 import { ADMIN_TOKEN } from '../../support/env.ts';
 import { createStation } from '../../support/factories.ts';
-import { startS3, type TestS3 } from '../../support/s3.ts';
+import { STORE_NAMES, useEachStore } from '../../support/s3.ts';
 import { startTestServer, type TestServer } from '../../support/server.ts';
 import { fetchMedia, mediaPath, publishWithMedia, upload, uploaded } from './helpers.ts';
 
@@ -59,24 +57,9 @@ async function until(check: () => Promise<boolean>, ms = 5000): Promise<void> {
 
 describe('media on each store: streamed uploads and delivery', function () {
   this.timeout(120_000);
-  let s3: TestS3;
-  let dir: string;
-  before(async () => {
-    s3 = await startS3('uploads-on-stores');
-    dir = await mkdtemp(join(tmpdir(), 'waveline-media-store-'));
-  });
-  after(async () => {
-    await s3.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const stores = useEachStore('uploads-on-stores');
 
-  const envs: Record<string, () => Record<string, string>> = {
-    postgres: () => ({ MEDIA_DIR: '', MEDIA_S3_BUCKET: '' }),
-    filesystem: () => ({ MEDIA_DIR: dir, MEDIA_S3_BUCKET: '' }),
-    s3: () => ({ MEDIA_DIR: '', ...s3.env }),
-  };
-
-  for (const name of ['postgres', 'filesystem', 's3']) {
+  for (const name of STORE_NAMES) {
     describe(name, () => {
       let server: TestServer;
       const objects = async () => {
@@ -86,7 +69,7 @@ describe('media on each store: streamed uploads and delivery', function () {
         return keys.sort();
       };
       before(async () => {
-        server = await startTestServer({ env: envs[name]() });
+        server = await startTestServer({ env: stores.env(name) });
         expect(server.svc.media.currentName).to.equal(name);
       });
       after(() => server.close());
@@ -123,7 +106,7 @@ describe('media on each store: streamed uploads and delivery', function () {
         const station = await createStation(server.url);
         const before = await objects();
         await cutUpload(server.url, station.id, 30 * MiB, 10 * MiB);
-        const partial = async () => (await readdir(dir, { recursive: true })).filter((f) => f.endsWith('.partial'));
+        const partial = async () => (await readdir(stores.dir, { recursive: true })).filter((f) => f.endsWith('.partial'));
         await until(async () => (await objects()).length === before.length && (name !== 'filesystem' || (await partial()).length === 0));
         expect(await objects()).to.deep.equal(before);
         expect(await server.svc.db('media_versions').where({ station_id: station.id }).count('* as n').first()).to.deep.equal({ n: 0 });
@@ -143,10 +126,10 @@ describe('media on each store: streamed uploads and delivery', function () {
   }
 
   it('s3 stopped mid-upload: 503 PROVIDER_UNAVAILABLE with Retry-After, and nothing half-stored', async () => {
-    const server = await startTestServer({ env: { MEDIA_DIR: '', ...s3.env } });
+    const server = await startTestServer({ env: stores.env('s3') });
     try {
       const station = await createStation(server.url);
-      const before = await s3.keys();
+      const before = await stores.s3.keys();
       const answer = new Promise<{ status: number; retryAfter: string | undefined; body: string }>((resolve, reject) => {
         const req = http.request(`${server.url}/admin/v1/stations/${station.id}/media`, {
           method: 'POST',
@@ -160,7 +143,7 @@ describe('media on each store: streamed uploads and delivery', function () {
         });
         (async () => {
           for (let sent = 0; sent < 40 * MiB && !req.destroyed; sent += MiB) {
-            if (sent === 20 * MiB) await s3.stop();
+            if (sent === 20 * MiB) await stores.s3.stop();
             if (!req.write(randomBytes(MiB))) await new Promise((ok) => req.once('drain', ok));
           }
           req.end();
@@ -170,11 +153,11 @@ describe('media on each store: streamed uploads and delivery', function () {
       expect(res.status, res.body).to.equal(503);
       expect(JSON.parse(res.body).error.code).to.equal('PROVIDER_UNAVAILABLE');
       expect(Number(res.retryAfter)).to.be.greaterThan(0);
-      await s3.start();
-      expect(await s3.keys()).to.deep.equal(before);
+      await stores.s3.start();
+      expect(await stores.s3.keys()).to.deep.equal(before);
       expect(await server.svc.db('media_versions').where({ station_id: station.id }).count('* as n').first()).to.deep.equal({ n: 0 });
     } finally {
-      await s3.start().catch(() => undefined);
+      await stores.s3.start().catch(() => undefined);
       await server.close();
     }
   });

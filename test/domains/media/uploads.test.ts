@@ -1,11 +1,8 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { expect } from 'chai';
 import { admin } from '../../support/http.ts';
 import { createStation, type TestStation } from '../../support/factories.ts';
-import { startS3, type TestS3 } from '../../support/s3.ts';
+import { STORE_NAMES, useEachStore } from '../../support/s3.ts';
 import { startTestServer, type TestServer } from '../../support/server.ts';
 import { png, wav } from './helpers.ts';
 
@@ -17,29 +14,14 @@ const sha = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex');
 
 describe('pre-signed media uploads POST …/media/uploads and …/uploads/{id}/complete', function () {
   this.timeout(60_000);
-  let s3: TestS3;
-  let dir: string;
-  before(async () => {
-    s3 = await startS3('presigned-tests');
-    dir = await mkdtemp(join(tmpdir(), 'waveline-uploads-'));
-  });
-  after(async () => {
-    await s3.close();
-    await rm(dir, { recursive: true, force: true });
-  });
+  const stores = useEachStore('presigned-tests');
 
-  const envs: Record<string, () => Record<string, string>> = {
-    postgres: () => ({ MEDIA_DIR: '', MEDIA_S3_BUCKET: '' }),
-    filesystem: () => ({ MEDIA_DIR: dir, MEDIA_S3_BUCKET: '' }),
-    s3: () => ({ MEDIA_DIR: '', ...s3.env }),
-  };
-
-  for (const name of ['postgres', 'filesystem', 's3']) {
+  for (const name of STORE_NAMES) {
     describe(name, () => {
       let server: TestServer;
       let station: TestStation;
       before(async () => {
-        server = await startTestServer({ env: { ...envs[name](), PUBLIC_BASE_URL: 'http://placeholder.invalid' } });
+        server = await startTestServer({ env: { ...stores.env(name), PUBLIC_BASE_URL: 'http://placeholder.invalid' } });
         // Waveline upload URLs are absolute (PUBLIC_BASE_URL): the test sends them to the test server.
         station = await createStation(server.url);
       });
@@ -70,7 +52,7 @@ describe('pre-signed media uploads POST …/media/uploads and …/uploads/{id}/c
         expect(res.body.headers).to.deep.equal({ 'content-type': 'audio/wav' });
         const ttl = Date.parse(res.body.expiresAt) - Date.now();
         expect(ttl).to.be.within(3590_000, 3600_000);
-        if (name === 's3') expect(res.body.url.startsWith(`${s3.endpoint}/${s3.bucket}/`)).to.equal(true);
+        if (name === 's3') expect(res.body.url.startsWith(`${stores.s3.endpoint}/${stores.s3.bucket}/`)).to.equal(true);
         else expect(res.body.url).to.match(/^http:\/\/placeholder\.invalid\/api\/media\/uploads\/[0-9a-f-]{36}\?token=/);
         const put = await send(res.body, bytes);
         expect(put.status).to.be.within(200, 299);
