@@ -69,6 +69,55 @@ describe('inbox: likes of the play on air', () => {
     expect(counted.body).to.deep.include({ likes, dislikes: 60 - likes });
   }).timeout(30_000);
 
+  it('one client’s votes at once are decided one after the other: no difference is lost or counted twice', async () => {
+    // A vote is one statement without a client lock (docs/inbox.md#how-it-works): the value it replaces is
+    // read under the vote row's lock, so votes of one client racing each other (an app retrying, a
+    // double tap) each take out what the other put in. Read from a snapshot instead, two first votes at
+    // once would both count, and a like racing a dislike would leave a count with no vote behind it.
+    const f = await inboxFixture(server.url, clock);
+    await f.play('A', 'Race');
+    const clients = Array.from({ length: 40 }, () => randomUUID());
+    const values = [1, -1, 0, 1, -1, 1] as const;
+    for (let round = 0; round < 3; round++) {
+      const answers = await Promise.all(
+        clients.flatMap((c, i) => values.map((_, k) => f.like(c, values[(i + k + round) % values.length]))),
+      );
+      for (const answer of answers) expect(answer.status, answer.text).to.equal(200);
+      const playId = answers[0].body.playId;
+      const votes: Array<{ value: number }> = await server.svc.db('inbox_votes').where({ observation_id: playId });
+      const stored = { likes: votes.filter((v) => v.value === 1).length, dislikes: votes.filter((v) => v.value === -1).length };
+      const [shards] = await server.svc
+        .db('inbox_vote_counts')
+        .where({ observation_id: playId })
+        .select(server.svc.db.raw('coalesce(sum(likes), 0)::int AS likes, coalesce(sum(dislikes), 0)::int AS dislikes'));
+      expect(shards, `round ${round}: the shards against the stored votes`).to.deep.equal(stored);
+      expect((await f.like(randomUUID(), 0)).body).to.deep.include(stored);
+    }
+  }).timeout(60_000);
+
+  it('a vote racing a song change lands on the play on air when it ran: counted there, never on the next or the last', async () => {
+    const f = await inboxFixture(server.url, clock);
+    await f.play('A', 'Before');
+    const before = (await f.like(randomUUID(), 0)).body.playId;
+    // Votes sent while the song changes land on either play, each counted on the play its answer names;
+    // every vote sent after the change was answered lands on the new play.
+    const racing = Array.from({ length: 40 }, () => f.like(randomUUID(), 1));
+    await f.play('B', 'After');
+    const after = await Promise.all(Array.from({ length: 20 }, () => f.like(randomUUID(), 1)));
+    const raced = await Promise.all(racing);
+    const next = after[0].body.playId;
+    expect(next).to.be.a('string').and.not.equal(before);
+    for (const answer of after) expect(answer.body.playId).to.equal(next);
+    const onBefore = raced.filter((a) => a.body.playId === before).length;
+    const onNext = raced.filter((a) => a.body.playId === next).length;
+    expect(onBefore + onNext, 'every racing vote answered on one of the two plays').to.equal(40);
+    const json = await admin(server.url, 'GET', `/stations/${f.station.id}/plays?${RANGE}`);
+    expect(json.body.plays.map((p: Record<string, unknown>) => [p.title, p.likes])).to.deep.equal([
+      ['Before', onBefore],
+      ['After', onNext + 20],
+    ]);
+  });
+
   it('the play log has likes and dislikes per play, in JSON and CSV', async () => {
     const f = await inboxFixture(server.url, clock);
     await f.play('A', 'One');
