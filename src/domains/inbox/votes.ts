@@ -26,75 +26,170 @@ export interface VoteResult {
 
 type VoteServices = Pick<Services, 'db' | 'config' | 'clock'>;
 
+/** One client's vote in a batch: its HMAC, pseudonym, shard and value. */
+export interface Ballot {
+  clientHash: string;
+  client: string;
+  shard: number;
+  value: 1 | -1 | 0;
+}
+
 /**
- * A vote is this one autocommit statement (docs/inbox.md#how-it-works), one round trip:
+ * The votes of a batch (docs/inbox.md#how-it-works, "Votes") in one autocommit statement, one round trip:
  * - `play`: the play on air, read by the statement itself (the latest observation, as latestTrack
- *   orders them), so the vote lands on the play that was on air when Postgres ran it — before a song
+ *   orders them), so the votes land on the play that was on air when Postgres ran it — before a song
  *   change commits the old play, after it the new one, never a play that is not on air;
- * - `withdrawn` (value 0) deletes the client's vote, `cast_vote` writes or replaces it; either returns
- *   the value it removed, read under the row's lock (a DELETE's RETURNING and `previous`, which the
- *   ON CONFLICT update sets from the row it locked): two votes of one client at once wait for each
- *   other's row, and the second sees the first's value, so no difference is lost or counted twice;
- * - `counted` adds the difference to the client's shard (an upsert, under that row's lock) and the other
- *   shards are added as they are.
- * Locks are taken in one order (the vote's row, then its shard's), as erasure does, so no deadlock.
- * No row: nothing is on air (409).
+ * - `cast_vote` writes each client's vote (0, a withdrawal, is kept as 0) and returns the value it
+ *   replaced: `previous`, which the ON CONFLICT update sets from the row it locked (the latest committed
+ *   vote, not the statement's snapshot), so two votes of one client at once — two web processes' batches —
+ *   wait for each other's row and the second takes out what the first put in: no difference is lost or
+ *   counted twice, with no client lock;
+ * - `counted` adds each shard's difference (an upsert, under that row's lock); the other shards are added
+ *   as they are.
+ * Every statement locks its vote rows in client-HMAC order, then its shard rows in shard order (the
+ * aggregate between them reads every vote first), so two batches at once never deadlock; erasure takes
+ * a client's vote rows, then its shard's. A client appears at most once in a batch. No row: nothing is
+ * on air (409).
  */
 const VOTE_SQL = `
-  WITH play AS (
+  WITH ballot AS (
+    SELECT * FROM unnest(:hashes::text[], :clients::text[], :shards::smallint[], :values::smallint[])
+                  AS b(client_hash, client, shard, value)
+  ), play AS (
     SELECT id, is_playing, title, coalesce(observed_at, received_at) AS basis
       FROM observations WHERE station_id = :station
      ORDER BY sort_at DESC, receipt_seq DESC LIMIT 1
   ), on_air AS (
     SELECT id FROM play WHERE is_playing AND title IS NOT NULL AND basis > :freshAfter::timestamptz
-  ), withdrawn AS (
-    DELETE FROM inbox_votes v USING on_air
-     WHERE :value::int = 0 AND v.observation_id = on_air.id AND v.client_hash = :hash
-    RETURNING v.value AS previous
   ), cast_vote AS (
     INSERT INTO inbox_votes (observation_id, client_hash, station_id, client, value, voted_at, previous)
-    SELECT id, :hash, :station, :client, :value::smallint, :now::timestamptz, NULL FROM on_air WHERE :value::int <> 0
+    SELECT on_air.id, b.client_hash, :station, b.client, b.value, :now::timestamptz, NULL
+      FROM on_air, ballot b ORDER BY b.client_hash
     ON CONFLICT (observation_id, client_hash) DO UPDATE
       SET previous = inbox_votes.value, value = EXCLUDED.value, voted_at = EXCLUDED.voted_at
-    RETURNING previous
-  ), removed AS (
-    SELECT coalesce((SELECT previous FROM withdrawn), (SELECT previous FROM cast_vote)) AS previous
+    RETURNING client_hash, value, previous
+  ), delta AS (
+    SELECT b.shard,
+           sum((v.value = 1)::int - (v.previous IS NOT DISTINCT FROM 1)::int) AS likes,
+           sum((v.value = -1)::int - (v.previous IS NOT DISTINCT FROM -1)::int) AS dislikes
+      FROM cast_vote v JOIN ballot b USING (client_hash) GROUP BY b.shard
   ), counted AS (
     INSERT INTO inbox_vote_counts (observation_id, shard, station_id, likes, dislikes)
-    SELECT on_air.id, :shard::smallint, :station,
-           (CASE WHEN :value::int = 1 THEN 1 ELSE 0 END) - (CASE WHEN removed.previous = 1 THEN 1 ELSE 0 END),
-           (CASE WHEN :value::int = -1 THEN 1 ELSE 0 END) - (CASE WHEN removed.previous = -1 THEN 1 ELSE 0 END)
-      FROM on_air, removed
+    SELECT on_air.id, d.shard, :station, d.likes, d.dislikes FROM on_air, delta d ORDER BY d.shard
     ON CONFLICT (observation_id, shard) DO UPDATE
       SET likes = inbox_vote_counts.likes + EXCLUDED.likes, dislikes = inbox_vote_counts.dislikes + EXCLUDED.dislikes
-    RETURNING observation_id, likes, dislikes
+    RETURNING shard, likes, dislikes
   )
-  SELECT counted.observation_id AS play_id,
-         counted.likes + coalesce(sum(c.likes), 0) AS likes,
-         counted.dislikes + coalesce(sum(c.dislikes), 0) AS dislikes
-    FROM counted
-    LEFT JOIN inbox_vote_counts c ON c.observation_id = counted.observation_id AND c.shard <> :shard::smallint
-   GROUP BY counted.observation_id, counted.likes, counted.dislikes`;
+  SELECT on_air.id AS play_id,
+         (SELECT coalesce(sum(likes), 0) FROM counted) + coalesce(sum(c.likes), 0) AS likes,
+         (SELECT coalesce(sum(dislikes), 0) FROM counted) + coalesce(sum(c.dislikes), 0) AS dislikes
+    FROM on_air
+    LEFT JOIN inbox_vote_counts c ON c.observation_id = on_air.id AND c.shard NOT IN (SELECT shard FROM counted)
+   GROUP BY on_air.id`;
+
+/**
+ * Casts a batch of votes (each client at most once) on the station's play on air; answers the play and
+ * its counts after the batch, or null when nothing is on air.
+ */
+export async function castVotes(
+  db: Db,
+  station: Pick<Station, 'id' | 'nowPlayingFreshnessSeconds'>,
+  ballots: readonly Ballot[],
+  now: Date,
+): Promise<{ playId: string; likes: number; dislikes: number } | null> {
+  const { rows } = await db
+    .raw<{ rows: Array<{ play_id: string; likes: string; dislikes: string }> }>(VOTE_SQL, {
+      hashes: ballots.map((b) => b.clientHash),
+      clients: ballots.map((b) => b.client),
+      shards: ballots.map((b) => b.shard),
+      values: ballots.map((b) => b.value),
+      station: station.id,
+      freshAfter: freshAfter(station.nowPlayingFreshnessSeconds, now),
+      now,
+    })
+    .options({ name: 'inbox_votes_cast' });
+  if (rows.length === 0) return null;
+  return { playId: rows[0].play_id, likes: Number(rows[0].likes), dislikes: Number(rows[0].dislikes) };
+}
+
+// Group commit: a process sends a station's votes one statement at a time. A vote arriving while a
+// statement is out waits for it and goes with the next one, with every other vote that came meanwhile
+// (a client already in it waits for the one after). A vote alone goes at once: batching adds no delay,
+// it only replaces a queue of statements (each a round trip, a parse, a commit) by fewer, larger ones.
+const MAX_BATCH = 500;
+
+interface Waiting {
+  ballot: Ballot;
+  resolve(result: VoteResult): void;
+  reject(err: unknown): void;
+}
+
+class StationVotes {
+  private readonly queue: Waiting[] = [];
+  private sending = false;
+  private svc: VoteServices;
+  private station: Station;
+  constructor(svc: VoteServices, station: Station) {
+    this.svc = svc;
+    this.station = station;
+  }
+
+  add(svc: VoteServices, station: Station, ballot: Ballot): Promise<VoteResult> {
+    this.svc = svc;
+    this.station = station; // the latest settings seen (freshness)
+    return new Promise<VoteResult>((resolve, reject) => {
+      this.queue.push({ ballot, resolve, reject });
+      if (!this.sending) void this.send();
+    });
+  }
+
+  private async send(): Promise<void> {
+    this.sending = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch: Waiting[] = [];
+        const rest: Waiting[] = [];
+        const clients = new Set<string>();
+        for (const waiting of this.queue) {
+          if (batch.length < MAX_BATCH && !clients.has(waiting.ballot.clientHash)) {
+            clients.add(waiting.ballot.clientHash);
+            batch.push(waiting);
+          } else rest.push(waiting);
+        }
+        this.queue.splice(0, this.queue.length, ...rest);
+        try {
+          const cast = await castVotes(
+            this.svc.db,
+            this.station,
+            batch.map((w) => w.ballot),
+            this.svc.clock.now(),
+          );
+          for (const w of batch) {
+            if (cast) w.resolve({ ...cast, value: w.ballot.value });
+            else w.reject(new NothingPlayingError());
+          }
+        } catch (err) {
+          for (const w of batch) w.reject(err);
+        }
+      }
+    } finally {
+      this.sending = false;
+    }
+  }
+}
+
+/** Each database's (a process has one; tests start several) stations' vote batches. */
+const batches = new WeakMap<Db, Map<string, StationVotes>>();
 
 /** The client's vote on the play on air: stored, replaced or withdrawn; answers the play's counts after it. */
 export async function vote(svc: VoteServices, station: Station, clientId: string, value: 1 | -1 | 0): Promise<VoteResult> {
   if (!station.inbox.likes) throw new ModuleDisabledError('inbox likes');
-  const now = svc.clock.now();
   const { clientHash, client } = clientIdentity(svc.config.secret, station.id, clientId);
-  const shard = shardOf(clientHash);
-  const { rows } = await svc.db
-    .raw<{ rows: Array<{ play_id: string; likes: string; dislikes: string }> }>(VOTE_SQL, {
-      station: station.id,
-      freshAfter: freshAfter(station.nowPlayingFreshnessSeconds, now),
-      hash: clientHash,
-      client,
-      value,
-      now,
-      shard,
-    })
-    .options({ name: 'inbox_vote' });
-  if (rows.length === 0) throw new NothingPlayingError();
-  return { playId: rows[0].play_id, value, likes: Number(rows[0].likes), dislikes: Number(rows[0].dislikes) };
+  let stations = batches.get(svc.db);
+  if (!stations) batches.set(svc.db, (stations = new Map()));
+  let votes = stations.get(station.id);
+  if (!votes) stations.set(station.id, (votes = new StationVotes(svc, station)));
+  return votes.add(svc, station, { clientHash, client, shard: shardOf(clientHash), value });
 }
 
 /**
