@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Db } from '../../lib/db.ts';
 import { ModuleDisabledError, NothingPlayingError } from '../../lib/errors.ts';
 import type { Services } from '../../services.ts';
+import { latestObservationSql } from '../nowPlaying/queries.ts';
 import type { Station } from '../stations/model.ts';
 import { clientIdentity } from './identity.ts';
 
@@ -36,9 +37,10 @@ export interface Ballot {
 
 /**
  * The votes of a batch (docs/inbox.md#how-it-works, "Votes") in one autocommit statement, one round trip:
- * - `play`: the play on air, read by the statement itself (the latest observation, as latestTrack
- *   orders them), so the votes land on the play that was on air when Postgres ran it — before a song
- *   change commits the old play, after it the new one, never a play that is not on air;
+ * - `play`: the play on air, read by the statement itself (the latest observation as latestTrack chooses
+ *   it: nowPlaying's `latestObservationSql`), so the votes land on the play that was on air when
+ *   Postgres ran it — before a song change commits the old play, after it the new one, never a play
+ *   that is not on air;
  * - `cast_vote` writes each client's vote (0, a withdrawal, is kept as 0) and returns the value it
  *   replaced: `previous`, which the ON CONFLICT update sets from the row it locked (the latest committed
  *   vote, not the statement's snapshot), so two votes of one client at once — two web processes' batches —
@@ -56,9 +58,7 @@ const VOTE_SQL = `
     SELECT * FROM unnest(:hashes::text[], :clients::text[], :shards::smallint[], :values::smallint[])
                   AS b(client_hash, client, shard, value)
   ), play AS (
-    SELECT id, is_playing, title, coalesce(observed_at, received_at) AS basis
-      FROM observations WHERE station_id = :station
-     ORDER BY sort_at DESC, receipt_seq DESC LIMIT 1
+    ${latestObservationSql('id, is_playing, title, coalesce(observed_at, received_at) AS basis', ':station')}
   ), on_air AS (
     SELECT id FROM play WHERE is_playing AND title IS NOT NULL AND basis > :freshAfter::timestamptz
   ), cast_vote AS (
