@@ -87,7 +87,10 @@ describe('inbox: likes of the play on air', () => {
       const batches = values.map((_, k) =>
         clients
           .map((c, i) => ({ ...c, shard: shardOf(c.clientHash), value: values[(i + k + round) % values.length] }))
-          .sort(() => Math.random() - 0.5),
+          // an order of its own: rotated by k, every other batch reversed
+          .map((_, i, all) => all[(i + 7 * k) % all.length])
+          .reverse()
+          .map((_, i, all) => (k % 2 ? all[i] : all[all.length - 1 - i])),
       );
       const answers = await Promise.all(batches.map((ballots) => castVotes(server.svc.db, station, ballots, clock.now())));
       const playId = answers[0]!.playId;
