@@ -3,7 +3,7 @@ import { shareEmbeddedSession } from '../lib/embedded/postgres.ts';
 import type { FeedKind } from '../feed/names.ts';
 import { DEFAULT_MODULES, type Modules } from '../domains/stations/model.ts';
 import type { Logger } from '../lib/logger.ts';
-import { ReadRouting, replicaName } from '../lib/replicas.ts';
+import { ReadRouting, replicaName, WAL_POSITION_SQL } from '../lib/replicas.ts';
 
 // The gateway's only reads from Postgres, with plain `pg` (the gateway never loads knex). Each query is a
 // single statement, so the rows and the station's feed sequence come from one snapshot: every change up
@@ -134,6 +134,7 @@ export class FeedStore {
         })),
         maxLagSeconds: replicas.maxLagSeconds,
         logger,
+        primaryPosition: () => this.pool.query<{ lsn: string }>(WAL_POSITION_SQL).then((r) => r.rows[0].lsn),
       });
     }
   }

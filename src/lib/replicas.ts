@@ -35,6 +35,9 @@ export function replicaName(url: string): string {
   }
 }
 
+/** The statement that reads the primary's WAL insert position. */
+export const WAL_POSITION_SQL = 'SELECT pg_current_wal_insert_lsn()::text AS lsn';
+
 /** Runs one statement on a handle, answering its rows. */
 export type Query = (sql: string) => Promise<Array<Record<string, unknown>>>;
 
@@ -67,7 +70,7 @@ export class WalPosition {
   }
 
   private ask(): Promise<string> {
-    const asked = this.query('SELECT pg_current_wal_insert_lsn()::text AS lsn').then((rows) => String(rows[0]?.lsn));
+    const asked = this.query(WAL_POSITION_SQL).then((rows) => String(rows[0]?.lsn));
     this.current = asked;
     const clear = () => {
       if (this.current === asked) this.current = null;
@@ -131,11 +134,15 @@ export interface ReadRoutingOptions<H> {
   probeIntervalMs?: number;
   /** While reads wait, how often the waited-for replica is asked its replay position (10 ms). */
   pollMs?: number;
+  /**
+   * The primary's WAL position, asked once at start: the floor of every station's read, so a process
+   * that starts after a write answered never reads a replica older than it, though it never heard of it.
+   * Until it has answered, every read is on the primary.
+   */
+  primaryPosition: () => Promise<string>;
 }
 
-const PROBE_SQL = `SELECT pg_is_in_recovery() AS recovery, pg_last_wal_replay_lsn()::text AS replay,
-  CASE WHEN pg_last_wal_receive_lsn() IS NULL OR pg_last_wal_receive_lsn() = pg_last_wal_replay_lsn() THEN 0
-       ELSE GREATEST(0, EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp())) END AS lag`;
+const PROBE_SQL = 'SELECT pg_is_in_recovery() AS recovery, pg_last_wal_replay_lsn()::text AS replay';
 const POLL_SQL = 'SELECT pg_last_wal_replay_lsn()::text AS replay';
 /** How many stations' last LSNs a process remembers before it forgets the oldest ones (their reads then use the newest LSN forgotten). */
 const MAX_STATIONS = 100_000;
@@ -154,6 +161,15 @@ export class ReadRouting<H> {
   /** The newest LSN heard of any station: what a read of several stations (an SPI document) must show. */
   private newest = 0n;
   private next = 0;
+  private readonly primaryPosition: () => Promise<string>;
+  /** Whether the floor was read from the primary at start (until then: every read on the primary). */
+  private started = false;
+  /**
+   * The primary's WAL position at each probe, oldest first: a replica's lag is how long ago the primary
+   * first wrote past what the replica has replayed (0 when it has replayed the newest).
+   */
+  private samples: Array<{ at: number; lsn: bigint }> = [];
+  private primaryWarned = false;
   private readonly timer: NodeJS.Timeout;
   private closed = false;
 
@@ -171,6 +187,7 @@ export class ReadRouting<H> {
       waiters: [],
       polling: false,
     }));
+    this.primaryPosition = options.primaryPosition;
     const interval = options.probeIntervalMs ?? 500;
     void this.probeAll();
     this.timer = setInterval(() => void this.probeAll(), interval);
@@ -208,6 +225,7 @@ export class ReadRouting<H> {
 
   /** Where a read of `stationId` runs now: synchronous unless it has to wait for a replica. */
   choose(stationId: string | null): ReadChoice<H> | Promise<ReadChoice<H>> {
+    if (!this.started) return this.onPrimary('unavailable');
     const need = this.requiredLsn(stationId);
     const count = this.replicas.length;
     let best: Replica<H> | undefined;
@@ -302,7 +320,33 @@ export class ReadRouting<H> {
   }
 
   private async probeAll(): Promise<void> {
+    if (this.closed) return;
+    try {
+      const lsn = parseLsn(await withTimeout(this.primaryPosition(), 2000));
+      const now = Date.now();
+      this.samples.push({ at: now, lsn });
+      // Kept long enough to tell any lag up to twice the maximum (older ones only say "more than that").
+      const horizon = now - (this.maxLagSeconds * 2 + 5) * 1000;
+      while (this.samples.length > 2 && this.samples[1].at < horizon) this.samples.shift();
+      this.primaryWarned = false;
+      if (!this.started) {
+        if (lsn > this.floor) this.floor = lsn;
+        if (lsn > this.newest) this.newest = lsn;
+        this.started = true;
+      }
+    } catch (err) {
+      if (!this.primaryWarned) this.logger.warn({ err: String(err) }, "could not read the primary WAL position for the replicas' lag");
+      this.primaryWarned = true;
+    }
     await Promise.all(this.replicas.map((replica) => this.probe(replica)));
+  }
+
+  /** Seconds since the primary first wrote past `replay` (0: the replica has replayed all it was seen to write). */
+  private lagOf(replay: bigint): number | null {
+    if (this.samples.length === 0) return null;
+    const now = Date.now();
+    for (const sample of this.samples) if (sample.lsn > replay) return Math.max(0, (now - sample.at) / 1000);
+    return 0;
   }
 
   private async probe(replica: Replica<H>): Promise<void> {
@@ -310,11 +354,10 @@ export class ReadRouting<H> {
     try {
       const [row] = await withTimeout(replica.query(PROBE_SQL), 2000);
       if (row?.recovery !== true || typeof row.replay !== 'string') throw new Error('not a replica in recovery');
-      const lag = Number(row.lag);
       const wasUsed = this.usable(replica);
       replica.reachable = true;
-      replica.lagSeconds = Number.isFinite(lag) ? lag : null;
       this.advance(replica, parseLsn(row.replay));
+      replica.lagSeconds = this.lagOf(replica.replay);
       const used = this.usable(replica);
       if (used !== wasUsed)
         this.logger.info({ replica: replica.name, lagSeconds: replica.lagSeconds }, used ? 'replica in use' : 'replica skipped: lagging');

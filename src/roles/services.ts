@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Config } from '../config.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { createDb, type Db } from '../lib/db.ts';
-import { ReadRouting, replicaName, WalPosition } from '../lib/replicas.ts';
+import { ReadRouting, replicaName, WAL_POSITION_SQL, WalPosition } from '../lib/replicas.ts';
 import { Invalidation } from '../lib/invalidation.ts';
 import type { Logger } from '../lib/logger.ts';
 import { createBlockingRedis, createRedis } from '../lib/redis.ts';
@@ -118,6 +118,7 @@ function createReadRouting(config: Readonly<Config>, primary: Db, invalidation: 
     })),
     maxLagSeconds: config.databaseReplicaMaxLagSeconds,
     logger,
+    primaryPosition: () => primary.raw(WAL_POSITION_SQL).then((r: { rows: Array<{ lsn: string }> }) => r.rows[0].lsn),
   });
   replicaDbs.set(routing, dbs);
   invalidation.on('reads', (id, lsn) => {
