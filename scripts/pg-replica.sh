@@ -5,6 +5,7 @@
 #   bash scripts/pg-replica.sh start    # idempotent: starts what is not running, waits until both answer
 #   bash scripts/pg-replica.sh stop     # stops both (the data directories stay, for a quick restart)
 #   bash scripts/pg-replica.sh status   # exit 0 when both answer and the replica is in recovery
+#   bash scripts/pg-replica.sh stop-replica  # stops the replica only (the tests of a replica gone down)
 #
 # The primary (initdb, wal_level=replica, trust auth including replication) listens on
 # 127.0.0.1:$PG_REPLICA_PRIMARY_PORT (5440); the replica, made by `pg_basebackup -R`, on
@@ -88,6 +89,11 @@ stop() {
   echo "stopped"
 }
 
+stop_replica() {
+  if running "$REPLICA"; then as_pg "$BIN/pg_ctl" -D "$REPLICA" -m immediate -w stop >/dev/null; fi
+  echo "replica stopped"
+}
+
 status() {
   local primary=down replica=down
   answers "$PRIMARY_PORT" && primary=up
@@ -103,8 +109,9 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   status) status ;;
+  stop-replica) stop_replica ;;
   *)
-    echo "usage: $0 start|stop|status" >&2
+    echo "usage: $0 start|stop|status|stop-replica" >&2
     exit 2
     ;;
 esac
