@@ -8,7 +8,7 @@ import { createBlockingRedis, createRedis, type Redis } from '../../src/lib/redi
 import { requiresRedis } from '../support/mode.ts';
 
 /** Forwards to Redis, holding everything Redis sends back for `delayMs`: a process that hears pub/sub late. */
-async function slowLink(target: URL, delayMs: number): Promise<{ url: string; close(): Promise<void> }> {
+export async function slowLink(target: URL, delayMs: number): Promise<{ url: string; close(): Promise<void> }> {
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     const upstream = connect(Number(target.port || 6379), target.hostname);
