@@ -264,6 +264,9 @@ export class FeedBridge {
       return; // the next reconnection tries again
     }
     this.logger.info({ stations: this.subscriptions.size }, 'feed subscriptions restored; catching up');
+    // Feed messages (and the write positions they carry) may have been missed: with read replicas the
+    // catch-up reads only a replica that has replayed everything the primary had by now.
+    await this.store.catchUpFloor();
     this.events.resubscribed();
     if (metricsEnabled()) gatewayResyncs.labels('redis_reconnect').inc(this.subscriptions.size);
     for (const sub of this.subscriptions.values()) void sub.feed.catchUp();

@@ -139,6 +139,14 @@ export class FeedStore {
     }
   }
 
+  /**
+   * After messages may have been missed (a Redis reconnection): every read from now on must show at
+   * least what the primary has written by now (without replicas, nothing to do).
+   */
+  async catchUpFloor(): Promise<void> {
+    await this.routing?.raiseFloor();
+  }
+
   /** A write of the station committed at `lsn` (heard from another process): reads of it must show it. */
   heard(stationId: string, lsn: string): void {
     this.routing?.heard(stationId, lsn);

@@ -52,6 +52,7 @@ export class Invalidation {
    */
   private walPosition: (() => Promise<string>) | null = null;
   private confirmedTopics: ReadonlySet<InvalidationTopic> = CONFIRMED;
+  private readonly reconnected: Array<() => void> = [];
   private readonly waiting = new Map<string, { received: number; expected: number | null; done(): void }>();
   constructor(publisher: Redis, subscriber: Redis, logger: Logger) {
     this.publisher = publisher;
@@ -77,6 +78,15 @@ export class Invalidation {
       }
     });
     await this.subscriber.subscribe(keys.invalidateChannel, keys.invalidateSyncChannel, keys.invalidateAckChannel);
+    // Every later `ready` is a reconnection: messages published meanwhile were missed here.
+    this.subscriber.on('ready', () => {
+      for (const handler of this.reconnected) handler();
+    });
+  }
+
+  /** Runs `handler` whenever the subscriber connection comes back (invalidations may have been missed meanwhile). */
+  onReconnect(handler: () => void): void {
+    this.reconnected.push(handler);
   }
 
   /**

@@ -212,7 +212,23 @@ export class ReadRouting<H> {
   /** What a read of the station must show at least (0: no write heard); of every station when null. */
   requiredLsn(stationId: string | null): bigint {
     if (stationId === null) return this.newest;
-    return this.required.get(stationId) ?? this.floor;
+    const heard = this.required.get(stationId);
+    return heard !== undefined && heard > this.floor ? heard : this.floor;
+  }
+
+  /**
+   * Every read from now on must show at least what the primary has written by now: after this process
+   * may have missed write positions (its Redis connection came back). When the primary does not answer,
+   * every read goes to the primary until a probe reads its position again.
+   */
+  async raiseFloor(): Promise<void> {
+    try {
+      const lsn = parseLsn(await withTimeout(this.primaryPosition(), 2000));
+      if (lsn > this.floor) this.floor = lsn;
+      if (lsn > this.newest) this.newest = lsn;
+    } catch {
+      this.started = false;
+    }
   }
 
   /**

@@ -127,5 +127,8 @@ function createReadRouting(config: Readonly<Config>, primary: Db, invalidation: 
   invalidation.on('station', (id, lsn) => {
     if (lsn !== undefined) routing.heard(id, lsn);
   });
+  // Write positions published while the connection was down were missed: from now on every read needs
+  // what the primary has written by the time it came back.
+  invalidation.onReconnect(() => void routing.raiseFloor());
   return routing;
 }

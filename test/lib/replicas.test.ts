@@ -5,8 +5,9 @@ import { createLogger } from '../../src/lib/logger.ts';
 import { ReadCache, Representation } from '../../src/lib/readCache.ts';
 import { createBlockingRedis, createRedis, type Redis } from '../../src/lib/redis.ts';
 import { formatLsn, parseLsn, ReadRouting, replicaName } from '../../src/lib/replicas.ts';
+import { eventually } from '../support/factories.ts';
 import { requiresRedis } from '../support/mode.ts';
-import { slowLink } from './invalidation.test.ts';
+import { slowLink } from '../support/slowLink.ts';
 
 // Read replicas (docs/operations.md#postgres-read-replicas): what does not need a replica to show. The
 // routing on a real streaming replica is tested by `npm run test:scale` (test/scale/replicas/).
@@ -65,6 +66,54 @@ describe('read replicas', () => {
       expect(routing.keeps('st_a', undefined), 'an answer read on the primary').to.equal(true);
     } finally {
       routing.close();
+    }
+  });
+
+  it('after a reconnection a process reads nothing older than what the primary had written by then (it may have missed positions)', async () => {
+    let primary = '0/100';
+    const routing = new ReadRouting<string>({
+      primary: 'primary',
+      replicas: [],
+      maxLagSeconds: 10,
+      logger,
+      primaryPosition: async () => primary,
+    });
+    try {
+      await eventually(() => routing.requiredLsn('st_a') === 0x100n, { timeoutMs: 2000 }); // the start floor
+      routing.heard('st_a', '0/200');
+      primary = '0/900';
+      await routing.raiseFloor();
+      expect(routing.requiredLsn('st_a')).to.equal(0x900n);
+      expect(routing.requiredLsn('st_never_heard')).to.equal(0x900n);
+      expect(routing.requiredLsn(null)).to.equal(0x900n);
+      routing.heard('st_a', '0/A00');
+      expect(routing.requiredLsn('st_a')).to.equal(0xa00n);
+    } finally {
+      routing.close();
+    }
+  });
+
+  it('an invalidation bus tells when its subscriber connection came back', async function () {
+    requiresRedis(this, 'a real Redis connection to cut');
+    const config = loadConfig();
+    const name = `waveline-test-invalidation-${process.pid}-${Date.now()}`;
+    const publisher = createRedis(config.redisUrl);
+    const subscriber = createBlockingRedis(config.redisUrl, { connectionName: name, retryStrategy: () => 50 });
+    const admin = createRedis(config.redisUrl);
+    try {
+      const bus = new Invalidation(publisher, subscriber, logger);
+      await bus.start();
+      let reconnects = 0;
+      bus.onReconnect(() => reconnects++);
+      const list = String(await admin.client('LIST'));
+      const id = /id=(\d+) [^\n]*name=([^ ]+)/g;
+      let found: string | undefined;
+      for (const m of list.matchAll(id)) if (m[2] === name) found = m[1];
+      expect(found, 'the subscriber connection').to.be.a('string');
+      await admin.client('KILL', 'ID', found!);
+      await eventually(() => reconnects === 1, { timeoutMs: 5000 });
+    } finally {
+      for (const conn of [publisher, subscriber, admin]) conn.disconnect();
     }
   });
 
