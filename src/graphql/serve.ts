@@ -63,13 +63,14 @@ export async function serve(
   const generation = flight?.generation ?? svc.reads.generation(station.id);
   try {
     // With read replicas a query reads where the station's reads are routed (lib/replicas.ts): a replica
-    // that has replayed its last write, else the primary. An error answer read on a replica is read
-    // again on the primary: a replica never makes a listener read fail.
+    // that has replayed its last write, else the primary. A server error's answer (5xx) read on a replica
+    // is read again on the primary: a replica never makes a listener read fail.
     const replicas = isQuery ? svc.replicas : null;
     const choice = replicas === null ? null : await replicas.choose(station.id);
     if (choice !== null && choice.replica !== null) {
       shared = await execute(ctx, onHandle(svc, choice.handle), station, credential, operation, method, key, nowMs, generation, choice.lsn);
-      if (!(shared instanceof UnkeptAnswer)) return replicas!.count(choice);
+      // A request's own error (4xx, or a field's error the operation reports) is the primary's too.
+      if (!(shared instanceof UnkeptAnswer) || shared.status < 500) return replicas!.count(choice);
       replicas!.count(choice, true);
       ctx.remove('Retry-After');
     } else if (choice !== null) replicas!.count(choice);
