@@ -12,7 +12,7 @@ export interface FeedMessage {
   data: unknown;
   updatedAt: string;
   /**
-   * With read replicas: the write's commit LSN (lib/replicas.ts), so a gateway reading the station's
+   * With read replicas: the write's commit LSN (lib/replicas/routing.ts), so a gateway reading the station's
    * rows from a replica reads one that shows this row.
    */
   lsn?: string;
@@ -26,7 +26,7 @@ export interface FeedBus {
 export class RedisFeedBus implements FeedBus {
   private readonly redis: Redis;
   private readonly walPosition: (() => Promise<string>) | null;
-  /** `walPosition`: with read replicas, the primary's WAL position, asked after the commit (lib/replicas.ts). */
+  /** `walPosition`: with read replicas, the primary's WAL position, asked after the commit (lib/replicas/routing.ts). */
   constructor(redis: Redis, walPosition: (() => Promise<string>) | null = null) {
     this.redis = redis;
     this.walPosition = walPosition;

@@ -227,7 +227,7 @@ export class FeedBridge {
     if (channel === keys.invalidateChannel) {
       const sep = text.indexOf(':');
       const topic = text.slice(0, sep);
-      // With read replicas a station's and a read's change carry the write's commit LSN (lib/replicas.ts).
+      // With read replicas a station's and a read's change carry the write's commit LSN (lib/replicas/routing.ts).
       const [id, lsn] = splitLsn(topic, text.slice(sep + 1));
       if (lsn !== undefined) this.store.heard(topic === 'reads' ? id.slice(0, id.lastIndexOf(':')) : id, lsn);
       if (topic === 'station') this.events.stationChanged(id);

@@ -3,7 +3,7 @@ import { shareEmbeddedSession } from '../lib/embedded/postgres.ts';
 import type { FeedKind } from '../feed/names.ts';
 import { DEFAULT_MODULES, type Modules } from '../domains/stations/model.ts';
 import type { Logger } from '../lib/logger.ts';
-import { ReadRouting, replicaName, WAL_POSITION_SQL } from '../lib/replicas.ts';
+import { ReadRouting, replicaName, WAL_POSITION_SQL } from '../lib/replicas/routing.ts';
 
 // The gateway's only reads from Postgres, with plain `pg` (the gateway never loads knex). Each query is a
 // single statement, so the rows and the station's feed sequence come from one snapshot: every change up
@@ -108,7 +108,7 @@ export class FeedStore {
   private readonly pool: pg.Pool;
   private readonly replicaPools: pg.Pool[] = [];
   /**
-   * With read replicas: where each read runs (lib/replicas.ts). Every query here reads one station (its
+   * With read replicas: where each read runs (lib/replicas/routing.ts). Every query here reads one station (its
    * first parameter), routed to a replica that has replayed the newest write of it this gateway heard
    * (from the invalidation channel and the feed messages: `heard`), else the primary.
    */

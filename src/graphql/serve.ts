@@ -3,7 +3,7 @@ import type { Context } from 'koa';
 import { MethodNotAllowedError } from '../lib/errors.ts';
 import { graphqlKey, Representation, UnkeptAnswer } from '../lib/readCache.ts';
 import { cacheLookup } from '../lib/metrics.ts';
-import { onHandle } from '../lib/replicas.ts';
+import { onHandle } from '../lib/replicas/routing.ts';
 import type { WebServices } from '../services.ts';
 import type { Station } from '../domains/stations/model.ts';
 import type { Credential } from '../domains/auth/model.ts';
@@ -62,7 +62,7 @@ export async function serve(
   let shared: Representation | UnkeptAnswer | undefined;
   const generation = flight?.generation ?? svc.reads.generation(station.id);
   try {
-    // With read replicas a query reads where the station's reads are routed (lib/replicas.ts): a replica
+    // With read replicas a query reads where the station's reads are routed (lib/replicas/routing.ts): a replica
     // that has replayed its last write, else the primary. A server error's answer (5xx) read on a replica
     // is read again on the primary: a replica never makes a listener read fail.
     const replicas = isQuery ? svc.replicas : null;

@@ -4,7 +4,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { RouteServices as Services, RouteStation as Station } from './subjects.ts';
 import { bearerToken, credentialGate, moduleGate, rateLimitGate, stationGates, type Gate } from './gates.ts';
 import { UnauthenticatedError } from '../lib/errors.ts';
-import { readOn } from '../lib/replicas.ts';
+import { readOn } from '../lib/replicas/routing.ts';
 import { sendCacheable, sendJson } from './etag.ts';
 import { readKey, Representation, type ReadAreas, type ReadBasis } from '../lib/readCache.ts';
 import { validate } from './validate.ts';
@@ -102,7 +102,7 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
   const area = route.surface === 'listener' && route.method === 'get' ? route.cache : undefined;
   const pathInKey = keyHoldsPath(route.path);
   const toRepresentation = (result: unknown): Representation => (result instanceof Representation ? result : Representation.json(result));
-  // With read replicas, the handler reads where lib/replicas.ts routes the station's read (a replica that
+  // With read replicas, the handler reads where lib/replicas/routing.ts routes the station's read (a replica that
   // has replayed its last write, else the primary), and the answer remembers where it was read (`basis`).
   const computeRead = (ctx: Context, stationId: string, basis: ReadBasis): Promise<Representation> =>
     svc.replicas === null

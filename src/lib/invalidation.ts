@@ -14,7 +14,7 @@ import type { Logger } from './logger.ts';
 export type InvalidationTopic = 'station' | 'credential' | 'reads' | 'webhooks' | 'push-cancel' | 'operator-key' | 'artwork-pins' | 'inbox';
 /**
  * A handler hears the id and, for the `reads` and `station` topics when read replicas are configured,
- * the commit LSN of the write (lib/replicas.ts): what a listener read of that station must show at least.
+ * the commit LSN of the write (lib/replicas/routing.ts): what a listener read of that station must show at least.
  */
 type Handler = (id: string, lsn?: string) => void;
 
@@ -48,7 +48,7 @@ export class Invalidation {
   private sequence = 0;
   /**
    * With read replicas: the primary's WAL position, asked after the write committed and before its
-   * invalidation goes out (lib/replicas.ts, WalPosition); `reads` invalidations are then confirmed too.
+   * invalidation goes out (lib/replicas/routing.ts, WalPosition); `reads` invalidations are then confirmed too.
    */
   private walPosition: (() => Promise<string>) | null = null;
   private confirmedTopics: ReadonlySet<InvalidationTopic> = CONFIRMED;

@@ -1,5 +1,5 @@
 import type { Invalidation } from './invalidation.ts';
-import type { ReadRouting } from './replicas.ts';
+import type { ReadRouting } from './replicas/routing.ts';
 import { cacheLookup } from './metrics.ts';
 import { strongEtag } from './strongEtag.ts';
 
@@ -90,7 +90,7 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /**
  * What a computation read its data at: `lsn` is set by a read that ran on a replica (the replay position
- * it had reached, lib/replicas.ts); undefined, it read the primary.
+ * it had reached, lib/replicas/routing.ts); undefined, it read the primary.
  */
 export interface ReadBasis {
   lsn: bigint | undefined;

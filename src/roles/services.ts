@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Config } from '../config.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
 import { createDb, type Db } from '../lib/db.ts';
-import { ReadRouting, replicaName, WAL_POSITION_SQL, WalPosition } from '../lib/replicas.ts';
+import { ReadRouting, replicaName, WAL_POSITION_SQL, WalPosition } from '../lib/replicas/routing.ts';
 import { Invalidation } from '../lib/invalidation.ts';
 import type { Logger } from '../lib/logger.ts';
 import { createBlockingRedis, createRedis } from '../lib/redis.ts';
@@ -46,7 +46,7 @@ export async function createServices(config: Readonly<Config>, logger: Logger, o
   const jobResults = new JobResults(redis, subscriber, logger);
   const jobs = new Jobs(config.redisUrl, logger, jobResults);
   const media = new MediaStores(config.media, db);
-  // Read replicas: every write's invalidation and feed message carries its commit LSN (lib/replicas.ts).
+  // Read replicas: every write's invalidation and feed message carries its commit LSN (lib/replicas/routing.ts).
   let walPosition: (() => Promise<string>) | null = null;
   if (config.databaseReplicaUrls.length > 0) {
     const position = new WalPosition((sql) => db.raw(sql).then((r: { rows: Array<Record<string, unknown>> }) => r.rows));
@@ -103,7 +103,7 @@ export async function createWebServices(config: Readonly<Config>, logger: Logger
 const replicaDbs = new WeakMap<ReadRouting<Db>, Db[]>();
 
 /**
- * With DATABASE_REPLICA_URLS: where listener reads run (lib/replicas.ts), hearing every write's commit
+ * With DATABASE_REPLICA_URLS: where listener reads run (lib/replicas/routing.ts), hearing every write's commit
  * LSN from the `reads` and `station` invalidations; null without replicas (every read on the primary).
  */
 function createReadRouting(config: Readonly<Config>, primary: Db, invalidation: Invalidation, logger: Logger): ReadRouting<Db> | null {

@@ -4,7 +4,7 @@ import { Invalidation } from '../../src/lib/invalidation.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { ReadCache, Representation } from '../../src/lib/readCache.ts';
 import { createBlockingRedis, createRedis, type Redis } from '../../src/lib/redis.ts';
-import { formatLsn, parseLsn, ReadRouting, replicaName } from '../../src/lib/replicas.ts';
+import { formatLsn, parseLsn, ReadRouting, replicaName } from '../../src/lib/replicas/routing.ts';
 import { eventually } from '../support/factories.ts';
 import { requiresRedis } from '../support/mode.ts';
 import { slowLink } from '../support/slowLink.ts';

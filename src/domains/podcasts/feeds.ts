@@ -1,6 +1,6 @@
 import { NotFoundError } from '../../lib/errors.ts';
 import { readKey, Representation, type ReadArea } from '../../lib/readCache.ts';
-import { readOn } from '../../lib/replicas.ts';
+import { readOn } from '../../lib/replicas/routing.ts';
 import type { WebServices as Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
 import { buildFeed } from './feed.ts';

@@ -1,5 +1,5 @@
 import { Representation, type ReadBasis } from '../../lib/readCache.ts';
-import type { ReadRouting } from '../../lib/replicas.ts';
+import type { ReadRouting } from '../../lib/replicas/routing.ts';
 import type { WebServices } from '../../services.ts';
 
 // SPI documents are served from cached bytes with their ETag, like every listener read. One document

@@ -5,7 +5,7 @@ import { ErrorBody, Type } from '../../http/schema.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import type { Representation } from '../../lib/readCache.ts';
 import type { Db } from '../../lib/db.ts';
-import { readOn } from '../../lib/replicas.ts';
+import { readOn } from '../../lib/replicas/routing.ts';
 import type { WebServices as Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
 import { spiCacheOf } from './cache.ts';

@@ -2,7 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
 import { loadConfig } from '../../../src/config.ts';
 import { recreateDatabase } from '../../../src/lib/migrate.ts';
-import { parseLsn } from '../../../src/lib/replicas.ts';
+import { parseLsn } from '../../../src/lib/replicas/routing.ts';
 import { migrate } from '../../../src/roles/migrate.ts';
 import { eventually } from '../../support/factories.ts';
 import { freePort } from '../../support/ports.ts';

@@ -1,6 +1,6 @@
-import { DatabaseUnavailableError, WavelineError } from './errors.ts';
-import type { Logger } from './logger.ts';
-import { dbReads, replicaLag } from './replicaMetrics.ts';
+import { DatabaseUnavailableError, WavelineError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { dbReads, replicaLag } from './metrics.ts';
 
 // Listener reads on Postgres streaming replicas, with read-your-writes (docs/operations.md#postgres-read-replicas).
 //

@@ -1,6 +1,6 @@
-import { counter, gauge } from './metrics.ts';
+import { counter, gauge } from '../metrics.ts';
 
-// The read replicas' metrics (docs/operations.md, "Metrics"; lib/replicas.ts): listed in src/roles/metrics.ts.
+// The read replicas' metrics (docs/operations.md, "Metrics"; lib/replicas/routing.ts): listed in src/roles/metrics.ts.
 // Counted per database read (a read cache miss, a feed's load), never per cached answer.
 
 export const replicaLag = gauge({
