@@ -4,7 +4,7 @@ import { Invalidation } from '../../src/lib/invalidation.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { ReadCache, Representation } from '../../src/lib/readCache.ts';
 import { createBlockingRedis, createRedis, type Redis } from '../../src/lib/redis.ts';
-import { formatLsn, parseLsn, ReadRouting, replicaName } from '../../src/lib/replicas/routing.ts';
+import { formatLsn, parseLsn, ReadRouting, replicaName, WalPosition, writtenUpTo } from '../../src/lib/replicas/routing.ts';
 import { eventually } from '../support/factories.ts';
 import { requiresRedis } from '../support/mode.ts';
 import { slowLink } from '../support/slowLink.ts';
@@ -26,6 +26,29 @@ describe('read replicas', () => {
     expect(formatLsn(parseLsn('A/3016038'))).to.equal('A/3016038');
     expect(replicaName('postgres://reader:s3cret@db-replica-1.internal:5433/waveline')).to.equal('db-replica-1.internal:5433');
     expect(replicaName('postgres://reader:s3cret@db-replica-2.internal/waveline')).to.equal('db-replica-2.internal:5432');
+  });
+
+  it("a write's position: the primary's insert position (right after a page header: the page boundary), asked after the caller's commit", async () => {
+    expect(writtenUpTo(parseLsn('0/3016018'))).to.equal(parseLsn('0/3016000'));
+    expect(writtenUpTo(parseLsn('0/3016020'))).to.equal(parseLsn('0/3016020'));
+    // A caller arriving while a question is out waits for the next one (the one out may predate its commit).
+    const answers = ['0/100', '0/200', '0/4018'];
+    const asked: Array<(value: Array<Record<string, unknown>>) => void> = [];
+    const position = new WalPosition(() => new Promise((ok) => asked.push(ok)));
+    const first = position.read();
+    const second = position.read();
+    const third = position.read();
+    expect(asked).to.have.length(1);
+    asked[0]([{ lsn: answers[0] }]);
+    expect(await first).to.equal('0/100');
+    await eventually(() => asked.length === 2);
+    asked[1]([{ lsn: answers[1] }]);
+    expect(await second).to.equal('0/200');
+    expect(await third, 'callers of one moment share the next question').to.equal('0/200');
+    const fourth = position.read();
+    await eventually(() => asked.length === 3);
+    asked[2]([{ lsn: answers[2] }]);
+    expect(await fourth).to.equal('0/4000');
   });
 
   it('DATABASE_REPLICA_URLS: comma-separated Postgres URLs beside a DATABASE_URL; a bad entry is named without echoing it', () => {

@@ -25,6 +25,17 @@ export function formatLsn(lsn: bigint): string {
   return `${(lsn >> 32n).toString(16).toUpperCase()}/${(lsn & 0xffffffffn).toString(16).toUpperCase()}`;
 }
 
+/**
+ * The end of what the primary has written when its insert position is `lsn`. Right after a page's short
+ * header (24 bytes into an 8 KiB WAL page) the last record ended at the page boundary, and a replica's
+ * replay position (the end of the last record it replayed) stops there: without this, an idle primary
+ * could stay 24 bytes ahead of every replica. (A record never ends 24 bytes into a page: its continuation
+ * holds at least 8 bytes; a segment's first page has a 40-byte header, where this never applies.)
+ */
+export function writtenUpTo(lsn: bigint): bigint {
+  return lsn % 8192n === 24n ? lsn - 24n : lsn;
+}
+
 /** `host:port` of a Postgres URL: how a replica is named in logs, /readyz and metrics (never its password). */
 export function replicaName(url: string): string {
   try {
@@ -70,7 +81,7 @@ export class WalPosition {
   }
 
   private ask(): Promise<string> {
-    const asked = this.query(WAL_POSITION_SQL).then((rows) => String(rows[0]?.lsn));
+    const asked = this.query(WAL_POSITION_SQL).then((rows) => formatLsn(writtenUpTo(parseLsn(String(rows[0]?.lsn)))));
     this.current = asked;
     const clear = () => {
       if (this.current === asked) this.current = null;
@@ -223,7 +234,7 @@ export class ReadRouting<H> {
    */
   async raiseFloor(): Promise<void> {
     try {
-      const lsn = parseLsn(await withTimeout(this.primaryPosition(), 2000));
+      const lsn = writtenUpTo(parseLsn(await withTimeout(this.primaryPosition(), 2000)));
       if (lsn > this.floor) this.floor = lsn;
       if (lsn > this.newest) this.newest = lsn;
     } catch {
@@ -338,7 +349,7 @@ export class ReadRouting<H> {
   private async probeAll(): Promise<void> {
     if (this.closed) return;
     try {
-      const lsn = parseLsn(await withTimeout(this.primaryPosition(), 2000));
+      const lsn = writtenUpTo(parseLsn(await withTimeout(this.primaryPosition(), 2000)));
       const now = Date.now();
       this.samples.push({ at: now, lsn });
       // Kept long enough to tell any lag up to twice the maximum (older ones only say "more than that").
