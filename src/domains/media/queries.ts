@@ -111,6 +111,9 @@ export async function readWholeFile(svc: Pick<Services, 'db' | 'media'>, version
   return Buffer.concat(chunks);
 }
 
+/** A file row names an object its store no longer has (re-rendered or moved since the row was read). */
+export class MediaObjectMissingError extends Error {}
+
 /** Opens bytes `range` of a file for sending; rejects when its store cannot be reached or no longer has it. */
 export type FileOpener = (range: ByteRange) => Promise<Readable>;
 
@@ -126,7 +129,7 @@ export function fileOpener(
   if (name && key)
     return async (range) => {
       const stream = await (await svc.media.get(name)).get(key, range);
-      if (!stream) throw new Error(`media object ${name}:${key} is missing`);
+      if (!stream) throw new MediaObjectMissingError(`media object ${name}:${key} is missing`);
       return stream;
     };
   return async (range) => Readable.from(rowSlices(svc, file, versionId, variant, range, logger), { objectMode: false });
