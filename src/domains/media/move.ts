@@ -1,15 +1,18 @@
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Db } from '../../lib/db.ts';
 import type { Services } from '../../services.ts';
 import type { FileVariant } from './model.ts';
 import { readFileSlice, SLICE_BYTES } from './queries.ts';
-import { newObjectKey, type MediaStore, type MediaStoreName } from './store.ts';
+import { Digest, newObjectKey, type MediaStore, type MediaStoreName, type StoredObject } from './store.ts';
 
 // `waveline media move --to <store>` (docs/media.md, "Moving an archive"): copies every file to another
 // store, checks each copy's SHA-256 against the file's ETag, and only then points its row at the copy
 // (one UPDATE, guarded by the ETag and the old place, so a file re-rendered meanwhile keeps its new
 // bytes). Listeners keep being served throughout: a row names either the old bytes, still there, or
-// the verified copy. Interrupted, it resumes where it stopped: moved rows no longer qualify.
+// the verified copy. Interrupted, it resumes where it stopped: moved rows no longer qualify. With
+// `deleteSource` (`--delete-source`) the copy is also read back from the target and hashed again, and the
+// old object is removed once the row points at the copy.
 
 export interface MoveProgress {
   files: number;
@@ -56,14 +59,31 @@ async function source(svc: Pick<Services, 'db' | 'media'>, file: FileRow): Promi
   return stream;
 }
 
-async function copy(svc: Pick<Services, 'db' | 'media'>, target: MediaStore, file: FileRow): Promise<string | null> {
+/** The size and SHA-256 of an object as the store gives it back; null when it has none. */
+async function readBack(store: MediaStore, key: string): Promise<StoredObject | null> {
+  const stream = await store.get(key);
+  if (!stream) return null;
+  const digest = new Digest();
+  await pipeline(stream, digest, new Writable({ write: (_chunk, _encoding, done) => done() }));
+  return digest.result();
+}
+
+const matches = (stored: StoredObject | null, file: FileRow) =>
+  stored !== null && stored.size === Number(file.size) && `"${stored.sha256}"` === file.etag;
+
+async function copy(svc: Pick<Services, 'db' | 'media'>, target: MediaStore, file: FileRow, deleteSource: boolean): Promise<string | null> {
   const key = file.object_key ?? newObjectKey(file.version_id, file.variant, file.mime);
   // A copy cut short by an earlier interruption is replaced.
   await target.delete(key);
   const stored = await target.put(key, await source(svc, file), { mime: file.mime, size: file.size });
-  if (stored.size !== Number(file.size) || `"${stored.sha256}"` !== file.etag) {
+  if (!matches(stored, file)) {
     await target.delete(key);
     return `the copy's SHA-256 or size differs (${stored.size} bytes, ${stored.sha256})`;
+  }
+  // The source goes only once the target gives back the very bytes: read again and hashed there.
+  if (deleteSource && !matches(await readBack(target, key), file)) {
+    await target.delete(key);
+    return 'the copy read back from the target differs';
   }
   const updated = await svc
     .db('media_files')
@@ -75,6 +95,7 @@ async function copy(svc: Pick<Services, 'db' | 'media'>, target: MediaStore, fil
     await target.delete(key);
     return 'the file was replaced while it was copied';
   }
+  if (deleteSource && file.store && file.object_key) await (await svc.media.get(file.store)).delete(file.object_key);
   return null;
 }
 
@@ -82,7 +103,7 @@ export async function moveMedia(
   svc: Pick<Services, 'db' | 'media' | 'logger'>,
   to: MediaStoreName,
   onProgress: (progress: MoveProgress) => void = () => {},
-  options: { stopAfter?: number; stationId?: string } = {},
+  options: { stopAfter?: number; stationId?: string; deleteSource?: boolean } = {},
 ): Promise<MoveResult> {
   const target = await svc.media.get(to);
   const totals = await remaining(svc.db, to, options.stationId).first<{ n: number; size: number | null }>(
@@ -101,7 +122,9 @@ export async function moveMedia(
     if (files.length === 0) break;
     for (const file of files) {
       if (options.stopAfter !== undefined && result.files >= options.stopAfter) return result;
-      const problem = await copy(svc, target, file).catch((err: unknown) => (err instanceof Error ? err.message : String(err)));
+      const problem = await copy(svc, target, file, options.deleteSource ?? false).catch((err: unknown) =>
+        err instanceof Error ? err.message : String(err),
+      );
       if (problem) {
         result.failed.push({ versionId: file.version_id, variant: file.variant, reason: problem });
         svc.logger.warn({ versionId: file.version_id, variant: file.variant, reason: problem }, 'media move: file not moved');

@@ -116,4 +116,67 @@ describe('waveline media move --to', function () {
     expect(result.failed.map((f) => f.versionId)).to.deep.equal([victim.versionId]);
     expect((await placeOf(victim.versionId)).store).to.equal('filesystem');
   });
+
+  it('--delete-source: each old copy is removed once its SHA-256 was checked again at the target; without it, or when a copy does not match, the old copy stays', async () => {
+    // The file the previous test corrupted gets its bytes back.
+    const victim = files[0];
+    const victimRow = await server.svc.db('media_files').where({ version_id: victim.versionId, variant: 'original' }).first();
+    await writeFile(join(dir, 'media', ...victimRow.object_key.split('/')), victim.bytes);
+    const placesOf = async () =>
+      server.svc
+        .db('media_files')
+        .whereIn(
+          'version_id',
+          files.map((f) => f.versionId),
+        )
+        .select<Array<{ version_id: string; store: 'postgres' | 's3' | 'filesystem'; object_key: string }>>(
+          'version_id',
+          'store',
+          'object_key',
+        );
+    const exists = async (place: { store: 'postgres' | 's3' | 'filesystem'; object_key: string }) =>
+      (await (await stores.get(place.store)).head(place.object_key)) !== null;
+
+    const before = await placesOf();
+    expect((await moveMedia(svcWith(), 'postgres', undefined, { stationId })).failed).to.deep.equal([]);
+    for (const place of before) expect(await exists(place), `without --delete-source: ${place.store} keeps its copy`).to.equal(true);
+
+    // One file's chunks are corrupted in postgres: its copy does not match, its source stays.
+    const inPostgres = await placesOf();
+    const corrupt = inPostgres.find((p) => p.version_id === files[1].versionId)!;
+    await server.svc
+      .db('media_chunks')
+      .where({ object_key: corrupt.object_key, seq: 0 })
+      .update({ bytes: randomBytes(1000) });
+    // The web process keeps where each file is (now postgres): its reads must follow the move.
+    await servedRight().catch(() => undefined);
+    let reading = true;
+    const healthy = files.filter((f) => f.versionId !== corrupt.version_id);
+    const readers = (async () => {
+      while (reading) {
+        for (const file of healthy) {
+          const res = await fetchMedia(server.url, file.path);
+          expect(res.status, 'served while its old copy is removed').to.equal(200);
+          expect(sha(res.bytes)).to.equal(sha(file.bytes));
+        }
+      }
+    })();
+    const result = await moveMedia(svcWith(), 's3', undefined, { stationId, deleteSource: true });
+    reading = false;
+    await readers;
+    expect(result.failed.map((f) => f.versionId)).to.deep.equal([corrupt.version_id]);
+    expect(await exists(corrupt), 'a copy that did not match: its source stays').to.equal(true);
+    const after = await placesOf();
+    for (const place of inPostgres.filter((p) => p.version_id !== corrupt.version_id)) {
+      expect(await exists(place), 'the old copy is removed').to.equal(false);
+      const now = after.find((p) => p.version_id === place.version_id)!;
+      expect(now.store).to.equal('s3');
+      expect(await exists(now)).to.equal(true);
+    }
+    for (const file of healthy) {
+      const res = await fetchMedia(server.url, file.path);
+      expect(res.status).to.equal(200);
+      expect(sha(res.bytes)).to.equal(sha(file.bytes));
+    }
+  });
 });
