@@ -27,6 +27,7 @@ export interface MoveResult extends MoveProgress {
 
 interface FileRow {
   version_id: string;
+  station_id: string;
   variant: FileVariant;
   mime: string;
   size: number;
@@ -71,10 +72,15 @@ async function readBack(store: MediaStore, key: string): Promise<StoredObject | 
 const matches = (stored: StoredObject | null, file: FileRow) =>
   stored !== null && stored.size === Number(file.size) && `"${stored.sha256}"` === file.etag;
 
-async function copy(svc: Pick<Services, 'db' | 'media'>, target: MediaStore, file: FileRow, deleteSource: boolean): Promise<string | null> {
-  const key = file.object_key ?? newObjectKey(file.version_id, file.variant, file.mime);
-  // A copy cut short by an earlier interruption is replaced.
-  await target.delete(key);
+/**
+ * Puts a verified copy of the file at `key` in the target. One already there (left by an earlier move
+ * back and forth, or a run cut short) is used when it gives back the very bytes, and replaced otherwise:
+ * a listener still reading that old copy is never cut by rewriting it.
+ */
+async function placeCopy(svc: Pick<Services, 'db' | 'media'>, target: MediaStore, file: FileRow, key: string, deleteSource: boolean) {
+  const existing = await target.head(key);
+  if (existing && existing.size === Number(file.size) && matches(await readBack(target, key), file)) return null;
+  if (existing) await target.delete(key);
   const stored = await target.put(key, await source(svc, file), { mime: file.mime, size: file.size });
   if (!matches(stored, file)) {
     await target.delete(key);
@@ -85,6 +91,15 @@ async function copy(svc: Pick<Services, 'db' | 'media'>, target: MediaStore, fil
     await target.delete(key);
     return 'the copy read back from the target differs';
   }
+  return null;
+}
+
+type MoveServices = Pick<Services, 'db' | 'media' | 'logger'> & Partial<Pick<Services, 'invalidation'>>;
+
+async function copy(svc: MoveServices, target: MediaStore, file: FileRow, deleteSource: boolean): Promise<string | null> {
+  const key = file.object_key ?? newObjectKey(file.version_id, file.variant, file.mime);
+  const problem = await placeCopy(svc, target, file, key, deleteSource);
+  if (problem) return problem;
   const updated = await svc
     .db('media_files')
     .where({ version_id: file.version_id, variant: file.variant, etag: file.etag })
@@ -95,12 +110,14 @@ async function copy(svc: Pick<Services, 'db' | 'media'>, target: MediaStore, fil
     await target.delete(key);
     return 'the file was replaced while it was copied';
   }
+  // Web processes that keep where this station's files are look again (publishedCache.ts) before the old copy goes.
+  await svc.invalidation?.invalidate('media-files', file.station_id).catch(() => undefined);
   if (deleteSource && file.store && file.object_key) await (await svc.media.get(file.store)).delete(file.object_key);
   return null;
 }
 
 export async function moveMedia(
-  svc: Pick<Services, 'db' | 'media' | 'logger'>,
+  svc: MoveServices,
   to: MediaStoreName,
   onProgress: (progress: MoveProgress) => void = () => {},
   options: { stopAfter?: number; stationId?: string; deleteSource?: boolean } = {},
@@ -118,7 +135,16 @@ export async function moveMedia(
       .orderBy([{ column: 'version_id' }, { column: 'variant' }])
       .limit(BATCH);
     if (after) query.whereRaw('(version_id, variant) > (?, ?)', after);
-    const files: FileRow[] = await query.select('version_id', 'variant', 'mime', 'size', 'etag', 'store', 'object_key');
+    const files: FileRow[] = await query.select(
+      'version_id',
+      svc.db.raw('(SELECT v.station_id FROM media_versions v WHERE v.id = media_files.version_id) AS station_id'),
+      'variant',
+      'mime',
+      'size',
+      'etag',
+      'store',
+      'object_key',
+    );
     if (files.length === 0) break;
     for (const file of files) {
       if (options.stopAfter !== undefined && result.files >= options.stopAfter) return result;

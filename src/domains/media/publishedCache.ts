@@ -8,7 +8,8 @@ import type { PublicFile } from './queries.ts';
 // only by writes that invalidate the station's listener reads (content publish and unpublish, program,
 // presenter, artwork and station images), so any `reads` or `station` invalidation of a station drops
 // its entries, here at once and in every process through the invalidation bus; a computation that saw
-// one while it ran is not kept. Entries also lapse after MAX_AGE_MS, bounding a lost message. Only
+// one while it ran is not kept. `waveline media move` drops them too (`media-files`) as files change
+// place. Entries also lapse after MAX_AGE_MS, bounding a lost message. Only
 // files in a store are kept (not the bytes of files kept in their rows), and no 404: a miss asks the
 // database again.
 
@@ -74,6 +75,7 @@ export function publishedFilesOf(svc: Pick<Services, 'invalidation'>): Published
     const created = new PublishedFiles();
     svc.invalidation.on('station', (stationId) => created.drop(stationId));
     svc.invalidation.on('reads', (id) => created.drop(id.slice(0, id.lastIndexOf(':'))));
+    svc.invalidation.on('media-files', (stationId) => created.drop(stationId));
     caches.set(svc.invalidation, created);
     cache = created;
   }

@@ -1,10 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { loadConfig } from '../../../src/config.ts';
 import { moveMedia } from '../../../src/domains/media/move.ts';
+import { fileOpener, findPublishedFile } from '../../../src/domains/media/queries.ts';
 import { MediaStores } from '../../../src/domains/media/stores/index.ts';
 import { createStation } from '../../support/factories.ts';
 import { startS3, type TestS3 } from '../../support/s3.ts';
@@ -67,7 +69,7 @@ describe('waveline media move --to', function () {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const svcWith = () => ({ db: server.svc.db, media: stores, logger: server.svc.logger });
+  const svcWith = () => ({ db: server.svc.db, media: stores, logger: server.svc.logger, invalidation: server.svc.invalidation });
   const placeOf = async (versionId: string) =>
     server.svc.db('media_files').where({ version_id: versionId, variant: 'original' }).first('store', 'bytes');
   const servedRight = async () => {
@@ -112,6 +114,8 @@ describe('waveline media move --to', function () {
     const victim = files[0];
     const row = await server.svc.db('media_files').where({ version_id: victim.versionId, variant: 'original' }).first();
     await writeFile(join(dir, 'media', ...row.object_key.split('/')), randomBytes(1000));
+    // No copy at the target from the earlier moves: this one is made from the corrupt bytes.
+    await (await stores.get('s3')).delete(row.object_key);
     const result = await moveMedia(svcWith(), 's3', undefined, { stationId });
     expect(result.failed.map((f) => f.versionId)).to.deep.equal([victim.versionId]);
     expect((await placeOf(victim.versionId)).store).to.equal('filesystem');
@@ -161,6 +165,7 @@ describe('waveline media move --to', function () {
         }
       }
     })();
+    for (const place of inPostgres) await (await stores.get('s3')).delete(place.object_key); // a target without earlier copies
     const result = await moveMedia(svcWith(), 's3', undefined, { stationId, deleteSource: true });
     reading = false;
     await readers;
@@ -178,5 +183,48 @@ describe('waveline media move --to', function () {
       expect(res.status).to.equal(200);
       expect(sha(res.bytes)).to.equal(sha(file.bytes));
     }
+  });
+
+  it('a copy already at the target (an earlier move back and forth) is checked and used, not rewritten under a listener', async () => {
+    expect((await moveMedia(svcWith(), 'filesystem', undefined, { stationId })).failed).to.deep.equal([]);
+    const rows = await server.svc
+      .db('media_files')
+      .whereIn(
+        'version_id',
+        files.map((f) => f.versionId),
+      )
+      .select<Array<{ version_id: string; object_key: string }>>('version_id', 'object_key');
+    const s3Store = await stores.get('s3');
+    // Every file is on s3 from the test above; one of those copies is corrupted meanwhile.
+    const spoiled = rows[0].object_key;
+    await s3Store.delete(spoiled);
+    await s3Store.put(spoiled, Readable.from([randomBytes(10)]), { mime: 'audio/mpeg' });
+    const reading = await s3Store.get(rows[1].object_key);
+    const result = await moveMedia(svcWith(), 's3', undefined, { stationId });
+    expect(result.failed).to.deep.equal([]);
+    const chunks: Buffer[] = [];
+    for await (const chunk of reading!) chunks.push(chunk as Buffer);
+    const kept = files.find((f) => f.versionId === rows[1].version_id)!;
+    expect(sha(Buffer.concat(chunks)), 'a read begun before the move finishes whole').to.equal(sha(kept.bytes));
+    await servedRight();
+  });
+
+  it('--delete-source: a response reading a postgres-store file when its chunks go reads on from the new place', async () => {
+    const bytes = randomBytes(3 * MiB + 17);
+    const media = await uploaded(uploader.url, stationId, bytes, 'audio/mpeg');
+    await publishWithMedia(server.url, stationId, [media.versionId]);
+    const file = await findPublishedFile(server.svc.db, stationId, media.versionId, 'original', -1);
+    expect(file?.store).to.equal('postgres');
+    const svc = { db: server.svc.db, media: stores };
+    const stream = await fileOpener(svc, file!, media.versionId, 'original', server.svc.logger)({ start: 0, end: bytes.length - 1 });
+    const received: Buffer[] = [];
+    const reader = stream[Symbol.asyncIterator]();
+    const first = await reader.next();
+    received.push(first.value as Buffer);
+    const result = await moveMedia(svcWith(), 's3', undefined, { stationId, deleteSource: true });
+    expect(result.failed.filter((f) => f.versionId === media.versionId)).to.deep.equal([]);
+    expect(await (await stores.get('postgres')).head(file!.object_key!), 'its chunks are gone').to.equal(null);
+    for (let next = await reader.next(); !next.done; next = await reader.next()) received.push(next.value as Buffer);
+    expect(sha(Buffer.concat(received))).to.equal(sha(bytes));
   });
 });
