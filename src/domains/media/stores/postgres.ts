@@ -43,14 +43,25 @@ export class PostgresMediaStore implements MediaStore {
   async put(key: string, body: Readable, _options: { mime: string }): Promise<StoredObject> {
     const digest = new Digest();
     let seq = 0;
+    // One chunk is written while the next one arrives (two in memory at most): the upload does not stall
+    // for each INSERT's round trip.
+    let previous: Promise<void> = Promise.resolve();
     try {
       await pipeline(body, digest, async (source: AsyncIterable<Buffer>) => {
         for await (const chunk of chunked(source)) {
-          await this.db('media_chunks').insert({ object_key: key, seq, bytes: chunk });
+          await previous;
+          const insert = this.db('media_chunks')
+            .insert({ object_key: key, seq, bytes: chunk })
+            .then(() => undefined);
+          insert.catch(() => undefined); // awaited with the next chunk or at the end; not unhandled meanwhile
+          previous = insert;
           seq += 1;
         }
+        await previous;
       });
     } catch (err) {
+      // The chunk still being written lands first: then every chunk of the key goes.
+      await previous.catch(() => undefined);
       await this.delete(key).catch(() => undefined);
       throw err;
     }
