@@ -65,9 +65,12 @@ export async function startS3(bucket = 'waveline-media'): Promise<TestS3> {
       await new Promise((ok) => setTimeout(ok, 50));
     }
   };
+  // Forgotten before it has closed: closing waits for the connections still open (an upload's parts), and
+  // a start meanwhile must run a new server (the port is free as soon as the close begins).
   const stop = async () => {
-    await server?.close();
+    const stopping = server;
     server = null;
+    await stopping?.close();
   };
   await start();
   const client = new S3Client({
