@@ -35,8 +35,8 @@ export const PROBE_BYTES = 8 * 1024 * 1024;
 /**
  * The duration of an upload read while it streams to the store: its first PROBE_BYTES are fed to
  * music-metadata (holding the upload back only while the parser's own buffer is full), the rest passes
- * by unread. When the parser has not finished within them, the duration is estimated from the bitrate it
- * read and the upload's size (exact for constant-bitrate and PCM files); unknown (null) without one.
+ * by unread. When the parser had not finished within them, the duration is estimated for the whole size
+ * (`estimate`); unknown (null) when nothing was read that gives one.
  */
 export class DurationProbe {
   /** What the parser read, and whether it had read to the end of its input when it finished. */
@@ -47,7 +47,7 @@ export class DurationProbe {
   private finished = false;
   /** Bytes given to the parser. */
   private fed = 0;
-  /** The parser's input was ended at the limit, before it had finished. */
+  /** The parser's input was ended at the limit (the upload is longer). */
   private cut = false;
   /** The parser read to the end of what it was given (it did not stop on its own). */
   private exhausted = false;
