@@ -2,9 +2,12 @@
 // the same run:
 // - a BENCH_MIB (200) MiB audio upload through the admin API, against copying the same bytes to the same
 //   store bare (`cp` for the filesystem, the S3 SDK's multipart Upload for s3, 1 MiB inserts with pg for
-//   postgres); the web process's RSS growth while it runs (sampled from /proc every 50 ms);
+//   postgres); the web process's RSS growth while it runs (sampled from /proc every 50 ms); for the
+//   filesystem the disk's floors too: `dd` with fsync, and a bare node:http server hashing the body and
+//   writing it with fsync (the store fsyncs before its 201, `cp` does not);
 // - 50 connections reading one 256 KiB range of the episode for BENCH_SECONDS, against a bare node:http
-//   server sending the same range of the same file from disk.
+//   server sending the same range of the same file from disk (and, for postgres and s3, reading it from
+//   that store bare, one query or GetObject per request: the store's floor).
 // The web runs as `waveline dev` in its own process: the embedded default for filesystem (no
 // DATABASE_URL: that run is the "embedded default stores 200 MiB" figure) and s3 (s3rver, in its own
 // process), and BENCH_DATABASE_URL (recreated) for postgres. Rate limits off.
@@ -14,7 +17,7 @@ import { spawn, spawnSync, fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createReadStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { BENCH_ENV, freePort, load, recreateDatabase, startRole, stopRole, waitUntilReady } from './support.ts';
@@ -93,6 +96,15 @@ async function startS3rver(): Promise<{ child: ChildProcess; endpoint: string }>
   throw new Error('s3rver did not start');
 }
 
+/** The disk's floor for a durable copy: `dd` with fsync (the filesystem store fsyncs before its 201; `cp` does not). */
+function durableCopy(): number {
+  const started = performance.now();
+  spawnSync('dd', [`if=${episode}`, `of=${join(work, 'durable.mp3')}`, 'bs=8M', 'conv=fsync'], { stdio: 'ignore' });
+  const seconds = (performance.now() - started) / 1000;
+  rmSync(join(work, 'durable.mp3'), { force: true });
+  return seconds;
+}
+
 async function baseline(store: string, s3Endpoint: string): Promise<number> {
   const started = performance.now();
   if (store === 'filesystem') spawnSync('cp', [episode, join(work, 'copy.mp3')]);
@@ -124,15 +136,48 @@ async function baseline(store: string, s3Endpoint: string): Promise<number> {
   return (performance.now() - started) / 1000;
 }
 
-async function bareRange(): Promise<number> {
+/** The episode sent to a bare node:http server that hashes it and writes it with fsync (the filesystem store's floor). */
+async function bareUpload(): Promise<number> {
   const port = await freePort();
-  const child = fork(new URL('./support/bareRange.ts', import.meta.url).pathname, [episode, String(port)], { stdio: 'inherit' });
+  const child = fork(new URL('./support/bareUpload.ts', import.meta.url).pathname, [join(work, 'bare-upload.mp3'), String(port)], {
+    stdio: 'inherit',
+  });
+  await new Promise<void>((ok) => child.once('message', () => ok()));
+  const started = performance.now();
+  await new Promise<void>((resolve, reject) => {
+    const req = request(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-length': SIZE } });
+    req.on('error', reject);
+    req.on('response', (res) => res.resume().on('end', () => resolve()));
+    createReadStream(episode).pipe(req);
+  });
+  child.kill();
+  return (performance.now() - started) / 1000;
+}
+
+/**
+ * Range reads from a bare node:http server: from the file on disk, from the postgres store's chunks of
+ * `objectKey`, or from the bare copy on s3rver.
+ */
+async function bareRange(from?: { objectKey: string } | { s3Endpoint: string }): Promise<number> {
+  const port = await freePort();
+  const args = [episode, String(port)];
+  if (from && 'objectKey' in from) args.push(databaseUrl, from.objectKey);
+  if (from && 's3Endpoint' in from) args.push(from.s3Endpoint);
+  const child = fork(new URL('./support/bareRange.ts', import.meta.url).pathname, args, { stdio: 'inherit' });
   await new Promise<void>((ok) => child.once('message', () => ok()));
   const url = `http://127.0.0.1:${port}/`;
   await load(url, { range: RANGE }, 1);
   const figures = await load(url, { range: RANGE }, SECONDS);
   child.kill();
   return figures.rps;
+}
+
+async function objectKeyOf(versionId: string): Promise<string> {
+  const client = new pg.Client(databaseUrl);
+  await client.connect();
+  const { rows } = await client.query("SELECT object_key FROM media_files WHERE version_id = $1 AND variant = 'original'", [versionId]);
+  await client.end();
+  return rows[0].object_key;
 }
 
 async function run(store: string, s3Endpoint: string): Promise<Record<string, string | number>> {
@@ -167,6 +212,8 @@ async function run(store: string, s3Endpoint: string): Promise<Record<string, st
     const uploaded = await upload(base, station.id);
     clearInterval(sampler);
     const bare = await baseline(store, s3Endpoint);
+    const floor = store === 'filesystem' ? durableCopy() : null;
+    const httpFloor = store === 'filesystem' ? await bareUpload() : null;
     await call(base, 'PUT', `/stations/${station.id}/content-types/story`, {
       label: 'Story',
       fields: [{ key: 'title', label: 'Title', kind: 'text' }],
@@ -182,15 +229,24 @@ async function run(store: string, s3Endpoint: string): Promise<Record<string, st
     await load(url, { range: RANGE }, 1);
     const ranges = await load(url, { range: RANGE }, SECONDS);
     const bareRps = await bareRange();
+    const storeRps =
+      store === 'postgres'
+        ? await bareRange({ objectKey: await objectKeyOf(uploaded.versionId) })
+        : store === 's3'
+          ? await bareRange({ s3Endpoint })
+          : null;
     return {
       store,
       'upload s': uploaded.seconds.toFixed(2),
       'bare copy s': bare.toFixed(2),
       'upload / bare': (uploaded.seconds / bare).toFixed(2),
+      'fsync copy s': floor === null ? '-' : floor.toFixed(2),
+      'bare HTTP+fsync s': httpFloor === null ? '-' : httpFloor.toFixed(2),
       'RSS growth MiB': ((peak - before) / 1024).toFixed(1),
       'range reads/s': Math.round(ranges.rps),
       'bare node:http/s': Math.round(bareRps),
       'range ratio': (ranges.rps / bareRps).toFixed(2),
+      'bare from store/s': storeRps === null ? '-' : Math.round(storeRps),
       'non-2xx': ranges.non2xx,
     };
   } finally {
@@ -209,5 +265,9 @@ try {
   s3.child.kill();
   rmSync(work, { recursive: true, force: true });
 }
-console.log(`${SIZE / MiB} MiB upload; range ${RANGE}, 50 connections, ${SECONDS} s; ${new Date().toISOString()}`);
+console.log(
+  `${SIZE / MiB} MiB upload; range ${RANGE}, 50 connections, ${SECONDS} s; ${new Date().toISOString()}; load ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 process.exit(0);

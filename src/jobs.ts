@@ -45,6 +45,8 @@ export const JOBS = {
   'radiodns.logos': { queue: 'media', payload: Type.Object({ stationId: Type.String(), versionId: Type.String() }) },
   /** Re-presents records using a version a little after its variants were stored (docs/media.md). */
   'media.refresh': { queue: 'default', payload: Type.Object({ stationId: Type.String(), versionId: Type.String() }) },
+  /** Hourly: removes pre-signed uploads expired and never completed, their bytes included (src/domains/media/sweep.ts). */
+  'media.sweep': { queue: 'default', payload: Type.Object({}) },
   'feeds.poll': {
     queue: 'default',
     payload: Type.Object({ stationId: Type.String(), feed: Type.Union([Type.Literal('weather'), Type.Literal('traffic')]) }),

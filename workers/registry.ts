@@ -6,6 +6,7 @@ import { scheduleMidnight } from './scheduleMidnight.ts';
 import { scheduleBoundary } from './scheduleBoundary.ts';
 import { scheduleSweep } from './scheduleSweep.ts';
 import { mediaRefresh } from './mediaRefresh.ts';
+import { mediaSweep } from './mediaSweep.ts';
 import { mediaVariants } from './mediaVariants.ts';
 import { radiodnsLogos } from './radiodnsLogos.ts';
 import { feedsPoll } from './feedsPoll.ts';
@@ -29,6 +30,7 @@ export const registry: { [N in JobName]: JobHandler<N> } = {
   'schedule.sweep': scheduleSweep,
   'media.variants': mediaVariants,
   'media.refresh': mediaRefresh,
+  'media.sweep': mediaSweep,
   'radiodns.logos': radiodnsLogos,
   'feeds.poll': feedsPoll,
   'nowPlaying.follow': nowPlayingFollow,

@@ -9,9 +9,11 @@ import type { Logger } from './logger.ts';
  * `operator-key`: an operator key was rotated or deleted (id: its old key hash). `artwork-pins`: a
  * station's artwork pins changed (id: the station's; src/domains/artwork/pinCache.ts). `inbox`: a
  * station's inbox messages moved on (id: the station's; the studio streams read what is new,
- * src/domains/inbox/streams.ts).
+ * src/domains/inbox/streams.ts). `media-files`: a station's media files moved to another place (id: the
+ * station's; `waveline media move`, src/domains/media/publishedCache.ts).
  */
-export type InvalidationTopic = 'station' | 'credential' | 'reads' | 'webhooks' | 'push-cancel' | 'operator-key' | 'artwork-pins' | 'inbox';
+export type InvalidationTopic =
+  'station' | 'credential' | 'reads' | 'webhooks' | 'push-cancel' | 'operator-key' | 'artwork-pins' | 'inbox' | 'media-files';
 /**
  * A handler hears the id and, for the `reads` and `station` topics when read replicas are configured,
  * the commit LSN of the write (lib/replicas/routing.ts): what a listener read of that station must show at least.

@@ -5,11 +5,13 @@ import { moveMedia, type MoveProgress } from '../domains/media/move.ts';
 import { MEDIA_STORE_NAMES, type MediaStoreName } from '../domains/media/store.ts';
 import { createServices } from './services.ts';
 
-const USAGE = `usage: waveline media move --to <s3|filesystem|postgres> [--station <stationId>]
+const USAGE = `usage: waveline media move --to <s3|filesystem|postgres> [--station <stationId>] [--delete-source]
 
 Copies every media file to another store (docs/media.md, "Moving an archive"), checking each copy's
 SHA-256 before its row points at it. Safe to interrupt and run again: it resumes. Listeners are served
 throughout. The target is configured as usual (MEDIA_S3_* for s3, MEDIA_DIR for filesystem).
+--delete-source: each file's copy is read back from the target and its SHA-256 checked again, then the
+old copy is removed (without it, the old copies stay until you remove them).
 `;
 
 const GiB = 1024 ** 3;
@@ -48,9 +50,11 @@ export async function run(baseConfig: Readonly<Config>): Promise<void> {
   try {
     const at = args.indexOf('--station');
     const stationId = at >= 0 ? args[at + 1] : undefined;
-    const result = await moveMedia(svc, to, progressWriter(process.stderr), { stationId });
+    const deleteSource = args.includes('--delete-source');
+    const result = await moveMedia(svc, to, progressWriter(process.stderr), { stationId, deleteSource });
     if (process.stderr.isTTY) process.stderr.write('\n');
-    process.stdout.write(`${JSON.stringify({ to, moved: result.files - result.failed.length, failed: result.failed })}\n`);
+    const moved = result.files - result.failed.length;
+    process.stdout.write(`${JSON.stringify({ to, moved, deleteSource, failed: result.failed })}\n`);
     if (result.failed.length) process.exitCode = 1;
   } finally {
     await svc.close();

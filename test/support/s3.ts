@@ -38,17 +38,41 @@ export async function startS3(bucket = 'waveline-media'): Promise<TestS3> {
   const directory = await mkdtemp(join(tmpdir(), 'waveline-s3-'));
   const port = await freePort();
   let server: S3rverInstance | null = null;
+  const endpoint = `http://127.0.0.1:${port}`;
+  // Started again on the same port after a stop: until it answers (the port may be briefly held by the
+  // stopped server's connections), retried within a deadline rather than assumed.
   const start = async () => {
     if (server) return;
-    server = new S3rver({ port, address: '127.0.0.1', silent: true, directory });
-    await server.run();
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const candidate = new S3rver({ port, address: '127.0.0.1', silent: true, directory });
+      try {
+        await candidate.run();
+        if (
+          await fetch(endpoint).then(
+            () => true,
+            () => false,
+          )
+        ) {
+          server = candidate;
+          return;
+        }
+        await candidate.close().catch(() => undefined);
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+      }
+      if (Date.now() > deadline) throw new Error(`s3rver does not answer on ${endpoint}`);
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
   };
+  // Forgotten before it has closed: closing waits for the connections still open (an upload's parts), and
+  // a start meanwhile must run a new server (the port is free as soon as the close begins).
   const stop = async () => {
-    await server?.close();
+    const stopping = server;
     server = null;
+    await stopping?.close();
   };
   await start();
-  const endpoint = `http://127.0.0.1:${port}`;
   const client = new S3Client({
     endpoint,
     region: 'us-east-1',

@@ -1,15 +1,18 @@
-import { Readable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Db } from '../../lib/db.ts';
 import type { Services } from '../../services.ts';
 import type { FileVariant } from './model.ts';
 import { readFileSlice, SLICE_BYTES } from './queries.ts';
-import { newObjectKey, type MediaStore, type MediaStoreName } from './store.ts';
+import { Digest, newObjectKey, type MediaStore, type MediaStoreName, type StoredObject } from './store.ts';
 
 // `waveline media move --to <store>` (docs/media.md, "Moving an archive"): copies every file to another
 // store, checks each copy's SHA-256 against the file's ETag, and only then points its row at the copy
 // (one UPDATE, guarded by the ETag and the old place, so a file re-rendered meanwhile keeps its new
 // bytes). Listeners keep being served throughout: a row names either the old bytes, still there, or
-// the verified copy. Interrupted, it resumes where it stopped: moved rows no longer qualify.
+// the verified copy. Interrupted, it resumes where it stopped: moved rows no longer qualify. With
+// `deleteSource` (`--delete-source`) the copy is also read back from the target and hashed again, and the
+// old object is removed once the row points at the copy.
 
 export interface MoveProgress {
   files: number;
@@ -24,6 +27,7 @@ export interface MoveResult extends MoveProgress {
 
 interface FileRow {
   version_id: string;
+  station_id: string;
   variant: FileVariant;
   mime: string;
   size: number;
@@ -56,15 +60,46 @@ async function source(svc: Pick<Services, 'db' | 'media'>, file: FileRow): Promi
   return stream;
 }
 
-async function copy(svc: Pick<Services, 'db' | 'media'>, target: MediaStore, file: FileRow): Promise<string | null> {
-  const key = file.object_key ?? newObjectKey(file.version_id, file.variant, file.mime);
-  // A copy cut short by an earlier interruption is replaced.
-  await target.delete(key);
+/** The size and SHA-256 of an object as the store gives it back; null when it has none. */
+async function readBack(store: MediaStore, key: string): Promise<StoredObject | null> {
+  const stream = await store.get(key);
+  if (!stream) return null;
+  const digest = new Digest();
+  await pipeline(stream, digest, new Writable({ write: (_chunk, _encoding, done) => done() }));
+  return digest.result();
+}
+
+const matches = (stored: StoredObject | null, file: FileRow) =>
+  stored !== null && stored.size === Number(file.size) && `"${stored.sha256}"` === file.etag;
+
+/**
+ * Puts a verified copy of the file at `key` in the target. One already there (left by an earlier move
+ * back and forth, or a run cut short) is used when it gives back the very bytes, and replaced otherwise:
+ * a listener still reading that old copy is never cut by rewriting it.
+ */
+async function placeCopy(svc: Pick<Services, 'db' | 'media'>, target: MediaStore, file: FileRow, key: string, deleteSource: boolean) {
+  const existing = await target.head(key);
+  if (existing && existing.size === Number(file.size) && matches(await readBack(target, key), file)) return null;
+  if (existing) await target.delete(key);
   const stored = await target.put(key, await source(svc, file), { mime: file.mime, size: file.size });
-  if (stored.size !== Number(file.size) || `"${stored.sha256}"` !== file.etag) {
+  if (!matches(stored, file)) {
     await target.delete(key);
     return `the copy's SHA-256 or size differs (${stored.size} bytes, ${stored.sha256})`;
   }
+  // The source goes only once the target gives back the very bytes: read again and hashed there.
+  if (deleteSource && !matches(await readBack(target, key), file)) {
+    await target.delete(key);
+    return 'the copy read back from the target differs';
+  }
+  return null;
+}
+
+type MoveServices = Pick<Services, 'db' | 'media' | 'logger'> & Partial<Pick<Services, 'invalidation'>>;
+
+async function copy(svc: MoveServices, target: MediaStore, file: FileRow, deleteSource: boolean): Promise<string | null> {
+  const key = file.object_key ?? newObjectKey(file.version_id, file.variant, file.mime);
+  const problem = await placeCopy(svc, target, file, key, deleteSource);
+  if (problem) return problem;
   const updated = await svc
     .db('media_files')
     .where({ version_id: file.version_id, variant: file.variant, etag: file.etag })
@@ -75,14 +110,17 @@ async function copy(svc: Pick<Services, 'db' | 'media'>, target: MediaStore, fil
     await target.delete(key);
     return 'the file was replaced while it was copied';
   }
+  // Web processes that keep where this station's files are look again (publishedCache.ts) before the old copy goes.
+  await svc.invalidation?.invalidate('media-files', file.station_id).catch(() => undefined);
+  if (deleteSource && file.store && file.object_key) await (await svc.media.get(file.store)).delete(file.object_key);
   return null;
 }
 
 export async function moveMedia(
-  svc: Pick<Services, 'db' | 'media' | 'logger'>,
+  svc: MoveServices,
   to: MediaStoreName,
   onProgress: (progress: MoveProgress) => void = () => {},
-  options: { stopAfter?: number; stationId?: string } = {},
+  options: { stopAfter?: number; stationId?: string; deleteSource?: boolean } = {},
 ): Promise<MoveResult> {
   const target = await svc.media.get(to);
   const totals = await remaining(svc.db, to, options.stationId).first<{ n: number; size: number | null }>(
@@ -97,11 +135,22 @@ export async function moveMedia(
       .orderBy([{ column: 'version_id' }, { column: 'variant' }])
       .limit(BATCH);
     if (after) query.whereRaw('(version_id, variant) > (?, ?)', after);
-    const files: FileRow[] = await query.select('version_id', 'variant', 'mime', 'size', 'etag', 'store', 'object_key');
+    const files: FileRow[] = await query.select(
+      'version_id',
+      svc.db.raw('(SELECT v.station_id FROM media_versions v WHERE v.id = media_files.version_id) AS station_id'),
+      'variant',
+      'mime',
+      'size',
+      'etag',
+      'store',
+      'object_key',
+    );
     if (files.length === 0) break;
     for (const file of files) {
       if (options.stopAfter !== undefined && result.files >= options.stopAfter) return result;
-      const problem = await copy(svc, target, file).catch((err: unknown) => (err instanceof Error ? err.message : String(err)));
+      const problem = await copy(svc, target, file, options.deleteSource ?? false).catch((err: unknown) =>
+        err instanceof Error ? err.message : String(err),
+      );
       if (problem) {
         result.failed.push({ versionId: file.version_id, variant: file.variant, reason: problem });
         svc.logger.warn({ versionId: file.version_id, variant: file.variant, reason: problem }, 'media move: file not moved');

@@ -111,6 +111,9 @@ export async function readWholeFile(svc: Pick<Services, 'db' | 'media'>, version
   return Buffer.concat(chunks);
 }
 
+/** A file row names an object its store no longer has (re-rendered or moved since the row was read). */
+export class MediaObjectMissingError extends Error {}
+
 /** Opens bytes `range` of a file for sending; rejects when its store cannot be reached or no longer has it. */
 export type FileOpener = (range: ByteRange) => Promise<Readable>;
 
@@ -126,10 +129,49 @@ export function fileOpener(
   if (name && key)
     return async (range) => {
       const stream = await (await svc.media.get(name)).get(key, range);
-      if (!stream) throw new Error(`media object ${name}:${key} is missing`);
-      return stream;
+      if (!stream) throw new MediaObjectMissingError(`media object ${name}:${key} is missing`);
+      // Only the postgres store reads an object piece by piece after it opened it.
+      if (name !== 'postgres') return stream;
+      return Readable.from(followMoves(svc, stream, file, versionId, variant, range, logger), { objectMode: false });
     };
   return async (range) => Readable.from(rowSlices(svc, file, versionId, variant, range, logger), { objectMode: false });
+}
+
+/**
+ * The bytes of a postgres-store object as it streams; when its chunks go mid-response (`waveline media
+ * move --delete-source` moved the file meanwhile), the same bytes are read on from where its row names
+ * now, while the row still has the ETag the response started with.
+ */
+async function* followMoves(
+  svc: Pick<Services, 'db' | 'media'>,
+  stream: Readable,
+  file: PublicFile,
+  versionId: string,
+  variant: FileVariant,
+  { start, end }: ByteRange,
+  logger: Logger,
+): AsyncGenerator<Buffer> {
+  let at = start;
+  try {
+    for await (const chunk of stream) {
+      at += (chunk as Buffer).length;
+      yield chunk as Buffer;
+    }
+    return;
+  } catch (err) {
+    const moved = await svc
+      .db('media_files')
+      .where({ version_id: versionId, variant, etag: file.etag })
+      .whereNotNull('store')
+      .whereRaw('NOT (store = ? AND object_key = ?)', [file.store, file.object_key])
+      .first<{ store: MediaStoreName; object_key: string } | undefined>('store', 'object_key');
+    const rest = moved && at <= end ? await (await svc.media.get(moved.store)).get(moved.object_key, { start: at, end }) : null;
+    if (!rest) {
+      logger.error({ err }, 'streaming a media file failed');
+      throw err;
+    }
+    for await (const chunk of rest) yield chunk as Buffer;
+  }
 }
 
 /** Slice size when streaming a file kept in its row. */

@@ -62,7 +62,7 @@ export async function receiveUpload(
     const inspection =
       kind === 'image'
         ? await inspectUpload(mime, body.bytes)
-        : { kind, width: null, height: null, duration: probe ? await probe.duration : null };
+        : { kind, width: null, height: null, duration: probe ? await probe.duration(stored.size) : null };
     return { versionId, file: stored, inspection };
   } catch (err) {
     await discardFiles(svc, [stored]);

@@ -8,7 +8,8 @@ import { createMediaVersion, discardFiles } from './commands.ts';
 import { INLINE_BYTES, redirectToFile, sendFile } from './delivery.ts';
 import { renderPublishedVariants } from './onDemand.ts';
 import type { FileVariant } from './model.ts';
-import { fileOpener, findAsset, findPublishedFile } from './queries.ts';
+import { fileOpener, findAsset, findPublishedFile, MediaObjectMissingError } from './queries.ts';
+import { publishedFilesOf } from './publishedCache.ts';
 import { receiveUpload } from './receive.ts';
 import { PublicMediaParams, PublicVariantParams, StationIdParams, UploadQuery, UploadReceipt } from './schemas.ts';
 import { uploadMime } from './upload.ts';
@@ -45,19 +46,37 @@ const publicMedia = {
   responses: bytesResponses,
 };
 
-async function sendPublished(ctx: Context, svc: Services, stationId: string, versionId: string, variant: FileVariant): Promise<void> {
+async function sendPublished(
+  ctx: Context,
+  svc: Services,
+  stationId: string,
+  versionId: string,
+  variant: FileVariant,
+  useCache = true,
+): Promise<void> {
   const id = versionId.toLowerCase();
   const inlineUpTo = ctx.method === 'HEAD' ? -1 : INLINE_BYTES;
-  // The published file's row is read where listener reads are routed (lib/replicas/routing.ts); a rendition made now is read back from the primary.
-  let file = await readOn(svc, stationId, (on) => findPublishedFile(on.db, stationId, id, variant, inlineUpTo));
+  // The published file's row is read where listener reads are routed (lib/replicas/routing.ts); whether
+  // the version is public is kept in memory while no write changed it (publishedCache.ts).
+  const find = () => readOn(svc, stationId, (on) => findPublishedFile(on.db, stationId, id, variant, inlineUpTo));
+  const published = publishedFilesOf(svc);
+  let { file, cached } = useCache ? await published.read(stationId, id, variant, find) : { file: await find(), cached: false };
   // A rendition asked for before the worker stored it is rendered now (its path is already delivered).
+  // A rendition made now is read back from the primary.
   if (!file && variant !== 'original' && (await renderPublishedVariants(svc, stationId, id, variant)))
     file = await findPublishedFile(svc.db, stationId, id, variant, inlineUpTo);
   if (!file) throw new NotFoundError('Media not found.');
   // Behind a CDN (MEDIA_PUBLIC_BASE_URL) the bytes come from there, with the same ETag.
   const publicUrl = file.store && file.object_key ? await svc.media.publicUrl(file.store, file.object_key) : null;
-  if (publicUrl) redirectToFile(ctx, file, publicUrl);
-  else await sendFile(ctx, file, fileOpener(svc, file, id, variant, svc.logger));
+  if (publicUrl) return redirectToFile(ctx, file, publicUrl);
+  try {
+    await sendFile(ctx, file, fileOpener(svc, file, id, variant, svc.logger));
+  } catch (err) {
+    // The kept row named an object replaced since (a re-rendered variant, a moved file): ask again.
+    if (!cached || !(err instanceof MediaObjectMissingError)) throw err;
+    published.forget(stationId, id, variant);
+    await sendPublished(ctx, svc, stationId, versionId, variant, false);
+  }
 }
 
 export const mediaRoutes = [

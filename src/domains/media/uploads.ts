@@ -151,7 +151,7 @@ async function examine(svc: Services, upload: UploadRow): Promise<{ sha256: stri
       throw err;
     }
   }
-  return { sha256, inspection: { kind, width: null, height: null, duration: probe ? await probe.duration : null } };
+  return { sha256, inspection: { kind, width: null, height: null, duration: probe ? await probe.duration(Number(upload.bytes)) : null } };
 }
 
 export async function completeUpload(svc: Services, stationId: string, uploadId: string): Promise<UploadReceipt> {

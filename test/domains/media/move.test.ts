@@ -1,10 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { loadConfig } from '../../../src/config.ts';
 import { moveMedia } from '../../../src/domains/media/move.ts';
+import { fileOpener, findPublishedFile } from '../../../src/domains/media/queries.ts';
 import { MediaStores } from '../../../src/domains/media/stores/index.ts';
 import { createStation } from '../../support/factories.ts';
 import { startS3, type TestS3 } from '../../support/s3.ts';
@@ -67,7 +68,7 @@ describe('waveline media move --to', function () {
     await rm(dir, { recursive: true, force: true });
   });
 
-  const svcWith = () => ({ db: server.svc.db, media: stores, logger: server.svc.logger });
+  const svcWith = () => ({ db: server.svc.db, media: stores, logger: server.svc.logger, invalidation: server.svc.invalidation });
   const placeOf = async (versionId: string) =>
     server.svc.db('media_files').where({ version_id: versionId, variant: 'original' }).first('store', 'bytes');
   const servedRight = async () => {
@@ -112,8 +113,118 @@ describe('waveline media move --to', function () {
     const victim = files[0];
     const row = await server.svc.db('media_files').where({ version_id: victim.versionId, variant: 'original' }).first();
     await writeFile(join(dir, 'media', ...row.object_key.split('/')), randomBytes(1000));
+    // No copy at the target from the earlier moves: this one is made from the corrupt bytes.
+    await (await stores.get('s3')).delete(row.object_key);
     const result = await moveMedia(svcWith(), 's3', undefined, { stationId });
     expect(result.failed.map((f) => f.versionId)).to.deep.equal([victim.versionId]);
     expect((await placeOf(victim.versionId)).store).to.equal('filesystem');
+  });
+
+  it('--delete-source: each old copy is removed once its SHA-256 was checked again at the target; without it, or when a copy does not match, the old copy stays', async () => {
+    // The file the previous test corrupted gets its bytes back.
+    const victim = files[0];
+    const victimRow = await server.svc.db('media_files').where({ version_id: victim.versionId, variant: 'original' }).first();
+    await writeFile(join(dir, 'media', ...victimRow.object_key.split('/')), victim.bytes);
+    const placesOf = async () =>
+      server.svc
+        .db('media_files')
+        .whereIn(
+          'version_id',
+          files.map((f) => f.versionId),
+        )
+        .select<Array<{ version_id: string; store: 'postgres' | 's3' | 'filesystem'; object_key: string }>>(
+          'version_id',
+          'store',
+          'object_key',
+        );
+    const exists = async (place: { store: 'postgres' | 's3' | 'filesystem'; object_key: string }) =>
+      (await (await stores.get(place.store)).head(place.object_key)) !== null;
+
+    const before = await placesOf();
+    expect((await moveMedia(svcWith(), 'postgres', undefined, { stationId })).failed).to.deep.equal([]);
+    for (const place of before) expect(await exists(place), `without --delete-source: ${place.store} keeps its copy`).to.equal(true);
+
+    // One file's chunks are corrupted in postgres: its copy does not match, its source stays.
+    const inPostgres = await placesOf();
+    const corrupt = inPostgres.find((p) => p.version_id === files[1].versionId)!;
+    await server.svc
+      .db('media_chunks')
+      .where({ object_key: corrupt.object_key, seq: 0 })
+      .update({ bytes: randomBytes(1000) });
+    // The web process keeps where each file is (now postgres): its reads must follow the move.
+    await servedRight().catch(() => undefined);
+    let reading = true;
+    const healthy = files.filter((f) => f.versionId !== corrupt.version_id);
+    const readers = (async () => {
+      while (reading) {
+        for (const file of healthy) {
+          const res = await fetchMedia(server.url, file.path);
+          expect(res.status, 'served while its old copy is removed').to.equal(200);
+          expect(sha(res.bytes)).to.equal(sha(file.bytes));
+        }
+      }
+    })();
+    for (const place of inPostgres) await (await stores.get('s3')).delete(place.object_key); // a target without earlier copies
+    const result = await moveMedia(svcWith(), 's3', undefined, { stationId, deleteSource: true });
+    reading = false;
+    await readers;
+    expect(result.failed.map((f) => f.versionId)).to.deep.equal([corrupt.version_id]);
+    expect(await exists(corrupt), 'a copy that did not match: its source stays').to.equal(true);
+    const after = await placesOf();
+    for (const place of inPostgres.filter((p) => p.version_id !== corrupt.version_id)) {
+      expect(await exists(place), 'the old copy is removed').to.equal(false);
+      const now = after.find((p) => p.version_id === place.version_id)!;
+      expect(now.store).to.equal('s3');
+      expect(await exists(now)).to.equal(true);
+    }
+    for (const file of healthy) {
+      const res = await fetchMedia(server.url, file.path);
+      expect(res.status).to.equal(200);
+      expect(sha(res.bytes)).to.equal(sha(file.bytes));
+    }
+  });
+
+  it('a copy already at the target (an earlier move back and forth) is checked and used, not rewritten under a listener', async () => {
+    expect((await moveMedia(svcWith(), 'filesystem', undefined, { stationId })).failed).to.deep.equal([]);
+    expect((await moveMedia(svcWith(), 's3', undefined, { stationId })).failed).to.deep.equal([]);
+    // Back to the folder, where every file still has its earlier copy; one of them was corrupted meanwhile.
+    const rows = await server.svc
+      .db('media_files')
+      .whereIn(
+        'version_id',
+        files.map((f) => f.versionId),
+      )
+      .orderBy('version_id')
+      .select<Array<{ version_id: string; object_key: string }>>('version_id', 'object_key');
+    const pathOf = (key: string) => join(dir, 'media', ...key.split('/'));
+    const [spoiled, ...good] = rows;
+    await writeFile(pathOf(spoiled.object_key), randomBytes(10));
+    const before = await Promise.all(good.map(async (row) => (await stat(pathOf(row.object_key))).mtimeMs));
+    const result = await moveMedia(svcWith(), 'filesystem', undefined, { stationId });
+    expect(result.failed).to.deep.equal([]);
+    const after = await Promise.all(good.map(async (row) => (await stat(pathOf(row.object_key))).mtimeMs));
+    expect(after, 'the matching copies are used as they are').to.deep.equal(before);
+    const spoiledFile = files.find((f) => f.versionId === spoiled.version_id)!;
+    expect(sha(await readFile(pathOf(spoiled.object_key))), 'the one that did not match is replaced').to.equal(sha(spoiledFile.bytes));
+    await servedRight();
+  });
+
+  it('--delete-source: a response reading a postgres-store file when its chunks go reads on from the new place', async () => {
+    const bytes = randomBytes(3 * MiB + 17);
+    const media = await uploaded(uploader.url, stationId, bytes, 'audio/mpeg');
+    await publishWithMedia(server.url, stationId, [media.versionId]);
+    const file = await findPublishedFile(server.svc.db, stationId, media.versionId, 'original', -1);
+    expect(file?.store).to.equal('postgres');
+    const svc = { db: server.svc.db, media: stores };
+    const stream = await fileOpener(svc, file!, media.versionId, 'original', server.svc.logger)({ start: 0, end: bytes.length - 1 });
+    const received: Buffer[] = [];
+    const reader = stream[Symbol.asyncIterator]();
+    const first = await reader.next();
+    received.push(first.value as Buffer);
+    const result = await moveMedia(svcWith(), 's3', undefined, { stationId, deleteSource: true });
+    expect(result.failed.filter((f) => f.versionId === media.versionId)).to.deep.equal([]);
+    expect(await (await stores.get('postgres')).head(file!.object_key!), 'its chunks are gone').to.equal(null);
+    for (let next = await reader.next(); !next.done; next = await reader.next()) received.push(next.value as Buffer);
+    expect(sha(Buffer.concat(received))).to.equal(sha(bytes));
   });
 });

@@ -43,14 +43,25 @@ export class PostgresMediaStore implements MediaStore {
   async put(key: string, body: Readable, _options: { mime: string }): Promise<StoredObject> {
     const digest = new Digest();
     let seq = 0;
+    // One chunk is written while the next one arrives (two in memory at most): the upload does not stall
+    // for each INSERT's round trip.
+    let previous: Promise<void> = Promise.resolve();
     try {
       await pipeline(body, digest, async (source: AsyncIterable<Buffer>) => {
         for await (const chunk of chunked(source)) {
-          await this.db('media_chunks').insert({ object_key: key, seq, bytes: chunk });
+          await previous;
+          const insert = this.db('media_chunks')
+            .insert({ object_key: key, seq, bytes: chunk })
+            .then(() => undefined);
+          insert.catch(() => undefined); // awaited with the next chunk or at the end; not unhandled meanwhile
+          previous = insert;
           seq += 1;
         }
+        await previous;
       });
     } catch (err) {
+      // The chunk still being written lands first: then every chunk of the key goes.
+      await previous.catch(() => undefined);
       await this.delete(key).catch(() => undefined);
       throw err;
     }
@@ -71,28 +82,33 @@ export class PostgresMediaStore implements MediaStore {
     const size = range ? null : await this.head(key);
     if (!range && !size) return null;
     const { start, end } = range ?? { start: 0, end: (size as { size: number }).size - 1 };
-    const first = await this.chunk(key, Math.floor(start / CHUNK_BYTES));
+    const first = await this.slice(key, start, end);
     if (!first) return null;
     return Readable.from(this.read(key, start, end, first), { objectMode: false });
   }
 
-  private async chunk(key: string, seq: number): Promise<Buffer | null> {
-    const row = await this.db('media_chunks').where({ object_key: key, seq }).first<{ bytes: Buffer } | undefined>('bytes');
+  /**
+   * The bytes from `at` to at most `end` that its chunk holds: only that part of the chunk is fetched
+   * (its bytea is stored uncompressed, so Postgres reads just the TOAST pieces covering it).
+   */
+  private async slice(key: string, at: number, end: number): Promise<Buffer | null> {
+    const seq = Math.floor(at / CHUNK_BYTES);
+    const offset = at - seq * CHUNK_BYTES;
+    const length = Math.min(CHUNK_BYTES - offset, end - at + 1);
+    const row = await this.db('media_chunks')
+      .where({ object_key: key, seq })
+      .first<{ bytes: Buffer } | undefined>(this.db.raw('substring(bytes FROM ?::int FOR ?::int) AS bytes', [offset + 1, length]));
     return row?.bytes ?? null;
   }
 
   private async *read(key: string, start: number, end: number, first: Buffer): AsyncGenerator<Buffer> {
-    let seq = Math.floor(start / CHUNK_BYTES);
-    let chunk: Buffer | null = first;
+    let piece: Buffer | null = first;
     for (let at = start; at <= end;) {
-      if (!chunk) throw new Error(`media object ${key} lost chunk ${seq} while it was being read`);
-      const offset = at - seq * CHUNK_BYTES;
-      const piece = chunk.subarray(offset, Math.min(chunk.length, offset + end - at + 1));
+      if (!piece) throw new Error(`media object ${key} lost a chunk while it was being read`);
       if (piece.length === 0) throw new Error(`media object ${key} is shorter than expected`);
       yield piece;
       at += piece.length;
-      seq += 1;
-      chunk = at <= end ? await this.chunk(key, seq) : null;
+      piece = at <= end ? await this.slice(key, at, end) : null;
     }
   }
 
