@@ -4,6 +4,7 @@ import { createQueue } from './lib/queue.ts';
 import type { JobResults } from './lib/jobResults.ts';
 import type { Logger } from './lib/logger.ts';
 import type { Redis } from './lib/redis.ts';
+import type { RedisTarget } from './config.ts';
 import { checkPayload } from './lib/payload.ts';
 
 // Job names, their queues and payload schemas: the only part of the job system the web role imports.
@@ -124,11 +125,11 @@ export function parsePayload<N extends JobName>(name: N, data: unknown): JobPayl
 /** Typed producer side of the queues. */
 export class Jobs {
   private readonly queues = new Map<QueueName, { queue: Queue; connection: Redis }>();
-  private readonly redisUrl: string;
+  private readonly target: RedisTarget;
   private readonly logger: Logger;
   private readonly results: JobResults;
-  constructor(redisUrl: string, logger: Logger, results: JobResults) {
-    this.redisUrl = redisUrl;
+  constructor(target: RedisTarget, logger: Logger, results: JobResults) {
+    this.target = target;
     this.logger = logger;
     this.results = results;
   }
@@ -136,7 +137,7 @@ export class Jobs {
   queue(name: QueueName): Queue {
     let entry = this.queues.get(name);
     if (!entry) {
-      entry = createQueue(name, this.redisUrl, this.logger);
+      entry = createQueue(name, this.target, this.logger);
       this.queues.set(name, entry);
     }
     return entry.queue;

@@ -25,6 +25,9 @@ export class RedisFeedBus implements FeedBus {
   }
 
   async publish(message: FeedMessage): Promise<void> {
-    await this.redis.publish(keys.feedChannel(message.stationId), JSON.stringify(message));
+    // On a Redis Cluster a station's channel is sharded: the frame passes through the shard owning it only.
+    const channel = keys.feedChannel(message.stationId);
+    if (keys.sharded) await this.redis.spublish(channel, JSON.stringify(message));
+    else await this.redis.publish(channel, JSON.stringify(message));
   }
 }

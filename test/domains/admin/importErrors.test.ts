@@ -138,7 +138,7 @@ describe('POST /admin/v1/import: errors and atomicity', function () {
   describe('atomicity', () => {
     it('a bundle failing at its last step (publishing a record without its required title) leaves nothing: no rows, no feed frames, no jobs, no timers', async () => {
       const stationId = `st_import_${randomBytes(4).toString('hex')}`;
-      const subscriber = createBlockingRedis(server.svc.config.redisUrl);
+      const subscriber = createBlockingRedis(server.svc.config.redis);
       const frames: string[] = [];
       subscriber.on('message', (_channel: string, message: string) => frames.push(message));
       await subscriber.subscribe(keys.feedChannel(stationId));

@@ -35,7 +35,7 @@ describe('artwork lookup', () => {
       },
     });
     workers = await startWorkers(server.svc);
-    subscriber = createBlockingRedis(server.svc.config.redisUrl);
+    subscriber = createBlockingRedis(server.svc.config.redis);
     subscriber.on('pmessage', (_p: string, _c: string, raw: string) => messages.push(JSON.parse(raw) as FeedMessage));
     await subscriber.psubscribe(keys.feedChannelPattern);
   });

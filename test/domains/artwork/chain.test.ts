@@ -31,7 +31,7 @@ describe('artwork: checked, kept and labelled', function () {
   /** The feed bus as a gateway hears it: the Redis server's channels, in embedded mode the process' in-memory store. */
   async function listen() {
     if (subscriber) return;
-    subscriber = createBlockingRedis(server.svc.config.redisUrl);
+    subscriber = createBlockingRedis(server.svc.config.redis);
     subscriber.on('pmessage', (_p: string, _c: string, raw: string) => messages.push(JSON.parse(raw) as FeedMessage));
     await subscriber.psubscribe(keys.feedChannelPattern);
   }

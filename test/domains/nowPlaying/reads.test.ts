@@ -220,7 +220,7 @@ describe('now-playing and track-history reads', () => {
     let subscriber: Redis;
     const messages: FeedMessage[] = [];
     before(async () => {
-      subscriber = createBlockingRedis(server.svc.config.redisUrl);
+      subscriber = createBlockingRedis(server.svc.config.redis);
       subscriber.on('pmessage', (_pattern: string, _channel: string, raw: string) => messages.push(JSON.parse(raw) as FeedMessage));
       await subscriber.psubscribe(keys.feedChannelPattern);
     });

@@ -167,7 +167,7 @@ describe('feed rows schedule and on-air', () => {
 
     it('publishes each change once on the feed bus, after commit', async () => {
       const fx = await scheduleFixture(server.url);
-      const subscriber = createBlockingRedis(server.svc.config.redisUrl);
+      const subscriber = createBlockingRedis(server.svc.config.redis);
       const messages: Array<{ kind: string; data: unknown }> = [];
       try {
         await subscriber.subscribe(keys.feedChannel(fx.station.id));
