@@ -6,6 +6,7 @@ import type { Logger } from './lib/logger.ts';
 import type { Redis } from './lib/redis.ts';
 import type { RedisTarget } from './config.ts';
 import { checkPayload } from './lib/payload.ts';
+import { isRedisUnavailable, RedisUnavailableError } from './lib/errors.ts';
 
 // Job names, their queues and payload schemas: the only part of the job system the web role imports.
 // Queues separate latency-sensitive work (ingest) from CPU-heavy work (media) so neither starves.
@@ -172,7 +173,11 @@ export class Jobs {
 
   async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options: JobsOptions = {}) {
     parsePayload(name, payload);
-    return this.queue(JOBS[name].queue).add(name, payload, options);
+    try {
+      return await this.queue(JOBS[name].queue).add(name, payload, options);
+    } catch (err) {
+      throw isRedisUnavailable(err) ? new RedisUnavailableError() : err;
+    }
   }
 
   /** A repeatable job (BullMQ job scheduler) every `everyMs`; saving the same id again replaces its schedule. */

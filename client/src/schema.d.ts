@@ -32,8 +32,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Readiness: Postgres and Redis answer
-         * @description Readiness: Postgres and Redis answer
+         * Readiness: Postgres and Redis answer (on a Redis Cluster: cluster_state ok, every master reachable)
+         * @description Readiness: Postgres and Redis answer (on a Redis Cluster: cluster_state ok, every master reachable)
          */
         get: operations["readyz"];
         put?: never;
@@ -2287,6 +2287,13 @@ export interface components {
             ok: boolean;
             postgres: boolean;
             redis: boolean;
+            /** @description On a Redis Cluster (REDIS_CLUSTER_URLS) only. */
+            redisCluster?: {
+                /** @description cluster_state of CLUSTER INFO (ok, fail) */
+                state: string;
+                masters: number;
+                mastersReachable: number;
+            };
         };
         MetricsResponse: string;
         OpenapiResponse: {
@@ -5464,7 +5471,12 @@ export interface operations {
                      * @example {
                      *       "ok": true,
                      *       "postgres": true,
-                     *       "redis": true
+                     *       "redis": true,
+                     *       "redisCluster": {
+                     *         "state": "string",
+                     *         "masters": 0,
+                     *         "mastersReachable": 0
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["ReadyzResponse"];

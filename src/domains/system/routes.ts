@@ -29,18 +29,39 @@ export function systemRoutes(routes: () => RouteSpec[]): RouteSpec[] {
       method: 'get',
       path: '/readyz',
       operationId: 'readyz',
-      summary: 'Readiness: Postgres and Redis answer',
+      summary: 'Readiness: Postgres and Redis answer (on a Redis Cluster: cluster_state ok, every master reachable)',
       tags: ['system'],
       surface: 'system',
       responses: {
-        200: { description: 'Ready.', schema: Type.Object({ ok: Type.Boolean(), postgres: Type.Boolean(), redis: Type.Boolean() }) },
+        200: {
+          description: 'Ready.',
+          schema: Type.Object({
+            ok: Type.Boolean(),
+            postgres: Type.Boolean(),
+            redis: Type.Boolean(),
+            redisCluster: Type.Optional(
+              Type.Object(
+                {
+                  state: Type.String({ description: 'cluster_state of CLUSTER INFO (ok, fail)' }),
+                  masters: Type.Integer(),
+                  mastersReachable: Type.Integer(),
+                },
+                { description: 'On a Redis Cluster (REDIS_CLUSTER_URLS) only.' },
+              ),
+            ),
+          }),
+        },
         503: { description: 'A dependency does not answer.' },
       },
       async handler({ svc }) {
-        const { postgres, redis } = await dependenciesAnswer(svc);
-        if (!postgres || !redis)
-          throw new ProviderUnavailableError(`Not ready: ${!postgres ? 'postgres ' : ''}${!redis ? 'redis' : ''}`.trim());
-        return { ok: true, postgres, redis };
+        const { postgres, redis, redisCluster } = await dependenciesAnswer(svc);
+        if (!postgres || !redis) {
+          const cluster = redisCluster
+            ? ` (cluster_state ${redisCluster.state}, ${redisCluster.mastersReachable}/${redisCluster.masters} masters reachable)`
+            : '';
+          throw new ProviderUnavailableError(`Not ready: ${!postgres ? 'postgres ' : ''}${!redis ? `redis${cluster}` : ''}`.trim());
+        }
+        return { ok: true, postgres, redis, ...(redisCluster ? { redisCluster } : {}) };
       },
     }),
     defineRoute({
