@@ -4,17 +4,7 @@ import { admin } from '../../support/http.ts';
 import { eventually } from '../../support/factories.ts';
 import { ingest, ingestFixture } from '../../support/ingest.ts';
 import { keySlot } from '../../../src/lib/slot.ts';
-import {
-  CLUSTER_PORTS,
-  closeNodes,
-  ensureCluster,
-  node,
-  ownerOf,
-  replicaOf,
-  restoreCluster,
-  startClusterRole,
-  type ClusterRole,
-} from './support.ts';
+import { CLUSTER_PORTS, closeNodes, node, ownerOf, replicaOf, restoreCluster, startClusterRole, type ClusterRole } from './support.ts';
 
 // While a slot has no master (its master killed and its replica not allowed to take over: the cluster
 // answers CLUSTERDOWN), the ingest and admin writes answer 503 PROVIDER_UNAVAILABLE with Retry-After —
@@ -28,7 +18,7 @@ describe('Redis Cluster: writes while a slot has no master', function () {
   let worker: ClusterRole;
 
   before(async () => {
-    ensureCluster();
+    await restoreCluster();
     [web, worker] = await Promise.all([startClusterRole('web'), startClusterRole('worker')]);
   });
 

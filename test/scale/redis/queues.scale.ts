@@ -9,7 +9,7 @@ import type { Redis } from '../../../src/lib/redis.ts';
 import { keySlot } from '../../../src/lib/slot.ts';
 import { eventually } from '../../support/factories.ts';
 import { ingest, ingestFixture } from '../../support/ingest.ts';
-import { closeNodes, ensureCluster, masters, node, ownerOf, SEEDS, startClusterRole, type ClusterRole } from './support.ts';
+import { closeNodes, masters, restoreCluster, node, ownerOf, SEEDS, startClusterRole, type ClusterRole } from './support.ts';
 
 // Names on a Redis Cluster (src/lib/keys.ts): every key of a station in its hash tag, a hash tag per
 // BullMQ queue so the queues spread over the masters, and no command spanning two slots (CROSSSLOT) on
@@ -23,7 +23,7 @@ describe('Redis Cluster: names and queues', function () {
   const queues: Array<{ queue: Queue; connection: Redis }> = [];
 
   before(async () => {
-    ensureCluster();
+    await restoreCluster();
     useRedisNames(target);
     [web, worker] = await Promise.all([startClusterRole('web'), startClusterRole('worker')]);
   });

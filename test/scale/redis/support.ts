@@ -156,11 +156,15 @@ export async function moveSlot(slot: number, to: number): Promise<void> {
 
 /** The replica of the master on `port`. */
 export async function replicaOf(port: number): Promise<number> {
-  const nodes = await clusterNodes(port);
-  const master = nodes.find((n) => n.port === port)!;
-  const replica = nodes.find((n) => n.masterId === master.id && !n.failed);
-  if (!replica) throw new Error(`master ${port} has no live replica`);
-  return replica.port;
+  const find = async (): Promise<number | null> => {
+    const nodes = await clusterNodes(port);
+    const master = nodes.find((n) => n.port === port)!;
+    return nodes.find((n) => n.masterId === master.id && !n.failed)?.port ?? null;
+  };
+  // A master promoted a moment ago is told of its new replica (the demoted one) by gossip.
+  return (await eventually(find, { timeoutMs: 20_000, intervalMs: 100 }).catch(() => {
+    throw new Error(`master ${port} has no live replica`);
+  })) as number;
 }
 
 /** CLUSTER FAILOVER on the replica of the master on `port`; resolves once every node sees the replica own `slot`. */
@@ -192,10 +196,23 @@ export async function killMaster(port: number, slot: number): Promise<number> {
   return replica;
 }
 
-/** Restarts every stopped node (it rejoins from its nodes.conf as a replica) and waits for the cluster. */
+/**
+ * Restarts every stopped node (it rejoins from its nodes.conf as a replica) and waits for the cluster:
+ * every node ok, none flagged failing in any node's view, and every master with a replica.
+ */
 export async function restoreCluster(): Promise<void> {
   ensureCluster();
-  await eventually(() => clusterSettled(), { timeoutMs: 30_000, intervalMs: 200 });
+  const whole = async (): Promise<boolean> => {
+    if (!(await clusterSettled())) return false;
+    for (const port of CLUSTER_PORTS) {
+      const nodes = await clusterNodes(port);
+      if (nodes.some((n) => n.failed)) return false;
+      const masters = nodes.filter((n) => n.master && n.slots.length > 0);
+      if (masters.length !== 3 || masters.some((m) => !nodes.some((n) => n.masterId === m.id))) return false;
+    }
+    return true;
+  };
+  await eventually(() => whole().catch(() => false), { timeoutMs: 60_000, intervalMs: 200 });
 }
 
 export function freePort(): Promise<number> {
