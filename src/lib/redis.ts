@@ -39,10 +39,12 @@ export function createCluster(seeds: string[], options: RedisOptions = {}, clust
   // No auto-pipelining on a cluster: ioredis follows a MOVED redirection of a batched command only when
   // every command of its batch got it, so during a slot move a batch mixing slots would surface MOVED to
   // the caller (test/scale/redis/errors.scale.ts met it as a 500).
-  const { enableAutoPipelining: _batched, enableOfflineQueue, ...connection } = options;
+  // Nor a cluster without its offline queue: its ready check goes through it while the node connections
+  // are replaced (every seed a replica after failovers), and without it the client never became ready.
+  // Commands still fail fast: each node connection gives up after its own retries.
+  const { enableAutoPipelining: _batched, enableOfflineQueue: _queued, ...connection } = options;
   return new Cluster(nodes, {
     slotsRefreshInterval: SLOTS_REFRESH_MS,
-    ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
     ...clusterOptions,
     redisOptions: { ...redisOptions, ...connection, ...clusterOptions.redisOptions },
   });

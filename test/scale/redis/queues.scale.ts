@@ -9,7 +9,7 @@ import type { Redis } from '../../../src/lib/redis.ts';
 import { keySlot } from '../../../src/lib/slot.ts';
 import { eventually } from '../../support/factories.ts';
 import { ingest, ingestFixture } from '../../support/ingest.ts';
-import { closeNodes, masters, restoreCluster, node, ownerOf, SEEDS, startClusterRole, type ClusterRole } from './support.ts';
+import { closeNodes, killMaster, masters, restoreCluster, node, ownerOf, SEEDS, startClusterRole, type ClusterRole } from './support.ts';
 
 // Names on a Redis Cluster (src/lib/keys.ts): every key of a station in its hash tag, a hash tag per
 // BullMQ queue so the queues spread over the masters, and no command spanning two slots (CROSSSLOT) on
@@ -74,6 +74,22 @@ describe('Redis Cluster: names and queues', function () {
       expect(counts.completed).to.be.greaterThan(0);
     }
     expect(new Set(owners.values()), 'queues on every master').to.have.length(3);
+  });
+
+  it("keeps running jobs after the master of a queue's slot is killed and its replica takes over (the worker process carries on by itself)", async () => {
+    const logger = createLogger(loadConfig(), 'scale-test');
+    const entry = createQueue('ingest', target, logger);
+    queues.push(entry);
+    const slot = keySlot('{ingest}');
+    await killMaster(await ownerOf(slot), slot);
+    const job = await eventually(() => entry.queue.add('health.ping', { at: new Date().toISOString() }).catch(() => null), {
+      timeoutMs: 10_000,
+      intervalMs: 200,
+    });
+    await eventually(async () => (await entry.queue.getJob(job!.id as string).catch(() => null))?.isCompleted() ?? false, {
+      timeoutMs: 20_000,
+    });
+    await restoreCluster();
   });
 
   it('runs an ingest through web and worker processes (an awaited job, the feed, rate limits) with no CROSSSLOT anywhere', async () => {
