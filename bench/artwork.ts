@@ -150,7 +150,7 @@ async function main(): Promise<void> {
     scopes: ['ingest:write'],
     label: 'bench',
   });
-  const subscriber = createBlockingRedis(config.redisUrl as string);
+  const subscriber = createBlockingRedis(config.redis);
   const waiting = new Map<string, (at: number) => void>();
   subscriber.on('pmessage', (_p: string, _c: string, raw: string) => {
     const message = JSON.parse(raw) as { kind: string; data: { track: { title: string; artwork: unknown } | null } };

@@ -1,6 +1,16 @@
 // Every environment variable Waveline reads, parsed once, synchronously, at boot.
 // A bad value stops the process with a message naming the variable.
 
+/** Where Redis is: src/lib/redis.ts builds the clients, src/lib/keys.ts names the keys for it. */
+export type RedisTarget =
+  | { kind: 'memory' }
+  | { kind: 'single'; url: string }
+  /** Seed nodes of one Redis Cluster (redis:// or rediss:// URLs); the client finds the others. */
+  | { kind: 'cluster'; seeds: string[] };
+
+/** Whether Redis is a server (one Redis or a cluster) rather than this process' in-memory stand-in. */
+export const redisIsServer = (target: RedisTarget): boolean => target.kind !== 'memory';
+
 export interface Config {
   /** Postgres connection string; empty (unset) means the embedded PGlite in `<dataDir>/db`. */
   databaseUrl: string;
@@ -11,8 +21,11 @@ export interface Config {
   databaseReplicaUrls: readonly string[];
   /** A replica replaying further behind than this many seconds is skipped until it catches up. */
   databaseReplicaMaxLagSeconds: number;
-  /** Redis connection string (feed bus, job queue, caches, rate limiter); empty (unset) means in-process. */
-  redisUrl: string;
+  /**
+   * Where Redis is (feed bus, job queues, caches' invalidation, rate limits): in this process (neither
+   * REDIS_URL nor REDIS_CLUSTER_URLS set), one Redis (REDIS_URL) or a Redis Cluster (REDIS_CLUSTER_URLS).
+   */
+  redis: RedisTarget;
   /** Where the embedded default keeps its data (`./.waveline`, relative to the working directory). */
   dataDir: string;
   /** Port of the web role (and of a gateway run alone). */
@@ -220,6 +233,26 @@ function replicaUrls(env: Env, databaseUrl: string): string[] {
     });
 }
 
+/** REDIS_URL, REDIS_CLUSTER_URLS (comma-separated seeds), or neither (in-process); never both. */
+function redisTarget(env: Env): RedisTarget {
+  const single = url(env, 'REDIS_URL', '', ['redis:', 'rediss:']);
+  const seedsRaw = str(env, 'REDIS_CLUSTER_URLS', '');
+  if (single && seedsRaw)
+    throw new ConfigError(
+      'REDIS_URL and REDIS_CLUSTER_URLS are both set; set REDIS_URL for one Redis or REDIS_CLUSTER_URLS for a Redis Cluster',
+    );
+  if (seedsRaw) {
+    const seeds = seedsRaw
+      .split(',')
+      .map((seed) => seed.trim())
+      .filter(Boolean)
+      .map((seed) => url({ REDIS_CLUSTER_URLS: seed }, 'REDIS_CLUSTER_URLS', '', ['redis:', 'rediss:']));
+    if (seeds.length === 0) throw new ConfigError('REDIS_CLUSTER_URLS must list at least one redis:// or rediss:// seed node');
+    return { kind: 'cluster', seeds };
+  }
+  return single ? { kind: 'single', url: single } : { kind: 'memory' };
+}
+
 /** A value that goes into an HTTP header: printable ASCII only. */
 function userAgentSafe(env: Env, name: string, fallback: string): string {
   const value = str(env, name, fallback);
@@ -285,7 +318,7 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
     databaseUrl,
     databaseReplicaUrls: replicaUrls(env, databaseUrl),
     databaseReplicaMaxLagSeconds: int(env, 'DATABASE_REPLICA_MAX_LAG_SECONDS', 10, 1, 86_400),
-    redisUrl: url(env, 'REDIS_URL', '', ['redis:', 'rediss:']),
+    redis: redisTarget(env),
     dataDir,
     port,
     gatewayPort,

@@ -4,7 +4,9 @@ import { createQueue } from './lib/queue.ts';
 import type { JobResults } from './lib/jobResults.ts';
 import type { Logger } from './lib/logger.ts';
 import type { Redis } from './lib/redis.ts';
+import type { RedisTarget } from './config.ts';
 import { checkPayload } from './lib/payload.ts';
+import { isRedisUnavailable, RedisUnavailableError } from './lib/errors.ts';
 
 // Job names, their queues and payload schemas: the only part of the job system the web role imports.
 // Queues separate latency-sensitive work (ingest) from CPU-heavy work (media) so neither starves.
@@ -126,11 +128,11 @@ export function parsePayload<N extends JobName>(name: N, data: unknown): JobPayl
 /** Typed producer side of the queues. */
 export class Jobs {
   private readonly queues = new Map<QueueName, { queue: Queue; connection: Redis }>();
-  private readonly redisUrl: string;
+  private readonly target: RedisTarget;
   private readonly logger: Logger;
   private readonly results: JobResults;
-  constructor(redisUrl: string, logger: Logger, results: JobResults) {
-    this.redisUrl = redisUrl;
+  constructor(target: RedisTarget, logger: Logger, results: JobResults) {
+    this.target = target;
     this.logger = logger;
     this.results = results;
   }
@@ -138,7 +140,7 @@ export class Jobs {
   queue(name: QueueName): Queue {
     let entry = this.queues.get(name);
     if (!entry) {
-      entry = createQueue(name, this.redisUrl, this.logger);
+      entry = createQueue(name, this.target, this.logger);
       this.queues.set(name, entry);
     }
     return entry.queue;
@@ -173,7 +175,11 @@ export class Jobs {
 
   async enqueue<N extends JobName>(name: N, payload: JobPayload<N>, options: JobsOptions = {}) {
     parsePayload(name, payload);
-    return this.queue(JOBS[name].queue).add(name, payload, options);
+    try {
+      return await this.queue(JOBS[name].queue).add(name, payload, options);
+    } catch (err) {
+      throw isRedisUnavailable(err) ? new RedisUnavailableError() : err;
+    }
   }
 
   /** A repeatable job (BullMQ job scheduler) every `everyMs`; saving the same id again replaces its schedule. */

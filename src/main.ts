@@ -49,10 +49,10 @@ async function main(): Promise<void> {
   }
   // Separate processes share state only through Postgres and Redis: the embedded default is one process.
   if (SEPARATE.includes(command)) {
-    const missing = !config.redisUrl ? 'REDIS_URL' : !config.databaseUrl ? 'DATABASE_URL' : null;
+    const missing = config.redis.kind === 'memory' ? 'REDIS_URL' : !config.databaseUrl ? 'DATABASE_URL' : null;
     if (missing) {
       process.stderr.write(
-        `waveline: ${missing} is not set: \`waveline ${command}\` runs as a separate process only with REDIS_URL and a Postgres DATABASE_URL (\`waveline dev\` / \`npm start\` runs embedded without them)\n`,
+        `waveline: ${missing} is not set: \`waveline ${command}\` runs as a separate process only with REDIS_URL (or REDIS_CLUSTER_URLS) and a Postgres DATABASE_URL (\`waveline dev\` / \`npm start\` runs embedded without them)\n`,
       );
       process.exit(78);
     }

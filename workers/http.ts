@@ -81,7 +81,7 @@ export async function startWorkerHttp(
 }
 
 async function ready(svc: Services, workers: Worker[]): Promise<{ ok: boolean; postgres: boolean; redis: boolean; workers: boolean }> {
-  const { postgres, redis } = await dependenciesAnswer(svc);
+  const { postgres, redis, redisCluster } = await dependenciesAnswer(svc);
   const running = workers.every((w) => w.isRunning());
-  return { ok: postgres && redis && running, postgres, redis, workers: running };
+  return { ok: postgres && redis && running, postgres, redis, workers: running, ...(redisCluster ? { redisCluster } : {}) };
 }

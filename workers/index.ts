@@ -57,7 +57,7 @@ export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; 
     createWorker(
       queue,
       (job: Job) => (metricsEnabled() ? measured(job, run) : run(job)),
-      svc.config.redisUrl,
+      svc.config.redis,
       svc.logger,
       // A killed worker's jobs are taken over by another once their lock lapses (checked as often); webhook
       // deliveries take at most 5 s, so their shorter lock retries a crashed worker's delivery sooner.

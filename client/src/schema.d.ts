@@ -32,8 +32,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Readiness: Postgres and Redis answer
-         * @description With read replicas (DATABASE_REPLICA_URLS), `replicas` lists each by `host:port` with its reachability and lag at its last probe; a replica down or lagging never makes the process unready (listener reads then use the primary: docs/operations.md#postgres-read-replicas).
+         * Readiness: Postgres and Redis answer (on a Redis Cluster: cluster_state ok, every master reachable)
+         * @description With read replicas (DATABASE_REPLICA_URLS), `replicas` lists each by `host:port` with its reachability and lag at its last probe; a replica down or lagging never makes the process unready (listener reads then use the primary: docs/operations.md#postgres-read-replicas). On a Redis Cluster (REDIS_CLUSTER_URLS), `redisCluster` gives its state.
          */
         get: operations["readyz"];
         put?: never;
@@ -2287,6 +2287,13 @@ export interface components {
             ok: boolean;
             postgres: boolean;
             redis: boolean;
+            /** @description On a Redis Cluster (REDIS_CLUSTER_URLS) only. */
+            redisCluster?: {
+                /** @description cluster_state of CLUSTER INFO (ok, fail) */
+                state: string;
+                masters: number;
+                mastersReachable: number;
+            };
             replicas?: {
                 /** @description host:port (never the URL: it may hold a password) */
                 name: string;
@@ -5477,6 +5484,11 @@ export interface operations {
                      *       "ok": true,
                      *       "postgres": true,
                      *       "redis": true,
+                     *       "redisCluster": {
+                     *         "state": "string",
+                     *         "masters": 0,
+                     *         "mastersReachable": 0
+                     *       },
                      *       "replicas": [
                      *         {
                      *           "name": "string",

@@ -1,5 +1,6 @@
 import type { Redis } from '../lib/redis.ts';
 import { keys } from '../lib/keys.ts';
+import { isRedisUnavailable, RedisUnavailableError } from '../lib/errors.ts';
 import type { FeedKind } from './names.ts';
 
 /** What travels on the bus for one changed feed row. */
@@ -33,7 +34,15 @@ export class RedisFeedBus implements FeedBus {
   }
 
   async publish(message: FeedMessage): Promise<void> {
+    // On a Redis Cluster a station's channel is sharded: the frame passes through the shard owning it only.
+    const channel = keys.feedChannel(message.stationId);
     const sent = this.walPosition === null ? message : { ...message, lsn: await this.walPosition().catch(() => undefined) };
-    await this.redis.publish(keys.feedChannel(message.stationId), JSON.stringify(sent));
+    try {
+      if (keys.sharded) await this.redis.spublish(channel, JSON.stringify(sent));
+      else await this.redis.publish(channel, JSON.stringify(sent));
+    } catch (err) {
+      // Named as Redis' (a 503 saying so), not mistaken for Postgres' by the error's socket code.
+      throw isRedisUnavailable(err) ? new RedisUnavailableError() : err;
+    }
   }
 }

@@ -153,7 +153,7 @@ export class Admission {
     this.maxPerIp = config.gateway.maxConnectionsPerIp;
     const points = config.rateLimits.anonymous;
     if (points > 0) {
-      const redis = createRedis(config.redisUrl);
+      const redis = createRedis(config.redis);
       redis.on('error', (err) => logger.warn({ err }, 'gateway redis connection error'));
       this.redis = redis;
       // Token buckets shared across gateway nodes in Redis; in memory while Redis is unreachable.

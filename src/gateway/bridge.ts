@@ -3,7 +3,9 @@ import type { FeedMessage } from '../feed/bus.ts';
 import { FEED_KINDS } from '../feed/names.ts';
 import { splitLsn } from '../lib/invalidation.ts';
 import { keys } from '../lib/keys.ts';
-import { createBlockingRedis, type Redis } from '../lib/redis.ts';
+import type { RedisTarget } from '../config.ts';
+import { createBlockingRedis, createCluster, type Cluster, type Redis } from '../lib/redis.ts';
+import { keySlot } from '../lib/slot.ts';
 import type { Logger } from '../lib/logger.ts';
 import { StationFeed, type FeedChange } from './stationFeed.ts';
 import { HeardViews, type DelayedView } from './delay.ts';
@@ -47,6 +49,17 @@ export interface BridgeOptions {
   reconnectDelayMs?: number;
 }
 
+/** How often, on a Redis Cluster, the bridge checks that every station channel is held by its slot's owner. */
+const SHARD_AUDIT_MS = 250;
+
+/** A station channel's sharded subscription on the cluster: the master it was confirmed on, null when lost. */
+interface ShardHold {
+  slot: number;
+  node: string | null;
+  /** A (re)subscription in flight. */
+  pending: boolean;
+}
+
 const KINDS = new Set<string>(FEED_KINDS);
 
 function asRow(message: unknown): StoredRow | null {
@@ -75,25 +88,133 @@ export class FeedBridge {
   private readonly logger: Logger;
   private connectedBefore = false;
   private closing = false;
+  /** On a Redis Cluster: the client (its sharded subscribers hold the station channels), else null. */
+  private readonly cluster: Cluster | null;
+  /** On a Redis Cluster: each held station channel's subscription (docs/operations.md#reshards-and-failovers). */
+  private readonly shards = new Map<string, ShardHold>();
+  private auditTimer: NodeJS.Timeout | null = null;
 
-  constructor(redisUrl: string, store: FeedStore, events: BridgeEvents, logger: Logger, options: BridgeOptions = {}) {
+  constructor(target: RedisTarget, store: FeedStore, events: BridgeEvents, logger: Logger, options: BridgeOptions = {}) {
     this.store = store;
     this.events = events;
     this.logger = logger;
     const delay = options.reconnectDelayMs;
-    this.subscriber = createBlockingRedis(redisUrl, {
-      connectionName: this.clientName,
-      autoResubscribe: false,
-      maxRetriesPerRequest: null,
-      retryStrategy: (times) => delay ?? Math.min(times * 100, 2000),
-    });
+    if (target.kind === 'cluster') {
+      // One connection per master for the sharded channels (ioredis' sharded subscribers: a station's
+      // SSUBSCRIBE goes to the master owning its slot), one for the classic invalidation channel.
+      this.cluster = createCluster(
+        target.seeds,
+        { connectionName: this.clientName, maxRetriesPerRequest: null },
+        { shardedSubscribers: true, clusterRetryStrategy: (times) => delay ?? Math.min(times * 100, 2000) },
+      );
+      this.subscriber = this.cluster as unknown as Redis;
+      this.watchShards(this.cluster);
+    } else {
+      this.cluster = null;
+      this.subscriber = createBlockingRedis(target, {
+        connectionName: this.clientName,
+        autoResubscribe: false,
+        maxRetriesPerRequest: null,
+        retryStrategy: (times) => delay ?? Math.min(times * 100, 2000),
+      });
+      this.subscriber.on('ready', () => this.onReady());
+    }
     this.subscriber.on('error', (err) => logger.warn({ err }, 'gateway redis subscriber error'));
-    this.subscriber.on('ready', () => this.onReady());
     this.subscriber.on('message', (channel: string, text: string) => this.onMessage(channel, text));
+    this.subscriber.on('smessage', (channel: string, text: string) => this.onMessage(channel, text));
   }
 
   async start(): Promise<void> {
     await this.subscriber.subscribe(keys.invalidateChannel);
+  }
+
+  /** Subscribes a station's channel: SSUBSCRIBE on the master owning it (cluster), else SUBSCRIBE. */
+  private async subscribeChannel(channel: string): Promise<void> {
+    if (!this.cluster) {
+      await this.subscriber.subscribe(channel);
+      return;
+    }
+    const hold: ShardHold = { slot: keySlot(channel), node: null, pending: true };
+    this.shards.set(channel, hold);
+    try {
+      await this.shardSubscribe(channel, hold);
+    } catch (err) {
+      if (this.shards.get(channel) === hold) this.shards.delete(channel);
+      throw err;
+    }
+  }
+
+  private async shardSubscribe(channel: string, hold: ShardHold): Promise<void> {
+    const cluster = this.cluster as Cluster;
+    hold.pending = true;
+    try {
+      // The owner as the client's slot map has it when the command leaves: ioredis sends it there.
+      const owner = cluster.slots[hold.slot]?.[0] ?? null;
+      await cluster.ssubscribe(channel);
+      hold.node = owner;
+    } finally {
+      hold.pending = false;
+    }
+  }
+
+  private unsubscribeChannel(channel: string): Promise<unknown> {
+    if (!this.cluster) return this.subscriber.unsubscribe(channel);
+    this.shards.delete(channel);
+    return this.cluster.sunsubscribe(channel);
+  }
+
+  /**
+   * On a Redis Cluster a station's subscription can be lost without the connection closing: a slot moved
+   * to another master (the old one drops its channels: an unsolicited SUNSUBSCRIBE), a failover (a
+   * replica promoted), a master killed. ioredis' sharded subscribers re-subscribe by themselves after it
+   * re-reads the slot map, but do not say when the SSUBSCRIBE is answered, and the catch-up read must
+   * start only then (or a change published in between would be missed). So the bridge keeps, per
+   * channel, the master its SSUBSCRIBE was confirmed on, and whenever that is no longer the slot's owner
+   * (the client re-reads the slot map every second and after each MOVED or lost node), or the node's
+   * connection went away, it subscribes again on the owner and then catches the station up from
+   * Postgres by sequence, as after a reconnection: no change missed, none twice.
+   */
+  private watchShards(cluster: Cluster): void {
+    const check = () => this.audit();
+    cluster.on('refresh', check);
+    cluster.on('subscribersReady', check);
+    cluster.on('-node', (_redis: unknown, nodeKey: string) => {
+      for (const hold of this.shards.values()) if (hold.node === nodeKey) hold.node = null;
+      // The classic subscription (invalidations) may have been on it too: anything may have been missed.
+      this.events.resubscribed();
+      this.audit();
+    });
+    this.auditTimer = setInterval(check, SHARD_AUDIT_MS);
+    this.auditTimer.unref();
+  }
+
+  private audit(): void {
+    const cluster = this.cluster;
+    if (!cluster || this.closing || cluster.status !== 'ready') return;
+    for (const [channel, hold] of this.shards) {
+      if (hold.pending) continue;
+      const owner = cluster.slots[hold.slot]?.[0];
+      if (!owner || hold.node === owner) continue;
+      hold.node = null;
+      const feed = this.byChannel.get(channel);
+      this.shardSubscribe(channel, hold).then(
+        () => {
+          // A station still loading reads its rows after this anyway.
+          if (this.shards.get(channel) !== hold || !feed || !this.subscriptions.get(feed.stationId)?.warm) return;
+          this.logger.info({ channel, node: hold.node }, 'station channel subscribed again on its master; catching up');
+          if (metricsEnabled()) gatewayResyncs.labels('redis_reconnect').inc();
+          // Feed messages (and the write positions they carry) may have been missed meanwhile: with read
+          // replicas the catch-up reads only a replica that has replayed everything the primary had by now.
+          void this.store.catchUpFloor().then(() => feed.catchUp());
+        },
+        (err: unknown) => this.logger.warn({ err, channel }, 'could not subscribe a station channel again; retrying'),
+      );
+    }
+  }
+
+  /** On a Redis Cluster: each held station channel, its slot and the master it is subscribed on (null: being restored). */
+  shardSubscriptions(): Array<{ channel: string; slot: number; node: string | null }> {
+    return [...this.shards].map(([channel, hold]) => ({ channel, slot: hold.slot, node: hold.node }));
   }
 
   /** The warm feed of a station, subscribing and loading it for the first listener. */
@@ -110,7 +231,7 @@ export class FeedBridge {
       );
       const created: Subscription = { feed, views, refs: 0, ready: Promise.resolve(feed), warm: false, linger: null };
       created.ready = (async () => {
-        await this.subscriber.subscribe(channel);
+        await this.subscribeChannel(channel);
         await feed.load();
         created.warm = true;
         return feed;
@@ -205,7 +326,9 @@ export class FeedBridge {
 
   async close(): Promise<void> {
     this.closing = true;
+    if (this.auditTimer) clearInterval(this.auditTimer);
     for (const [stationId, sub] of this.subscriptions) this.drop(stationId, sub);
+    this.shards.clear();
     await this.subscriber.quit().catch(() => this.subscriber.disconnect());
   }
 
@@ -218,9 +341,7 @@ export class FeedBridge {
     sub.views.close();
     sub.feed.close();
     if (!this.closing)
-      this.subscriber
-        .unsubscribe(channel)
-        .catch((err: unknown) => this.logger.warn({ err, stationId }, 'could not unsubscribe feed channel'));
+      this.unsubscribeChannel(channel).catch((err: unknown) => this.logger.warn({ err, stationId }, 'could not unsubscribe feed channel'));
   }
 
   private onMessage(channel: string, text: string): void {

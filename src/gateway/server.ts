@@ -1,4 +1,5 @@
 import * as uWS from 'uWebSockets.js';
+import { useRedisNames } from '../lib/keys.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../lib/logger.ts';
 import { metricsEnabled, startProcessMetrics } from '../lib/metrics.ts';
@@ -35,6 +36,7 @@ export interface GatewayOptions {
 }
 
 export async function startGateway(config: Readonly<Config>, logger: Logger, port: number, options: GatewayOptions = {}): Promise<Gateway> {
+  useRedisNames(config.redis);
   const app = uWS.App();
   const store = new FeedStore(config.databaseUrl, logger, undefined, {
     urls: config.databaseReplicaUrls,
@@ -53,7 +55,7 @@ export async function startGateway(config: Readonly<Config>, logger: Logger, por
     (frames, bytes) => tallies.sseWritten(frames, bytes),
   );
   const bridge = new FeedBridge(
-    config.redisUrl,
+    config.redis,
     store,
     {
       change: (stationId, change) => fanout.change(stationId, change),

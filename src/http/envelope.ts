@@ -11,6 +11,8 @@ import {
   NotFoundError,
   MethodNotAllowedError,
   DatabaseUnavailableError,
+  isRedisUnavailable,
+  RedisUnavailableError,
   isDatabaseUnreachable,
   isDataException,
 } from '../lib/errors.ts';
@@ -145,11 +147,13 @@ function noRoute(ctx: Context, unrouted: Unrouted): Error {
 
 /**
  * Errors thrown by body readers carry an HTTP status; give them our codes. Postgres unreachable is 503
- * with Retry-After (never 500); a value Postgres refuses as data (SQLSTATE class 22) is 400.
+ * with Retry-After (never 500), as is Redis (or a cluster slot's master) unable to take a command; a value Postgres refuses as data (SQLSTATE class 22) is 400.
  */
 function normalise(raw: unknown): unknown {
   if (raw instanceof WavelineError) return raw;
   if (isDatabaseUnreachable(raw)) return new DatabaseUnavailableError();
+  // A Redis Cluster slot without a master (or Redis gone) while a write needs it: 503, never 500.
+  if (isRedisUnavailable(raw)) return new RedisUnavailableError();
   if (isDataException(raw))
     return new ValidationError('A value in the request cannot be stored.', [
       { path: '', code: 'invalid_value', message: 'a value in the request cannot be stored' },

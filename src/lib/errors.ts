@@ -130,6 +130,32 @@ export class DatabaseUnavailableError extends ProviderUnavailableError {
   }
 }
 
+/**
+ * Redis cannot take a write now: on a Redis Cluster, a slot without a master (CLUSTERDOWN, TRYAGAIN, the
+ * owner refusing connections) until a replica is promoted; on one Redis, the server gone. Retry shortly.
+ */
+export class RedisUnavailableError extends ProviderUnavailableError {
+  readonly retryAfterSeconds: number;
+  constructor(retryAfterSeconds = 2) {
+    super('Redis is temporarily unavailable; retry shortly.');
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+// What ioredis rejects a command with while Redis (or the master of its slot) cannot take it: the
+// cluster's own refusals, the client giving up on redirections or retries, a closed connection.
+const REDIS_UNAVAILABLE =
+  /^(CLUSTERDOWN|TRYAGAIN|MASTERDOWN|LOADING|MOVED|ASK)\b|Too many Cluster redirections|Failed to refresh slots cache|Cluster is (disconnected|ended)|Cluster isn't ready|Reached the max retries per request limit|Stream isn't writeable|Connection is closed|None of startup nodes is available|No sharded subscriber/;
+
+/** Whether an error of a Redis command means Redis (or its slot's master) cannot answer now. */
+export function isRedisUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (err.name === 'MaxRetriesPerRequestError' || err.name === 'ClusterAllFailedError') return true;
+  const code = (err as { code?: unknown }).code;
+  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE') return true;
+  return REDIS_UNAVAILABLE.test(err.message) || (err.cause !== undefined && err.cause !== err && isRedisUnavailable(err.cause));
+}
+
 /** An `Accept` header naming no representation the route can send. */
 export class NotAcceptableError extends coded('NOT_ACCEPTABLE', 406) {}
 

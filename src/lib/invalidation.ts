@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Redis } from './redis.ts';
+import { publishCounted, type Redis } from './redis.ts';
 import { keys } from './keys.ts';
 import type { Logger } from './logger.ts';
 
@@ -146,8 +146,9 @@ export class Invalidation {
       timer = setTimeout(() => resolve(false), CONFIRM_TIMEOUT_MS);
     });
     try {
-      // PUBLISH answers how many subscribers received it: the acknowledgements to wait for.
-      const receivers = await this.publisher.publish(keys.invalidateSyncChannel, `${token} ${change}`);
+      // PUBLISH answers how many subscribers received it (on a cluster: counted on every node): the
+      // acknowledgements to wait for.
+      const receivers = await publishCounted(this.publisher, keys.invalidateSyncChannel, `${token} ${change}`);
       const waiter = this.waiting.get(token)!;
       waiter.expected = receivers;
       if (waiter.received >= receivers) waiter.done();

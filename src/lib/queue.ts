@@ -1,4 +1,5 @@
 import { Queue, Worker, type Job, type Processor, type WorkerOptions } from 'bullmq';
+import type { RedisTarget } from '../config.ts';
 import { keys } from './keys.ts';
 import type { Logger } from './logger.ts';
 import { createBlockingRedis, createRedis, type Redis } from './redis.ts';
@@ -9,7 +10,9 @@ import { LocalQueue, LocalWorker, type LocalJob } from './embedded/localQueue.ts
 // No connection here auto-pipelines: ioredis builds a Pipeline object per flush and copies every
 // script defined on the connection into it — BullMQ defines 64 — which cost more web CPU per ingest
 // (≈ 0.1 ms) than the writes it saved (docs/benchmarks.md#ingest).
-// Without a Redis URL (the embedded default) both give the in-process adapter of the same shape
+// On a Redis Cluster each queue's keys carry the queue's own hash tag (src/lib/keys.ts), so BullMQ's
+// multi-key scripts stay in one slot and the queues spread over the masters.
+// Without Redis (the embedded default) both give the in-process adapter of the same shape
 // (src/lib/embedded/localQueue.ts), so every queue and job declared in src/jobs.ts runs there unchanged.
 
 export const DEFAULT_JOB_OPTIONS = {
@@ -19,11 +22,11 @@ export const DEFAULT_JOB_OPTIONS = {
   removeOnFail: { age: 24 * 3600, count: 5000 },
 } as const;
 
-export function createQueue(name: string, redisUrl: string, logger: Logger): { queue: Queue; connection: Redis } {
-  const connection = createRedis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-  if (!redisUrl) return { queue: new LocalQueue(name, DEFAULT_JOB_OPTIONS) as unknown as Queue, connection };
+export function createQueue(name: string, target: RedisTarget, logger: Logger): { queue: Queue; connection: Redis } {
+  const connection = createRedis(target, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+  if (target.kind === 'memory') return { queue: new LocalQueue(name, DEFAULT_JOB_OPTIONS) as unknown as Queue, connection };
   connection.on('error', (err) => logger.warn({ err, queue: name }, 'queue connection error'));
-  const queue = new Queue(name, { connection, prefix: keys.queuePrefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+  const queue = new Queue(name, { connection, prefix: keys.queuePrefix(name), defaultJobOptions: DEFAULT_JOB_OPTIONS });
   queue.on('error', (err) => logger.warn({ err, queue: name }, 'queue error'));
   return { queue, connection };
 }
@@ -31,18 +34,18 @@ export function createQueue(name: string, redisUrl: string, logger: Logger): { q
 export function createWorker(
   name: string,
   processor: Processor,
-  redisUrl: string,
+  target: RedisTarget,
   logger: Logger,
   options: Partial<WorkerOptions> = {},
 ): Worker {
-  if (!redisUrl) {
+  if (target.kind === 'memory') {
     const worker = new LocalWorker(name, processor as unknown as (job: LocalJob) => Promise<unknown>, options);
     worker.on('failed', (job: LocalJob, err: Error) => logger.warn({ err, job: job.name, id: job.id }, 'job failed'));
     return worker as unknown as Worker;
   }
-  const connection = createBlockingRedis(redisUrl);
+  const connection = createBlockingRedis(target);
   connection.on('error', (err) => logger.warn({ err, queue: name }, 'worker connection error'));
-  const worker = new Worker(name, processor, { connection, prefix: keys.queuePrefix, concurrency: 4, ...options });
+  const worker = new Worker(name, processor, { connection, prefix: keys.queuePrefix(name), concurrency: 4, ...options });
   worker.on('error', (err) => logger.error({ err, queue: name }, 'worker error'));
   // BullMQ leaves a connection it was handed open; close it with the worker.
   worker.on('closed', () => connection.disconnect());

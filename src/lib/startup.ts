@@ -1,5 +1,7 @@
 import pg from 'pg';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
+import type { RedisTarget } from '../config.ts';
+import { clusterSeeds } from './redis.ts';
 
 // Start-up checks of the configured services: a Postgres or Redis that does not answer stops the
 // process with one line naming the URL (password masked) and what to do — never a stack trace, never a
@@ -85,10 +87,52 @@ export async function checkRedis(url: string, timeoutMs = STARTUP_TIMEOUT_MS): P
   }
 }
 
+/**
+ * Resolves when the Redis Cluster of `seeds` answers: a seed gives the slot map, and every slot has a
+ * master that answers PING (cluster_state ok).
+ */
+export async function checkRedisCluster(seeds: string[], timeoutMs = STARTUP_TIMEOUT_MS): Promise<void> {
+  const { nodes, redisOptions } = clusterSeeds(seeds);
+  const cluster = new Cluster(nodes, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    clusterRetryStrategy: () => null,
+    redisOptions: { ...redisOptions, connectTimeout: timeoutMs, maxRetriesPerRequest: 0 },
+  });
+  let lastError: unknown;
+  cluster.on('error', (err) => (lastError = err));
+  let timer: NodeJS.Timeout | undefined;
+  const named = seeds.map(maskUrl).join(', ');
+  try {
+    const info = await Promise.race([
+      cluster.connect().then(() => cluster.cluster('INFO')),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('no answer')), timeoutMs);
+      }),
+    ]);
+    const state = /cluster_state:(\w+)/.exec(String(info))?.[1];
+    if (state !== 'ok')
+      throw new StartupError(
+        `the Redis Cluster at ${named} is not ok (cluster_state:${state ?? 'unknown'}): a slot has no master. Fix the cluster or REDIS_CLUSTER_URLS.`,
+      );
+  } catch (err) {
+    if (err instanceof StartupError) throw err;
+    throw new StartupError(
+      `cannot reach the Redis Cluster at ${named}: ${failure(lastError ?? err, timeoutMs)}. Start the cluster or fix REDIS_CLUSTER_URLS; unset it to run the queue and feed bus in-process (waveline dev / npm start only).`,
+    );
+  } finally {
+    clearTimeout(timer);
+    cluster.disconnect();
+  }
+}
+
+/** Checks the configured Redis: one server or a cluster (nothing for the in-process store). */
+export async function checkRedisTarget(target: RedisTarget, timeoutMs = STARTUP_TIMEOUT_MS): Promise<void> {
+  if (target.kind === 'single') await checkRedis(target.url, timeoutMs);
+  else if (target.kind === 'cluster') await checkRedisCluster(target.seeds, timeoutMs);
+}
+
 /** Checks the configured (non-embedded) services together. */
-export async function checkServices(config: { databaseUrl: string; redisUrl: string }): Promise<void> {
-  await Promise.all([
-    config.databaseUrl ? checkPostgres(config.databaseUrl) : undefined,
-    config.redisUrl ? checkRedis(config.redisUrl) : undefined,
-  ]);
+export async function checkServices(config: { databaseUrl: string; redis: RedisTarget }): Promise<void> {
+  await Promise.all([config.databaseUrl ? checkPostgres(config.databaseUrl) : undefined, checkRedisTarget(config.redis)]);
 }

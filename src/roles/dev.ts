@@ -42,7 +42,7 @@ export async function run(configured: Readonly<Config>): Promise<void> {
   const base = config.publicBaseUrl;
   const mode = {
     database: configured.databaseUrl ? 'postgres' : `embedded (${configured.dataDir}/db)`,
-    redis: configured.redisUrl ? 'redis' : 'in-process',
+    redis: { memory: 'in-process', single: 'redis', cluster: 'redis cluster' }[configured.redis.kind],
   };
   logger.info(
     { web: base, realtime: config.realtimePublicUrl, apiReference: `${base}/docs`, widgetDemo: `${base}/demo`, ...mode },

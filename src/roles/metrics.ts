@@ -12,3 +12,4 @@ import '../domains/push/metrics.ts';
 import '../domains/artwork/metrics.ts';
 import '../domains/inbox/metrics.ts';
 import '../gateway/metrics.ts';
+import '../lib/redisCluster/metrics.ts';

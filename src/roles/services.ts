@@ -7,7 +7,10 @@ import { createDb, type Db } from '../lib/db.ts';
 import { ReadRouting, replicaName, WAL_POSITION_SQL, WalPosition } from '../lib/replicas/routing.ts';
 import { Invalidation } from '../lib/invalidation.ts';
 import type { Logger } from '../lib/logger.ts';
-import { createBlockingRedis, createRedis } from '../lib/redis.ts';
+import { clusterOf, createBlockingRedis, createRedis } from '../lib/redis.ts';
+import { useRedisNames } from '../lib/keys.ts';
+import { clusterHealth } from '../lib/redisCluster.ts';
+import { setClusterHealthSource } from '../lib/redisCluster/metrics.ts';
 import { RedisFeedBus } from '../feed/bus.ts';
 import { Jobs } from '../jobs.ts';
 import { JobResults } from '../lib/jobResults.ts';
@@ -31,20 +34,23 @@ import type { Services, WebServices } from '../services.ts';
 const READ_CACHE_MAX_AGE_MS = 10_000;
 
 export async function createServices(config: Readonly<Config>, logger: Logger, options: { clock?: Clock } = {}): Promise<Services> {
-  // The adapters follow the configuration: an empty REDIS_URL gives the in-process feed bus, invalidation,
-  // job results and rate limits (src/lib/redis.ts) and job queue (src/lib/queue.ts), kept in the data dir.
-  const inProcess = !config.redisUrl;
+  // The adapters follow the configuration: without REDIS_URL or REDIS_CLUSTER_URLS the feed bus,
+  // invalidation, job results and rate limits (src/lib/redis.ts) and job queue (src/lib/queue.ts) run
+  // in-process, kept in the data dir. The names of keys and channels follow it too (src/lib/keys.ts).
+  useRedisNames(config.redis);
+  const inProcess = config.redis.kind === 'memory';
   if (inProcess) persistLocalQueues(join(config.dataDir, 'jobs.json'), DEFAULT_JOB_OPTIONS);
   const db = createDb(config.databaseUrl);
   // Auto-pipelining: the commands a turn of the event loop issues (feed publishes, job results, rate-limit
   // takes of concurrent requests) go out in one write — on loopback each write costs more than the command.
-  const redis = createRedis(config.redisUrl, { enableAutoPipelining: true });
-  const subscriber = createBlockingRedis(config.redisUrl);
+  const redis = createRedis(config.redis, { enableAutoPipelining: true });
+  const subscriber = createBlockingRedis(config.redis);
   for (const conn of [redis, subscriber]) conn.on('error', (err) => logger.warn({ err }, 'redis connection error'));
+  if (clusterOf(redis)) setClusterHealthSource(() => clusterHealth(redis));
   const invalidation = new Invalidation(redis, subscriber, logger);
   await invalidation.start();
   const jobResults = new JobResults(redis, subscriber, logger);
-  const jobs = new Jobs(config.redisUrl, logger, jobResults);
+  const jobs = new Jobs(config.redis, logger, jobResults);
   const media = new MediaStores(config.media, db);
   // Read replicas: every write's invalidation and feed message carries its commit LSN (lib/replicas/routing.ts).
   let walPosition: (() => Promise<string>) | null = null;

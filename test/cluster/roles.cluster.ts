@@ -273,7 +273,7 @@ describe('a cluster: every role twice on one Postgres and one Redis', function (
 
   it('a worker killed (SIGKILL) in the middle of jobs loses none: the other finishes them, no observation without its following', async () => {
     const fixtures = await Promise.all([0, 1, 2, 3].map(() => ingestFixture(webA.url)));
-    const queue = createQueue('ingest', loadConfig().redisUrl, createLogger(loadConfig(), 'cluster-test'));
+    const queue = createQueue('ingest', loadConfig().redis, createLogger(loadConfig(), 'cluster-test'));
     try {
       // Worker B pauses, so every job runs on worker A, which is then killed with jobs in hand.
       workerB.child.kill('SIGSTOP');

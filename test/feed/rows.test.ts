@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createBlockingRedis, type Redis } from '../../src/lib/redis.ts';
+import { feedListener } from '../support/redisFeed.ts';
 import { sharedServer, type TestServer } from '../support/server.ts';
 import { createStation, eventually } from '../support/factories.ts';
 import { inTransaction } from '../../src/lib/db.ts';
@@ -9,10 +9,10 @@ import type { FeedMessage } from '../../src/feed/bus.ts';
 
 describe('feed rows', () => {
   let server: TestServer;
-  let sub: Redis;
+  let sub: ReturnType<typeof feedListener>;
   before(async () => {
     server = await sharedServer();
-    sub = createBlockingRedis(server.svc.config.redisUrl);
+    sub = feedListener();
   });
   after(() => sub.disconnect());
 
@@ -22,10 +22,10 @@ describe('feed rows', () => {
 
   async function listen(stationId: string): Promise<FeedMessage[]> {
     const got: FeedMessage[] = [];
-    sub.on('message', (channel: string, message: string) => {
+    sub.onMessage((channel: string, message: string) => {
       if (channel === keys.feedChannel(stationId)) got.push(JSON.parse(message));
     });
-    await sub.subscribe(keys.feedChannel(stationId));
+    await sub.subscribe(stationId);
     return got;
   }
 

@@ -96,7 +96,7 @@ describe('configuration: the embedded default', () => {
     for (const env of [{}, { DATABASE_URL: '', REDIS_URL: '' }]) {
       const config = loadConfig(env);
       expect(config.databaseUrl).to.equal('');
-      expect(config.redisUrl).to.equal('');
+      expect(config.redis).to.deep.equal({ kind: 'memory' });
       expect(config.dataDir).to.equal('.waveline');
     }
     expect(loadConfig({ WAVELINE_DATA_DIR: '/srv/waveline' }).dataDir).to.equal('/srv/waveline');
@@ -104,8 +104,21 @@ describe('configuration: the embedded default', () => {
 
   it('set URLs are used as given and still checked', () => {
     const config = loadConfig({ DATABASE_URL: 'postgres://u:p@db:5432/w', REDIS_URL: 'redis://cache:6379/2' });
-    expect([config.databaseUrl, config.redisUrl]).to.deep.equal(['postgres://u:p@db:5432/w', 'redis://cache:6379/2']);
+    expect([config.databaseUrl, config.redis]).to.deep.equal(['postgres://u:p@db:5432/w', { kind: 'single', url: 'redis://cache:6379/2' }]);
     expect(() => loadConfig({ REDIS_URL: 'http://cache' })).to.throw(ConfigError, /REDIS_URL/);
     expect(() => loadConfig({ DATABASE_URL: 'mysql://db' })).to.throw(ConfigError, /DATABASE_URL/);
+  });
+
+  it('REDIS_CLUSTER_URLS: comma-separated redis:// or rediss:// seeds of a Redis Cluster; with REDIS_URL too, an error naming both', () => {
+    expect(loadConfig({ REDIS_CLUSTER_URLS: 'redis://10.0.0.1:7000, rediss://:pw@10.0.0.2:7000/' }).redis).to.deep.equal({
+      kind: 'cluster',
+      seeds: ['redis://10.0.0.1:7000', 'rediss://:pw@10.0.0.2:7000'],
+    });
+    expect(() => loadConfig({ REDIS_CLUSTER_URLS: 'redis://a:7000', REDIS_URL: 'redis://b:6379' })).to.throw(
+      ConfigError,
+      /REDIS_URL and REDIS_CLUSTER_URLS are both set/,
+    );
+    expect(() => loadConfig({ REDIS_CLUSTER_URLS: 'http://a:7000' })).to.throw(ConfigError, /REDIS_CLUSTER_URLS/);
+    expect(() => loadConfig({ REDIS_CLUSTER_URLS: ' , ' })).to.throw(ConfigError, /REDIS_CLUSTER_URLS/);
   });
 });

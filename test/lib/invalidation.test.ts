@@ -3,25 +3,28 @@ import { loadConfig } from '../../src/config.ts';
 import { Invalidation } from '../../src/lib/invalidation.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createBlockingRedis, createRedis, type Redis } from '../../src/lib/redis.ts';
-import { requiresRedis } from '../support/mode.ts';
+import { requiresRedis, requiresSingleRedis } from '../support/mode.ts';
 import { slowLink } from '../support/slowLink.ts';
 
 describe('cache invalidation across processes', () => {
   it('a station or credential change returns only once every other process dropped it (a revocation holds on the next read anywhere)', async function () {
     requiresRedis(this, 'two processes hearing Redis pub/sub, one of them through a slow link');
+    requiresSingleRedis(this, 'a slow TCP link in front of the one Redis address');
     const config = loadConfig();
+    const redisUrl = (config.redis as { url: string }).url;
     const logger = createLogger(config, 'test');
-    const link = await slowLink(new URL(config.redisUrl), 300);
+    const link = await slowLink(new URL(redisUrl), 300);
     const conns: Redis[] = [];
     const open = (url: string, blocking: boolean) => {
-      const conn = blocking ? createBlockingRedis(url) : createRedis(url);
+      const target = { kind: 'single', url } as const;
+      const conn = blocking ? createBlockingRedis(target) : createRedis(target);
       conns.push(conn);
       return conn;
     };
     try {
-      const writer = new Invalidation(open(config.redisUrl, false), open(config.redisUrl, true), logger);
+      const writer = new Invalidation(open(redisUrl, false), open(redisUrl, true), logger);
       // The other process hears Redis 300 ms late.
-      const other = new Invalidation(open(config.redisUrl, false), open(link.url, true), logger);
+      const other = new Invalidation(open(redisUrl, false), open(link.url, true), logger);
       await Promise.all([writer.start(), other.start()]);
       const dropped: string[] = [];
       other.on('credential', (id) => dropped.push(`credential:${id}`));

@@ -6,7 +6,7 @@ import { ReadCache, Representation } from '../../src/lib/readCache.ts';
 import { createBlockingRedis, createRedis, type Redis } from '../../src/lib/redis.ts';
 import { formatLsn, parseLsn, ReadRouting, replicaName, WalPosition, writtenUpTo } from '../../src/lib/replicas/routing.ts';
 import { eventually } from '../support/factories.ts';
-import { requiresRedis } from '../support/mode.ts';
+import { requiresRedis, requiresSingleRedis } from '../support/mode.ts';
 import { slowLink } from '../support/slowLink.ts';
 
 // Read replicas (docs/operations.md#postgres-read-replicas): what does not need a replica to show. The
@@ -118,11 +118,12 @@ describe('read replicas', () => {
 
   it('an invalidation bus tells when its subscriber connection came back', async function () {
     requiresRedis(this, 'a real Redis connection to cut');
+    requiresSingleRedis(this, 'a connection killed by hand on the one Redis address');
     const config = loadConfig();
     const name = `waveline-test-invalidation-${process.pid}-${Date.now()}`;
-    const publisher = createRedis(config.redisUrl);
-    const subscriber = createBlockingRedis(config.redisUrl, { connectionName: name, retryStrategy: () => 50 });
-    const admin = createRedis(config.redisUrl);
+    const publisher = createRedis(config.redis);
+    const subscriber = createBlockingRedis(config.redis, { connectionName: name, retryStrategy: () => 50 });
+    const admin = createRedis(config.redis);
     try {
       const bus = new Invalidation(publisher, subscriber, logger);
       await bus.start();
@@ -177,17 +178,20 @@ describe('read replicas', () => {
 
   it("with replicas, a listener read's invalidation carries the write's LSN and returns only once every other process heard it", async function () {
     requiresRedis(this, 'two processes hearing Redis pub/sub, one of them through a slow link');
+    requiresSingleRedis(this, 'a slow TCP link in front of the one Redis address');
     const config = loadConfig();
-    const link = await slowLink(new URL(config.redisUrl), 300);
+    const redisUrl = (config.redis as { url: string }).url;
+    const link = await slowLink(new URL(redisUrl), 300);
     const conns: Redis[] = [];
     const open = (url: string, blocking: boolean) => {
-      const conn = blocking ? createBlockingRedis(url) : createRedis(url);
+      const target = { kind: 'single', url } as const;
+      const conn = blocking ? createBlockingRedis(target) : createRedis(target);
       conns.push(conn);
       return conn;
     };
     try {
-      const writer = new Invalidation(open(config.redisUrl, false), open(config.redisUrl, true), logger);
-      const other = new Invalidation(open(config.redisUrl, false), open(link.url, true), logger);
+      const writer = new Invalidation(open(redisUrl, false), open(redisUrl, true), logger);
+      const other = new Invalidation(open(redisUrl, false), open(link.url, true), logger);
       await Promise.all([writer.start(), other.start()]);
       writer.carryLsn(async () => '0/ABC0');
       const heardHere: Array<[string, string | undefined]> = [];

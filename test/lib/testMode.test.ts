@@ -12,12 +12,12 @@ describe('test mode', () => {
     const version = (await svc.db.raw<{ rows: Array<{ version: string }> }>('SELECT version()')).rows[0].version;
     if (testMode() === 'embedded') {
       expect(version).to.include('PGlite');
-      expect(svc.config.redisUrl).to.equal('');
+      expect(svc.config.redis).to.deep.equal({ kind: 'memory' });
       expect(isMemoryRedis(svc.redis)).to.equal(true);
       expect(resolve(svc.config.dataDir).startsWith(resolve(tmpdir())), "never the repository's .waveline").to.equal(true);
     } else {
       expect(version).not.to.include('PGlite');
-      expect(svc.config.redisUrl).to.match(/^rediss?:\/\//);
+      expect(svc.config.redis.kind).to.be.oneOf(['single', 'cluster']);
       expect(isMemoryRedis(svc.redis)).to.equal(false);
     }
   });

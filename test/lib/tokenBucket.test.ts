@@ -1,3 +1,4 @@
+import { loadConfig } from '../../src/config.ts';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
@@ -47,7 +48,7 @@ describe('token buckets (rate limits)', () => {
   describe('in Redis (TokenBuckets)', () => {
     let redis: Redis;
     before(() => {
-      redis = createBlockingRedis(process.env.REDIS_URL as string);
+      redis = createBlockingRedis(loadConfig().redis);
     });
     after(() => redis.disconnect());
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { requiresRedis } from '../support/mode.ts';
+import { onRedisCluster, requiresRedis } from '../support/mode.ts';
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -17,6 +17,9 @@ async function stopWithin(proc: RoleProcess, ms: number): Promise<number | null>
   return code;
 }
 
+/** On a Redis Cluster (TEST_REDIS_CLUSTER_URLS, three masters) /readyz says what it sees of it. */
+const onCluster = onRedisCluster() ? { redisCluster: { state: 'ok', masters: 3, mastersReachable: 3 } } : {};
+
 describe('process roles', function () {
   this.timeout(40_000);
 
@@ -26,7 +29,7 @@ describe('process roles', function () {
     const web = start('web', { PORT: String(port) });
     await eventually(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, { timeoutMs: 15_000, intervalMs: 100 });
     const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
-    expect(await ready.json()).to.deep.equal({ ok: true, postgres: true, redis: true });
+    expect(await ready.json()).to.deep.equal({ ok: true, postgres: true, redis: true, ...onCluster });
     expect(await stopWithin(web, 25_000)).to.equal(0);
     expect(web.output()).to.include('shutting down');
   });
@@ -48,7 +51,13 @@ describe('process roles', function () {
     expect(await (await eventually(() => fetch(`${base}/healthz`), { timeoutMs: 15_000, intervalMs: 100 })).json()).to.deep.equal({
       ok: true,
     });
-    expect(await (await fetch(`${base}/readyz`)).json()).to.deep.equal({ ok: true, postgres: true, redis: true, workers: true });
+    expect(await (await fetch(`${base}/readyz`)).json()).to.deep.equal({
+      ok: true,
+      postgres: true,
+      redis: true,
+      workers: true,
+      ...onCluster,
+    });
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).to.match(/^waveline_queue_jobs\{queue="ingest",state="waiting"\} \d+$/m);
     expect(metrics).to.include('process_cpu_seconds_total');

@@ -2,7 +2,15 @@
 // Set before any config is loaded.
 process.env.NODE_ENV = 'test';
 process.env.DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_test';
-process.env.REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/9';
+// TEST_REDIS_CLUSTER_URLS runs the suite on a Redis Cluster instead (`scripts/redis-cluster.sh start`;
+// docs/operations.md#tests-on-a-redis-cluster): every master is flushed at the start.
+if (process.env.TEST_REDIS_CLUSTER_URLS) {
+  process.env.REDIS_CLUSTER_URLS = process.env.TEST_REDIS_CLUSTER_URLS;
+  process.env.REDIS_URL = '';
+} else {
+  process.env.REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379/9';
+  delete process.env.REDIS_CLUSTER_URLS;
+}
 process.env.WAVELINE_ADMIN_TOKEN = 'test-admin-token-0123456789';
 process.env.WAVELINE_SECRET = 'test-secret-0123456789abcdef';
 // Webhook receivers in tests are local http:// servers (the SSRF rules are tested without this, at function level).

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { migrate } from '../../src/roles/migrate.ts';
 import { recreateDatabase } from '../../src/lib/migrate.ts';
-import { createRedis } from '../../src/lib/redis.ts';
+import { clusterOf, createRedis } from '../../src/lib/redis.ts';
+import { useRedisNames } from '../../src/lib/keys.ts';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/lib/embedded/postgres.ts';
 import { stopAllServers } from './server.ts';
 import { detectTestMode } from './mode.ts';
@@ -28,16 +29,26 @@ export const mochaHooks = {
       process.env.WAVELINE_DATA_DIR = dir;
       process.env.DATABASE_URL = postgres.url;
       process.env.REDIS_URL = '';
+      process.env.REDIS_CLUSTER_URLS = '';
       process.stderr.write(`test mode: embedded (PGlite in ${dir}/db over ${postgres.url}; Redis, queue and bus in-process)\n`);
     } else {
-      process.stderr.write(`test mode: services (${process.env.DATABASE_URL}, ${process.env.REDIS_URL})\n`);
+      process.stderr.write(
+        `test mode: services (${process.env.DATABASE_URL}, ${process.env.REDIS_URL || `Redis Cluster ${process.env.REDIS_CLUSTER_URLS}`})\n`,
+      );
     }
     await useTestMediaStore();
     const config = loadConfig();
     if (mode === 'services') await recreateDatabase(config.databaseUrl);
     await migrate(config);
-    const redis = createRedis(config.redisUrl);
-    await redis.flushdb();
+    useRedisNames(config.redis);
+    const redis = createRedis(config.redis);
+    const cluster = clusterOf(redis);
+    if (cluster) {
+      await new Promise<void>((resolve, reject) =>
+        cluster.status === 'ready' ? resolve() : cluster.once('ready', resolve).once('error', reject),
+      );
+      await Promise.all(cluster.nodes('master').map((node) => node.flushdb()));
+    } else await redis.flushdb();
     redis.disconnect();
   },
   async afterAll() {

@@ -13,7 +13,7 @@ export async function detectTestMode(): Promise<TestMode> {
   const chosen = process.env.WAVELINE_TEST_MODE;
   if (chosen === 'services' || chosen === 'embedded') return (mode = chosen);
   if (chosen) throw new Error(`WAVELINE_TEST_MODE must be services or embedded, got "${chosen}"`);
-  if (process.env.TEST_DATABASE_URL || process.env.TEST_REDIS_URL) return (mode = 'services');
+  if (process.env.TEST_DATABASE_URL || process.env.TEST_REDIS_URL || process.env.TEST_REDIS_CLUSTER_URLS) return (mode = 'services');
   const up = await Promise.all([
     checkPostgres(process.env.DATABASE_URL as string, 1000).then(
       () => true,
@@ -39,6 +39,23 @@ export function testMode(): TestMode {
  */
 export function requiresRedis(ctx: Mocha.Context, reason: string): void {
   pendingInEmbeddedMode(ctx, reason);
+}
+
+/** Whether the suite runs on a Redis Cluster (TEST_REDIS_CLUSTER_URLS). */
+export const onRedisCluster = (): boolean => Boolean(process.env.REDIS_CLUSTER_URLS);
+
+/**
+ * Marks the running test (in `it`) or the suite (in `before`) pending on a Redis Cluster, with the reason
+ * in its title: tests of one Redis server's own behaviour (killing its connections by hand, a proxy in
+ * front of its one address, patterns over every feed channel — sharded channels have none).
+ */
+export function requiresSingleRedis(ctx: Mocha.Context, reason: string): void {
+  if (!onRedisCluster()) return;
+  const note = ` [one Redis only: ${reason}]`;
+  const runnable = ctx.test as (Mocha.Runnable & { type?: string }) | undefined;
+  const tests = runnable?.type === 'hook' ? (runnable.parent?.tests ?? []) : runnable ? [runnable] : [];
+  for (const t of tests) if (!t.title.includes(note)) t.title += note;
+  ctx.skip();
 }
 
 /** The same for tests of what only a Postgres server has: several sessions at once (PGlite is one). */

@@ -20,7 +20,8 @@ export interface RoleProcess {
 export function startProcess(args: string[], env: Record<string, string | undefined> = {}): RoleProcess {
   const child = spawn(process.execPath, ['src/main.ts', ...args], {
     cwd: repoRoot,
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    // A process given REDIS_URL (empty: the embedded one) uses it, also when the suite runs on a cluster.
+    env: { ...process.env, LOG_LEVEL: 'info', ...('REDIS_URL' in env ? { REDIS_CLUSTER_URLS: '' } : {}), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

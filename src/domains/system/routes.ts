@@ -29,9 +29,9 @@ export function systemRoutes(routes: () => RouteSpec[]): RouteSpec[] {
       method: 'get',
       path: '/readyz',
       operationId: 'readyz',
-      summary: 'Readiness: Postgres and Redis answer',
+      summary: 'Readiness: Postgres and Redis answer (on a Redis Cluster: cluster_state ok, every master reachable)',
       description:
-        'With read replicas (DATABASE_REPLICA_URLS), `replicas` lists each by `host:port` with its reachability and lag at its last probe; a replica down or lagging never makes the process unready (listener reads then use the primary: docs/operations.md#postgres-read-replicas).',
+        'With read replicas (DATABASE_REPLICA_URLS), `replicas` lists each by `host:port` with its reachability and lag at its last probe; a replica down or lagging never makes the process unready (listener reads then use the primary: docs/operations.md#postgres-read-replicas). On a Redis Cluster (REDIS_CLUSTER_URLS), `redisCluster` gives its state.',
       tags: ['system'],
       surface: 'system',
       responses: {
@@ -41,6 +41,16 @@ export function systemRoutes(routes: () => RouteSpec[]): RouteSpec[] {
             ok: Type.Boolean(),
             postgres: Type.Boolean(),
             redis: Type.Boolean(),
+            redisCluster: Type.Optional(
+              Type.Object(
+                {
+                  state: Type.String({ description: 'cluster_state of CLUSTER INFO (ok, fail)' }),
+                  masters: Type.Integer(),
+                  mastersReachable: Type.Integer(),
+                },
+                { description: 'On a Redis Cluster (REDIS_CLUSTER_URLS) only.' },
+              ),
+            ),
             replicas: Type.Optional(
               Type.Array(
                 Type.Object({
@@ -59,10 +69,20 @@ export function systemRoutes(routes: () => RouteSpec[]): RouteSpec[] {
         503: { description: 'A dependency does not answer.' },
       },
       async handler({ svc }) {
-        const { postgres, redis } = await dependenciesAnswer(svc);
-        if (!postgres || !redis)
-          throw new ProviderUnavailableError(`Not ready: ${!postgres ? 'postgres ' : ''}${!redis ? 'redis' : ''}`.trim());
-        return svc.replicas === null ? { ok: true, postgres, redis } : { ok: true, postgres, redis, replicas: svc.replicas.status() };
+        const { postgres, redis, redisCluster } = await dependenciesAnswer(svc);
+        if (!postgres || !redis) {
+          const cluster = redisCluster
+            ? ` (cluster_state ${redisCluster.state}, ${redisCluster.mastersReachable}/${redisCluster.masters} masters reachable)`
+            : '';
+          throw new ProviderUnavailableError(`Not ready: ${!postgres ? 'postgres ' : ''}${!redis ? `redis${cluster}` : ''}`.trim());
+        }
+        return {
+          ok: true,
+          postgres,
+          redis,
+          ...(redisCluster ? { redisCluster } : {}),
+          ...(svc.replicas === null ? {} : { replicas: svc.replicas.status() }),
+        };
       },
     }),
     defineRoute({

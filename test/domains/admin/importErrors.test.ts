@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { feedListener } from '../../support/redisFeed.ts';
 import { expect } from 'chai';
-import { createBlockingRedis } from '../../../src/lib/redis.ts';
 import { keys } from '../../../src/lib/keys.ts';
 import { useClockedServer } from '../../support/server.ts';
 import { admin, type Reply } from '../../support/http.ts';
@@ -138,10 +138,10 @@ describe('POST /admin/v1/import: errors and atomicity', function () {
   describe('atomicity', () => {
     it('a bundle failing at its last step (publishing a record without its required title) leaves nothing: no rows, no feed frames, no jobs, no timers', async () => {
       const stationId = `st_import_${randomBytes(4).toString('hex')}`;
-      const subscriber = createBlockingRedis(server.svc.config.redisUrl);
+      const subscriber = feedListener();
       const frames: string[] = [];
-      subscriber.on('message', (_channel: string, message: string) => frames.push(message));
-      await subscriber.subscribe(keys.feedChannel(stationId));
+      subscriber.onMessage((_channel: string, message: string) => frames.push(message));
+      await subscriber.subscribe(stationId);
       try {
         const failing = await refused(400, (b) => {
           b.station.id = stationId;

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { requiresSingleRedis } from '../../support/mode.ts';
 import { expect } from 'chai';
 import sharp from 'sharp';
 import { createBlockingRedis, type Redis } from '../../../src/lib/redis.ts';
@@ -29,9 +30,10 @@ describe('artwork: checked, kept and labelled', function () {
   });
 
   /** The feed bus as a gateway hears it: the Redis server's channels, in embedded mode the process' in-memory store. */
-  async function listen() {
+  async function listen(ctx: Mocha.Context) {
+    requiresSingleRedis(ctx, 'a pattern over every feed channel (sharded channels have none)');
     if (subscriber) return;
-    subscriber = createBlockingRedis(server.svc.config.redisUrl);
+    subscriber = createBlockingRedis(server.svc.config.redis);
     subscriber.on('pmessage', (_p: string, _c: string, raw: string) => messages.push(JSON.parse(raw) as FeedMessage));
     await subscriber.psubscribe(keys.feedChannelPattern);
   }
@@ -50,8 +52,8 @@ describe('artwork: checked, kept and labelled', function () {
   const local = (url: string) => url.replace(server.svc.config.publicBaseUrl, server.url);
   const path = (name: string) => `/${name}-${randomUUID().slice(0, 8)}`;
 
-  it('keeps an ingest image: artworkUrl is the kept 600 variant, `artwork` says ingest, variants are square JPEGs never upscaled, served with ETag and Range', async () => {
-    await listen();
+  it('keeps an ingest image: artworkUrl is the kept 600 variant, `artwork` says ingest, variants are square JPEGs never upscaled, served with ETag and Range', async function () {
+    await listen(this);
     const { station: st, ingestToken, listenerToken } = await station();
     const url = images.serve(path('cover'), await png(1, 800, 800));
     await ingest(server.url, st, ingestToken, { artist: 'Air', title: 'La Femme d’Argent', artworkUrl: url });

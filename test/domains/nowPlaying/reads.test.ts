@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { requiresSingleRedis } from '../../support/mode.ts';
 import { createBlockingRedis, type Redis } from '../../../src/lib/redis.ts';
 import { keys } from '../../../src/lib/keys.ts';
 import type { FeedMessage } from '../../../src/feed/bus.ts';
@@ -219,12 +220,13 @@ describe('now-playing and track-history reads', () => {
   describe('the now-playing feed row', () => {
     let subscriber: Redis;
     const messages: FeedMessage[] = [];
-    before(async () => {
-      subscriber = createBlockingRedis(server.svc.config.redisUrl);
+    before(async function () {
+      requiresSingleRedis(this, 'a pattern over every feed channel (sharded channels have none)');
+      subscriber = createBlockingRedis(server.svc.config.redis);
       subscriber.on('pmessage', (_pattern: string, _channel: string, raw: string) => messages.push(JSON.parse(raw) as FeedMessage));
       await subscriber.psubscribe(keys.feedChannelPattern);
     });
-    after(() => subscriber.disconnect());
+    after(() => subscriber?.disconnect());
 
     it('every stored observation publishes the row after commit, in the now-playing response’s shape; rejected and collapsed ones publish nothing', async () => {
       const { station, ingestToken, listenerToken } = await fixture();

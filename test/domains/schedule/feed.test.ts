@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { feedListener } from '../../support/redisFeed.ts';
 import { expect } from 'chai';
-import { createBlockingRedis } from '../../../src/lib/redis.ts';
-import { keys } from '../../../src/lib/keys.ts';
 import { refreshOnAir } from '../../../src/domains/schedule/onair.ts';
 import { runScheduleTick } from '../../../src/domains/schedule/timers.ts';
 import { useClockedServer } from '../../support/server.ts';
@@ -167,11 +166,11 @@ describe('feed rows schedule and on-air', () => {
 
     it('publishes each change once on the feed bus, after commit', async () => {
       const fx = await scheduleFixture(server.url);
-      const subscriber = createBlockingRedis(server.svc.config.redisUrl);
+      const subscriber = feedListener();
       const messages: Array<{ kind: string; data: unknown }> = [];
       try {
-        await subscriber.subscribe(keys.feedChannel(fx.station.id));
-        subscriber.on('message', (_channel: string, text: string) => messages.push(JSON.parse(text)));
+        await subscriber.subscribe(fx.station.id);
+        subscriber.onMessage((_channel: string, text: string) => messages.push(JSON.parse(text)));
         const id = await putBroadcast(server.url, fx, '2026-06-10T09:00:00Z', '2026-06-10T11:00:00Z');
         await eventually(() => messages.filter((m) => m.kind === 'on-air').length === 1);
         await refreshOnAir(server.svc, fx.station.id);

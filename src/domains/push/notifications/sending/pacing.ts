@@ -32,7 +32,7 @@ export function stationPace(svc: Pick<Services, 'redis' | 'config'>, stationId: 
       for (;;) {
         if (stop?.()) return false;
         // A bucket of one batch: batches at least one interval apart, never a burst above the pace.
-        const take = await bucketsOf.take(stationId, batchesPerMinute, 1);
+        const take = await bucketsOf.take(keys.pushPaceBucket(stationId), batchesPerMinute, 1);
         if (take.allowed) return true;
         await new Promise((r) => setTimeout(r, Math.max(1, Math.ceil(take.retryAfterMs))));
       }
