@@ -4,6 +4,13 @@
 export interface Config {
   /** Postgres connection string; empty (unset) means the embedded PGlite in `<dataDir>/db`. */
   databaseUrl: string;
+  /**
+   * Streaming replicas of `databaseUrl` that listener reads may use (docs/operations.md#postgres-read-replicas);
+   * empty: every read on the primary.
+   */
+  databaseReplicaUrls: readonly string[];
+  /** A replica replaying further behind than this many seconds is skipped until it catches up. */
+  databaseReplicaMaxLagSeconds: number;
   /** Redis connection string (feed bus, job queue, caches, rate limiter); empty (unset) means in-process. */
   redisUrl: string;
   /** Where the embedded default keeps its data (`./.waveline`, relative to the working directory). */
@@ -190,6 +197,29 @@ function url(env: Env, name: string, fallback: string, protocols: string[]): str
   return value.replace(/\/+$/, '');
 }
 
+/** DATABASE_REPLICA_URLS: comma-separated Postgres URLs, only beside a DATABASE_URL (the embedded database has no replicas). */
+function replicaUrls(env: Env, databaseUrl: string): string[] {
+  const raw = str(env, 'DATABASE_REPLICA_URLS', '');
+  if (raw.trim() === '') return [];
+  if (!databaseUrl) throw new ConfigError('DATABASE_REPLICA_URLS needs DATABASE_URL (the embedded database has no replicas)');
+  return raw
+    .split(',')
+    .map((each) => each.trim())
+    .filter((each) => each !== '')
+    .map((each, i) => {
+      // Never echoed: a replica URL may hold a password.
+      let parsed: URL | null = null;
+      try {
+        parsed = new URL(each);
+      } catch {
+        parsed = null;
+      }
+      if (parsed === null || (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:'))
+        throw new ConfigError(`DATABASE_REPLICA_URLS: entry ${i + 1} must be a postgres:// URL`);
+      return each;
+    });
+}
+
 /** A value that goes into an HTTP header: printable ASCII only. */
 function userAgentSafe(env: Env, name: string, fallback: string): string {
   const value = str(env, name, fallback);
@@ -253,6 +283,8 @@ export function loadConfig(env: Env = process.env): Readonly<Config> {
   const dataDir = str(env, 'WAVELINE_DATA_DIR', '.waveline');
   const config: Config = {
     databaseUrl,
+    databaseReplicaUrls: replicaUrls(env, databaseUrl),
+    databaseReplicaMaxLagSeconds: int(env, 'DATABASE_REPLICA_MAX_LAG_SECONDS', 10, 1, 86_400),
     redisUrl: url(env, 'REDIS_URL', '', ['redis:', 'rediss:']),
     dataDir,
     port,

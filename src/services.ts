@@ -16,6 +16,7 @@ import type { ReadCache } from './lib/readCache.ts';
 import type { AsOfMemo } from './lib/asOf.ts';
 import type { WebhookSubscriptions } from './domains/webhooks/subscriptions.ts';
 import type { MediaStores } from './domains/media/stores/index.ts';
+import type { ReadRouting } from './lib/replicas/routing.ts';
 
 // What the services are, for everything that uses them: handlers, commands, jobs. Built once per
 // process by the roles (roles/services.ts), which alone import the adapters' constructors.
@@ -47,6 +48,11 @@ export interface WebServices extends Services {
   operatorKeys: OperatorKeyCache;
   audit: AuditLog;
   rateLimits: RateLimits;
+  /**
+   * Where listener reads that miss the read cache run: a replica that has replayed the station's last
+   * write, else the primary (lib/replicas/routing.ts); null without DATABASE_REPLICA_URLS (every read on `db`).
+   */
+  replicas: ReadRouting<Db> | null;
   /** Listener reads' answers (bytes + ETag), dropped by `reads`/`station` invalidation. */
   reads: ReadCache;
   /** When each answer carrying `asOf` was first computed, shared by every process (lib/asOf.ts). */

@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * Readiness: Postgres and Redis answer
-         * @description Readiness: Postgres and Redis answer
+         * @description With read replicas (DATABASE_REPLICA_URLS), `replicas` lists each by `host:port` with its reachability and lag at its last probe; a replica down or lagging never makes the process unready (listener reads then use the primary: docs/operations.md#postgres-read-replicas).
          */
         get: operations["readyz"];
         put?: never;
@@ -2287,6 +2287,18 @@ export interface components {
             ok: boolean;
             postgres: boolean;
             redis: boolean;
+            replicas?: {
+                /** @description host:port (never the URL: it may hold a password) */
+                name: string;
+                /** @description answered its last probe as a replica in recovery */
+                reachable: boolean;
+                /** @description seconds its replay is behind; null while unreachable */
+                lagSeconds: number | null;
+                /** @description its replay position (pg_last_wal_replay_lsn) */
+                replayLsn: string | null;
+                /** @description listener reads go to it: reachable and within DATABASE_REPLICA_MAX_LAG_SECONDS */
+                used: boolean;
+            }[];
         };
         MetricsResponse: string;
         OpenapiResponse: {
@@ -5464,7 +5476,16 @@ export interface operations {
                      * @example {
                      *       "ok": true,
                      *       "postgres": true,
-                     *       "redis": true
+                     *       "redis": true,
+                     *       "replicas": [
+                     *         {
+                     *           "name": "string",
+                     *           "reachable": true,
+                     *           "lagSeconds": 0,
+                     *           "replayLsn": "string",
+                     *           "used": true
+                     *         }
+                     *       ]
                      *     }
                      */
                     "application/json": components["schemas"]["ReadyzResponse"];

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FeedMessage } from '../feed/bus.ts';
 import { FEED_KINDS } from '../feed/names.ts';
+import { splitLsn } from '../lib/invalidation.ts';
 import { keys } from '../lib/keys.ts';
 import { createBlockingRedis, type Redis } from '../lib/redis.ts';
 import type { Logger } from '../lib/logger.ts';
@@ -225,14 +226,20 @@ export class FeedBridge {
   private onMessage(channel: string, text: string): void {
     if (channel === keys.invalidateChannel) {
       const sep = text.indexOf(':');
-      if (text.slice(0, sep) === 'station') this.events.stationChanged(text.slice(sep + 1));
+      const topic = text.slice(0, sep);
+      // With read replicas a station's and a read's change carry the write's commit LSN (lib/replicas/routing.ts).
+      const [id, lsn] = splitLsn(topic, text.slice(sep + 1));
+      if (lsn !== undefined) this.store.heard(topic === 'reads' ? id.slice(0, id.lastIndexOf(':')) : id, lsn);
+      if (topic === 'station') this.events.stationChanged(id);
       return;
     }
     const feed = this.byChannel.get(channel);
     if (!feed) return;
     let row: StoredRow | null = null;
     try {
-      row = asRow(JSON.parse(text));
+      const message = JSON.parse(text) as Partial<FeedMessage> | null;
+      if (typeof message?.lsn === 'string' && typeof message.stationId === 'string') this.store.heard(message.stationId, message.lsn);
+      row = asRow(message);
     } catch {
       row = null;
     }
@@ -257,6 +264,9 @@ export class FeedBridge {
       return; // the next reconnection tries again
     }
     this.logger.info({ stations: this.subscriptions.size }, 'feed subscriptions restored; catching up');
+    // Feed messages (and the write positions they carry) may have been missed: with read replicas the
+    // catch-up reads only a replica that has replayed everything the primary had by now.
+    await this.store.catchUpFloor();
     this.events.resubscribed();
     if (metricsEnabled()) gatewayResyncs.labels('redis_reconnect').inc(this.subscriptions.size);
     for (const sub of this.subscriptions.values()) void sub.feed.catchUp();

@@ -36,7 +36,10 @@ export interface GatewayOptions {
 
 export async function startGateway(config: Readonly<Config>, logger: Logger, port: number, options: GatewayOptions = {}): Promise<Gateway> {
   const app = uWS.App();
-  const store = new FeedStore(config.databaseUrl, logger);
+  const store = new FeedStore(config.databaseUrl, logger, undefined, {
+    urls: config.databaseReplicaUrls,
+    maxLagSeconds: config.databaseReplicaMaxLagSeconds,
+  });
   const admission = new Admission(config, store, logger);
   const metrics = metricsEnabled() && config.observability.metrics;
   startProcessMetrics(config.observability);

@@ -3,6 +3,7 @@ import { shareEmbeddedSession } from '../lib/embedded/postgres.ts';
 import type { FeedKind } from '../feed/names.ts';
 import { DEFAULT_MODULES, type Modules } from '../domains/stations/model.ts';
 import type { Logger } from '../lib/logger.ts';
+import { ReadRouting, replicaName, WAL_POSITION_SQL } from '../lib/replicas/routing.ts';
 
 // The gateway's only reads from Postgres, with plain `pg` (the gateway never loads knex). Each query is a
 // single statement, so the rows and the station's feed sequence come from one snapshot: every change up
@@ -97,14 +98,58 @@ function toRows(records: RowRecord[]): RowsAtSeq {
   return { feedSeq: Number(first.feed_seq), history, rows };
 }
 
+/** Read replicas of the gateway's database (DATABASE_REPLICA_URLS) and how far behind one may replay. */
+export interface FeedStoreReplicas {
+  urls: readonly string[];
+  maxLagSeconds: number;
+}
+
 export class FeedStore {
   private readonly pool: pg.Pool;
+  private readonly replicaPools: pg.Pool[] = [];
+  /**
+   * With read replicas: where each read runs (lib/replicas/routing.ts). Every query here reads one station (its
+   * first parameter), routed to a replica that has replayed the newest write of it this gateway heard
+   * (from the invalidation channel and the feed messages: `heard`), else the primary.
+   */
+  readonly routing: ReadRouting<pg.Pool> | null = null;
   /** Queries sent so far (tests and bench:reconnect check that reconnecting clients cost none of their own). */
   queries = 0;
-  constructor(databaseUrl: string, logger: Logger, max = 4) {
-    this.pool = new pg.Pool({ connectionString: databaseUrl, max, idleTimeoutMillis: 30_000 });
-    this.pool.on('error', (err) => logger.warn({ err }, 'gateway database connection error'));
-    this.pool.on('connect', shareEmbeddedSession);
+  constructor(databaseUrl: string, logger: Logger, max = 4, replicas: FeedStoreReplicas = { urls: [], maxLagSeconds: 10 }) {
+    const open = (url: string): pg.Pool => {
+      const pool = new pg.Pool({ connectionString: url, max, idleTimeoutMillis: 30_000 });
+      pool.on('error', (err) => logger.warn({ err, database: replicaName(url) }, 'gateway database connection error'));
+      pool.on('connect', shareEmbeddedSession);
+      return pool;
+    };
+    this.pool = open(databaseUrl);
+    if (replicas.urls.length > 0) {
+      this.replicaPools = replicas.urls.map(open);
+      this.routing = new ReadRouting<pg.Pool>({
+        primary: this.pool,
+        replicas: replicas.urls.map((url, i) => ({
+          name: replicaName(url),
+          handle: this.replicaPools[i],
+          query: (sql) => this.replicaPools[i].query(sql).then((r) => r.rows as Array<Record<string, unknown>>),
+        })),
+        maxLagSeconds: replicas.maxLagSeconds,
+        logger,
+        primaryPosition: () => this.pool.query<{ lsn: string }>(WAL_POSITION_SQL).then((r) => r.rows[0].lsn),
+      });
+    }
+  }
+
+  /**
+   * After messages may have been missed (a Redis reconnection): every read from now on must show at
+   * least what the primary has written by now (without replicas, nothing to do).
+   */
+  async catchUpFloor(): Promise<void> {
+    await this.routing?.raiseFloor();
+  }
+
+  /** A write of the station committed at `lsn` (heard from another process): reads of it must show it. */
+  heard(stationId: string, lsn: string): void {
+    this.routing?.heard(stationId, lsn);
   }
 
   async stationGate(stationId: string): Promise<StationGate | null> {
@@ -220,13 +265,17 @@ export class FeedStore {
     }));
   }
 
+  /** `values[0]` is the station every query here reads. */
   private query<R extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
     this.queries++;
-    return this.pool.query<R>(text, values);
+    const routing = this.routing;
+    if (routing === null) return this.pool.query<R>(text, values);
+    return routing.run(String(values[0]), (pool) => pool.query<R>(text, values)).then((done) => done.value);
   }
 
-  close(): Promise<void> {
-    return this.pool.end();
+  async close(): Promise<void> {
+    this.routing?.close();
+    await Promise.all([this.pool.end(), ...this.replicaPools.map((pool) => pool.end())]);
   }
 }
 

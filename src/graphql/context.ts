@@ -23,6 +23,12 @@ export type GraphQLContext = {
    * cached reads, and by errors.
    */
   answer?: { areas: Set<ReadArea>; validUntil: number };
+  /**
+   * With read replicas: the replay position of the replica this operation reads (`svc.db` is then that
+   * replica, graphql/serve.ts); undefined on the primary. The answers it computes are kept only while no
+   * newer write of the station was heard (lib/readCache.ts).
+   */
+  readLsn?: bigint;
 };
 
 /** A field's arguments as GraphQL passes them: a query schema's `Static` type, each key absent or null. */
@@ -47,7 +53,10 @@ export async function cached(
 ): Promise<Representation> {
   const stationId = ctx.station.id;
   const key = readKey(operationId, stationId, path, new URLSearchParams(query).toString());
-  const rep = await ctx.svc.reads.read(key, stationId, area, ctx.svc.clock.now().getTime(), compute);
+  const rep = await ctx.svc.reads.read(key, stationId, area, ctx.svc.clock.now().getTime(), (basis) => {
+    basis.lsn = ctx.readLsn;
+    return compute();
+  });
   const answer = ctx.answer;
   if (answer) {
     for (const each of typeof area === 'string' ? [area] : area) answer.areas.add(each);

@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { MethodNotAllowedError } from '../lib/errors.ts';
 import { graphqlKey, Representation, UnkeptAnswer } from '../lib/readCache.ts';
 import { cacheLookup } from '../lib/metrics.ts';
+import { onHandle } from '../lib/replicas/routing.ts';
 import type { WebServices } from '../services.ts';
 import type { Station } from '../domains/stations/model.ts';
 import type { Credential } from '../domains/auth/model.ts';
@@ -59,18 +60,21 @@ export async function serve(
   }
   const flight = isQuery ? svc.reads.begin(key, station.id) : undefined;
   let shared: Representation | UnkeptAnswer | undefined;
+  const generation = flight?.generation ?? svc.reads.generation(station.id);
   try {
-    shared = await execute(
-      ctx,
-      svc,
-      station,
-      credential,
-      operation,
-      method,
-      key,
-      nowMs,
-      flight?.generation ?? svc.reads.generation(station.id),
-    );
+    // With read replicas a query reads where the station's reads are routed (lib/replicas/routing.ts): a replica
+    // that has replayed its last write, else the primary. A server error's answer (5xx) read on a replica
+    // is read again on the primary: a replica never makes a listener read fail.
+    const replicas = isQuery ? svc.replicas : null;
+    const choice = replicas === null ? null : await replicas.choose(station.id);
+    if (choice !== null && choice.replica !== null) {
+      shared = await execute(ctx, onHandle(svc, choice.handle), station, credential, operation, method, key, nowMs, generation, choice.lsn);
+      // A request's own error (4xx, or a field's error the operation reports) is the primary's too.
+      if (!(shared instanceof UnkeptAnswer) || shared.status < 500) return replicas!.count(choice);
+      replicas!.count(choice, true);
+      ctx.remove('Retry-After');
+    } else if (choice !== null) replicas!.count(choice);
+    shared = await execute(ctx, svc, station, credential, operation, method, key, nowMs, generation);
   } finally {
     flight?.end(shared);
   }
@@ -106,11 +110,13 @@ async function execute(
   key: string,
   nowMs: number,
   generation: number,
+  readLsn?: bigint,
 ): Promise<Representation | UnkeptAnswer | undefined> {
   const context: GraphQLContext = {
     svc,
     station,
     credential,
+    readLsn,
     previewGrant: ctx.get('x-preview-grant') || undefined,
     answer: { areas: new Set(), validUntil: Infinity },
   };
@@ -136,6 +142,6 @@ async function execute(
   const answer = context.answer;
   if (!answer || ctx.status !== 200) return new UnkeptAnswer(ctx.status, Buffer.from(body), contentType, retryAfter);
   const kept = new Representation(Buffer.from(body), contentType, answer.validUntil);
-  svc.reads.store(key, station.id, [...answer.areas], generation, kept, nowMs);
+  svc.reads.store(key, station.id, [...answer.areas], generation, kept, nowMs, readLsn);
   return kept;
 }

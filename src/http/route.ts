@@ -4,8 +4,9 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import type { RouteServices as Services, RouteStation as Station } from './subjects.ts';
 import { bearerToken, credentialGate, moduleGate, rateLimitGate, stationGates, type Gate } from './gates.ts';
 import { UnauthenticatedError } from '../lib/errors.ts';
+import { readOn } from '../lib/replicas/routing.ts';
 import { sendCacheable, sendJson } from './etag.ts';
-import { readKey, Representation, type ReadAreas } from '../lib/readCache.ts';
+import { readKey, Representation, type ReadAreas, type ReadBasis } from '../lib/readCache.ts';
 import { validate } from './validate.ts';
 import { byteLimit, readJsonBody, readJsonObject } from './body.ts';
 import type { ErrorShape } from './envelope.ts';
@@ -71,13 +72,13 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
     else ctx.state.body = await readBody(ctx);
   };
 
-  const compute = async (ctx: Context): Promise<unknown> => {
+  const compute = async (ctx: Context, on: Services = svc): Promise<unknown> => {
     const params = route.params ? validate(route.params, 'params', { ...ctx.params }) : undefined;
     const query = namedIn === 'query' ? ctx.state.query : readQuery(ctx);
     const body = namedIn === 'body' ? ctx.state.body : await readBody(ctx);
     return route.handler({
       ctx,
-      svc,
+      svc: on,
       params,
       query,
       body,
@@ -101,10 +102,18 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
   const area = route.surface === 'listener' && route.method === 'get' ? route.cache : undefined;
   const pathInKey = keyHoldsPath(route.path);
   const toRepresentation = (result: unknown): Representation => (result instanceof Representation ? result : Representation.json(result));
+  // With read replicas, the handler reads where lib/replicas/routing.ts routes the station's read (a replica that
+  // has replayed its last write, else the primary), and the answer remembers where it was read (`basis`).
+  const computeRead = (ctx: Context, stationId: string, basis: ReadBasis): Promise<Representation> =>
+    svc.replicas === null
+      ? compute(ctx).then(toRepresentation)
+      : readOn(svc, stationId, (on) => compute(ctx, on), basis).then(toRepresentation);
   const handleCached = (ctx: Context): Promise<void> | void => {
     const stationId = (ctx.state.station as Station).id;
     const key = readKey(route.operationId, stationId, pathInKey ? ctx.path : '', ctx.querystring);
-    const answer = svc.reads.read(key, stationId, area as ReadAreas, svc.clock.now().getTime(), () => compute(ctx).then(toRepresentation));
+    const answer = svc.reads.read(key, stationId, area as ReadAreas, svc.clock.now().getTime(), (basis) =>
+      computeRead(ctx, stationId, basis),
+    );
     if (answer instanceof Representation) return sendCacheable(ctx, answer.bytes, answer.contentType, answer.etag);
     return answer.then((rep) => sendCacheable(ctx, rep.bytes, rep.contentType, rep.etag));
   };

@@ -4,7 +4,8 @@ import type { Clock } from '../lib/clock.ts';
 import type { Logger } from '../lib/logger.ts';
 import type { ReadCache } from '../lib/readCache.ts';
 import type { RateLimits } from './ratelimit.ts';
-import type { Trx } from '../lib/db.ts';
+import type { Db, Trx } from '../lib/db.ts';
+import type { ReadRouting } from '../lib/replicas/routing.ts';
 import type { OperatorScope } from '../lib/operatorScopes.ts';
 
 // What the framework knows of the station, credential, scope and module a route is gated by, and of
@@ -95,6 +96,10 @@ export interface FrameworkServices {
   audit: { record(trx: Trx | null, entry: AuditEntry): Promise<void> };
   rateLimits: RateLimits;
   reads: ReadCache;
+  /** The primary: every write, and every read without read replicas. */
+  db: Db;
+  /** Where a listener read that misses the read cache runs (lib/replicas/routing.ts); null without replicas. */
+  replicas: ReadRouting<Db> | null;
   /** The BullMQ queues for the dashboard, or null when jobs run in-process. */
   jobs: { bullQueues(): Queue[] | null };
 }

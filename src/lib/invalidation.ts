@@ -12,7 +12,21 @@ import type { Logger } from './logger.ts';
  * src/domains/inbox/streams.ts).
  */
 export type InvalidationTopic = 'station' | 'credential' | 'reads' | 'webhooks' | 'push-cancel' | 'operator-key' | 'artwork-pins' | 'inbox';
-type Handler = (id: string) => void;
+/**
+ * A handler hears the id and, for the `reads` and `station` topics when read replicas are configured,
+ * the commit LSN of the write (lib/replicas/routing.ts): what a listener read of that station must show at least.
+ */
+type Handler = (id: string, lsn?: string) => void;
+
+/** Topics whose message carries the write's commit LSN (`<topic>:<id>@<lsn>`) when replicas are configured. */
+const WITH_LSN: ReadonlySet<InvalidationTopic> = new Set(['reads', 'station']);
+
+/** `<id>@<lsn>` → [id, lsn] for the topics that carry one. */
+export function splitLsn(topic: string, rest: string): [string, string | undefined] {
+  if (!WITH_LSN.has(topic as InvalidationTopic)) return [rest, undefined];
+  const at = rest.lastIndexOf('@');
+  return at < 0 ? [rest, undefined] : [rest.slice(0, at), rest.slice(at + 1)];
+}
 
 /** Topics whose change must hold in every process on the next read (a revoked credential, a station offline). */
 const CONFIRMED: ReadonlySet<InvalidationTopic> = new Set(['station', 'credential', 'push-cancel', 'operator-key', 'artwork-pins']);
@@ -32,6 +46,13 @@ export class Invalidation {
   /** This process' prefix for confirmation tokens, and the confirmations it waits for. */
   private readonly instance = randomBytes(6).toString('hex');
   private sequence = 0;
+  /**
+   * With read replicas: the primary's WAL position, asked after the write committed and before its
+   * invalidation goes out (lib/replicas/routing.ts, WalPosition); `reads` invalidations are then confirmed too.
+   */
+  private walPosition: (() => Promise<string>) | null = null;
+  private confirmedTopics: ReadonlySet<InvalidationTopic> = CONFIRMED;
+  private readonly reconnected: Array<() => void> = [];
   private readonly waiting = new Map<string, { received: number; expected: number | null; done(): void }>();
   constructor(publisher: Redis, subscriber: Redis, logger: Logger) {
     this.publisher = publisher;
@@ -57,6 +78,25 @@ export class Invalidation {
       }
     });
     await this.subscriber.subscribe(keys.invalidateChannel, keys.invalidateSyncChannel, keys.invalidateAckChannel);
+    // Every later `ready` is a reconnection: messages published meanwhile were missed here.
+    this.subscriber.on('ready', () => {
+      for (const handler of this.reconnected) handler();
+    });
+  }
+
+  /** Runs `handler` whenever the subscriber connection comes back (invalidations may have been missed meanwhile). */
+  onReconnect(handler: () => void): void {
+    this.reconnected.push(handler);
+  }
+
+  /**
+   * Read replicas are configured: `reads` and `station` invalidations carry the write's commit LSN
+   * (`position` asks the primary), and a `reads` invalidation is confirmed by every web and worker
+   * process before the write answers, as a `station` one always is (docs/operations.md#read-your-writes).
+   */
+  carryLsn(position: () => Promise<string>): void {
+    this.walPosition = position;
+    this.confirmedTopics = new Set([...CONFIRMED, 'reads']);
   }
 
   on(topic: InvalidationTopic, handler: Handler): void {
@@ -76,11 +116,20 @@ export class Invalidation {
 
   /** `invalidate`, answering whether every process confirmed it (true for a published unconfirmed topic). */
   async broadcast(topic: InvalidationTopic, id: string): Promise<boolean> {
-    this.runLocal(topic, id);
+    let change = `${topic}:${id}`;
+    if (this.walPosition !== null && WITH_LSN.has(topic)) {
+      // Asked after the commit: a replica that has replayed this far shows the write.
+      const lsn = await this.walPosition().catch((err: unknown) => {
+        this.logger.warn({ err, topic }, 'could not read the WAL position of a write');
+        return undefined;
+      });
+      if (lsn !== undefined) change += `@${lsn}`;
+    }
+    this.runLocal(topic, change.slice(topic.length + 1));
     try {
       // The plain channel still carries every change: the gateway's bridge listens there.
-      await this.publisher.publish(keys.invalidateChannel, `${topic}:${id}`);
-      return CONFIRMED.has(topic) ? await this.confirmed(`${topic}:${id}`) : true;
+      await this.publisher.publish(keys.invalidateChannel, change);
+      return this.confirmedTopics.has(topic) ? await this.confirmed(change) : true;
     } catch (err) {
       this.logger.warn({ err, topic }, 'could not broadcast cache invalidation');
       return false;
@@ -107,7 +156,8 @@ export class Invalidation {
     }
   }
 
-  private runLocal(topic: InvalidationTopic, id: string): void {
-    for (const handler of this.handlers.get(topic) ?? []) handler(id);
+  private runLocal(topic: InvalidationTopic, raw: string): void {
+    const [id, lsn] = splitLsn(topic, raw);
+    for (const handler of this.handlers.get(topic) ?? []) handler(id, lsn);
   }
 }

@@ -1,4 +1,5 @@
 import type { Invalidation } from './invalidation.ts';
+import type { ReadRouting } from './replicas/routing.ts';
 import { cacheLookup } from './metrics.ts';
 import { strongEtag } from './strongEtag.ts';
 
@@ -87,6 +88,14 @@ export class Representation {
 
 export const JSON_TYPE = 'application/json; charset=utf-8';
 
+/**
+ * What a computation read its data at: `lsn` is set by a read that ran on a replica (the replay position
+ * it had reached, lib/replicas/routing.ts); undefined, it read the primary.
+ */
+export interface ReadBasis {
+  lsn: bigint | undefined;
+}
+
 interface Entry {
   rep: Representation;
   stationId: string;
@@ -115,6 +124,8 @@ const ENTRY_OVERHEAD = 256;
  * Consistency: a computation takes the area's generation before it reads the database and stores its
  * answer only if no invalidation of that area came in meanwhile, so an answer computed from data a
  * concurrent write replaced is never kept. Concurrent misses of one key share one computation.
+ * With read replicas, an answer read on a replica at an LSN older than a write since heard for its
+ * station is not kept either (`ReadRouting.keeps`), whether or not that write's area is the answer's.
  */
 export class ReadCache {
   private readonly entries = new Map<string, Entry>();
@@ -124,10 +135,17 @@ export class ReadCache {
   private used = 0;
   readonly budget: number;
   private readonly maxAgeMs: number;
+  private readonly routing: Pick<ReadRouting<unknown>, 'keeps'> | null;
 
-  constructor(budgetBytes: number, maxAgeMs: number, invalidation?: Pick<Invalidation, 'on'>) {
+  constructor(
+    budgetBytes: number,
+    maxAgeMs: number,
+    invalidation?: Pick<Invalidation, 'on'>,
+    routing: Pick<ReadRouting<unknown>, 'keeps'> | null = null,
+  ) {
     this.budget = budgetBytes;
     this.maxAgeMs = maxAgeMs;
+    this.routing = routing;
     if (invalidation) {
       invalidation.on('reads', (id) => {
         const sep = id.lastIndexOf(':');
@@ -164,14 +182,15 @@ export class ReadCache {
 
   /**
    * The answer for `key`: the stored one while exact, else `compute()` (shared by concurrent callers)
-   * whose result is stored unless the area was invalidated while it ran.
+   * whose result is stored unless the area was invalidated while it ran (or, read on a replica, it shows
+   * less than a write heard since: `basis`, which the computation fills in).
    */
   read(
     key: string,
     stationId: string,
     area: ReadAreas,
     nowMs: number,
-    compute: () => Promise<Representation>,
+    compute: (basis: ReadBasis) => Promise<Representation>,
   ): Representation | Promise<Representation> {
     const hit = this.peek(key, nowMs);
     cacheLookup(areasLabel(area), hit !== undefined);
@@ -182,10 +201,11 @@ export class ReadCache {
       // Joined a computation started a moment earlier: its answer must still be exact at this read's time.
       return inFlight.promise.then((rep) => (rep.validUntil > nowMs ? rep : this.read(key, stationId, area, nowMs, compute)));
     }
-    const promise = compute().then(
+    const basis: ReadBasis = { lsn: undefined };
+    const promise = compute(basis).then(
       (rep) => {
         if (this.pending.get(key)?.promise === promise) this.pending.delete(key);
-        this.store(key, stationId, area, generation, rep, nowMs);
+        this.store(key, stationId, area, generation, rep, nowMs, basis.lsn);
         return rep;
       },
       (err: unknown) => {
@@ -248,7 +268,8 @@ export class ReadCache {
 
   /**
    * Keeps `rep` unless the generation moved since `generation` was taken (of `area`, or of the whole
-   * station when `area` is a list: an answer showing several areas), or it is already out of date.
+   * station when `area` is a list: an answer showing several areas), or it is already out of date, or it
+   * was read on a replica at `lsn`, older than a write of the station heard since.
    */
   store(
     key: string,
@@ -257,9 +278,11 @@ export class ReadCache {
     generation: number,
     rep: Representation,
     nowMs: number,
+    lsn?: bigint,
   ): void {
     const single = typeof area === 'string';
     if (this.budget === 0 || this.generation(stationId, single ? area : undefined) !== generation) return;
+    if (lsn !== undefined && this.routing !== null && !this.routing.keeps(stationId, lsn)) return;
     const expires = rep.validUntil;
     if (expires <= nowMs) return;
     const size = rep.bytes.length + key.length * 2 + ENTRY_OVERHEAD;

@@ -5,6 +5,7 @@
 // its own `domains/<feature>/metrics.ts` with lib/metrics.ts's `counter`, `gauge` or `histogram`, and
 // adds one line here; it never edits lib (docs/operations.md, "Metrics", lists them for operators).
 import '../lib/metrics.ts';
+import '../lib/replicas/metrics.ts';
 import '../../workers/metrics.ts';
 import '../domains/audience/metrics.ts';
 import '../domains/push/metrics.ts';

@@ -3,7 +3,8 @@ import '../features.ts';
 import { join } from 'node:path';
 import type { Config } from '../config.ts';
 import { systemClock, type Clock } from '../lib/clock.ts';
-import { createDb } from '../lib/db.ts';
+import { createDb, type Db } from '../lib/db.ts';
+import { ReadRouting, replicaName, WAL_POSITION_SQL, WalPosition } from '../lib/replicas/routing.ts';
 import { Invalidation } from '../lib/invalidation.ts';
 import type { Logger } from '../lib/logger.ts';
 import { createBlockingRedis, createRedis } from '../lib/redis.ts';
@@ -45,6 +46,13 @@ export async function createServices(config: Readonly<Config>, logger: Logger, o
   const jobResults = new JobResults(redis, subscriber, logger);
   const jobs = new Jobs(config.redisUrl, logger, jobResults);
   const media = new MediaStores(config.media, db);
+  // Read replicas: every write's invalidation and feed message carries its commit LSN (lib/replicas/routing.ts).
+  let walPosition: (() => Promise<string>) | null = null;
+  if (config.databaseReplicaUrls.length > 0) {
+    const position = new WalPosition((sql) => db.raw(sql).then((r: { rows: Array<Record<string, unknown>> }) => r.rows));
+    walPosition = () => position.read();
+    invalidation.carryLsn(walPosition);
+  }
   return {
     config,
     logger,
@@ -52,7 +60,7 @@ export async function createServices(config: Readonly<Config>, logger: Logger, o
     db,
     redis,
     invalidation,
-    bus: new RedisFeedBus(redis),
+    bus: new RedisFeedBus(redis, walPosition),
     jobs,
     jobResults,
     stations: new StationCache(db, invalidation, logger),
@@ -72,13 +80,55 @@ export async function createServices(config: Readonly<Config>, logger: Logger, o
 /** The services of a web process (or of `waveline dev`, whose workers share them). */
 export async function createWebServices(config: Readonly<Config>, logger: Logger, options: { clock?: Clock } = {}): Promise<WebServices> {
   const svc = await createServices(config, logger, options);
+  const replicas = createReadRouting(config, svc.db, svc.invalidation, logger);
   return {
     ...svc,
+    replicas,
     credentials: new CredentialCache(svc.db, svc.invalidation, logger),
     operatorKeys: new OperatorKeyCache(svc.db, svc.invalidation, logger),
     audit: new AuditLog(svc.db),
     rateLimits: new RateLimits(svc.redis, config.rateLimits),
-    reads: new ReadCache(config.readCacheMaxBytes, READ_CACHE_MAX_AGE_MS, svc.invalidation),
+    reads: new ReadCache(config.readCacheMaxBytes, READ_CACHE_MAX_AGE_MS, svc.invalidation, replicas),
     asOf: new AsOfMemo(svc.db, svc.invalidation),
+    async close() {
+      if (replicas) {
+        replicas.close();
+        await Promise.all(replicaDbs.get(replicas)!.map((each) => each.destroy()));
+      }
+      await svc.close();
+    },
   };
+}
+
+const replicaDbs = new WeakMap<ReadRouting<Db>, Db[]>();
+
+/**
+ * With DATABASE_REPLICA_URLS: where listener reads run (lib/replicas/routing.ts), hearing every write's commit
+ * LSN from the `reads` and `station` invalidations; null without replicas (every read on the primary).
+ */
+function createReadRouting(config: Readonly<Config>, primary: Db, invalidation: Invalidation, logger: Logger): ReadRouting<Db> | null {
+  if (config.databaseReplicaUrls.length === 0) return null;
+  const dbs = config.databaseReplicaUrls.map((url) => createDb(url));
+  const routing = new ReadRouting<Db>({
+    primary,
+    replicas: config.databaseReplicaUrls.map((url, i) => ({
+      name: replicaName(url),
+      handle: dbs[i],
+      query: (sql) => dbs[i].raw(sql).then((r: { rows: Array<Record<string, unknown>> }) => r.rows),
+    })),
+    maxLagSeconds: config.databaseReplicaMaxLagSeconds,
+    logger,
+    primaryPosition: () => primary.raw(WAL_POSITION_SQL).then((r: { rows: Array<{ lsn: string }> }) => r.rows[0].lsn),
+  });
+  replicaDbs.set(routing, dbs);
+  invalidation.on('reads', (id, lsn) => {
+    if (lsn !== undefined) routing.heard(id.slice(0, id.lastIndexOf(':')), lsn);
+  });
+  invalidation.on('station', (id, lsn) => {
+    if (lsn !== undefined) routing.heard(id, lsn);
+  });
+  // Write positions published while the connection was down were missed: from now on every read needs
+  // what the primary has written by the time it came back.
+  invalidation.onReconnect(() => void routing.raiseFloor());
+  return routing;
 }

@@ -463,10 +463,10 @@ describe('listener reads from cached bytes', () => {
         if (args[1] !== stationId) return read.apply(this, args);
         if (++spy.runs > 1) return read.apply(this, args);
         const [key, station, area, nowMs, compute] = args;
-        return read.call(this, key, station, area, nowMs, () =>
+        return read.call(this, key, station, area, nowMs, (basis) =>
           held.then(() => {
             if (fail) throw unreachable();
-            return compute();
+            return compute(basis);
           }),
         );
       } as typeof read;

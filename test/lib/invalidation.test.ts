@@ -1,38 +1,10 @@
 import { expect } from 'chai';
-import { connect, createServer, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../src/config.ts';
 import { Invalidation } from '../../src/lib/invalidation.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { createBlockingRedis, createRedis, type Redis } from '../../src/lib/redis.ts';
 import { requiresRedis } from '../support/mode.ts';
-
-/** Forwards to Redis, holding everything Redis sends back for `delayMs`: a process that hears pub/sub late. */
-async function slowLink(target: URL, delayMs: number): Promise<{ url: string; close(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = connect(Number(target.port || 6379), target.hostname);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => s.destroy());
-    }
-    client.pipe(upstream);
-    upstream.on('data', (chunk) => setTimeout(() => client.writable && client.write(chunk), delayMs));
-    client.on('close', () => upstream.destroy());
-    upstream.on('close', () => setTimeout(() => client.destroy(), delayMs));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = new URL(target);
-  url.host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url: url.toString(),
-    close: () => {
-      for (const s of sockets) s.destroy();
-      return new Promise((resolve) => server.close(() => resolve()));
-    },
-  };
-}
+import { slowLink } from '../support/slowLink.ts';
 
 describe('cache invalidation across processes', () => {
   it('a station or credential change returns only once every other process dropped it (a revocation holds on the next read anywhere)', async function () {

@@ -2,7 +2,8 @@ import type { Context } from 'koa';
 import { defineRoute } from '../../http/route.ts';
 import { ErrorBody } from '../../http/schema.ts';
 import { NotFoundError } from '../../lib/errors.ts';
-import type { Services } from '../../services.ts';
+import { readOn } from '../../lib/replicas/routing.ts';
+import type { WebServices as Services } from '../../services.ts';
 import { createMediaVersion, discardFiles } from './commands.ts';
 import { INLINE_BYTES, redirectToFile, sendFile } from './delivery.ts';
 import { renderPublishedVariants } from './onDemand.ts';
@@ -47,7 +48,8 @@ const publicMedia = {
 async function sendPublished(ctx: Context, svc: Services, stationId: string, versionId: string, variant: FileVariant): Promise<void> {
   const id = versionId.toLowerCase();
   const inlineUpTo = ctx.method === 'HEAD' ? -1 : INLINE_BYTES;
-  let file = await findPublishedFile(svc.db, stationId, id, variant, inlineUpTo);
+  // The published file's row is read where listener reads are routed (lib/replicas/routing.ts); a rendition made now is read back from the primary.
+  let file = await readOn(svc, stationId, (on) => findPublishedFile(on.db, stationId, id, variant, inlineUpTo));
   // A rendition asked for before the worker stored it is rendered now (its path is already delivered).
   if (!file && variant !== 'original' && (await renderPublishedVariants(svc, stationId, id, variant)))
     file = await findPublishedFile(svc.db, stationId, id, variant, inlineUpTo);

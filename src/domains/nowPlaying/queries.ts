@@ -29,6 +29,14 @@ export async function latestTrack(db: Knex, stationId: string, heardAt?: Date): 
 }
 
 /**
+ * latestTrack's choice as SQL: the station's latest observation (`columns` of it; `station` is the SQL
+ * of the station id, a parameter), for a statement that must decide on the play on air in its own
+ * snapshot (the inbox's votes: docs/inbox.md#likes).
+ */
+export const latestObservationSql = (columns: string, station: string): string =>
+  `SELECT ${columns} FROM observations WHERE station_id = ${station} ORDER BY sort_at DESC, receipt_seq DESC LIMIT 1`;
+
+/**
  * The earliest play time after `at` of a stored observation (playing ones only with `playing`): on a
  * stream heard at `at`, the answer changes when that one becomes audible.
  */

@@ -1,5 +1,6 @@
 import { NotFoundError } from '../../lib/errors.ts';
 import { readKey, Representation, type ReadArea } from '../../lib/readCache.ts';
+import { readOn } from '../../lib/replicas/routing.ts';
 import type { WebServices as Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
 import { buildFeed } from './feed.ts';
@@ -19,8 +20,9 @@ export const feedKey = (stationId: string, programId: string | null): string => 
 
 /** The feed's bytes: stored ones while exact, else built (404 for a program unknown to the station). */
 export function podcastFeed(svc: Services, station: Station, programId: string | null): Representation | Promise<Representation> {
-  return svc.reads.read(feedKey(station.id, programId), station.id, FEED_AREAS, svc.clock.now().getTime(), async () => {
-    const bytes = await buildFeedBytes(svc, station, programId);
+  return svc.reads.read(feedKey(station.id, programId), station.id, FEED_AREAS, svc.clock.now().getTime(), async (basis) => {
+    // Built where the station's reads are routed (a replica that shows its last write, else the primary).
+    const bytes = await readOn(svc, station.id, (on) => buildFeedBytes(on, station, programId), basis);
     return new Representation(bytes, FEED_TYPE);
   });
 }

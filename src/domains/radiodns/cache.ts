@@ -1,5 +1,6 @@
-import { Representation } from '../../lib/readCache.ts';
-import type { Services } from '../../services.ts';
+import { Representation, type ReadBasis } from '../../lib/readCache.ts';
+import type { ReadRouting } from '../../lib/replicas/routing.ts';
+import type { WebServices } from '../../services.ts';
 
 // SPI documents are served from cached bytes with their ETag, like every listener read. One document
 // may show several stations (SI.xml per host name) and receivers name services in three ways, so the
@@ -19,6 +20,11 @@ interface Entry {
 export class SpiCache {
   private readonly entries = new Map<string, Entry>();
   private generation = 0;
+  private readonly routing: Pick<ReadRouting<unknown>, 'keeps'> | null;
+  /** `routing`: with read replicas, a document read on a replica older than a write heard since is not kept. */
+  constructor(routing: Pick<ReadRouting<unknown>, 'keeps'> | null = null) {
+    this.routing = routing;
+  }
 
   drop(): void {
     this.generation++;
@@ -36,13 +42,14 @@ export class SpiCache {
     return entry.rep;
   }
 
-  async read(key: string, compute: () => Promise<Buffer | null>): Promise<Representation | null> {
+  async read(key: string, compute: (basis: ReadBasis) => Promise<Buffer | null>): Promise<Representation | null> {
     const hit = this.peek(key);
     if (hit !== undefined) return hit;
     const generation = this.generation;
-    const bytes = await compute();
+    const basis: ReadBasis = { lsn: undefined };
+    const bytes = await compute(basis);
     const rep = bytes === null ? null : new Representation(bytes, SPI_TYPE);
-    if (generation === this.generation) {
+    if (generation === this.generation && (this.routing === null || this.routing.keeps(null, basis.lsn))) {
       if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
       this.entries.set(key, { rep, expires: Date.now() + MAX_AGE_MS });
     }
@@ -53,10 +60,10 @@ export class SpiCache {
 const caches = new WeakMap<object, SpiCache>();
 
 /** The process's SPI cache of these services, subscribed to the invalidations that change documents. */
-export function spiCacheOf(svc: Pick<Services, 'invalidation'>): SpiCache {
+export function spiCacheOf(svc: Pick<WebServices, 'invalidation'> & Partial<Pick<WebServices, 'replicas'>>): SpiCache {
   let cache = caches.get(svc.invalidation);
   if (!cache) {
-    const created = new SpiCache();
+    const created = new SpiCache(svc.replicas ?? null);
     svc.invalidation.on('station', () => created.drop());
     svc.invalidation.on('reads', (id) => {
       const area = id.slice(id.lastIndexOf(':') + 1);

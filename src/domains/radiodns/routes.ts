@@ -4,7 +4,9 @@ import { sendCacheable } from '../../http/etag.ts';
 import { ErrorBody, Type } from '../../http/schema.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import type { Representation } from '../../lib/readCache.ts';
-import type { Services } from '../../services.ts';
+import type { Db } from '../../lib/db.ts';
+import { readOn } from '../../lib/replicas/routing.ts';
+import type { WebServices as Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
 import { spiCacheOf } from './cache.ts';
 import { programmeInformation, serviceInformation } from './documents.ts';
@@ -54,16 +56,24 @@ export function hostName(host: string | undefined): string {
 }
 
 /** The PI.xml of `file`'s local date for the service `find` names (null: 404), from the cache or computed. */
-async function piDocument(svc: Services, key: string, find: () => Promise<Station[]>, file: string) {
-  return spiCacheOf(svc).read(key, async () => {
-    for (const station of await find()) {
-      const day = localDay(file.slice(0, 8), station.timezone);
-      if (!day) return null;
-      const programmes = await programmesOf(svc.db, station.id, day);
-      if (programmes !== null) return programmeInformation(station, day, programmes);
-    }
-    return null;
-  });
+async function piDocument(svc: Services, key: string, find: (db: Db) => Promise<Station[]>, file: string) {
+  // Read where listener reads are routed (a replica that shows every write this process heard, else the primary).
+  return spiCacheOf(svc).read(key, (basis) =>
+    readOn(
+      svc,
+      null,
+      async (on) => {
+        for (const station of await find(on.db)) {
+          const day = localDay(file.slice(0, 8), station.timezone);
+          if (!day) return null;
+          const programmes = await programmesOf(on.db, station.id, day);
+          if (programmes !== null) return programmeInformation(station, day, programmes);
+        }
+        return null;
+      },
+      basis,
+    ),
+  );
 }
 
 const PI_NOT_FOUND = 'No such service, or the date is outside its published schedule.';
@@ -95,10 +105,17 @@ export const radiodnsRoutes = [
     stored: (_params, req, svc) => storedSpi(svc, siKey(hostName(req.headers.host))),
     async handler({ ctx, svc }) {
       const host = hostName(ctx.get('host'));
-      const rep = await spiCacheOf(svc).read(siKey(host), async () => {
-        const stations = await servicesByHost(svc.db, host);
-        return stations.length ? serviceInformation(stations, svc.config.publicBaseUrl) : null;
-      });
+      const rep = await spiCacheOf(svc).read(siKey(host), (basis) =>
+        readOn(
+          svc,
+          null,
+          async (on) => {
+            const stations = await servicesByHost(on.db, host);
+            return stations.length ? serviceInformation(stations, svc.config.publicBaseUrl) : null;
+          },
+          basis,
+        ),
+      );
       sendSpi(ctx, rep, 'No RadioDNS service for this host name.');
     },
   }),
@@ -124,7 +141,7 @@ export const radiodnsRoutes = [
       const rep = await piDocument(
         svc,
         piByIdKey(fqdn, params.serviceIdentifier, params.file),
-        () => servicesById(svc.db, fqdn, params.serviceIdentifier),
+        (db) => servicesById(db, fqdn, params.serviceIdentifier),
         params.file,
       );
       sendSpi(ctx, rep, PI_NOT_FOUND);
@@ -148,7 +165,7 @@ export const radiodnsRoutes = [
     stored: (p, _req, svc) => storedSpi(svc, piByBearerKey(fmBearer(p), p.file)),
     async handler({ ctx, svc, params }) {
       const bearer = fmBearer(params);
-      const rep = await piDocument(svc, piByBearerKey(bearer, params.file), () => servicesByBearer(svc.db, bearer), params.file);
+      const rep = await piDocument(svc, piByBearerKey(bearer, params.file), (db) => servicesByBearer(db, bearer), params.file);
       sendSpi(ctx, rep, PI_NOT_FOUND);
     },
   }),
@@ -171,7 +188,7 @@ export const radiodnsRoutes = [
     stored: (p, _req, svc) => storedSpi(svc, piByBearerKey(dabBearer(p), p.file)),
     async handler({ ctx, svc, params }) {
       const bearer = dabBearer(params);
-      const rep = await piDocument(svc, piByBearerKey(bearer, params.file), () => servicesByBearer(svc.db, bearer), params.file);
+      const rep = await piDocument(svc, piByBearerKey(bearer, params.file), (db) => servicesByBearer(db, bearer), params.file);
       sendSpi(ctx, rep, PI_NOT_FOUND);
     },
   }),

@@ -30,17 +30,39 @@ export function systemRoutes(routes: () => RouteSpec[]): RouteSpec[] {
       path: '/readyz',
       operationId: 'readyz',
       summary: 'Readiness: Postgres and Redis answer',
+      description:
+        'With read replicas (DATABASE_REPLICA_URLS), `replicas` lists each by `host:port` with its reachability and lag at its last probe; a replica down or lagging never makes the process unready (listener reads then use the primary: docs/operations.md#postgres-read-replicas).',
       tags: ['system'],
       surface: 'system',
       responses: {
-        200: { description: 'Ready.', schema: Type.Object({ ok: Type.Boolean(), postgres: Type.Boolean(), redis: Type.Boolean() }) },
+        200: {
+          description: 'Ready.',
+          schema: Type.Object({
+            ok: Type.Boolean(),
+            postgres: Type.Boolean(),
+            redis: Type.Boolean(),
+            replicas: Type.Optional(
+              Type.Array(
+                Type.Object({
+                  name: Type.String({ description: 'host:port (never the URL: it may hold a password)' }),
+                  reachable: Type.Boolean({ description: 'answered its last probe as a replica in recovery' }),
+                  lagSeconds: Type.Union([Type.Number(), Type.Null()], {
+                    description: 'seconds its replay is behind; null while unreachable',
+                  }),
+                  replayLsn: Type.Union([Type.String(), Type.Null()], { description: 'its replay position (pg_last_wal_replay_lsn)' }),
+                  used: Type.Boolean({ description: 'listener reads go to it: reachable and within DATABASE_REPLICA_MAX_LAG_SECONDS' }),
+                }),
+              ),
+            ),
+          }),
+        },
         503: { description: 'A dependency does not answer.' },
       },
       async handler({ svc }) {
         const { postgres, redis } = await dependenciesAnswer(svc);
         if (!postgres || !redis)
           throw new ProviderUnavailableError(`Not ready: ${!postgres ? 'postgres ' : ''}${!redis ? 'redis' : ''}`.trim());
-        return { ok: true, postgres, redis };
+        return svc.replicas === null ? { ok: true, postgres, redis } : { ok: true, postgres, redis, replicas: svc.replicas.status() };
       },
     }),
     defineRoute({

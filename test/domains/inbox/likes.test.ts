@@ -4,6 +4,8 @@ import { useClockedServer } from '../../support/server.ts';
 import { admin } from '../../support/http.ts';
 import { parseCsv } from '../audience/helpers.ts';
 import { inboxFixture } from './helpers.ts';
+import { clientIdentity } from '../../../src/domains/inbox/identity.ts';
+import { castVotes, shardOf } from '../../../src/domains/inbox/votes.ts';
 
 // docs/inbox.md, "Likes": a vote on the play on air now (409 NOTHING_PLAYING when none), one per client
 // per play, the last counts, 0 withdraws; the play log's `likes` and `dislikes` (JSON and CSV).
@@ -68,6 +70,74 @@ describe('inbox: likes of the play on air', () => {
     const counted = await f.like(randomUUID(), 0);
     expect(counted.body).to.deep.include({ likes, dislikes: 60 - likes });
   }).timeout(30_000);
+
+  it('one client’s votes at once are decided one after the other: no difference is lost or counted twice', async () => {
+    // Votes are one statement without a client lock (docs/inbox.md#how-it-works): the value a vote replaces
+    // is read under the vote row's lock, so votes of one client racing each other in two batches (two web
+    // processes; within one, a client waits for the next batch) each take out what the other put in. Read
+    // from the statement's snapshot instead, two first votes at once would both count, and a like racing a
+    // dislike would leave a count with no vote behind it. The batches lock in one order: no deadlock.
+    const f = await inboxFixture(server.url, clock);
+    await f.play('A', 'Race');
+    const station = { id: f.station.id, nowPlayingFreshnessSeconds: 600 };
+    const clients = Array.from({ length: 40 }, () => clientIdentity(server.svc.config.secret, f.station.id, randomUUID()));
+    const values = [1, -1, 0, 1, -1, 1] as const;
+    for (let round = 0; round < 4; round++) {
+      // Six batches at once, each with every client (in an order of its own) and a value of its own.
+      const batches = values.map((_, k) =>
+        clients
+          .map((c, i) => ({ ...c, shard: shardOf(c.clientHash), value: values[(i + k + round) % values.length] }))
+          // an order of its own: rotated by k, every other batch reversed
+          .map((_, i, all) => all[(i + 7 * k) % all.length])
+          .reverse()
+          .map((_, i, all) => (k % 2 ? all[i] : all[all.length - 1 - i])),
+      );
+      const answers = await Promise.all(batches.map((ballots) => castVotes(server.svc.db, station, ballots, clock.now())));
+      const playId = answers[0]!.playId;
+      const votes: Array<{ value: number }> = await server.svc.db('inbox_votes').where({ observation_id: playId });
+      const ours = votes.filter((v: any) => clients.some((c) => c.clientHash === v.client_hash));
+      expect(ours, 'one row per client').to.have.length(40);
+      const stored = { likes: votes.filter((v) => v.value === 1).length, dislikes: votes.filter((v) => v.value === -1).length };
+      const [shards] = await server.svc
+        .db('inbox_vote_counts')
+        .where({ observation_id: playId })
+        .select(server.svc.db.raw('coalesce(sum(likes), 0)::int AS likes, coalesce(sum(dislikes), 0)::int AS dislikes'));
+      expect(shards, `round ${round}: the shards against the stored votes`).to.deep.equal(stored);
+      expect((await f.like(randomUUID(), 0)).body).to.deep.include(stored);
+    }
+    // Through HTTP, many votes of each client at once: one answer each, and the counts still exact.
+    const answers = await Promise.all(clients.slice(0, 20).flatMap(() => values.map((v) => f.like(randomUUID(), v))));
+    for (const answer of answers) expect(answer.status, answer.text).to.equal(200);
+    const same = randomUUID();
+    const racing = await Promise.all(values.map((v) => f.like(same, v)));
+    for (const answer of racing) expect(answer.status, answer.text).to.equal(200);
+    const votes: Array<{ value: number }> = await server.svc.db('inbox_votes').where({ observation_id: racing[0].body.playId });
+    const stored = { likes: votes.filter((v) => v.value === 1).length, dislikes: votes.filter((v) => v.value === -1).length };
+    expect((await f.like(randomUUID(), 0)).body).to.deep.include(stored);
+  }).timeout(60_000);
+
+  it('a vote racing a song change lands on the play on air when it ran: counted there, never on the next or the last', async () => {
+    const f = await inboxFixture(server.url, clock);
+    await f.play('A', 'Before');
+    const before = (await f.like(randomUUID(), 0)).body.playId;
+    // Votes sent while the song changes land on either play, each counted on the play its answer names;
+    // every vote sent after the change was answered lands on the new play.
+    const racing = Array.from({ length: 40 }, () => f.like(randomUUID(), 1));
+    await f.play('B', 'After');
+    const after = await Promise.all(Array.from({ length: 20 }, () => f.like(randomUUID(), 1)));
+    const raced = await Promise.all(racing);
+    const next = after[0].body.playId;
+    expect(next).to.be.a('string').and.not.equal(before);
+    for (const answer of after) expect(answer.body.playId).to.equal(next);
+    const onBefore = raced.filter((a) => a.body.playId === before).length;
+    const onNext = raced.filter((a) => a.body.playId === next).length;
+    expect(onBefore + onNext, 'every racing vote answered on one of the two plays').to.equal(40);
+    const json = await admin(server.url, 'GET', `/stations/${f.station.id}/plays?${RANGE}`);
+    expect(json.body.plays.map((p: Record<string, unknown>) => [p.title, p.likes])).to.deep.equal([
+      ['Before', onBefore],
+      ['After', onNext + 20],
+    ]);
+  });
 
   it('the play log has likes and dislikes per play, in JSON and CSV', async () => {
     const f = await inboxFixture(server.url, clock);

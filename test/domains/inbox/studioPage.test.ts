@@ -65,6 +65,8 @@ describe('inbox: the studio page in a real browser (/admin/studio/inbox)', funct
   const requests: HTTPRequest[] = [];
   const pageUrls: string[] = [];
   const ids: Record<string, string> = {};
+  /** The banned listener's clientId (the ban tests). */
+  const trollId = { value: '' };
   let address = 10;
   /** When the page held a wrong key (its 401s are expected then). */
   const wrongKey = { from: 0, to: 0 };
@@ -197,6 +199,7 @@ describe('inbox: the studio page in a real browser (/admin/studio/inbox)', funct
 
     // A ban (two clicks): the message is hidden, and what its sender sends next is stored hidden and not shown.
     const troll = randomUUID();
+    trollId.value = troll;
     ids.troll = await send({ clientId: troll, kind: 'message', text: 'BUY FOLLOWERS NOW' });
     await until(ids.troll, (v) => v.present);
     await page.click(`li.message[data-id="${ids.troll}"] button.ban`);
@@ -234,11 +237,81 @@ describe('inbox: the studio page in a real browser (/admin/studio/inbox)', funct
       cookie: document.cookie,
     }));
     expect(kept).to.deep.equal({ session: key, local: 0, cookie: '' });
+  });
+
+  it('lifts a ban from the page: the list of bans in force, or the banned listener’s message; what they send next arrives as anyone’s', async () => {
+    const banRows = () =>
+      page.evaluate(() =>
+        [...document.querySelectorAll('#bans li.ban-entry')].map((li: any) => ({
+          id: li.dataset.id,
+          client: li.querySelector('.client').textContent,
+          until: li.querySelector('.until').textContent,
+        })),
+      );
+    const bansInForce = async () => (await admin(server.url, 'GET', `/stations/${f.station.id}/inbox/bans`)).body.bans;
+    // The ban of the previous test, in the page's list of bans (as the API lists it).
+    const [troll] = await bansInForce();
+    await page.click('#bans-panel summary');
+    const rows = await pageEventually(
+      page,
+      () => document.querySelectorAll('#bans li.ban-entry').length,
+      (n) => n === 1,
+      5000,
+      'the ban listed',
+    );
+    expect(rows).to.equal(1);
+    const [row] = await banRows();
+    expect(row.id).to.equal(troll.id);
+    expect(row.client).to.equal(troll.client);
+    expect(row.until)
+      .to.match(/^until /)
+      .and.not.equal('until lifted');
+    expect(await page.evaluate(() => document.getElementById('ban-count').textContent)).to.equal('1');
 
     if (process.env.INBOX_SCREENSHOT) {
       await page.evaluate(() => window.scrollTo(0, 0));
       await page.screenshot({ path: process.env.INBOX_SCREENSHOT as string });
     }
+
+    // Lifted from the list: the API has no ban left, the page marks nobody, and the listener's next
+    // message is stored pending and shown. (The messages the ban hid stay hidden.)
+    await page.click(`#bans li.ban-entry[data-id="${troll.id}"] button.lift`);
+    await eventually(async () => (await bansInForce()).length === 0);
+    await pageEventually(
+      page,
+      () => document.querySelectorAll('#bans li.ban-entry').length,
+      (n) => n === 0,
+      5000,
+      'the list emptied',
+    );
+    await until(ids.trollAgain, (v) => v.banned === false);
+    expect(await page.evaluate(() => document.getElementById('notice').textContent)).to.match(/lifted/);
+    const trollClient = (await stored(ids.troll)).client;
+    const welcome = await f.send({ clientId: trollId.value, kind: 'message', text: 'Sorry about before.' }, { address: '198.51.100.250' });
+    expect(welcome.status, welcome.text).to.equal(202);
+    expect((await stored(welcome.body.id)).status, 'stored as anyone’s').to.equal('pending');
+    expect((await stored(welcome.body.id)).client).to.equal(trollClient);
+    await until(welcome.body.id, (v) => v.visible && v.status === 'pending' && !v.banned, 2000);
+
+    // Banned again from its message, and lifted from the same place: the Ban button turns into Lift ban.
+    await page.click(`li.message[data-id="${welcome.body.id}"] button.ban`);
+    await page.click(`li.message[data-id="${welcome.body.id}"] button.ban`);
+    await eventually(async () => (await bansInForce()).length === 1);
+    await page.click('#show-hidden');
+    await until(welcome.body.id, (v) => v.visible && v.banned && v.status === 'hidden');
+    const buttons = (id: string) =>
+      page.evaluate((messageId: string) => {
+        const el = document.querySelector(`li.message[data-id="${messageId}"]`);
+        return { ban: !el.querySelector('button.ban').hidden, lift: !el.querySelector('button.lift').hidden };
+      }, id);
+    expect(await buttons(welcome.body.id)).to.deep.equal({ ban: false, lift: true });
+    await page.click(`li.message[data-id="${welcome.body.id}"] button.lift`);
+    await eventually(async () => (await bansInForce()).length === 0);
+    await until(welcome.body.id, (v) => !v.banned);
+    expect(await buttons(welcome.body.id)).to.deep.equal({ ban: true, lift: false });
+    expect(await page.evaluate(() => document.getElementById('ban-count').textContent)).to.equal('0');
+    await page.click('#show-hidden');
+    await page.click('#bans-panel summary');
   });
 
   it('resumes with Last-Event-ID after a drop: what was sent meanwhile appears', async () => {

@@ -23,12 +23,19 @@
   var showHidden = $('show-hidden');
   var banDays = $('ban-days');
   var template = $('message-template');
+  var banTemplate = $('ban-template');
+  var banList = $('bans');
+  var banCount = $('ban-count');
+  var noBans = $('no-bans');
 
   /** The connection: its station, key, abort and stream position; a new one makes the old one's work void. */
   var session = null;
   /** id → { message, el } */
   var shown = new Map();
-  var bannedClients = new Set();
+  /** The bans in force: id → { id, client, expiresAt, createdAt } (GET …/bans, and this page's own changes). */
+  var bans = new Map();
+  /** client → how many bans in force name it. */
+  var bannedClients = new Map();
   var policyTimer = null;
 
   function storedKey() {
@@ -123,7 +130,11 @@
     q('.received').textContent = timeOf(m.receivedAt);
     q('.received').setAttribute('datetime', m.receivedAt);
     q('.client').textContent = m.client;
-    q('.banned').hidden = !bannedClients.has(m.client);
+    var banned = bannedClients.has(m.client);
+    q('.banned').hidden = !banned;
+    // A banned listener's messages offer to lift the ban instead.
+    q('.ban').hidden = banned;
+    q('.lift').hidden = !banned;
     q('.text').textContent = m.text === null ? '' : m.text;
     q('.text').hidden = m.text === null;
     var track = q('.track');
@@ -187,7 +198,7 @@
 
   function clearMessages() {
     shown.clear();
-    bannedClients.clear();
+    setBans([]);
     list.textContent = '';
     more.hidden = true;
     empty.hidden = false;
@@ -384,16 +395,82 @@
     }
   }
 
+  // ---- bans ----
+
+  /** Until when a ban runs, as the desk reads it. */
+  function untilText(ban) {
+    if (ban.expiresAt === null) return 'until lifted';
+    var date = new Date(ban.expiresAt);
+    return (
+      'until ' +
+      date.toLocaleDateString([], { month: 'short', day: 'numeric' }) +
+      ', ' +
+      date.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' })
+    );
+  }
+
+  /** Replaces the bans in force (newest first, as the API lists them) and shows them. */
+  function setBans(all) {
+    bans = new Map();
+    bannedClients = new Map();
+    banList.textContent = '';
+    all.forEach(function (ban) {
+      bans.set(ban.id, ban);
+      bannedClients.set(ban.client, (bannedClients.get(ban.client) || 0) + 1);
+      var el = banTemplate.content.firstElementChild.cloneNode(true);
+      el.dataset.id = ban.id;
+      el.dataset.client = ban.client;
+      el.querySelector('.client').textContent = ban.client;
+      el.querySelector('.until').textContent = untilText(ban);
+      banList.appendChild(el);
+    });
+    banCount.textContent = String(bans.size);
+    noBans.hidden = bans.size > 0;
+    shown.forEach(render);
+  }
+
+  function addBan(ban) {
+    var all = [ban];
+    bans.forEach(function (other) {
+      if (other.id !== ban.id) all.push(other);
+    });
+    setBans(all);
+  }
+
+  /** Lifts the bans (ids) in force; the messages they hid stay hidden until the studio shows them. */
+  async function lift(ids, client) {
+    var s = session;
+    if (!s || ids.length === 0) return;
+    try {
+      for (var i = 0; i < ids.length; i++) await api(s, 'DELETE', '/bans/' + encodeURIComponent(ids[i]));
+      if (s !== session) return;
+      var left = [];
+      bans.forEach(function (ban) {
+        if (ids.indexOf(ban.id) < 0) left.push(ban);
+      });
+      setBans(left);
+      say('Ban on listener ' + client + ' lifted: what they send now arrives as anyone’s.', false);
+    } catch (err) {
+      if (s !== session || err.name === 'AbortError') return;
+      if (!refused(err)) say('Could not lift the ban: ' + err.message, true);
+      void loadBans(s);
+    }
+  }
+
+  /** Every ban in force on a listener. */
+  function bansOf(client) {
+    var ids = [];
+    bans.forEach(function (ban) {
+      if (ban.client === client) ids.push(ban.id);
+    });
+    return ids;
+  }
+
   async function loadBans(s) {
     try {
       var answer = await api(s, 'GET', '/bans');
       if (s !== session) return;
-      bannedClients = new Set(
-        answer.bans.map(function (ban) {
-          return ban.client;
-        }),
-      );
-      shown.forEach(render);
+      setBans(answer.bans);
     } catch (err) {
       if (s !== session || err.name === 'AbortError') return;
       refused(err);
@@ -484,8 +561,7 @@
         days ? { messageId: entry.message.id, days: Number(days) } : { messageId: entry.message.id },
       );
       if (s !== session) return;
-      bannedClients.add(created.client);
-      shown.forEach(render);
+      addBan(created);
       if (entry.message.status !== 'hidden') await setStatus(entry, 'hidden');
       say(
         'Listener ' +
@@ -509,6 +585,13 @@
     if (!entry) return;
     if (button.dataset.status) void setStatus(entry, button.dataset.status);
     else if (button.classList.contains('ban')) void ban(entry, button);
+    else if (button.classList.contains('lift')) void lift(bansOf(entry.message.client), entry.message.client);
+  });
+
+  banList.addEventListener('click', function (event) {
+    var button = event.target.closest('button.lift');
+    var item = button && button.closest('li.ban-entry');
+    if (item && bans.has(item.dataset.id)) void lift([item.dataset.id], item.dataset.client);
   });
 
   form.addEventListener('submit', function (event) {
