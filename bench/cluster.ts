@@ -39,7 +39,7 @@ import { BENCH_ENV, cpuMs, cpuMsOf, freePort, median, recreateDatabase, startRol
 import { startChild } from './fanout/proc.ts';
 
 const env = process.env;
-const BACKENDS = (env.BENCH_BACKENDS ?? 'one,cluster').split(',');
+const BACKENDS = (env.BENCH_BACKENDS ?? 'one,cluster').split(',').filter((b) => b !== '');
 const DATABASE_URL = env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench_cluster';
 const REDIS_URL = env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/3';
 const CLUSTER_URLS = env.BENCH_REDIS_CLUSTER_URLS ?? 'redis://127.0.0.1:7101,redis://127.0.0.1:7102,redis://127.0.0.1:7103';
