@@ -108,6 +108,27 @@ async function commandCalls(nodes: Redis[], command: string): Promise<number[]> 
   );
 }
 
+/** Calls of every command on the nodes so far, summed (INFO commandstats). */
+async function allCommandCalls(nodes: Redis[]): Promise<Map<string, number>> {
+  const calls = new Map<string, number>();
+  for (const node of nodes) {
+    const info = await node.info('commandstats');
+    for (const match of info.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)) calls.set(match[1], (calls.get(match[1]) ?? 0) + Number(match[2]));
+  }
+  return calls;
+}
+
+/** The commands Redis ran between two snapshots, per ingest, most frequent first (the bench's own INFO calls left out). */
+function commandsPer(before: Map<string, number>, after: Map<string, number>, count: number): Record<string, number> {
+  const per: Array<[string, number]> = [];
+  for (const [name, calls] of after) {
+    const delta = calls - (before.get(name) ?? 0);
+    if (name !== 'info' && delta > 0) per.push([name, +(delta / Math.max(1, count)).toFixed(2)]);
+  }
+  per.sort((a, b) => b[1] - a[1]);
+  return Object.fromEntries(per.slice(0, 12));
+}
+
 /** Feed subscriptions on Redis of the gateway connections whose name holds `pid` (classic or sharded). */
 async function subscriptionsOf(nodes: Redis[], pid: number): Promise<number> {
   let total = 0;
@@ -305,9 +326,17 @@ async function runBackend(backend: string) {
     await ingestLoop(pools, stations, Math.min(RATE * 2, 300), Math.ceil(STATIONS / Math.min(RATE * 2, 300)), 1_000_000);
     await sleep(1000);
 
+    // The gateways' CPU while their listeners are idle (timers, metrics, the slot audit): a run's CPU
+    // less this is what the changes cost.
+    const gatewayPids0 = roles.gateways.map((g) => g.child.pid!);
+    const idleFrom = pidCpu(gatewayPids0);
+    await sleep(5000);
+    const gatewayIdleMsPerSecond = (pidCpu(gatewayPids0) - idleFrom) / 5;
     const spublishBefore = backend === 'cluster' ? await commandCalls(nodes, 'spublish') : [];
+    const commandsBefore = await allCommandCalls(nodes);
     const gatewayPids = roles.gateways.map((g) => g.child.pid!);
     const webPids = roles.webs.map((w) => w.child.pid!);
+    const loopStarted = now();
     const cpuBefore = {
       gateways: pidCpu(gatewayPids),
       webs: pidCpu(webPids),
@@ -333,6 +362,7 @@ async function runBackend(backend: string) {
       expected,
       timeoutMs: 60_000,
     });
+    const loopSeconds = (now() - loopStarted) / 1000;
     const cpuAfter = {
       gateways: pidCpu(gatewayPids),
       webs: pidCpu(webPids),
@@ -340,6 +370,7 @@ async function runBackend(backend: string) {
       postgres: cpuMsOf('postgres'),
     };
     const spublishAfter = backend === 'cluster' ? await commandCalls(nodes, 'spublish') : [];
+    const commandsAfter = await allCommandCalls(nodes);
     const spublish = spublishAfter.map((after, i) => after - spublishBefore[i]);
     const spublishTotal = spublish.reduce((a, b) => a + b, 0);
 
@@ -391,9 +422,18 @@ async function runBackend(backend: string) {
       delivered: `${delivery.delivered}/${expected}`,
       unexpectedCloses: delivery.unexpectedCloses,
       subscriptions,
+      // Every client of the Redis counts (on one Redis, other databases' too): read it on a quiet machine.
+      redisCommandsPerIngest: commandsPer(commandsBefore, commandsAfter, ok.length),
       spublishPerMaster:
         backend === 'cluster' ? spublish.map((n) => ({ calls: n, share: +(n / Math.max(1, spublishTotal)).toFixed(3) })) : undefined,
       cpu: {
+        // Each change is heard by the one gateway holding its station.
+        gatewayMsPerChange: +((cpuAfter.gateways - cpuBefore.gateways) / Math.max(1, ok.length)).toFixed(3),
+        gatewayMsPerChangeLessIdle: +(
+          (cpuAfter.gateways - cpuBefore.gateways - gatewayIdleMsPerSecond * loopSeconds) /
+          Math.max(1, ok.length)
+        ).toFixed(3),
+        gatewayIdleMsPerSecond: +gatewayIdleMsPerSecond.toFixed(2),
         gatewayUsPerFrame: +(((cpuAfter.gateways - cpuBefore.gateways) * 1000) / Math.max(1, delivery.delivered)).toFixed(2),
         webMsPerIngest: +((cpuAfter.webs - cpuBefore.webs) / Math.max(1, ok.length)).toFixed(3),
         redisMsPerIngest: +((cpuAfter.redis - cpuBefore.redis) / Math.max(1, ok.length)).toFixed(3),
