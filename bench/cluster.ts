@@ -129,8 +129,12 @@ function commandsPer(before: Map<string, number>, after: Map<string, number>, co
   return Object.fromEntries(per.slice(0, 12));
 }
 
-/** Feed subscriptions on Redis of the gateway connections whose name holds `pid` (classic or sharded). */
-async function subscriptionsOf(nodes: Redis[], pid: number): Promise<number> {
+/**
+ * Feed subscriptions on Redis of the gateway connections whose name holds `pid`: sharded ones on the
+ * cluster (its classic invalidation subscription may sit on any node), classic ones less the
+ * invalidation channel on one Redis.
+ */
+async function subscriptionsOf(nodes: Redis[], pid: number, sharded: boolean): Promise<number> {
   let total = 0;
   for (const node of nodes) {
     const list = String(await node.call('CLIENT', 'LIST'));
@@ -138,10 +142,10 @@ async function subscriptionsOf(nodes: Redis[], pid: number): Promise<number> {
       if (!line.includes(`waveline-gateway-${pid}-`)) continue;
       const sub = /\bsub=(\d+)/.exec(line);
       const ssub = /\bssub=(\d+)/.exec(line);
-      total += Number(sub?.[1] ?? 0) + Number(ssub?.[1] ?? 0);
+      total += sharded ? Number(ssub?.[1] ?? 0) : Number(sub?.[1] ?? 0);
     }
   }
-  return total;
+  return sharded ? total : total - 1;
 }
 
 /** Feed messages a gateway heard of stations it holds no listener for, from its /metrics (if counted). */
@@ -380,7 +384,7 @@ async function runBackend(backend: string) {
       subscriptions.push({
         gateway: g + 1,
         stationsHeld: held[g],
-        feedSubscriptionsOnRedis: (await subscriptionsOf(nodes, gatewayPids[g])) - 1, // less the invalidation channel
+        feedSubscriptionsOnRedis: await subscriptionsOf(nodes, gatewayPids[g], backend === 'cluster'),
         messagesOfStationsNotHeld: await unheldMessages(roles.gateways[g].port),
       });
     }
