@@ -33,6 +33,13 @@ export async function audioDuration(bytes: Buffer, mimeType?: string): Promise<n
 export const PROBE_BYTES = 8 * 1024 * 1024;
 
 /**
+ * MP4 and M4A (podcast AAC) are read to the end: an index written after the audio (a file without
+ * "faststart", ffmpeg's default) holds the duration, and the MP4 parser passes over the audio by its
+ * atom's length, without searching it for frames.
+ */
+const READ_WHOLE = /^(?:audio|video)\/(?:mp4|x-m4a|m4a|quicktime)$/i;
+
+/**
  * The duration of an upload read while it streams to the store: its first PROBE_BYTES are fed to
  * music-metadata (holding the upload back only while the parser's own buffer is full), the rest passes
  * by unread. When the parser had not finished within them, the duration is estimated for the whole size
@@ -53,7 +60,7 @@ export class DurationProbe {
   private exhausted = false;
 
   constructor(mimeType: string, size?: number, limit = PROBE_BYTES) {
-    this.limit = limit;
+    this.limit = READ_WHOLE.test(mimeType) ? Infinity : limit;
     this.size = size;
     this.input.once('end', () => (this.exhausted = true));
     this.parsed = parseStream(this.input, { mimeType, size }, OPTIONS)

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { expect } from 'chai';
 import { DurationProbe, PROBE_BYTES } from '../../../src/domains/media/audio.ts';
 import { mp3, wav } from './helpers.ts';
@@ -51,5 +52,23 @@ describe('audio duration of an upload (music-metadata on a bounded prefix)', () 
   it('a file within the prefix is read whole, as before (exact frame count)', async () => {
     expect((await probe(variableMp3(1000), 'audio/mpeg')).duration).to.equal(26.122);
     expect((await probe(mp3(100, { id3: true }), 'audio/mpeg')).duration).to.equal(2.612);
+  });
+
+  it('an M4A over 8 MiB whose index comes after the audio (no "faststart") keeps its duration: MP4 is read to the end, its audio passed over by length', async () => {
+    // test/fixtures/audio/tone.m4a has its `moov` index after its `mdat`: the audio grows by 9 MiB of
+    // padding inside `mdat` (the index's offsets point before it), the index stays last.
+    const small = readFileSync(new URL('../../fixtures/audio/tone.m4a', import.meta.url));
+    const mdat = small.indexOf('mdat') - 4;
+    const moov = small.indexOf('moov') - 4;
+    expect(moov).to.be.greaterThan(mdat);
+    const pad = 9 * 1024 * 1024;
+    const size = Buffer.alloc(4);
+    size.writeUInt32BE(small.readUInt32BE(mdat) + pad);
+    const large = Buffer.concat([small.subarray(0, mdat), size, small.subarray(mdat + 4, moov), Buffer.alloc(pad), small.subarray(moov)]);
+    expect(large.length).to.be.greaterThan(PROBE_BYTES);
+    const expected = (await probe(small, 'audio/mp4')).duration;
+    expect(expected).to.be.a('number').and.greaterThan(0);
+    expect((await probe(large, 'audio/mp4')).duration).to.equal(expected);
+    expect((await probe(large, 'audio/x-m4a')).duration).to.equal(expected);
   });
 });
