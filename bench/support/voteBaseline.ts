@@ -2,17 +2,26 @@
 // JSON body and upserts one row (INSERT … ON CONFLICT DO UPDATE, autocommit, prepared) keyed by play and
 // client, then answers. One round trip to Postgres; no credential, no station, no play on air to look up,
 // no HMAC, no transaction, lock or counts.
-// Usage (forked by bench/inbox.ts): voteBaseline.ts <port> <databaseUrl>
+// With a body file, a GET answers its bytes (the now-playing answer replayed): the same-process floor of
+// the read ratio — reads served by a process that is taking the burst's upserts, as Waveline's web is.
+// Usage (forked by bench/inbox.ts): voteBaseline.ts <port> <databaseUrl> [<bodyFile>]
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import pg from 'pg';
 
-const [port, databaseUrl] = process.argv.slice(2);
+const [port, databaseUrl, bodyFile] = process.argv.slice(2);
+const replay = bodyFile ? readFileSync(bodyFile) : null;
 const pool = new pg.Pool({ connectionString: databaseUrl, max: 10 });
 await pool.query(
   'CREATE TABLE IF NOT EXISTS bench_votes (play text NOT NULL, client text NOT NULL, value smallint NOT NULL, voted_at timestamptz NOT NULL, PRIMARY KEY (play, client))',
 );
 
 const server = createServer((req, res) => {
+  if (req.method === 'GET' && replay) {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'application/json', etag: '"bench"', 'content-length': replay.length }).end(replay);
+    return;
+  }
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', async () => {
