@@ -1,10 +1,8 @@
 import { expect } from 'chai';
 import { loadConfig } from '../../src/config.ts';
-import { Invalidation } from '../../src/lib/invalidation.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { createBlockingRedis, createRedis, type Redis } from '../../src/lib/redis.ts';
 import { requiresRedis, requiresSingleRedis } from '../support/mode.ts';
-import { slowLink } from '../support/slowLink.ts';
+import { twoBuses } from '../support/slowLink.ts';
 
 describe('cache invalidation across processes', () => {
   it('a station or credential change returns only once every other process dropped it (a revocation holds on the next read anywhere)', async function () {
@@ -13,19 +11,9 @@ describe('cache invalidation across processes', () => {
     const config = loadConfig();
     const redisUrl = (config.redis as { url: string }).url;
     const logger = createLogger(config, 'test');
-    const link = await slowLink(new URL(redisUrl), 300);
-    const conns: Redis[] = [];
-    const open = (url: string, blocking: boolean) => {
-      const target = { kind: 'single', url } as const;
-      const conn = blocking ? createBlockingRedis(target) : createRedis(target);
-      conns.push(conn);
-      return conn;
-    };
+    // The other process hears Redis 300 ms late.
+    const { writer, other, close } = await twoBuses(redisUrl, 300, logger);
     try {
-      const writer = new Invalidation(open(redisUrl, false), open(redisUrl, true), logger);
-      // The other process hears Redis 300 ms late.
-      const other = new Invalidation(open(redisUrl, false), open(link.url, true), logger);
-      await Promise.all([writer.start(), other.start()]);
       const dropped: string[] = [];
       other.on('credential', (id) => dropped.push(`credential:${id}`));
       other.on('reads', (id) => dropped.push(`reads:${id}`));
@@ -39,8 +27,7 @@ describe('cache invalidation across processes', () => {
       await writer.invalidate('reads', 'st:nowPlaying');
       expect(dropped).to.not.include('reads:st:nowPlaying');
     } finally {
-      for (const conn of conns) conn.disconnect();
-      await link.close();
+      await close();
     }
   });
 });

@@ -3,11 +3,11 @@ import { ConfigError, loadConfig } from '../../src/config.ts';
 import { Invalidation } from '../../src/lib/invalidation.ts';
 import { createLogger } from '../../src/lib/logger.ts';
 import { ReadCache, Representation } from '../../src/lib/readCache.ts';
-import { createBlockingRedis, createRedis, type Redis } from '../../src/lib/redis.ts';
+import { createBlockingRedis, createRedis } from '../../src/lib/redis.ts';
 import { formatLsn, parseLsn, ReadRouting, replicaName, WalPosition, writtenUpTo } from '../../src/lib/replicas/routing.ts';
 import { eventually } from '../support/factories.ts';
 import { requiresRedis, requiresSingleRedis } from '../support/mode.ts';
-import { slowLink } from '../support/slowLink.ts';
+import { twoBuses } from '../support/slowLink.ts';
 
 // Read replicas (docs/operations.md#postgres-read-replicas): what does not need a replica to show. The
 // routing on a real streaming replica is tested by `npm run test:scale` (test/scale/replicas/).
@@ -181,18 +181,8 @@ describe('read replicas', () => {
     requiresSingleRedis(this, 'a slow TCP link in front of the one Redis address');
     const config = loadConfig();
     const redisUrl = (config.redis as { url: string }).url;
-    const link = await slowLink(new URL(redisUrl), 300);
-    const conns: Redis[] = [];
-    const open = (url: string, blocking: boolean) => {
-      const target = { kind: 'single', url } as const;
-      const conn = blocking ? createBlockingRedis(target) : createRedis(target);
-      conns.push(conn);
-      return conn;
-    };
+    const { writer, other, close } = await twoBuses(redisUrl, 300, logger);
     try {
-      const writer = new Invalidation(open(redisUrl, false), open(redisUrl, true), logger);
-      const other = new Invalidation(open(redisUrl, false), open(link.url, true), logger);
-      await Promise.all([writer.start(), other.start()]);
       writer.carryLsn(async () => '0/ABC0');
       const heardHere: Array<[string, string | undefined]> = [];
       const heardThere: Array<[string, string | undefined]> = [];
@@ -206,8 +196,7 @@ describe('read replicas', () => {
       await writer.invalidate('station', 'st_y');
       expect(heardThere).to.deep.include(['st_y', '0/ABC0']);
     } finally {
-      for (const conn of conns) conn.disconnect();
-      await link.close();
+      await close();
     }
   });
 });

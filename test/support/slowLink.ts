@@ -1,4 +1,7 @@
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { Invalidation } from '../../src/lib/invalidation.ts';
+import type { Logger } from '../../src/lib/logger.ts';
+import { createBlockingRedis, createRedis, type Redis } from '../../src/lib/redis.ts';
 
 // A process that hears Redis late: the cross-process invalidation tests give one of two buses this link.
 
@@ -27,4 +30,36 @@ export async function slowLink(target: URL, delayMs: number): Promise<{ url: str
       return new Promise((resolve) => server.close(() => resolve()));
     },
   };
+}
+
+/**
+ * Two invalidation buses as two processes would hold them, on the one Redis of `redisUrl`: `writer`
+ * hears Redis at once, `other` through a slow link of `delayMs`. `close` disconnects both and the link.
+ */
+export async function twoBuses(
+  redisUrl: string,
+  delayMs: number,
+  logger: Logger,
+): Promise<{ writer: Invalidation; other: Invalidation; close(): Promise<void> }> {
+  const link = await slowLink(new URL(redisUrl), delayMs);
+  const conns: Redis[] = [];
+  const open = (url: string, blocking: boolean) => {
+    const target = { kind: 'single', url } as const;
+    const conn = blocking ? createBlockingRedis(target) : createRedis(target);
+    conns.push(conn);
+    return conn;
+  };
+  const writer = new Invalidation(open(redisUrl, false), open(redisUrl, true), logger);
+  const other = new Invalidation(open(redisUrl, false), open(link.url, true), logger);
+  const close = async () => {
+    for (const conn of conns) conn.disconnect();
+    await link.close();
+  };
+  try {
+    await Promise.all([writer.start(), other.start()]);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { writer, other, close };
 }
