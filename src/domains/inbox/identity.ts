@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { forwardedClient } from '../../lib/clientIp.ts';
 
@@ -19,8 +19,16 @@ export interface ClientIdentity {
   client: string;
 }
 
+// The secret as a key object, made once: an HMAC keyed with a string imports the key on every call
+// (a vote computes one per request).
+let key: { secret: string; object: KeyObject } | null = null;
+const keyOf = (secret: string): KeyObject => {
+  if (key?.secret !== secret) key = { secret, object: createSecretKey(Buffer.from(secret, 'utf8')) };
+  return key.object;
+};
+
 const hmac = (secret: string, what: string, stationId: string, value: string): Buffer =>
-  createHmac('sha256', secret).update(`waveline.inbox.${what}\u0000${stationId}\u0000${value}`).digest();
+  createHmac('sha256', keyOf(secret)).update(`waveline.inbox.${what}\u0000${stationId}\u0000${value}`).digest();
 
 function base32(bytes: Buffer, length: number): string {
   let out = '';

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../lib/db.ts';
+import { runStatement } from '../../lib/pipeline.ts';
 import { ModuleDisabledError, NothingPlayingError } from '../../lib/errors.ts';
 import type { Services } from '../../services.ts';
 import { latestObservationSql } from '../nowPlaying/queries.ts';
@@ -55,15 +56,15 @@ export interface Ballot {
  */
 const VOTE_SQL = `
   WITH ballot AS (
-    SELECT * FROM unnest(:hashes::text[], :clients::text[], :shards::smallint[], :values::smallint[])
+    SELECT * FROM unnest($1::text[], $2::text[], $3::smallint[], $4::smallint[])
                   AS b(client_hash, client, shard, value)
   ), play AS (
-    ${latestObservationSql('id, is_playing, title, coalesce(observed_at, received_at) AS basis', ':station')}
+    ${latestObservationSql('id, is_playing, title, coalesce(observed_at, received_at) AS basis', '$5::text')}
   ), on_air AS (
-    SELECT id FROM play WHERE is_playing AND title IS NOT NULL AND basis > :freshAfter::timestamptz
+    SELECT id FROM play WHERE is_playing AND title IS NOT NULL AND basis > $6::timestamptz
   ), cast_vote AS (
     INSERT INTO inbox_votes (observation_id, client_hash, station_id, client, value, voted_at, previous)
-    SELECT on_air.id, b.client_hash, :station, b.client, b.value, :now::timestamptz, NULL
+    SELECT on_air.id, b.client_hash, $5, b.client, b.value, $7::timestamptz, NULL
       FROM on_air, ballot b ORDER BY b.client_hash
     ON CONFLICT (observation_id, client_hash) DO UPDATE
       SET previous = inbox_votes.value, value = EXCLUDED.value, voted_at = EXCLUDED.voted_at
@@ -75,7 +76,7 @@ const VOTE_SQL = `
       FROM cast_vote v JOIN ballot b USING (client_hash) GROUP BY b.shard
   ), counted AS (
     INSERT INTO inbox_vote_counts (observation_id, shard, station_id, likes, dislikes)
-    SELECT on_air.id, d.shard, :station, d.likes, d.dislikes FROM on_air, delta d ORDER BY d.shard
+    SELECT on_air.id, d.shard, $5, d.likes, d.dislikes FROM on_air, delta d ORDER BY d.shard
     ON CONFLICT (observation_id, shard) DO UPDATE
       SET likes = inbox_vote_counts.likes + EXCLUDED.likes, dislikes = inbox_vote_counts.dislikes + EXCLUDED.dislikes
     RETURNING shard, likes, dislikes
@@ -97,17 +98,19 @@ export async function castVotes(
   ballots: readonly Ballot[],
   now: Date,
 ): Promise<{ playId: string; likes: number; dislikes: number } | null> {
-  const { rows } = await db
-    .raw<{ rows: Array<{ play_id: string; likes: string; dislikes: string }> }>(VOTE_SQL, {
-      hashes: ballots.map((b) => b.clientHash),
-      clients: ballots.map((b) => b.client),
-      shards: ballots.map((b) => b.shard),
-      values: ballots.map((b) => b.value),
-      station: station.id,
-      freshAfter: freshAfter(station.nowPlayingFreshnessSeconds, now),
+  const rows = (await runStatement(db, {
+    name: 'inbox_votes_cast',
+    text: VOTE_SQL,
+    values: [
+      ballots.map((b) => b.clientHash),
+      ballots.map((b) => b.client),
+      ballots.map((b) => b.shard),
+      ballots.map((b) => b.value),
+      station.id,
+      freshAfter(station.nowPlayingFreshnessSeconds, now),
       now,
-    })
-    .options({ name: 'inbox_votes_cast' });
+    ],
+  })) as Array<{ play_id: string; likes: string | number; dislikes: string | number }>;
   if (rows.length === 0) return null;
   return { playId: rows[0].play_id, likes: Number(rows[0].likes), dislikes: Number(rows[0].dislikes) };
 }
@@ -117,6 +120,19 @@ export async function castVotes(
 // (a client already in it waits for the one after). A vote alone goes at once: batching adds no delay,
 // it only replaces a queue of statements (each a round trip, a parse, a commit) by fewer, larger ones.
 const MAX_BATCH = 500;
+
+/**
+ * A batch's answers are released SETTLE_CHUNK at a time, one event-loop turn apart: each answer is a
+ * response written, and a few hundred of them in one turn would keep every request that arrived
+ * meanwhile — the cached now-playing reads polled during the same song change — waiting behind them.
+ */
+const SETTLE_CHUNK = 32;
+
+function settle(batch: readonly Waiting[], answer: (w: Waiting) => void, from = 0): void {
+  const end = Math.min(from + SETTLE_CHUNK, batch.length);
+  for (let i = from; i < end; i++) answer(batch[i]);
+  if (end < batch.length) setImmediate(settle, batch, answer, end);
+}
 
 interface Waiting {
   ballot: Ballot;
@@ -164,12 +180,9 @@ class StationVotes {
             batch.map((w) => w.ballot),
             this.svc.clock.now(),
           );
-          for (const w of batch) {
-            if (cast) w.resolve({ ...cast, value: w.ballot.value });
-            else w.reject(new NothingPlayingError());
-          }
+          settle(batch, (w) => (cast ? w.resolve({ ...cast, value: w.ballot.value }) : w.reject(new NothingPlayingError())));
         } catch (err) {
-          for (const w of batch) w.reject(err);
+          settle(batch, (w) => w.reject(err));
         }
       }
     } finally {
