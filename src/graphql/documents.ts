@@ -1,4 +1,14 @@
-import { parse, validate, type DocumentNode, type GraphQLError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import {
+  Kind,
+  OperationTypeNode,
+  parse,
+  validate,
+  type DocumentNode,
+  type GraphQLError,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type ValidationRule,
+} from 'graphql';
 import { LRUCache } from 'lru-cache';
 
 /**
@@ -34,4 +44,24 @@ export function validateOnce(target: GraphQLSchema, document: DocumentNode, rule
 /** The errors `validateOnce` kept for a document it validated before (its rules do not run again); else undefined. */
 export function keptValidation(document: DocumentNode): readonly GraphQLError[] | undefined {
   return validations.get(document);
+}
+
+/**
+ * Whether a POST body's operation is a query (`{query, operationName}`): the document's operation of
+ * that name, or its only one. Anything else — a mutation, a text that does not parse, an ambiguous or
+ * unknown operation name — is false: graphql-http reports those, on the primary.
+ */
+export function isQueryOperation(body: Record<string, unknown>): boolean {
+  const source = body.query;
+  if (typeof source !== 'string') return false;
+  let document: DocumentNode;
+  try {
+    document = parseOnce(source);
+  } catch {
+    return false;
+  }
+  const name = typeof body.operationName === 'string' && body.operationName !== '' ? body.operationName : null;
+  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION);
+  const chosen = name === null ? (operations.length === 1 ? operations[0] : undefined) : operations.find((o) => o.name?.value === name);
+  return chosen?.operation === OperationTypeNode.QUERY;
 }

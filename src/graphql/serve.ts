@@ -4,6 +4,7 @@ import { MethodNotAllowedError } from '../lib/errors.ts';
 import { graphqlKey, Representation, UnkeptAnswer } from '../lib/readCache.ts';
 import { cacheLookup } from '../lib/metrics.ts';
 import { onHandle } from '../lib/replicas/routing.ts';
+import { isQueryOperation } from './documents.ts';
 import type { WebServices } from '../services.ts';
 import type { Station } from '../domains/stations/model.ts';
 import type { Credential } from '../domains/auth/model.ts';
@@ -62,10 +63,12 @@ export async function serve(
   let shared: Representation | UnkeptAnswer | undefined;
   const generation = flight?.generation ?? svc.reads.generation(station.id);
   try {
-    // With read replicas a query reads where the station's reads are routed (lib/replicas/routing.ts): a replica
-    // that has replayed its last write, else the primary. A server error's answer (5xx) read on a replica
-    // is read again on the primary: a replica never makes a listener read fail.
-    const replicas = isQuery ? svc.replicas : null;
+    // With read replicas a query — over GET, or over POST when its operation is a query — reads where the
+    // station's reads are routed (lib/replicas/routing.ts): a replica that has replayed its last write,
+    // else the primary. A mutation reads and writes on the primary. A server error's answer (5xx) read on
+    // a replica is read again on the primary: a replica never makes a listener read fail.
+    const reads = isQuery || (operation !== null && isQueryOperation(operation));
+    const replicas = reads ? svc.replicas : null;
     const choice = replicas === null ? null : await replicas.choose(station.id);
     if (choice !== null && choice.replica !== null) {
       shared = await execute(ctx, onHandle(svc, choice.handle), station, credential, operation, method, key, nowMs, generation, choice.lsn);

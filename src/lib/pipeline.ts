@@ -71,7 +71,9 @@ export async function runStatement(db: Db, statement: Statement): Promise<Rows> 
   const client = (await db.client.acquireConnection()) as pg.Client;
   try {
     const result = await client.query(
-      statement.name ? { name: statement.name, text: statement.text, values: statement.values } : { text: statement.text, values: statement.values },
+      statement.name
+        ? { name: statement.name, text: statement.text, values: statement.values }
+        : { text: statement.text, values: statement.values },
     );
     return result.rows;
   } finally {

@@ -22,7 +22,8 @@ import {
 // (scripts/pg-replica.sh), through real web and gateway processes (docs/operations.md#postgres-read-replicas).
 
 const CONTENT = '/content?type=news';
-const GRAPHQL_CONTENT = `/graphql?query=${encodeURIComponent('{ content(type: "news") { records { id } } }')}`;
+const CONTENT_QUERY = '{ content(type: "news") { records { id } } }';
+const GRAPHQL_CONTENT = `/graphql?query=${encodeURIComponent(CONTENT_QUERY)}`;
 
 /** A schedule read of a day of its own: a new key each, so a read cache miss and a database read. */
 const schedulePath = (slug: string, day: number): string =>
@@ -79,10 +80,14 @@ describe('Postgres read replicas: read-your-writes with a replica 2 s behind', f
     const base = `/api/v1/stations/${station.slug}`;
     const rest = (web: Role) => request(web.url, 'GET', base + CONTENT, { token });
     const graphql = (web: Role) => request(web.url, 'GET', base + GRAPHQL_CONTENT, { token, headers: { accept: 'application/json' } });
+    // The same query over POST (what most GraphQL clients send): a read too, routed the same way.
+    const graphqlPost = (web: Role) =>
+      request(web.url, 'POST', `${base}/graphql`, { token, json: { query: CONTENT_QUERY }, headers: { accept: 'application/json' } });
     // Both processes hold the answers before the writes (the read cache has them).
     for (const web of [webA, webB]) {
       expect((await rest(web)).status).to.equal(200);
       expect((await graphql(web)).status).to.equal(200);
+      expect((await graphqlPost(web)).status).to.equal(200);
     }
     for (let round = 1; round <= 3; round++) {
       const id = await published(webA.url, station.id, 'news', { title: `Replica round ${round}` });
@@ -101,6 +106,12 @@ describe('Postgres read replicas: read-your-writes with a replica 2 s behind', f
         expect(
           viaGraphql.body.data.content.records.map((r: { id: string }) => r.id),
           `${web.name} GraphQL, round ${round}`,
+        ).to.include(id);
+        const viaPost = await graphqlPost(web);
+        expect(viaPost.status, viaPost.text).to.equal(200);
+        expect(
+          viaPost.body.data.content.records.map((r: { id: string }) => r.id),
+          `${web.name} GraphQL over POST, round ${round}`,
         ).to.include(id);
       }
     }
@@ -161,6 +172,28 @@ describe('Postgres read replicas: read-your-writes with a replica 2 s behind', f
     // Each read a new key: a cache miss, so a database read.
     for (let i = 1; i <= 5; i++) expect((await request(webB.url, 'GET', schedulePath(station.slug, i), { token })).status).to.equal(200);
     expect(await readsOf(webB, 'replica')).to.be.greaterThan(before);
+  });
+
+  it('a GraphQL query over POST reads the replica; a mutation over POST stays on the primary', async () => {
+    const { station, token } = await listenerFixture(webB.url);
+    await replicaCaughtUp();
+    await replicaInUse(webB);
+    const post = (body: Record<string, unknown>) =>
+      request(webB.url, 'POST', `/api/v1/stations/${station.slug}/graphql`, { token, json: body, headers: { accept: 'application/json' } });
+    const replicaBefore = await readsOf(webB, 'replica');
+    // Each a text of its own: a read cache miss, so the operation runs.
+    for (let i = 1; i <= 3; i++) {
+      const res = await post({ query: `query Named${i} { station { name } }`, operationName: `Named${i}` });
+      expect(res.status, res.text).to.equal(200);
+      expect(res.body.data.station.name).to.be.a('string');
+    }
+    const replicaAfter = await readsOf(webB, 'replica');
+    expect(replicaAfter).to.be.at.least(replicaBefore + 3);
+    const mutation = await post({
+      query: `mutation { previewEditorial(input: { stationId: "${station.id}", recordId: "00000000-0000-4000-8000-000000000000" }) { revision } }`,
+    });
+    expect(mutation.status, mutation.text).to.not.equal(500);
+    expect(await readsOf(webB, 'replica'), 'a mutation is never routed to a replica').to.equal(replicaAfter);
   });
 
   it('a replica that stops is skipped: no listener read fails, /readyz stays ready and reports it; it is used again once back', async () => {
