@@ -1,6 +1,8 @@
 import { expect } from 'chai';
 import { createStation, eventually, listenerFixture } from '../../support/factories.ts';
-import { FeedClient, realtimePath, withCursor } from '../../support/feed.ts';
+import { FeedClient, realtimePath, STATION_START_ROWS, startTestGateway, withCursor } from '../../support/feed.ts';
+import { loadConfig } from '../../../src/config.ts';
+import { createBlockingRedis } from '../../../src/lib/redis.ts';
 import { admin, request } from '../../support/http.ts';
 import { published, putType } from '../../domains/content/helpers.ts';
 import { feedPath, podcastStation, publishEpisode, uploadAudio } from '../../domains/podcasts/helpers.ts';
@@ -8,6 +10,7 @@ import {
   metricsOf,
   pgReplica,
   prepareReplicatedDatabase,
+  primaryUrl,
   readsOf,
   replicaCaughtUp,
   replicaUrl,
@@ -130,6 +133,40 @@ describe('Postgres read replicas: read-your-writes with a replica 2 s behind', f
     expect((await feed(webB)).status).to.equal(200); // kept by B before the write
     await publishEpisode(webA.url, station.id, { title: 'Fresh Episode On The Primary', audio: audio.versionId });
     for (const web of [webA, webB]) expect((await feed(web)).text, web.name).to.include('Fresh Episode On The Primary');
+  });
+
+  it('a gateway whose Redis subscription dropped catches up at the primary position: a row written meanwhile arrives while the replica still lacks it', async () => {
+    // In this process, for its Redis reconnection delay: long enough for the write below to land while
+    // the subscription is down. The replica's replay is paused, so it cannot have the row; its lag stays
+    // under the maximum, so it is still fit for reads that need no newer position.
+    const gateway = await startTestGateway(
+      { DATABASE_URL: primaryUrl, DATABASE_REPLICA_URLS: replicaUrl, DATABASE_REPLICA_MAX_LAG_SECONDS: '120' },
+      { redisReconnectDelayMs: 1500 },
+    );
+    const redis = createBlockingRedis(loadConfig().redis);
+    try {
+      const station = await createStation(webA.url);
+      expect((await putType(webA.url, station.id, 'news')).status).to.equal(200);
+      await replicaCaughtUp();
+      const client = await FeedClient.ready(gateway.url, realtimePath(station.id), STATION_START_ROWS.length);
+
+      await sql(replicaUrl, 'SELECT pg_wal_replay_pause()');
+      const clients = (await redis.call('CLIENT', 'LIST', 'TYPE', 'pubsub')) as string;
+      const line = clients.split('\n').find((l) => l.includes(`name=${gateway.redisClientName} `));
+      const id = /\bid=(\d+)/.exec(line ?? '')?.[1];
+      expect(id, 'the gateway subscriber connection').to.be.a('string');
+      await redis.call('CLIENT', 'KILL', 'ID', id!, 'TYPE', 'pubsub');
+
+      const recordId = await published(webA.url, station.id, 'news', { title: 'Written While The Gateway Was Away' });
+      await eventually(() => client.state().has(`content:${recordId}`), { timeoutMs: 10_000, intervalMs: 50 });
+      const onReplica = await sql(replicaUrl, `SELECT 1 FROM published_records WHERE record_id = '${recordId}'`);
+      expect(onReplica, 'the replica has not replayed the write: the catch-up read it on the primary').to.have.length(0);
+      client.close();
+    } finally {
+      await sql(replicaUrl, 'SELECT pg_wal_replay_resume()').catch(() => undefined);
+      redis.disconnect();
+      await gateway.close();
+    }
   });
 
   it('a new feed connection gets the state after the write, and a resume on a gateway new to the station its history', async () => {
