@@ -17,6 +17,8 @@
 //      played (refused: 409 recently-played), the rest messages, dedications and requests of new tracks;
 //      a reader on the studio stream (web 1, root key) counts ids: every 202 once in the studio list and
 //      once on the stream, nothing else; delivery = stream arrival − the POST's answer (0 if first).
+// Both Waveline and the baselines are warmed up first with the burst itself, twice, each after a song
+// change (BENCH_WARMUP_ROUNDS, below).
 // Baseline, in the same run (after Waveline's phases, on the same machine):
 //   - votes: BENCH_WEBS bare node:http processes upserting one row each (bench/support/voteBaseline.ts),
 //     the same burst, the same client; beside them a bare node:http server replaying the now-playing
@@ -60,6 +62,15 @@ const BURST_SECONDS = Number(env.BENCH_BURST_SECONDS ?? 5);
 const RATE = Number(env.BENCH_RATE ?? 200);
 const SECONDS = Number(env.BENCH_DURATION_SECONDS ?? 30);
 const READ_RATE = Number(env.BENCH_READ_RATE ?? 200);
+// The warm-up before anything is measured, the same for Waveline and the bare servers: BENCH_WARMUP_ROUNDS
+// (default 2) song changes, each followed by the burst to come (BENCH_WARMUP_VOTERS clients, default
+// BENCH_VOTERS, over BENCH_WARMUP_SECONDS, default BENCH_BURST_SECONDS) — a web process of a station that
+// has been through song changes before. With one short warm-up burst, V8 was still compiling the vote path
+// (and re-compiling it as the request mix changed) during the measured burst: a sixth of a web process's
+// CPU, on background threads taking the same two cores.
+const WARMUP_ROUNDS = Number(env.BENCH_WARMUP_ROUNDS ?? 2);
+const WARMUP_VOTERS = Math.min(Number(env.BENCH_WARMUP_VOTERS ?? VOTERS), VOTERS);
+const WARMUP_SECONDS = Number(env.BENCH_WARMUP_SECONDS ?? BURST_SECONDS);
 const BASELINE_MESSAGE_SECONDS = Math.min(10, SECONDS);
 const ADMIN_TOKEN = BENCH_ENV.WAVELINE_ADMIN_TOKEN;
 const TARGETS = { voteP99Ms: 50, readRatio: 1.2, deliveryP99Ms: 2000 };
@@ -364,7 +375,10 @@ async function main(): Promise<void> {
     await play('Warm Up', 'Song Zero');
     await sleep(200);
     process.stderr.write(`bench: ${WEBS} web processes ready; warming up\n`);
-    await burst(pools, () => likesPath, voteHeaders, planVotes(Math.min(1000, VOTERS), 1));
+    for (let round = 1; round <= WARMUP_ROUNDS; round++) {
+      await play('Warm-up Artist', `Warm-up ${round} ${randomUUID().slice(0, 8)}`);
+      await burst(pools, () => likesPath, voteHeaders, planVotes(WARMUP_VOTERS, WARMUP_SECONDS));
+    }
     await reads(nowPlayingUrl, listener, 2);
 
     // 1. The reads alone.
@@ -482,7 +496,9 @@ async function main(): Promise<void> {
     cleanups.push(() => Promise.all(baselines.map((b) => stopRole(b))).then(() => undefined));
     const basePools = basePorts.map((port) => new Pool(`http://127.0.0.1:${port}`, { connections: 128, pipelining: 1 }));
     cleanups.push(() => Promise.all(basePools.map((p) => p.close())).then(() => undefined));
-    await burst(basePools, () => '/warm', { 'content-type': 'application/json' }, planVotes(Math.min(1000, VOTERS), 1));
+    for (let round = 1; round <= WARMUP_ROUNDS; round++) {
+      await burst(basePools, () => `/warm-${round}`, { 'content-type': 'application/json' }, planVotes(WARMUP_VOTERS, WARMUP_SECONDS));
+    }
     await reads(bareUrl, {}, 2);
     const bareQuietReads = await reads(bareUrl, {}, BURST_SECONDS);
     const basePlan = planVotes(VOTERS, BURST_SECONDS);
