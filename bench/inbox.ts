@@ -208,10 +208,33 @@ async function burst(pools: Pool[], path: (i: number) => string, headers: Record
   return result;
 }
 
-/** Cached reads at READ_RATE for `seconds`: p99 and errors. */
+/**
+ * Cached reads at READ_RATE for `seconds`: p99 and errors, and the slowest five (when each was answered,
+ * in ms from the start, and its latency), to tell a stall at one moment from a slower tail throughout.
+ */
 async function reads(url: string, headers: Record<string, string>, seconds: number) {
-  const r = await autocannon({ url, headers, duration: seconds, connections: 10, overallRate: READ_RATE, pipelining: 1 });
-  return { requests: r.requests.total, p50: r.latency.p50, p99: r.latency.p99, max: r.latency.max, non2xx: r.non2xx, errors: r.errors };
+  const started = performance.now();
+  const answered: Array<[number, number]> = [];
+  const r = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon(
+      { url, headers, duration: seconds, connections: 10, overallRate: READ_RATE, pipelining: 1 },
+      (err, result) => (err ? reject(err) : resolve(result)),
+    );
+    instance.on('response', (_client, _status, _bytes, ms) => answered.push([performance.now() - started, ms]));
+  });
+  const slowest = answered
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 5)
+    .map(([at, ms]) => `${round(ms, 1)} ms at ${Math.round(at)} ms`);
+  return {
+    requests: r.requests.total,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    max: r.latency.max,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    slowest,
+  };
 }
 
 // ---- messages ----
