@@ -6,7 +6,7 @@ import { bearerToken, credentialGate, moduleGate, rateLimitGate, stationGates, t
 import { UnauthenticatedError } from '../lib/errors.ts';
 import { readOn } from '../lib/replicas/routing.ts';
 import { sendCacheable, sendJson } from './etag.ts';
-import { readKey, Representation, type ReadAreas, type ReadBasis } from '../lib/readCache.ts';
+import { readKey, Representation, type ReadAreas, type ReadBasis, type Refresh } from '../lib/readCache.ts';
 import { validate } from './validate.ts';
 import { byteLimit, readJsonBody, readJsonObject } from './body.ts';
 import type { ErrorShape } from './envelope.ts';
@@ -38,6 +38,21 @@ function gatesFor(route: RouteSpec, svc: Services): Gate[] {
   if (route.module) gates.push(moduleGate(route.module));
   return gates;
 }
+
+/** What a refresh-ahead computation has of the request that first computed the answer. */
+interface DetachedInputs {
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
+  station: unknown;
+  credential: unknown;
+}
+
+/** The `ctx` of a computation with no request (refresh-ahead): a handler that reads it fails, and the next read computes. */
+const DETACHED_CTX = new Proxy({} as Context, {
+  get(_target, property) {
+    throw new Error(`a refresh-ahead computation has no request (ctx.${String(property)})`);
+  },
+});
 
 /** What a listener read that takes no parameters validates its query with: unknown ones are 400, as on every other. */
 const NO_PARAMETERS = Type.Object({}, { additionalProperties: false });
@@ -108,11 +123,54 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
     svc.replicas === null
       ? compute(ctx).then(toRepresentation)
       : readOn(svc, stationId, (on) => compute(ctx, on), basis).then(toRepresentation);
+  // Refresh-ahead (RouteSpec.refreshAhead): the answer computed again from the inputs of the request that
+  // computed it — its validated path parameters and query, station and credential — with no request.
+  if (route.refreshAhead && (area === undefined || namedIn !== null))
+    throw new Error(`route ${route.operationId}: refreshAhead needs cache and the station named in the path`);
+  const computeDetached = (inputs: DetachedInputs, stationId: string, basis: ReadBasis): Promise<Representation> => {
+    const run = async (on: Services) =>
+      toRepresentation(
+        await route.handler({
+          ctx: DETACHED_CTX,
+          svc: on,
+          params: route.params ? validate(route.params, 'params', { ...inputs.params }) : undefined,
+          query: querySchema ? validate(querySchema, 'query', { ...inputs.query }) : undefined,
+          body: undefined,
+          station: inputs.station,
+          credential: inputs.credential,
+        } as HandlerArgs<TSchema, TSchema, TSchema>),
+      );
+    return svc.replicas === null ? run(svc) : readOn(svc, stationId, run, basis);
+  };
+  const refresher = (ctx: Context, key: string, stationId: string): Refresh => {
+    const inputs: DetachedInputs = {
+      params: { ...ctx.params },
+      query: queryOf(ctx),
+      station: ctx.state.station,
+      credential: ctx.state.credential,
+    };
+    const refresh: Refresh = (readAt) =>
+      svc.reads.recompute(
+        key,
+        stationId,
+        area as ReadAreas,
+        svc.clock.now().getTime(),
+        (basis) => computeDetached(inputs, stationId, basis),
+        refresh,
+        readAt,
+      );
+    return refresh;
+  };
   const handleCached = (ctx: Context): Promise<void> | void => {
     const stationId = (ctx.state.station as Station).id;
     const key = readKey(route.operationId, stationId, pathInKey ? ctx.path : '', ctx.querystring);
-    const answer = svc.reads.read(key, stationId, area as ReadAreas, svc.clock.now().getTime(), (basis) =>
-      computeRead(ctx, stationId, basis),
+    const answer = svc.reads.read(
+      key,
+      stationId,
+      area as ReadAreas,
+      svc.clock.now().getTime(),
+      (basis) => computeRead(ctx, stationId, basis),
+      route.refreshAhead ? refresher(ctx, key, stationId) : undefined,
     );
     if (answer instanceof Representation) return sendCacheable(ctx, answer.bytes, answer.contentType, answer.etag);
     return answer.then((rep) => sendCacheable(ctx, rep.bytes, rep.contentType, rep.etag));

@@ -122,6 +122,13 @@ export interface RouteSpec<
    */
   cache?: ReadAreas;
   /**
+   * With `cache`: when a write drops an answer that was read from the cache in the last few seconds, it
+   * is computed again at once, without a request (lib/readCache.ts, refresh-ahead), so the first polls
+   * after a change find it. Only for a handler that reads nothing of `ctx` (its station, params and
+   * query only) — the now-playing answers every app polls after a song change.
+   */
+  refreshAhead?: boolean;
+  /**
    * Anonymous GETs whose answers a domain keeps as bytes (RadioDNS SPI documents): the stored answer for
    * the request's (decoded) path parameters and headers, or undefined to let the route run. Asked before
    * Koa (storedAnswers.ts), so a hit costs no more than the bytes' write; it must answer exactly what

@@ -108,7 +108,24 @@ interface Entry {
   size: number;
   /** Read since the eviction hand last passed (second chance). */
   used: boolean;
+  /** Real time of its last hit (0: never read from the cache). */
+  readAt: number;
+  /** Computes it again with the inputs it was computed from (routes with `refreshAhead`), else undefined. */
+  refresh: Refresh | undefined;
 }
+
+/**
+ * Computes an answer again, without a request: what `read` would compute, stored the same way, as read
+ * from the cache at `readAt` (the answer it replaces was: a refreshed answer stays as hot as that one).
+ */
+export type Refresh = (readAt: number) => unknown;
+
+/**
+ * An answer read from the cache within this long before a write drops it is computed again at once
+ * (refresh-ahead): the apps polling it ask again within seconds, and their first reads then find the
+ * new answer, or its computation under way, instead of starting it.
+ */
+export const REFRESH_AHEAD_WINDOW_MS = 10_000;
 
 /** Bookkeeping per entry besides its bytes (key, map slots, objects): an estimate for the budget. */
 const ENTRY_OVERHEAD = 256;
@@ -130,6 +147,11 @@ const ENTRY_OVERHEAD = 256;
 export class ReadCache {
   private readonly entries = new Map<string, Entry>();
   private readonly pending = new Map<string, { generation: number; promise: Promise<Representation> }>();
+  /**
+   * Refresh-ahead computations running, by key: a write heard while one runs (the writing process hears
+   * its own write twice: at once, then from the bus) keeps its answer out, so it starts again.
+   */
+  private readonly refreshing = new Map<string, { stationId: string; areas: ReadAreas; refresh: Refresh; readAt: number }>();
   private readonly generations = new Map<string, number>();
   private readonly keysByStation = new Map<string, Set<string>>();
   private used = 0;
@@ -177,6 +199,7 @@ export class ReadCache {
       return undefined;
     }
     entry.used = true;
+    entry.readAt = realMs;
     return entry.rep;
   }
 
@@ -191,6 +214,7 @@ export class ReadCache {
     area: ReadAreas,
     nowMs: number,
     compute: (basis: ReadBasis) => Promise<Representation>,
+    refresh?: Refresh,
   ): Representation | Promise<Representation> {
     const hit = this.peek(key, nowMs);
     cacheLookup(areasLabel(area), hit !== undefined);
@@ -199,13 +223,52 @@ export class ReadCache {
     const inFlight = this.pending.get(key);
     if (inFlight !== undefined && inFlight.generation === generation) {
       // Joined a computation started a moment earlier: its answer must still be exact at this read's time.
-      return inFlight.promise.then((rep) => (rep.validUntil > nowMs ? rep : this.read(key, stationId, area, nowMs, compute)));
+      return inFlight.promise.then((rep) => (rep.validUntil > nowMs ? rep : this.read(key, stationId, area, nowMs, compute, refresh)));
     }
+    return this.computeAndStore(key, stationId, area, generation, nowMs, compute, refresh);
+  }
+
+  /**
+   * Computes `key` now, without a request (refresh-ahead, from a `Refresh`), unless its computation is
+   * already running: a read arriving meanwhile joins it as it would join a request's. Stored as `read`
+   * stores. Failures are dropped: the next read computes it as if nothing had run.
+   */
+  recompute(
+    key: string,
+    stationId: string,
+    area: ReadAreas,
+    nowMs: number,
+    compute: (basis: ReadBasis) => Promise<Representation>,
+    refresh: Refresh,
+    readAt: number,
+  ): void {
+    const generation = this.generation(stationId, typeof area === 'string' ? area : undefined);
+    if (this.pending.get(key)?.generation === generation) return;
+    const kept = this.entries.get(key);
+    if (kept !== undefined && nowMs < kept.expires) return;
+    const running = { stationId, areas: area, refresh, readAt };
+    this.refreshing.set(key, running);
+    const done = () => {
+      if (this.refreshing.get(key) === running) this.refreshing.delete(key);
+    };
+    this.computeAndStore(key, stationId, area, generation, nowMs, compute, refresh, readAt).then(done, done);
+  }
+
+  private computeAndStore(
+    key: string,
+    stationId: string,
+    area: ReadAreas,
+    generation: number,
+    nowMs: number,
+    compute: (basis: ReadBasis) => Promise<Representation>,
+    refresh: Refresh | undefined,
+    readAt = 0,
+  ): Promise<Representation> {
     const basis: ReadBasis = { lsn: undefined };
     const promise = compute(basis).then(
       (rep) => {
         if (this.pending.get(key)?.promise === promise) this.pending.delete(key);
-        this.store(key, stationId, area, generation, rep, nowMs, basis.lsn);
+        this.store(key, stationId, area, generation, rep, nowMs, basis.lsn, refresh, readAt);
         return rep;
       },
       (err: unknown) => {
@@ -279,6 +342,8 @@ export class ReadCache {
     rep: Representation,
     nowMs: number,
     lsn?: bigint,
+    refresh?: Refresh,
+    readAt = 0,
   ): void {
     const single = typeof area === 'string';
     if (this.budget === 0 || this.generation(stationId, single ? area : undefined) !== generation) return;
@@ -297,6 +362,8 @@ export class ReadCache {
       hardExpiry: Date.now() + this.maxAgeMs,
       size,
       used: false,
+      readAt,
+      refresh,
     });
     this.used += size;
     let keys = this.keysByStation.get(stationId);
@@ -305,18 +372,41 @@ export class ReadCache {
     if (this.used > this.budget) this.evict();
   }
 
-  /** Drops one area of a station (or every area) and makes computations already running not store. */
+  /**
+   * Drops one area of a station (or every area) and makes computations already running not store.
+   * Dropping one area computes again, at once, the dropped answers that can be (`refresh`) and were read
+   * from the cache in the last REFRESH_AHEAD_WINDOW_MS. A station change (every area) refreshes nothing:
+   * what an answer was computed with (the station's settings) is what changed.
+   */
   drop(stationId: string, area?: ReadArea): void {
     for (const each of area ? [area] : READ_AREAS) {
       const name = `${stationId}:${each}`;
       this.generations.set(name, (this.generations.get(name) ?? 0) + 1);
     }
+    let refreshes: Array<[Refresh, number]> | undefined;
+    if (area !== undefined)
+      for (const running of this.refreshing.values()) {
+        const areas = running.areas;
+        if (running.stationId === stationId && (areas === area || (typeof areas !== 'string' && areas.includes(area))))
+          (refreshes ??= []).push([running.refresh, running.readAt]);
+      }
     const keys = this.keysByStation.get(stationId);
-    if (!keys) return;
-    for (const key of keys) {
+    const recent = Date.now() - REFRESH_AHEAD_WINDOW_MS;
+    for (const key of keys ?? []) {
       const entry = this.entries.get(key);
-      if (entry && (area === undefined || entry.areas.includes(area))) this.remove(key, entry);
+      if (!entry || (area !== undefined && !entry.areas.includes(area))) continue;
+      this.remove(key, entry);
+      if (area !== undefined && entry.refresh !== undefined && entry.readAt > recent)
+        (refreshes ??= []).push([entry.refresh, entry.readAt]);
     }
+    if (refreshes)
+      for (const [refresh, readAt] of refreshes) {
+        try {
+          refresh(readAt);
+        } catch {
+          // the next read computes it
+        }
+      }
   }
 
   clear(): void {

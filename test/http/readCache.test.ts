@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { refreshRecordsUsingMedia } from '../../src/domains/content/publish.ts';
+import { readKey } from '../../src/lib/readCache.ts';
 import { queriesDuring, startTestServer, useClockedServer, type TestServer } from '../support/server.ts';
 import { admin, request, type Reply } from '../support/http.ts';
 import { createToken, eventually, listenerFixture } from '../support/factories.ts';
@@ -292,6 +293,54 @@ describe('listener reads from cached bytes', () => {
       } finally {
         await workers.close();
       }
+    });
+  });
+
+  describe('refresh-ahead (ManualClock): the answers apps poll after a song change are ready before they ask', () => {
+    const T0 = new Date('2026-06-01T12:00:00Z');
+    const { clock, server } = useClockedServer(T0, { reset: true });
+
+    it('an ingest computes the now-playing and live answers read from the cache again as the change is heard: the next reads do no database work', async () => {
+      const { station, token } = await listenerFixture(server.url, { rundownFollowing: false });
+      const { token: ingestToken } = await createToken(server.url, station.id, ['ingest:write']);
+      const base = `/api/v1/stations/${station.slug}`;
+      const play = (title: string) =>
+        ingest(server.url, station, ingestToken, { observedAt: clock.now().getTime(), artist: 'A', title, durationSeconds: 200 });
+      expect((await play('One')).status).to.equal(200);
+      for (const path of ['/now-playing', '/live']) {
+        expect((await get(server, token, base + path)).status).to.equal(200); // computed
+        expect(await queriesDuring(server, () => get(server, token, base + path)), 'then read from the cache').to.equal(0);
+      }
+      expect((await play('Two')).status).to.equal(200);
+      const nowMs = () => clock.now().getTime();
+      await eventually(
+        () =>
+          server.svc.reads.running(readKey('getNowPlaying', station.id), station.id, 'nowPlaying') === undefined &&
+          server.svc.reads.peek(readKey('getNowPlaying', station.id), nowMs()) !== undefined &&
+          server.svc.reads.peek(readKey('getLive', station.id), nowMs()) !== undefined,
+        { timeoutMs: 3000 },
+      );
+      const queries = await queriesDuring(server, async () => {
+        expect((await get(server, token, `${base}/now-playing`)).body.track.title).to.equal('Two');
+        expect((await get(server, token, `${base}/live`)).body.nowPlaying.track.title).to.equal('Two');
+      });
+      expect(queries, 'both answers were computed when the song change was heard').to.equal(0);
+    });
+
+    it('an answer no app read from the cache is not computed again: the next read computes it', async () => {
+      const { station, token } = await listenerFixture(server.url, { rundownFollowing: false });
+      const { token: ingestToken } = await createToken(server.url, station.id, ['ingest:write']);
+      const base = `/api/v1/stations/${station.slug}`;
+      const play = (title: string) =>
+        ingest(server.url, station, ingestToken, { observedAt: clock.now().getTime(), artist: 'A', title, durationSeconds: 200 });
+      expect((await play('One')).status).to.equal(200);
+      expect((await get(server, token, `${base}/now-playing`)).status).to.equal(200); // computed, never read back
+      expect((await play('Two')).status).to.equal(200);
+      await eventually(() => server.svc.reads.peek(readKey('getNowPlaying', station.id), clock.now().getTime()) === undefined);
+      // Nothing recomputes it: a moment later it is still not there.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(server.svc.reads.peek(readKey('getNowPlaying', station.id), clock.now().getTime())).to.equal(undefined);
+      expect((await get(server, token, `${base}/now-playing`)).body.track.title).to.equal('Two');
     });
   });
 

@@ -26,6 +26,96 @@ describe('ReadCache', () => {
     expect(cache.peek('k', 0)?.bytes.toString()).to.equal('new');
   });
 
+  describe('refresh-ahead', () => {
+    /** A key whose answer is the n-th computation; its refresh computes it again the same way. */
+    function refreshable(cache: ReadCache, area: 'nowPlaying' | readonly ('nowPlaying' | 'schedule')[] = 'nowPlaying') {
+      let runs = 0;
+      let gate: Promise<void> = Promise.resolve();
+      const compute = async () => {
+        runs++;
+        const n = runs;
+        await gate;
+        return rep(`answer ${n}`);
+      };
+      const refresh = (readAt: number) => cache.recompute('k', 'st', area, 0, compute, refresh, readAt);
+      const read = () => cache.read('k', 'st', area, 0, compute, refresh);
+      return {
+        read,
+        runs: () => runs,
+        hold() {
+          let open!: () => void;
+          gate = new Promise((ok) => (open = ok));
+          return () => open();
+        },
+      };
+    }
+    const settled = () => new Promise((ok) => setImmediate(ok));
+
+    it('a dropped answer that was read from the cache is computed again at once, with no read', async () => {
+      const cache = new ReadCache(1 << 20, 60_000);
+      const key = refreshable(cache);
+      await key.read(); // computed and kept
+      expect(cache.peek('k', 0)?.bytes.toString()).to.equal('answer 1'); // read from the cache
+      cache.drop('st', 'nowPlaying');
+      await settled();
+      expect(key.runs()).to.equal(2);
+      expect(cache.peek('k', 0)?.bytes.toString(), 'the new answer is there before anyone asks').to.equal('answer 2');
+      // The refreshed answer is as hot as the one it replaced: the next write refreshes it too.
+      cache.drop('st', 'nowPlaying');
+      await settled();
+      expect(key.runs()).to.equal(3);
+      expect(cache.peek('k', 0)?.bytes.toString()).to.equal('answer 3');
+    });
+
+    it('an answer never read from the cache, another area, or a station change (every area) is not refreshed', async () => {
+      const cache = new ReadCache(1 << 20, 60_000);
+      const key = refreshable(cache);
+      await key.read(); // computed, never read back
+      cache.drop('st', 'nowPlaying');
+      await settled();
+      expect(key.runs()).to.equal(1);
+      expect(cache.size).to.equal(0);
+
+      await key.read();
+      cache.peek('k', 0);
+      cache.drop('st', 'content'); // not its area: kept, nothing computed
+      cache.drop('st'); // the station changed: dropped, nothing computed with its old settings
+      await settled();
+      expect(key.runs()).to.equal(2);
+      expect(cache.size).to.equal(0);
+    });
+
+    it('a read while the refresh runs joins it; an answer of several areas is refreshed when one of them is dropped', async () => {
+      const cache = new ReadCache(1 << 20, 60_000);
+      const key = refreshable(cache, ['nowPlaying', 'schedule']);
+      await key.read();
+      cache.peek('k', 0);
+      const open = key.hold();
+      cache.drop('st', 'schedule');
+      const joined = key.read();
+      expect(key.runs(), 'the read joined the refresh').to.equal(2);
+      open();
+      expect((await joined).bytes.toString()).to.equal('answer 2');
+      expect(cache.peek('k', 0)?.bytes.toString()).to.equal('answer 2');
+    });
+
+    it('a write heard while the refresh runs keeps its answer out and starts it again', async () => {
+      const cache = new ReadCache(1 << 20, 60_000);
+      const key = refreshable(cache);
+      await key.read();
+      cache.peek('k', 0);
+      const open = key.hold();
+      cache.drop('st', 'nowPlaying'); // refresh 1 starts, held
+      expect(key.runs()).to.equal(2);
+      cache.drop('st', 'nowPlaying'); // the same write heard again (the writing process: at once, then from the bus)
+      expect(key.runs(), 'computed again for the newer generation').to.equal(3);
+      open();
+      await settled();
+      await settled();
+      expect(cache.peek('k', 0)?.bytes.toString(), 'the answer begun after the last write').to.equal('answer 3');
+    });
+  });
+
   it('an invalidation of another area or station keeps the answer; the station topic drops every area', async () => {
     const cache = new ReadCache(1 << 20, 60_000);
     await cache.read('c', 'st', 'content', 0, async () => rep('c'));

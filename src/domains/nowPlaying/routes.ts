@@ -73,6 +73,8 @@ export const nowPlayingRoutes = [
     ...listenerRead,
     module: 'nowPlaying',
     cache: 'nowPlaying',
+    // Every app polls it again after a song change: the new answer is computed when the change is heard.
+    refreshAhead: true,
     params: StationSlugParams,
     query: StreamQuery,
     responses: { 200: { description: 'Now playing.', schema: NowPlaying }, ...listenerErrors },
@@ -92,6 +94,7 @@ export const nowPlayingRoutes = [
     ...listenerRead,
     module: 'nowPlaying',
     cache: ['nowPlaying', 'schedule'],
+    refreshAhead: true,
     params: StationSlugParams,
     query: StreamQuery,
     responses: { 200: { description: 'The live answer.', schema: Live }, ...listenerErrors },
