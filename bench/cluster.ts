@@ -455,8 +455,12 @@ async function runBackend(backend: string) {
     // less this is what the changes cost.
     const gatewayPids0 = roles.gateways.map((g) => g.child.pid!);
     const idleFrom = pidCpu(gatewayPids0);
+    const idleWebsFrom = pidCpu(roles.webs.map((w) => w.child.pid!));
+    const idleWorkerFrom = cpuMs(roles.worker.pid!);
     await sleep(5000);
     const gatewayIdleMsPerSecond = (pidCpu(gatewayPids0) - idleFrom) / 5;
+    const websIdleMsPerSecond = (pidCpu(roles.webs.map((w) => w.child.pid!)) - idleWebsFrom) / 5;
+    const workerIdleMsPerSecond = (cpuMs(roles.worker.pid!) - idleWorkerFrom) / 5;
     const spublishBefore = backend === 'cluster' ? await commandCalls(nodes, 'spublish') : [];
     const commandsBefore = await allCommandCalls(nodes);
     const gatewayPids = roles.gateways.map((g) => g.child.pid!);
@@ -465,6 +469,7 @@ async function runBackend(backend: string) {
     const cpuBefore = {
       gateways: pidCpu(gatewayPids),
       webs: pidCpu(webPids),
+      worker: cpuMs(roles.worker.pid!),
       redis: cpuMsOf('redis-server'),
       postgres: cpuMsOf('postgres'),
     };
@@ -492,6 +497,7 @@ async function runBackend(backend: string) {
     const cpuAfter = {
       gateways: pidCpu(gatewayPids),
       webs: pidCpu(webPids),
+      worker: cpuMs(roles.worker.pid!),
       redis: cpuMsOf('redis-server'),
       postgres: cpuMsOf('postgres'),
     };
@@ -568,6 +574,10 @@ async function runBackend(backend: string) {
         gatewayIdleMsPerSecond: +gatewayIdleMsPerSecond.toFixed(2),
         gatewayUsPerFrame: +(((cpuAfter.gateways - cpuBefore.gateways) * 1000) / Math.max(1, delivery.delivered)).toFixed(2),
         webMsPerIngest: +((cpuAfter.webs - cpuBefore.webs) / Math.max(1, ok.length)).toFixed(3),
+        workerMsPerIngest: +((cpuAfter.worker - cpuBefore.worker) / Math.max(1, ok.length)).toFixed(3),
+        // The web processes' and the worker's CPU while nothing is sent (timers, BullMQ's polling, slot-map reads).
+        websIdleMsPerSecond: +websIdleMsPerSecond.toFixed(2),
+        workerIdleMsPerSecond: +workerIdleMsPerSecond.toFixed(2),
         redisMsPerIngest: +((cpuAfter.redis - cpuBefore.redis) / Math.max(1, ok.length)).toFixed(3),
         postgresMsPerIngest: +((cpuAfter.postgres - cpuBefore.postgres) / Math.max(1, ok.length)).toFixed(3),
       },
