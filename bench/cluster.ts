@@ -20,6 +20,13 @@
 //   - the loss of a gateway: gateway 1 is killed; its listeners reconnect to gateway 2 with their
 //     cursors, while ingests go on; the time until every one of them has `synced`, and whether any
 //     change of the meantime is missing (each resumed listener's next frames).
+// Then the floor of the same Redis (BENCH_FLOOR, default on; `0` leaves it out), with the Waveline processes
+// stopped: the same listeners, stations and gateway split on BENCH_GATEWAYS bare relays
+// (bench/cluster/relay.ts: uWebSockets.js, a station's channel (S)SUBSCRIBEd for its first listener, each
+// message handed as it is to the station's sockets), the same open loop of ingests on BENCH_WEBS bare
+// ingest servers (bench/support/ingestBaseline.ts `feed`: one INSERT and one SPUBLISH on the cluster /
+// PUBLISH on one Redis per POST, the frame padded to the mean size of Waveline's frames in the same run).
+// It reports the same fan-out and ingest percentiles, and the floor's cluster ÷ one Redis beside Waveline's.
 // Targets (docs/operations.md, "Capacity"): cluster fan-out p99 ≤ 1.2× one Redis; 0 frames of stations
 // a gateway does not hold; each master's share of SPUBLISH within ±35 % of a third; cluster ingest p99
 // ≤ 1.2× one Redis.
@@ -28,7 +35,7 @@
 // scripts/pg-replica.sh can start one): one web on the replica's primary, with and without
 // DATABASE_REPLICA_URLS, cached now-playing reads (autocannon, 50 connections) in BENCH_ROUNDS (3)
 // alternating rounds; target ≥ 0.95× the throughput without a replica.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -51,6 +58,7 @@ const RATE = Number(env.BENCH_RATE ?? 100);
 const SECONDS = Number(env.BENCH_SECONDS ?? 20);
 const ROUNDS = Number(env.BENCH_ROUNDS ?? 3);
 const ADMIN = BENCH_ENV.WAVELINE_ADMIN_TOKEN;
+const FLOOR = env.BENCH_FLOOR !== '0';
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
@@ -266,7 +274,7 @@ interface IngestSample {
   station: number;
 }
 
-async function ingest(pool: Pool, station: Station, n: number): Promise<IngestSample> {
+async function ingest(pool: Pool, station: Station, n: number, bare: boolean): Promise<IngestSample> {
   const sent = now();
   const body = JSON.stringify({
     eventId: randomUUID(),
@@ -278,7 +286,7 @@ async function ingest(pool: Pool, station: Station, n: number): Promise<IngestSa
   });
   const res = await pool.request({
     method: 'POST',
-    path: `/api/v1/integrations/playback?stationSlug=${station.slug}`,
+    path: bare ? `/ingest?station=${encodeURIComponent(station.id)}` : `/api/v1/integrations/playback?stationSlug=${station.slug}`,
     headers: { authorization: `Bearer ${station.ingestToken}`, 'content-type': 'application/json' },
     body,
   });
@@ -288,7 +296,14 @@ async function ingest(pool: Pool, station: Station, n: number): Promise<IngestSa
 }
 
 /** An open loop of ingests: `rate` a second for `seconds`, station after station, web after web. */
-async function ingestLoop(pools: Pool[], stations: Station[], rate: number, seconds: number, offset = 0): Promise<IngestSample[]> {
+async function ingestLoop(
+  pools: Pool[],
+  stations: Station[],
+  rate: number,
+  seconds: number,
+  offset = 0,
+  bare = false,
+): Promise<IngestSample[]> {
   const total = rate * seconds;
   const start = now();
   const pending: Array<Promise<IngestSample>> = [];
@@ -296,12 +311,117 @@ async function ingestLoop(pools: Pool[], stations: Station[], rate: number, seco
     const wait = start + (i * 1000) / rate - now();
     if (wait > 1) await sleep(wait);
     const station = stations[(i * 7919 + offset) % stations.length];
-    pending.push(ingest(pools[i % pools.length], station, offset + i));
+    pending.push(ingest(pools[i % pools.length], station, offset + i, bare));
   }
   return Promise.all(pending);
 }
 
 const pidCpu = (pids: number[]) => pids.reduce((sum, pid) => sum + cpuMs(pid), 0);
+
+type Fleet = ReturnType<typeof startChild>;
+
+async function forkReady(script: string, args: string[]): Promise<ChildProcess> {
+  const child = fork(new URL(script, import.meta.url).pathname, args, { stdio: 'inherit' });
+  await new Promise<void>((ok, fail) => {
+    child.once('message', () => ok());
+    child.once('exit', (code) => fail(new Error(`${script} exited (${code})`)));
+  });
+  return child;
+}
+
+/**
+ * The floor on the same Redis, Waveline's processes stopped: bare ingest servers (INSERT + (S)PUBLISH)
+ * and bare relays ((S)SUBSCRIBE → uWebSockets.js), the same listeners, stations, split, rate and frame size.
+ */
+async function floorPhase(backend: string, stations: Station[], frameBytes: number, fleet: Fleet) {
+  const redisArg = backend === 'cluster' ? CLUSTER_URLS : REDIS_URL;
+  log(`${backend}: floor — ${WEBS} bare ingest servers, ${GATEWAYS} bare relays, frames of ${frameBytes} bytes`);
+  const servers: Array<{ child: ChildProcess; base: string }> = [];
+  const relays: Fleet[] = [];
+  const pools: Pool[] = [];
+  try {
+    for (let i = 0; i < WEBS; i++) {
+      const port = await freePort();
+      const child = await forkReady('./support/ingestBaseline.ts', [String(port), DATABASE_URL, redisArg, 'feed', String(frameBytes)]);
+      servers.push({ child, base: `http://127.0.0.1:${port}` });
+    }
+    const relayPorts: number[] = [];
+    for (let i = 0; i < GATEWAYS; i++) {
+      const relay = startChild('../cluster/relay.ts', [redisArg]);
+      relays.push(relay);
+      relayPorts.push(await relay.request<number>({ type: 'port' }));
+    }
+    const targets = Array.from({ length: CLIENTS }, (_, k) => {
+      const station = stations[k % STATIONS];
+      return { url: feedUrl(relayPorts[gatewayOf(station.index)], station), station: station.index };
+    });
+    const opened = await fleet.request<{ opened: number; failed: number }>({ type: 'open', targets });
+    if (opened.failed) throw new Error(`${backend} floor: ${opened.failed} listeners could not connect`);
+    const listenersOf = new Map<number, number>();
+    for (const t of targets) listenersOf.set(t.station, (listenersOf.get(t.station) ?? 0) + 1);
+    for (const server of servers) pools.push(new Pool(server.base, { connections: 32 }));
+    // Warm-up: one ingest per station (prepared statements, connections), not measured.
+    await ingestLoop(pools, stations, Math.min(RATE * 2, 300), Math.ceil(STATIONS / Math.min(RATE * 2, 300)), 1_000_000, true);
+    await sleep(1000);
+    const relayPids = relays.map((r) => r.process.pid!);
+    const serverPids = servers.map((s) => s.child.pid!);
+    const idleFrom = pidCpu(relayPids);
+    await sleep(3000);
+    const relayIdleMsPerSecond = (pidCpu(relayPids) - idleFrom) / 3;
+    const started = now();
+    const cpuBefore = {
+      relays: pidCpu(relayPids),
+      servers: pidCpu(serverPids),
+      redis: cpuMsOf('redis-server'),
+      postgres: cpuMsOf('postgres'),
+    };
+    await fleet.request({ type: 'measure' });
+    const samples = await ingestLoop(pools, stations, RATE, SECONDS, 0, true);
+    const ok = samples.filter((s) => s.status === 200);
+    const expected = ok.reduce((n, s) => n + (listenersOf.get(s.station) ?? 0), 0);
+    const delivery = await fleet.request<{ delivered: number; p50: number; p90: number; p99: number; max: number }>({
+      type: 'wait',
+      expected,
+      timeoutMs: 60_000,
+    });
+    const seconds = (now() - started) / 1000;
+    const cpuAfter = {
+      relays: pidCpu(relayPids),
+      servers: pidCpu(serverPids),
+      redis: cpuMsOf('redis-server'),
+      postgres: cpuMsOf('postgres'),
+    };
+    const per = (a: number, b: number) => +((a - b) / Math.max(1, ok.length)).toFixed(3);
+    return {
+      ingests: samples.length,
+      ingestFailures: samples.length - ok.length,
+      ingestMs: summary(ok.map((s) => s.ms)),
+      fanoutMs: {
+        p50: +delivery.p50.toFixed(1),
+        p90: +delivery.p90.toFixed(1),
+        p99: +delivery.p99.toFixed(1),
+        max: +delivery.max.toFixed(1),
+      },
+      delivered: `${delivery.delivered}/${expected}`,
+      frameBytes,
+      cpu: {
+        relayMsPerChange: per(cpuAfter.relays, cpuBefore.relays),
+        relayMsPerChangeLessIdle: +((cpuAfter.relays - cpuBefore.relays - relayIdleMsPerSecond * seconds) / Math.max(1, ok.length)).toFixed(
+          3,
+        ),
+        relayIdleMsPerSecond: +relayIdleMsPerSecond.toFixed(2),
+        ingestServerMsPerIngest: per(cpuAfter.servers, cpuBefore.servers),
+        redisMsPerIngest: per(cpuAfter.redis, cpuBefore.redis),
+        postgresMsPerIngest: per(cpuAfter.postgres, cpuBefore.postgres),
+      },
+    };
+  } finally {
+    await fleet.request({ type: 'close' }).catch(() => {});
+    for (const pool of pools) await pool.close();
+    for (const relay of relays) await relay.stop();
+    await Promise.all(servers.map((s) => stopRole(s.child)));
+  }
+}
 
 async function runBackend(backend: string) {
   log(`${backend}: fresh database, Redis flushed, ${WEBS} web + ${GATEWAYS} gateway + 1 worker`);
@@ -312,6 +432,7 @@ async function runBackend(backend: string) {
   await new Promise((ok) => migrate.on('exit', ok));
   const roles = await startRoles(roleEnv);
   const fleet = startChild('../cluster/fleet.ts', []);
+  fleet.process.setMaxListeners(100);
   const nodes = await redisNodes(backend);
   try {
     const stations = await makeStations(roles.webs[0].base);
@@ -334,8 +455,12 @@ async function runBackend(backend: string) {
     // less this is what the changes cost.
     const gatewayPids0 = roles.gateways.map((g) => g.child.pid!);
     const idleFrom = pidCpu(gatewayPids0);
+    const idleWebsFrom = pidCpu(roles.webs.map((w) => w.child.pid!));
+    const idleWorkerFrom = cpuMs(roles.worker.pid!);
     await sleep(5000);
     const gatewayIdleMsPerSecond = (pidCpu(gatewayPids0) - idleFrom) / 5;
+    const websIdleMsPerSecond = (pidCpu(roles.webs.map((w) => w.child.pid!)) - idleWebsFrom) / 5;
+    const workerIdleMsPerSecond = (cpuMs(roles.worker.pid!) - idleWorkerFrom) / 5;
     const spublishBefore = backend === 'cluster' ? await commandCalls(nodes, 'spublish') : [];
     const commandsBefore = await allCommandCalls(nodes);
     const gatewayPids = roles.gateways.map((g) => g.child.pid!);
@@ -344,6 +469,7 @@ async function runBackend(backend: string) {
     const cpuBefore = {
       gateways: pidCpu(gatewayPids),
       webs: pidCpu(webPids),
+      worker: cpuMs(roles.worker.pid!),
       redis: cpuMsOf('redis-server'),
       postgres: cpuMsOf('postgres'),
     };
@@ -356,6 +482,7 @@ async function runBackend(backend: string) {
     const expected = ok.reduce((n, s) => n + (listenersOf.get(s.station) ?? 0), 0);
     const delivery = await fleet.request<{
       delivered: number;
+      meanFrameBytes: number;
       unexpectedCloses: number;
       p50: number;
       p90: number;
@@ -370,6 +497,7 @@ async function runBackend(backend: string) {
     const cpuAfter = {
       gateways: pidCpu(gatewayPids),
       webs: pidCpu(webPids),
+      worker: cpuMs(roles.worker.pid!),
       redis: cpuMsOf('redis-server'),
       postgres: cpuMsOf('postgres'),
     };
@@ -409,6 +537,12 @@ async function runBackend(backend: string) {
 
     for (const pool of pools) await pool.close();
     const ingestMs = summary(ok.map((s) => s.ms));
+    let floor: Awaited<ReturnType<typeof floorPhase>> | null = null;
+    if (FLOOR) {
+      await fleet.request({ type: 'close' });
+      await stopRoles(roles);
+      floor = await floorPhase(backend, stations, delivery.meanFrameBytes, fleet);
+    }
     return {
       backend,
       stations: STATIONS,
@@ -440,10 +574,15 @@ async function runBackend(backend: string) {
         gatewayIdleMsPerSecond: +gatewayIdleMsPerSecond.toFixed(2),
         gatewayUsPerFrame: +(((cpuAfter.gateways - cpuBefore.gateways) * 1000) / Math.max(1, delivery.delivered)).toFixed(2),
         webMsPerIngest: +((cpuAfter.webs - cpuBefore.webs) / Math.max(1, ok.length)).toFixed(3),
+        workerMsPerIngest: +((cpuAfter.worker - cpuBefore.worker) / Math.max(1, ok.length)).toFixed(3),
+        // The web processes' and the worker's CPU while nothing is sent (timers, BullMQ's polling, slot-map reads).
+        websIdleMsPerSecond: +websIdleMsPerSecond.toFixed(2),
+        workerIdleMsPerSecond: +workerIdleMsPerSecond.toFixed(2),
         redisMsPerIngest: +((cpuAfter.redis - cpuBefore.redis) / Math.max(1, ok.length)).toFixed(3),
         postgresMsPerIngest: +((cpuAfter.postgres - cpuBefore.postgres) / Math.max(1, ok.length)).toFixed(3),
       },
       gatewayLoss,
+      floor,
     };
   } finally {
     await fleet.request({ type: 'close' }).catch(() => {});
@@ -459,8 +598,9 @@ async function replicaReads(): Promise<{ withoutReplicaRps: number; withReplicaR
   let primary = env.BENCH_REPLICA_PRIMARY_URL ?? '';
   if (!replicas && existsSync('scripts/pg-replica.sh')) {
     execFileSync('bash', ['scripts/pg-replica.sh', 'start'], { stdio: 'inherit' });
-    primary = 'postgres://postgres@127.0.0.1:5440/waveline_bench_cluster';
-    replicas = 'postgres://postgres@127.0.0.1:5441/waveline_bench_cluster';
+    const name = new URL(DATABASE_URL).pathname.slice(1);
+    primary = `postgres://postgres@127.0.0.1:5440/${name}`;
+    replicas = `postgres://postgres@127.0.0.1:5441/${name}`;
   }
   if (!replicas || !primary) return null;
   log('replica: one web, cached now-playing reads with and without DATABASE_REPLICA_URLS');
@@ -545,6 +685,12 @@ if (one && cluster) {
   const ingestRatio = cluster.ingestMs.p99 / one.ingestMs.p99;
   targets.fanoutP99 = `${fanout.toFixed(2)}× one Redis (${cluster.fanoutMs.p99} vs ${one.fanoutMs.p99} ms; target ≤ 1.2×) ${verdict(fanout <= 1.2)}`;
   targets.ingestP99 = `${ingestRatio.toFixed(2)}× one Redis (${cluster.ingestMs.p99} vs ${one.ingestMs.p99} ms; target ≤ 1.2×) ${verdict(ingestRatio <= 1.2)}`;
+  if (one.floor && cluster.floor) {
+    const floorFanout = cluster.floor.fanoutMs.p99 / one.floor.fanoutMs.p99;
+    const floorIngest = cluster.floor.ingestMs.p99 / one.floor.ingestMs.p99;
+    targets.floorFanoutP99 = `bare cluster ÷ one ${floorFanout.toFixed(2)}× (${cluster.floor.fanoutMs.p99} vs ${one.floor.fanoutMs.p99} ms) beside Waveline's ${fanout.toFixed(2)}×`;
+    targets.floorIngestP99 = `bare cluster ÷ one ${floorIngest.toFixed(2)}× (${cluster.floor.ingestMs.p99} vs ${one.floor.ingestMs.p99} ms) beside Waveline's ${ingestRatio.toFixed(2)}×`;
+  }
 }
 if (cluster?.spublishPerMaster) {
   const shares = cluster.spublishPerMaster.map((m) => m.share);
@@ -558,6 +704,9 @@ for (const r of results) {
   if (others.every((n) => n !== null))
     targets[`${r.backend}: frames of stations not held`] = `${others.join(', ')} ${verdict(others.every((n) => n === 0))}`;
   targets[`${r.backend}: delivered`] = `${r.delivered} ${verdict(r.delivered.split('/')[0] === r.delivered.split('/')[1])}`;
+  if (r.floor)
+    targets[`${r.backend}: floor delivered`] =
+      `${r.floor.delivered} ${verdict(r.floor.delivered.split('/')[0] === r.floor.delivered.split('/')[1])}`;
 }
 if (replica) targets.replicaReads = `${replica.ratio}× without (target ≥ 0.95) ${verdict(replica.ratio >= 0.95)}`;
 

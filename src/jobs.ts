@@ -1,6 +1,6 @@
 import type { Queue, JobsOptions } from 'bullmq';
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { createQueue } from './lib/queue.ts';
+import { createQueue, createQueueConnection } from './lib/queue.ts';
 import type { JobResults } from './lib/jobResults.ts';
 import type { Logger } from './lib/logger.ts';
 import type { Redis } from './lib/redis.ts';
@@ -127,7 +127,9 @@ export function parsePayload<N extends JobName>(name: N, data: unknown): JobPayl
 
 /** Typed producer side of the queues. */
 export class Jobs {
-  private readonly queues = new Map<QueueName, { queue: Queue; connection: Redis }>();
+  private readonly queues = new Map<QueueName, Queue>();
+  /** One connection for every queue of the process (src/lib/queue.ts), made with the first queue. */
+  private connection: Redis | null = null;
   private readonly target: RedisTarget;
   private readonly logger: Logger;
   private readonly results: JobResults;
@@ -138,12 +140,13 @@ export class Jobs {
   }
 
   queue(name: QueueName): Queue {
-    let entry = this.queues.get(name);
-    if (!entry) {
-      entry = createQueue(name, this.target, this.logger);
-      this.queues.set(name, entry);
+    let queue = this.queues.get(name);
+    if (!queue) {
+      this.connection ??= createQueueConnection(this.target, this.logger);
+      queue = createQueue(name, this.target, this.logger, this.connection).queue;
+      this.queues.set(name, queue);
     }
-    return entry.queue;
+    return queue;
   }
 
   /**
@@ -230,10 +233,9 @@ export class Jobs {
   }
 
   async close(): Promise<void> {
-    for (const { queue, connection } of this.queues.values()) {
-      await queue.close();
-      connection.disconnect();
-    }
+    for (const queue of this.queues.values()) await queue.close();
     this.queues.clear();
+    this.connection?.disconnect();
+    this.connection = null;
   }
 }

@@ -7,7 +7,7 @@ import type { Job, Worker } from 'bullmq';
 import type { Config } from '../src/config.ts';
 import { JOBS, QUEUES, isAwaited, parsePayload, type JobName, type QueueName } from '../src/jobs.ts';
 import { createLogger } from '../src/lib/logger.ts';
-import { createWorker } from '../src/lib/queue.ts';
+import { createWorker, createWorkerConnection } from '../src/lib/queue.ts';
 import { initMetrics, metricsEnabled } from '../src/lib/metrics.ts';
 import { jobDuration, jobsCompleted, jobsFailed, jobsRetried, jobsStalled, setQueueCountsSource } from './metrics.ts';
 import { startWorkerHttp } from './http.ts';
@@ -53,6 +53,8 @@ const MAX_STALLED: Partial<Record<QueueName, number>> = { push: 10 };
 /** Starts one BullMQ worker per queue; `close()` waits for running jobs to finish. */
 export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; close(): Promise<void> }> {
   const lockMs = svc.config.observability.workerLockSeconds * 1000;
+  // One connection for every worker's regular commands; each worker duplicates it for its blocking fetch.
+  const connection = createWorkerConnection(svc.config.redis, svc.logger);
   const workers = QUEUES.map((queue) =>
     createWorker(
       queue,
@@ -67,6 +69,7 @@ export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; 
         stalledInterval: Math.min(lockMs, STALLED_CHECK_MS[queue] ?? LOCK_MS[queue] ?? lockMs),
         maxStalledCount: MAX_STALLED[queue] ?? 1,
       },
+      connection,
     ),
   );
   async function run(job: Job): Promise<unknown> {
@@ -100,6 +103,7 @@ export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; 
     close: async () => {
       setQueueCountsSource(null);
       await Promise.all(workers.map((w) => w.close()));
+      connection.disconnect();
     },
   };
 }

@@ -23,6 +23,8 @@ let listeners: Listener[] = [];
 let measuring = false;
 let latencies: number[] = [];
 let delivered = 0;
+/** Bytes of the measured frames (their mean is the payload size the floor's frames are padded to). */
+let frameBytes = 0;
 let unexpectedCloses = 0;
 /** Frames per station index while measuring (each counted once per client). */
 let perStation = new Map<number, number>();
@@ -40,6 +42,7 @@ function onFrame(listener: Listener, payload: Buffer): void {
   listener.lastStamp = stamp[1];
   latencies.push(now() - Number(stamp[1]));
   delivered++;
+  frameBytes += payload.length;
   perStation.set(listener.station, (perStation.get(listener.station) ?? 0) + 1);
 }
 
@@ -101,6 +104,7 @@ serve(async (message) => {
       measuring = true;
       latencies = [];
       delivered = 0;
+      frameBytes = 0;
       unexpectedCloses = 0;
       perStation = new Map();
       return true;
@@ -111,6 +115,7 @@ serve(async (message) => {
       const s = sorted(latencies);
       return {
         delivered,
+        meanFrameBytes: delivered ? Math.round(frameBytes / delivered) : 0,
         unexpectedCloses,
         p50: pct(s, 50),
         p90: pct(s, 90),

@@ -49,8 +49,27 @@ export interface BridgeOptions {
   reconnectDelayMs?: number;
 }
 
-/** How often, on a Redis Cluster, the bridge checks that every station channel is held by its slot's owner. */
-const SHARD_AUDIT_MS = 250;
+/**
+ * On a Redis Cluster: how soon the bridge checks its station channels again while one is not confirmed on
+ * its slot's owner (a (re)subscription in flight or failed, or the client not ready). With every channel
+ * confirmed no timer runs: the checks follow the client's events (docs/operations.md#reshards-and-failovers).
+ */
+const SHARD_RETRY_MS = 250;
+
+/**
+ * On a Redis Cluster: after a sign that a station channel's slot changed owner (an unsolicited SUNSUBSCRIBE,
+ * a lost node), the slot map is read again this long after. ioredis reads it at once, from a random node,
+ * which may not know the new owner yet (other nodes learn it by gossip within about a second).
+ */
+const CONFIRM_READS_MS = [500, 2000];
+
+/**
+ * On a Redis Cluster: how often the bridge's client re-reads the slot map with no sign of a change (ioredis'
+ * own default), for a server that keeps a moved slot's subscriptions without a SUNSUBSCRIBE (early 7.0).
+ * Each read costs a new connection and two copies of the 16 384-slot map (ioredis' sharded subscribers
+ * compare them as JSON): at every second it was the larger part of an idle gateway's CPU.
+ */
+const SLOTS_BACKSTOP_MS = 5000;
 
 /** A station channel's sharded subscription on the cluster: the master it was confirmed on, null when lost. */
 interface ShardHold {
@@ -92,7 +111,10 @@ export class FeedBridge {
   private readonly cluster: Cluster | null;
   /** On a Redis Cluster: each held station channel's subscription (docs/operations.md#reshards-and-failovers). */
   private readonly shards = new Map<string, ShardHold>();
-  private auditTimer: NodeJS.Timeout | null = null;
+  /** The next check of the station channels, while one is not confirmed on its slot's owner. */
+  private retryTimer: NodeJS.Timeout | null = null;
+  /** Pending re-reads of the slot map after a sign of a change. */
+  private readonly confirmTimers = new Set<NodeJS.Timeout>();
 
   constructor(target: RedisTarget, store: FeedStore, events: BridgeEvents, logger: Logger, options: BridgeOptions = {}) {
     this.store = store;
@@ -105,7 +127,11 @@ export class FeedBridge {
       this.cluster = createCluster(
         target.seeds,
         { connectionName: this.clientName, maxRetriesPerRequest: null },
-        { shardedSubscribers: true, clusterRetryStrategy: (times) => delay ?? Math.min(times * 100, 2000) },
+        {
+          shardedSubscribers: true,
+          slotsRefreshInterval: SLOTS_BACKSTOP_MS,
+          clusterRetryStrategy: (times) => delay ?? Math.min(times * 100, 2000),
+        },
       );
       this.subscriber = this.cluster as unknown as Redis;
       this.watchShards(this.cluster);
@@ -170,9 +196,14 @@ export class FeedBridge {
    * re-reads the slot map, but do not say when the SSUBSCRIBE is answered, and the catch-up read must
    * start only then (or a change published in between would be missed). So the bridge keeps, per
    * channel, the master its SSUBSCRIBE was confirmed on, and whenever that is no longer the slot's owner
-   * (the client re-reads the slot map every second and after each MOVED or lost node), or the node's
-   * connection went away, it subscribes again on the owner and then catches the station up from
-   * Postgres by sequence, as after a reconnection: no change missed, none twice.
+   * or the node's connection went away, it subscribes again on the owner and then catches the station up
+   * from Postgres by sequence, as after a reconnection: no change missed, none twice.
+   *
+   * The checks follow the client's events, with no timer while every channel is confirmed: each new slot
+   * map ('refresh': after an unsolicited SUNSUBSCRIBE, a MOVED, a lost node, or the backstop read), the
+   * sharded subscribers re-made, a lost node. An unsolicited SUNSUBSCRIBE or a lost node also re-reads the
+   * slot map twice more shortly after (CONFIRM_READS_MS), for when the first read came from a node that
+   * did not know the new owner yet.
    */
   private watchShards(cluster: Cluster): void {
     const check = () => this.audit();
@@ -183,18 +214,53 @@ export class FeedBridge {
       // The classic subscription (invalidations) may have been on it too: anything may have been missed.
       this.events.resubscribed();
       this.audit();
+      this.confirmSlots();
     });
-    this.auditTimer = setInterval(check, SHARD_AUDIT_MS);
-    this.auditTimer.unref();
+    // ioredis signals an unsolicited SUNSUBSCRIBE (and a MOVED answer to SSUBSCRIBE) only on its sharded
+    // subscribers' own emitter, which it does not type; without it the backstop read still finds the owner.
+    const subscribers = (cluster as unknown as { subscriberGroupEmitter?: NodeJS.EventEmitter }).subscriberGroupEmitter;
+    subscribers?.on('moved', () => this.confirmSlots());
+  }
+
+  /** Re-reads the slot map CONFIRM_READS_MS after a sign of a change (once per burst of signs). */
+  private confirmSlots(): void {
+    const cluster = this.cluster;
+    if (!cluster || this.closing || this.confirmTimers.size > 0) return;
+    for (const ms of CONFIRM_READS_MS) {
+      const timer: NodeJS.Timeout = setTimeout(() => {
+        this.confirmTimers.delete(timer);
+        if (!this.closing) cluster.refreshSlotsCache();
+      }, ms);
+      timer.unref();
+      this.confirmTimers.add(timer);
+    }
+  }
+
+  /** Checks the station channels again in SHARD_RETRY_MS (one pending check at a time). */
+  private retryAudit(): void {
+    if (this.retryTimer || this.closing) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.audit();
+    }, SHARD_RETRY_MS);
+    this.retryTimer.unref();
   }
 
   private audit(): void {
     const cluster = this.cluster;
-    if (!cluster || this.closing || cluster.status !== 'ready') return;
+    if (!cluster || this.closing || this.shards.size === 0) return;
+    if (cluster.status !== 'ready') return this.retryAudit();
+    let unsettled = false;
     for (const [channel, hold] of this.shards) {
-      if (hold.pending) continue;
+      if (hold.pending) {
+        // Its answer may confirm it on a master that lost the slot meanwhile: check again after it.
+        unsettled = true;
+        continue;
+      }
       const owner = cluster.slots[hold.slot]?.[0];
+      if (!owner) unsettled = true;
       if (!owner || hold.node === owner) continue;
+      unsettled = true;
       hold.node = null;
       const feed = this.byChannel.get(channel);
       this.shardSubscribe(channel, hold).then(
@@ -210,6 +276,7 @@ export class FeedBridge {
         (err: unknown) => this.logger.warn({ err, channel }, 'could not subscribe a station channel again; retrying'),
       );
     }
+    if (unsettled) this.retryAudit();
   }
 
   /** On a Redis Cluster: each held station channel, its slot and the master it is subscribed on (null: being restored). */
@@ -326,7 +393,9 @@ export class FeedBridge {
 
   async close(): Promise<void> {
     this.closing = true;
-    if (this.auditTimer) clearInterval(this.auditTimer);
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    for (const timer of this.confirmTimers) clearTimeout(timer);
+    this.confirmTimers.clear();
     for (const [stationId, sub] of this.subscriptions) this.drop(stationId, sub);
     this.shards.clear();
     await this.subscriber.quit().catch(() => this.subscriber.disconnect());

@@ -16,8 +16,16 @@ export type { Redis, Cluster };
 
 const memory = (): Redis => new MemoryRedis() as unknown as Redis;
 
-/** How often a cluster client re-reads the slot map by itself (besides after a MOVED or a lost node). */
-export const SLOTS_REFRESH_MS = 1000;
+/**
+ * How often a cluster client re-reads the slot map with no sign of a change. ioredis re-reads it by itself
+ * after a MOVED (having sent the command on to the new owner), a CLUSTERDOWN or TRYAGAIN, and a node's
+ * connection lost, so a command client follows reshards and failovers without it; the timer only catches
+ * what no command met. Each read opens a new connection to a node for CLUSTER SLOTS and rebuilds the
+ * 16 384-slot map: every second, on each of a process' clients, it was most of a cluster client's idle CPU
+ * (docs/benchmarks.md#redis-cluster-and-read-replicas). The gateway's subscriber reads more often
+ * (src/gateway/bridge.ts: no command of its own meets a MOVED).
+ */
+export const SLOTS_REFRESH_MS = 10_000;
 
 /** The seed URLs as ioredis' startup nodes, and the options (credentials, TLS) every node connection shares. */
 export function clusterSeeds(seeds: string[]): { nodes: Array<{ host: string; port: number }>; redisOptions: RedisOptions } {
@@ -36,9 +44,13 @@ export function clusterSeeds(seeds: string[]): { nodes: Array<{ host: string; po
 /** A cluster client whose node connections take `options` (connection-level) on top of the seeds' credentials. */
 export function createCluster(seeds: string[], options: RedisOptions = {}, clusterOptions: ClusterOptions = {}): Cluster {
   const { nodes, redisOptions } = clusterSeeds(seeds);
-  // No auto-pipelining on a cluster: ioredis follows a MOVED redirection of a batched command only when
-  // every command of its batch got it, so during a slot move a batch mixing slots would surface MOVED to
-  // the caller (test/scale/redis/errors.scale.ts met it as a 500).
+  // No auto-pipelining on a cluster. ioredis batches the commands of one turn by the nodes serving their
+  // slot, not by slot, and re-sends a batch after MOVED or ASK only when every failed command got the
+  // same redirection and every other command of the batch is read-only; otherwise each command gets its
+  // own answer, the redirection included. During a slot move a batch mixing that slot with another of the
+  // same master, a write beside a redirected command, or keys of the slot already migrated (ASK) beside
+  // keys not yet migrated, would each surface MOVED or ASK to the caller (test/scale/redis/errors.scale.ts
+  // met it as a 500). Batching per slot would not remove the last two.
   // Nor a cluster without its offline queue: its ready check goes through it while the node connections
   // are replaced (every seed a replica after failovers), and without it the client never became ready.
   // Commands still fail fast: each node connection gives up after its own retries.

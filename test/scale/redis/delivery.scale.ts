@@ -3,18 +3,20 @@ import { randomUUID } from 'node:crypto';
 import { loadConfig, type RedisTarget } from '../../../src/config.ts';
 import { createDb, inTransaction, type Db } from '../../../src/lib/db.ts';
 import { useRedisNames } from '../../../src/lib/keys.ts';
-import { createRedis, type Redis } from '../../../src/lib/redis.ts';
+import { clusterOf, createRedis, type Redis } from '../../../src/lib/redis.ts';
 import { RedisFeedBus } from '../../../src/feed/bus.ts';
 import { upsertFeedRow } from '../../../src/feed/rows.ts';
 import { createStation, eventually } from '../../support/factories.ts';
 import { FeedClient, realtimePath, SseFeedClient, ssePath, STATION_START_ROWS, withCursor, type EventFrame } from '../../support/feed.ts';
 import {
+  CLUSTER_PORTS,
   closeNodes,
   failover,
   feedSlot,
   killMaster,
   masters,
   moveSlot,
+  node,
   ownerOf,
   restoreCluster,
   SEEDS,
@@ -107,6 +109,25 @@ describe('Redis Cluster: the realtime feed', function () {
     for (const client of clients.slice(1)) client.close();
   });
 
+  it('re-reads the slot map only after a sign of a change, or every few seconds: an idle web and gateway send few CLUSTER SLOTS', async () => {
+    // The gateway holds a station, so its sharded subscribers are up.
+    const station = await createStation(web.url, { id: `st-idle-${Date.now().toString(36)}` });
+    const client = await FeedClient.ready(ws, realtimePath(station.id), START);
+    const slotReads = async () => {
+      let calls = 0;
+      for (const port of CLUSTER_PORTS)
+        calls += Number(/cmdstat_cluster\|slots:calls=(\d+)/.exec(String(await node(port).info('commandstats')))?.[1] ?? 0);
+      return calls;
+    };
+    const before = await slotReads();
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    const reads = (await slotReads()) - before;
+    client.close();
+    // A read every second by each of the web's clients and the gateway's made 20 or more in 6 s; now the
+    // web's clients read every SLOTS_REFRESH_MS (10 s) and the gateway's every 5 s (src/gateway/bridge.ts).
+    expect(reads, 'CLUSTER SLOTS in 6 s of an idle web and gateway').to.be.at.most(6);
+  });
+
   /**
    * A station with a live WebSocket client, a live SSE client and a WebSocket client that left before the
    * change (its cursor kept), rows written all along; `change` disrupts the station's shard. Then: the
@@ -127,6 +148,14 @@ describe('Redis Cluster: the realtime feed', function () {
     const cursor = leaving.lastCursor() as string;
     leaving.close();
     await eventually(async () => (await shardSubscribers(station.id)).get(owner) === 1);
+    // The writer's client reads the slot map now (by itself it re-reads it every SLOTS_REFRESH_MS, or after a
+    // MOVED): after the previous test's failover it may still send to the demoted master, which, a replica
+    // of the same shard, takes a SPUBLISH and passes it on, so a killed master's outage would not reach it.
+    await new Promise<void>((resolve) => {
+      const cluster = clusterOf(publisher);
+      if (cluster) cluster.refreshSlotsCache(() => resolve());
+      else resolve();
+    });
 
     // Rows written all along the change, one every 50 ms. A row whose publish failed (no master for the
     // slot) is in Postgres but on no channel: only the gateway's catch-up read after it subscribed again
