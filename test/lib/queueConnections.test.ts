@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { Redis } from 'ioredis';
 import type { Job } from 'bullmq';
@@ -5,7 +6,7 @@ import { loadConfig } from '../../src/config.ts';
 import { Jobs, QUEUES } from '../../src/jobs.ts';
 import type { JobResults } from '../../src/lib/jobResults.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { createWorker, createWorkerConnection } from '../../src/lib/queue.ts';
+import { createQueue, createWorker, createWorkerConnection } from '../../src/lib/queue.ts';
 import { eventually } from '../support/factories.ts';
 
 // BullMQ's connections (src/lib/queue.ts): one for every queue a process produces to, one for every
@@ -42,7 +43,9 @@ describe('BullMQ connections of a process', function () {
   it("every worker's regular commands on one connection, each worker with its own blocking one; the shared one outlives them", async () => {
     const before = await clients();
     const connection = createWorkerConnection(config.redis, logger);
-    const names = ['default', 'ingest', 'media'] as const;
+    // Queues of this test alone: no worker of another suite on the same Redis can take its job.
+    const run = randomUUID().slice(0, 8);
+    const names = [`test-a-${run}`, `test-b-${run}`, `test-c-${run}`];
     const ran: string[] = [];
     const workers = names.map((name) =>
       createWorker(name, async (job: Job) => void ran.push(`${name}:${job.name}`), config.redis, logger, { concurrency: 1 }, connection),
@@ -52,10 +55,13 @@ describe('BullMQ connections of a process', function () {
     await eventually(async () => (await clients()) - before === 1 + names.length);
     expect((await clients()) - before).to.equal(1 + names.length);
 
-    const jobs = new Jobs(config.redis, logger, null as unknown as JobResults);
-    await jobs.enqueue('health.ping', { at: new Date().toISOString() });
+    const { queue, connection: producer } = createQueue(names[0], config.redis, logger);
+    await queue.add('ping', {});
     await eventually(() => ran.length === 1);
-    await jobs.close();
+    expect(ran).to.deep.equal([`${names[0]}:ping`]);
+    await queue.obliterate({ force: true });
+    await queue.close();
+    producer.disconnect();
 
     await Promise.all(workers.map((w) => w.close()));
     expect(connection.status, 'the shared connection, after its workers closed').to.equal('ready');
