@@ -56,17 +56,22 @@ describe('BullMQ connections of a process', function () {
     expect((await clients()) - before).to.equal(1 + names.length);
 
     const { queue, connection: producer } = createQueue(names[0], config.redis, logger);
-    await queue.add('ping', {});
-    await eventually(() => ran.length === 1);
-    expect(ran).to.deep.equal([`${names[0]}:ping`]);
-    await queue.obliterate({ force: true });
-    await queue.close();
-    producer.disconnect();
+    try {
+      await queue.add('ping', {});
+      await eventually(() => ran.length === 1);
+      expect(ran).to.deep.equal([`${names[0]}:ping`]);
+      await queue.obliterate({ force: true });
 
-    await Promise.all(workers.map((w) => w.close()));
-    expect(connection.status, 'the shared connection, after its workers closed').to.equal('ready');
-    expect(await connection.ping()).to.equal('PONG');
-    connection.disconnect();
+      await Promise.all(workers.map((w) => w.close()));
+      expect(connection.status, 'the shared connection, after its workers closed').to.equal('ready');
+      expect(await connection.ping()).to.equal('PONG');
+    } finally {
+      // Whatever failed, nothing of the test stays connected (a worker's connection retries forever).
+      await queue.close();
+      producer.disconnect();
+      await Promise.all(workers.map((w) => w.close(true)));
+      connection.disconnect();
+    }
     await eventually(async () => (await clients()) === before);
   });
 });
