@@ -44,15 +44,17 @@ export interface PipelinedTx {
 const BEGIN: Statement = { text: 'BEGIN' };
 const COMMIT: Statement = { text: 'COMMIT' };
 
+/** What pg is handed for a statement: named (prepared) when it has a name. */
+const queryConfig = (s: Statement): pg.QueryConfig =>
+  s.name ? { name: s.name, text: s.text, values: s.values } : { text: s.text, values: s.values };
+
 /** Writes every statement in one go and waits for all the answers; the first error wins. */
 async function sendTogether(client: pg.Client, statements: Statement[]): Promise<Rows[]> {
   const stream = (client as unknown as { connection: { stream: { cork(): void; uncork(): void } } }).connection.stream;
   stream.cork();
   let pending: Array<Promise<pg.QueryResult>>;
   try {
-    pending = statements.map((s) =>
-      client.query(s.name ? { name: s.name, text: s.text, values: s.values } : { text: s.text, values: s.values }),
-    );
+    pending = statements.map((s) => client.query(queryConfig(s)));
   } finally {
     stream.uncork();
   }
@@ -70,11 +72,7 @@ async function sendTogether(client: pg.Client, statements: Statement[]): Promise
 export async function runStatement(db: Db, statement: Statement): Promise<Rows> {
   const client = (await db.client.acquireConnection()) as pg.Client;
   try {
-    const result = await client.query(
-      statement.name
-        ? { name: statement.name, text: statement.text, values: statement.values }
-        : { text: statement.text, values: statement.values },
-    );
+    const result = await client.query(queryConfig(statement));
     return result.rows;
   } finally {
     await db.client.releaseConnection(client);

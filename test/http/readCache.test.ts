@@ -300,12 +300,17 @@ describe('listener reads from cached bytes', () => {
     const T0 = new Date('2026-06-01T12:00:00Z');
     const { clock, server } = useClockedServer(T0, { reset: true });
 
-    it('an ingest computes the now-playing and live answers read from the cache again as the change is heard: the next reads do no database work', async () => {
+    /** A station with a listener credential and `play(title)`: an ingest of that song now. */
+    async function songFixture() {
       const { station, token } = await listenerFixture(server.url, { rundownFollowing: false });
       const { token: ingestToken } = await createToken(server.url, station.id, ['ingest:write']);
-      const base = `/api/v1/stations/${station.slug}`;
       const play = (title: string) =>
         ingest(server.url, station, ingestToken, { observedAt: clock.now().getTime(), artist: 'A', title, durationSeconds: 200 });
+      return { station, token, base: `/api/v1/stations/${station.slug}`, play };
+    }
+
+    it('an ingest computes the now-playing and live answers read from the cache again as the change is heard: the next reads do no database work', async () => {
+      const { station, token, base, play } = await songFixture();
       expect((await play('One')).status).to.equal(200);
       for (const path of ['/now-playing', '/live']) {
         expect((await get(server, token, base + path)).status).to.equal(200); // computed
@@ -328,11 +333,7 @@ describe('listener reads from cached bytes', () => {
     });
 
     it('an answer no app read from the cache is not computed again: the next read computes it', async () => {
-      const { station, token } = await listenerFixture(server.url, { rundownFollowing: false });
-      const { token: ingestToken } = await createToken(server.url, station.id, ['ingest:write']);
-      const base = `/api/v1/stations/${station.slug}`;
-      const play = (title: string) =>
-        ingest(server.url, station, ingestToken, { observedAt: clock.now().getTime(), artist: 'A', title, durationSeconds: 200 });
+      const { station, token, base, play } = await songFixture();
       expect((await play('One')).status).to.equal(200);
       expect((await get(server, token, `${base}/now-playing`)).status).to.equal(200); // computed, never read back
       expect((await play('Two')).status).to.equal(200);
