@@ -81,15 +81,19 @@ describe('Redis Cluster: names and queues', function () {
     const entry = createQueue('ingest', target, logger);
     queues.push(entry);
     const slot = keySlot('{ingest}');
-    await killMaster(await ownerOf(slot), slot);
-    const job = await eventually(() => entry.queue.add('health.ping', { at: new Date().toISOString() }).catch(() => null), {
-      timeoutMs: 10_000,
-      intervalMs: 200,
-    });
-    await eventually(async () => (await entry.queue.getJob(job!.id as string).catch(() => null))?.isCompleted() ?? false, {
-      timeoutMs: 20_000,
-    });
-    await restoreCluster();
+    try {
+      await killMaster(await ownerOf(slot), slot);
+      const job = await eventually(() => entry.queue.add('health.ping', { at: new Date().toISOString() }).catch(() => null), {
+        timeoutMs: 10_000,
+        intervalMs: 200,
+      });
+      await eventually(async () => (await entry.queue.getJob(job!.id as string).catch(() => null))?.isCompleted() ?? false, {
+        timeoutMs: 20_000,
+      });
+    } finally {
+      // Whatever happened, the next test starts on a whole cluster.
+      await restoreCluster();
+    }
   });
 
   it('runs an ingest through web and worker processes (an awaited job, the feed, rate limits) with no CROSSSLOT anywhere', async () => {

@@ -170,14 +170,50 @@ export async function replicaOf(port: number): Promise<number> {
 /** CLUSTER FAILOVER on the replica of the master on `port`; resolves once every node sees the replica own `slot`. */
 export async function failover(port: number, slot: number): Promise<number> {
   const replica = await replicaOf(port);
+  await eventually(() => replicaInSync(replica), { timeoutMs: 30_000, intervalMs: 100 });
   await node(replica).call('CLUSTER', 'FAILOVER');
   await eventually(() => clusterSettled(slot, replica), { timeoutMs: 30_000, intervalMs: 100 });
   return replica;
 }
 
+/**
+ * The replica on `port` has its copy of its master's data: the replication link is up and no sync is under
+ * way. A node that rejoined a moment ago as a replica first loads a full copy; until then Redis refuses to
+ * promote it (its data is older than cluster-replica-validity-factor allows), so a test that kills its
+ * master must wait for this first.
+ */
+export async function replicaInSync(port: number): Promise<boolean> {
+  try {
+    const info = String(await node(port).info('replication'));
+    return info.includes('role:slave') && info.includes('master_link_status:up') && info.includes('master_sync_in_progress:0');
+  } catch {
+    return false;
+  }
+}
+
+/** What a node says of itself when the cluster did not do what a test waited for: its view and its log's end. */
+async function diagnose(port: number): Promise<string> {
+  const parts = [`node ${port}:`];
+  for (const [name, read] of [
+    ['CLUSTER INFO', () => node(port).call('CLUSTER', 'INFO')],
+    ['INFO replication', () => node(port).info('replication')],
+    ['CLUSTER NODES', () => node(port).call('CLUSTER', 'NODES')],
+  ] as const)
+    parts.push(`${name}:\n${String(await read().catch((err: Error) => err.message)).trim()}`);
+  try {
+    parts.push(`redis.log (end):\n${readFileSync(`${CLUSTER_DIR}/${port}/redis.log`, 'utf8').trim().split('\n').slice(-25).join('\n')}`);
+  } catch {
+    // no log
+  }
+  return parts.join('\n');
+}
+
 /** Kills the master on `port` (SIGKILL); resolves once its replica took over `slot` and the cluster is ok. */
 export async function killMaster(port: number, slot: number): Promise<number> {
   const replica = await replicaOf(port);
+  await eventually(() => replicaInSync(replica), { timeoutMs: 30_000, intervalMs: 100 }).catch(async () => {
+    throw new Error(`the replica of ${port} never had its copy of the data\n${await diagnose(replica)}`);
+  });
   const pid = Number(readFileSync(`${CLUSTER_DIR}/${port}/redis.pid`, 'utf8').trim());
   process.kill(pid, 'SIGKILL');
   conns.get(port)?.disconnect();
@@ -192,7 +228,9 @@ export async function killMaster(port: number, slot: number): Promise<number> {
       }
     },
     { timeoutMs: 30_000, intervalMs: 100 },
-  );
+  ).catch(async () => {
+    throw new Error(`master ${port} was killed and its replica ${replica} did not take over slot ${slot}\n${await diagnose(replica)}`);
+  });
   return replica;
 }
 
@@ -209,10 +247,15 @@ export async function restoreCluster(): Promise<void> {
       if (nodes.some((n) => n.failed)) return false;
       const masters = nodes.filter((n) => n.master && n.slots.length > 0);
       if (masters.length !== 3 || masters.some((m) => !nodes.some((n) => n.masterId === m.id))) return false;
+      // A node back from a kill first loads a full copy from its master (see replicaInSync).
+      if (nodes.find((n) => n.port === port)?.master === false && !(await replicaInSync(port))) return false;
     }
     return true;
   };
-  await eventually(() => whole().catch(() => false), { timeoutMs: 60_000, intervalMs: 200 });
+  await eventually(() => whole().catch(() => false), { timeoutMs: 60_000, intervalMs: 200 }).catch(async () => {
+    const views = await Promise.all(CLUSTER_PORTS.map((port) => diagnose(port)));
+    throw new Error(`the cluster did not come back whole\n${views.join('\n\n')}`);
+  });
 }
 
 export function freePort(): Promise<number> {
