@@ -73,6 +73,14 @@ export class Representation {
   readonly validUntil: number;
   readonly etag: string;
   readonly value: unknown;
+  /**
+   * The same answer at a later instant `nowMs`, derived from what this one was computed from without
+   * reading anything again, or undefined when only a new computation can tell. Set by reads whose data
+   * stays right until a write of their area drops them while their bytes move with time (now-playing's
+   * age and elapsed time): when this one expires, the cache keeps the derived one in its place
+   * (`ReadCache.peek`) instead of running the read again each second.
+   */
+  later: ((nowMs: number) => Representation | undefined) | undefined = undefined;
   constructor(bytes: Buffer, contentType: string, validUntil = Infinity, value?: unknown) {
     this.bytes = bytes;
     this.contentType = contentType;
@@ -83,6 +91,12 @@ export class Representation {
 
   static json(value: unknown, validUntil = Infinity): Representation {
     return new Representation(Buffer.from(JSON.stringify(value)), JSON_TYPE, validUntil, value);
+  }
+
+  /** This answer with `later` set (see there). */
+  derivesLater(later: (nowMs: number) => Representation | undefined): this {
+    this.later = later;
+    return this;
   }
 }
 
@@ -194,13 +208,34 @@ export class ReadCache {
   peek(key: string, nowMs: number, realMs = Date.now()): Representation | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
-    if (nowMs >= entry.expires || realMs >= entry.hardExpiry) {
+    if (realMs >= entry.hardExpiry || (nowMs >= entry.expires && !this.derive(entry, nowMs))) {
       this.remove(key, entry);
       return undefined;
     }
     entry.used = true;
     entry.readAt = realMs;
     return entry.rep;
+  }
+
+  /**
+   * Puts in place of an expired answer the same answer at `nowMs`, derived without a read
+   * (`Representation.later`): false when it has none. It keeps the entry's safety age: the data it was
+   * computed from is as old as before.
+   */
+  private derive(entry: Entry, nowMs: number): boolean {
+    let next: Representation | undefined;
+    try {
+      next = entry.rep.later?.(nowMs);
+    } catch {
+      return false;
+    }
+    if (next === undefined || next.validUntil <= nowMs) return false;
+    const grown = next.bytes.length - entry.rep.bytes.length;
+    entry.rep = next;
+    entry.expires = next.validUntil;
+    entry.size += grown;
+    this.used += grown;
+    return true;
   }
 
   /**

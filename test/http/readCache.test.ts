@@ -372,6 +372,57 @@ describe('listener reads from cached bytes', () => {
       expect(next.body.elapsedSeconds).to.equal(3);
     });
 
+    it('now-playing on a stream: derived with no statement until a stored change becomes audible there, then that one', async () => {
+      const profile = { streamUrls: [{ url: 'https://stream.example.org/a.mp3', key: 'mp3', latencySeconds: 10 }] };
+      const { station, token } = await listenerFixture(server.url, { rundownFollowing: false, profile });
+      const { token: ingestToken } = await createToken(server.url, station.id, ['ingest:write']);
+      const start = clock.now().getTime();
+      const at = (seconds: number) => clock.set(start + seconds * 1000);
+      const play = (title: string) =>
+        ingest(server.url, station, ingestToken, { observedAt: clock.now().getTime(), artist: 'A', title, durationSeconds: 200 });
+      const path = `/api/v1/stations/${station.slug}/now-playing?stream=mp3`;
+      const heard = async () => {
+        const body = (await get(server, token, path)).body;
+        return [body.track?.title ?? null, body.freshness.ageSeconds];
+      };
+      expect((await play('One')).status).to.equal(200);
+      at(12);
+      expect((await play('Two')).status).to.equal(200); // audible on the stream at 22 s
+      at(13);
+      expect(await heard()).to.deep.equal(['One', 3]); // computed
+      const queries = await queriesDuring(server, async () => {
+        at(14);
+        expect(await heard()).to.deep.equal(['One', 4]);
+        at(21);
+        expect(await heard()).to.deep.equal(['One', 11]);
+      });
+      expect(queries, 'derived while nothing new became audible').to.equal(0);
+      at(22);
+      expect(await heard()).to.deep.equal(['Two', 0]);
+    });
+
+    it('now-playing: each new age is derived from the observation already read, with no statement, until the next ingest', async () => {
+      const { station, token } = await listenerFixture(server.url, { rundownFollowing: false });
+      const { token: ingestToken } = await createToken(server.url, station.id, ['ingest:write']);
+      const play = (title: string) =>
+        ingest(server.url, station, ingestToken, { observedAt: clock.now().getTime(), artist: 'A', title, durationSeconds: 200 });
+      expect((await play('One')).status).to.equal(200);
+      const path = `/api/v1/stations/${station.slug}/now-playing`;
+      expect((await get(server, token, path)).body.freshness.ageSeconds).to.equal(0); // computed
+      const start = clock.now().getTime();
+      const queries = await queriesDuring(server, async () => {
+        for (const seconds of [1, 2, 5, 30]) {
+          clock.set(start + seconds * 1000);
+          const body = (await get(server, token, path)).body;
+          expect([body.freshness.ageSeconds, body.elapsedSeconds, body.track.title]).to.deep.equal([seconds, seconds, 'One']);
+        }
+      });
+      expect(queries, 'the age moved without reading the observation again').to.equal(0);
+      expect((await play('Two')).status).to.equal(200);
+      const after = (await get(server, token, path)).body;
+      expect([after.track.title, after.freshness.ageSeconds]).to.deep.equal(['Two', 0]);
+    });
+
     it('weather: the freshness age moves at the next whole second since observedAt', async () => {
       const { station, token } = await listenerFixture(server.url, delivered('weather'));
       await admin(server.url, 'PUT', `/stations/${station.id}/weather`, {

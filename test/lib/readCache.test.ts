@@ -206,6 +206,52 @@ describe('ReadCache', () => {
     expect(cache.peek('k', 2000)).to.equal(undefined);
   });
 
+  describe('answers that move only with time (Representation.later)', () => {
+    /** An answer "age N" that ages by a second every 1000 ms until `until`, counting its derivations. */
+    function ageing(until = Infinity) {
+      let derived = 0;
+      const at = (nowMs: number): Representation =>
+        rep(`age ${Math.floor(nowMs / 1000)}`, Math.min((Math.floor(nowMs / 1000) + 1) * 1000, until)).derivesLater((later) => {
+          if (later >= until) return undefined;
+          derived++;
+          return at(later);
+        });
+      return { at, derived: () => derived };
+    }
+
+    it('an expired answer is derived at the new instant in its place, with no computation, and keeps its byte count exact', async () => {
+      const cache = new ReadCache(1 << 20, 60_000);
+      const answer = ageing();
+      let computed = 0;
+      const compute = async () => (computed++, answer.at(1000));
+      await cache.read('k', 'st', 'nowPlaying', 1000, compute);
+      const held = cache.usedBytes;
+      expect(cache.peek('k', 1999)?.bytes.toString()).to.equal('age 1');
+      expect((await cache.read('k', 'st', 'nowPlaying', 2000, compute)).bytes.toString()).to.equal('age 2');
+      expect(cache.peek('k', 12_500)?.bytes.toString()).to.equal('age 12');
+      expect(computed, 'computed once').to.equal(1);
+      expect(answer.derived()).to.equal(2);
+      expect(cache.usedBytes, 'one more digit').to.equal(held + 1);
+    });
+
+    it('is computed again when it cannot be derived (a change became audible), after a write of its area, and past its safety age', async () => {
+      const cache = new ReadCache(1 << 20, 60_000);
+      let computed = 0;
+      const compute = async () => (computed++, ageing(5000).at(1000));
+      await cache.read('k', 'st', 'nowPlaying', 1000, compute);
+      expect(cache.peek('k', 4000)?.bytes.toString()).to.equal('age 4');
+      expect(cache.peek('k', 5000), 'no derivation at or past `until`').to.equal(undefined);
+      await cache.read('k', 'st', 'nowPlaying', 1000, compute);
+      cache.drop('st', 'nowPlaying');
+      expect(cache.peek('k', 2000), 'dropped by a write: not derived').to.equal(undefined);
+      expect(computed).to.equal(2);
+
+      const aged = new ReadCache(1 << 20, 0); // every entry past its safety age at once
+      await aged.read('k', 'st', 'nowPlaying', 1000, async () => ageing().at(1000));
+      expect(aged.peek('k', 2000), 'a derivation keeps the safety age of the data it came from').to.equal(undefined);
+    });
+  });
+
   it('holds at most its budget: the oldest go first, an entry read since the last pass gets a second chance, a huge one is not kept', async () => {
     const budget = 16 * 1024;
     const cache = new ReadCache(budget, 60_000);

@@ -29,7 +29,7 @@ export async function nowPlayingHeard(
   svc: ReadServices,
   station: Station,
   time: ListenerTime,
-): Promise<{ body: NowPlaying; validUntil: number }> {
+): Promise<{ body: NowPlaying; validUntil: number; audible: number; latest: TrackRow | null }> {
   const heardAt = time.stream ? time.at : undefined;
   const [latest, next] = await Promise.all([
     latestTrack(svc.db, station.id, heardAt),
@@ -40,14 +40,30 @@ export async function nowPlayingHeard(
   return {
     body: presentNowPlaying(station, latest, time.at, time.shiftMs),
     validUntil: Math.min(nowPlayingValidUntil(latest, time), audible),
+    audible,
+    latest,
   };
 }
 
-/** Now-playing as a cached answer: exact until its age (and elapsed time) moves to the next whole second, or a change becomes audible. */
+/**
+ * Now-playing as a cached answer: exact until its age (and elapsed time) moves to the next whole second,
+ * or a change becomes audible. Until then only time moves it: at each age tick the cache derives the
+ * next answer from the same observation (`Representation.later`) instead of reading it again, so a
+ * station's now-playing costs one query per change, not one a second (docs/architecture.md, "Listener
+ * read cache"). A stored observation drops it (its ingest invalidates the area); one stored earlier
+ * that becomes audible on the stream ends it (`audible`).
+ */
 export async function nowPlayingRead(svc: ReadServices, station: Station, streamKey?: string): Promise<Representation> {
-  const time = listenerTime(streamOf(station, streamKey), svc.clock.now());
-  const { body, validUntil } = await nowPlayingHeard(svc, station, time);
-  return Representation.json({ ...body, ...streamPart(time) }, validUntil);
+  const stream = streamOf(station, streamKey);
+  const time = listenerTime(stream, svc.clock.now());
+  const { body, validUntil, audible, latest } = await nowPlayingHeard(svc, station, time);
+  const answer = (at: ListenerTime, shown: NowPlaying, until: number): Representation =>
+    Representation.json({ ...shown, ...streamPart(at) }, until).derivesLater((nowMs) => {
+      if (nowMs >= audible) return undefined;
+      const later = listenerTime(stream, new Date(nowMs));
+      return answer(later, presentNowPlaying(station, latest, later.at, later.shiftMs), Math.min(nowPlayingValidUntil(latest, later), audible));
+    });
+  return answer(time, body, validUntil);
 }
 
 interface CursorPayload extends HistoryPosition {
