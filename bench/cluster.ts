@@ -26,7 +26,14 @@
 // message handed as it is to the station's sockets), the same open loop of ingests on BENCH_WEBS bare
 // ingest servers (bench/support/ingestBaseline.ts `feed`: one INSERT and one SPUBLISH on the cluster /
 // PUBLISH on one Redis per POST, the frame padded to the mean size of Waveline's frames in the same run).
-// It reports the same fan-out and ingest percentiles, and the floor's cluster ÷ one Redis beside Waveline's.
+// Then, on the same relays and listeners, the `feed-job` floor (bench/support/ingestBaseline.ts `feed-job`
+// and one bench/support/bareJobWorker.ts process): the same, and per POST the Redis work of Waveline's
+// rundown following — one BullMQ job added to the `ingest` queue as Waveline's web adds it and awaited on
+// the job-results channel, a bare worker completing it with a small result (docs/benchmarks.md, "Redis
+// Cluster and read replicas"). BENCH_FLOORS (`feed,feed-job`) picks the floors and their order.
+// Each floor reports the same fan-out and ingest percentiles, and the Redis commands per ingest (INFO
+// commandstats, summed over the masters, as Waveline's); the bench prints each floor's cluster ÷ one Redis
+// beside Waveline's, and per Redis the two floors and Waveline side by side.
 // Targets (docs/operations.md, "Capacity"): cluster fan-out p99 ≤ 1.2× one Redis; 0 frames of stations
 // a gateway does not hold; each master's share of SPUBLISH within ±35 % of a third; cluster ingest p99
 // ≤ 1.2× one Redis.
@@ -59,6 +66,9 @@ const SECONDS = Number(env.BENCH_SECONDS ?? 20);
 const ROUNDS = Number(env.BENCH_ROUNDS ?? 3);
 const ADMIN = BENCH_ENV.WAVELINE_ADMIN_TOKEN;
 const FLOOR = env.BENCH_FLOOR !== '0';
+type FloorMode = 'feed' | 'feed-job';
+/** Which floors run, in this order (BENCH_FLOOR=0 runs none). */
+const FLOORS = (env.BENCH_FLOORS ?? 'feed,feed-job').split(',').filter((f): f is FloorMode => f === 'feed' || f === 'feed-job');
 const now = () => performance.timeOrigin + performance.now();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
@@ -329,22 +339,25 @@ async function forkReady(script: string, args: string[]): Promise<ChildProcess> 
   return child;
 }
 
+/** Redis commands per ingest between two snapshots, every command summed (the bench's own INFO calls left out). */
+function commandsTotal(before: Map<string, number>, after: Map<string, number>, count: number): number {
+  let total = 0;
+  for (const [name, calls] of after) if (name !== 'info') total += calls - (before.get(name) ?? 0);
+  return +(total / Math.max(1, count)).toFixed(1);
+}
+
 /**
- * The floor on the same Redis, Waveline's processes stopped: bare ingest servers (INSERT + (S)PUBLISH)
- * and bare relays ((S)SUBSCRIBE → uWebSockets.js), the same listeners, stations, split, rate and frame size.
+ * The floors on the same Redis, Waveline's processes stopped: the same listeners, stations, split, rate and
+ * frame size on bare relays ((S)SUBSCRIBE → uWebSockets.js), the ingests on bare ingest servers, one floor
+ * after the other (BENCH_FLOORS), each with ingest servers of its own: `feed` (INSERT + (S)PUBLISH) and
+ * `feed-job` (the same and one awaited BullMQ job, completed by a bare worker process).
  */
 async function floorPhase(backend: string, stations: Station[], frameBytes: number, fleet: Fleet) {
   const redisArg = backend === 'cluster' ? CLUSTER_URLS : REDIS_URL;
   log(`${backend}: floor — ${WEBS} bare ingest servers, ${GATEWAYS} bare relays, frames of ${frameBytes} bytes`);
-  const servers: Array<{ child: ChildProcess; base: string }> = [];
   const relays: Fleet[] = [];
-  const pools: Pool[] = [];
+  const nodes = await redisNodes(backend);
   try {
-    for (let i = 0; i < WEBS; i++) {
-      const port = await freePort();
-      const child = await forkReady('./support/ingestBaseline.ts', [String(port), DATABASE_URL, redisArg, 'feed', String(frameBytes)]);
-      servers.push({ child, base: `http://127.0.0.1:${port}` });
-    }
     const relayPorts: number[] = [];
     for (let i = 0; i < GATEWAYS; i++) {
       const relay = startChild('../cluster/relay.ts', [redisArg]);
@@ -359,8 +372,43 @@ async function floorPhase(backend: string, stations: Station[], frameBytes: numb
     if (opened.failed) throw new Error(`${backend} floor: ${opened.failed} listeners could not connect`);
     const listenersOf = new Map<number, number>();
     for (const t of targets) listenersOf.set(t.station, (listenersOf.get(t.station) ?? 0) + 1);
+    const floors: Partial<Record<FloorMode, Awaited<ReturnType<typeof floorRun>>>> = {};
+    for (const mode of FLOORS)
+      floors[mode] = await floorRun(backend, mode, redisArg, stations, frameBytes, fleet, relays, listenersOf, nodes);
+    return floors;
+  } finally {
+    await fleet.request({ type: 'close' }).catch(() => {});
+    for (const relay of relays) await relay.stop();
+    for (const node of nodes) node.disconnect();
+  }
+}
+
+/** One floor's open loop of ingests, on bare ingest servers of `mode` (and, for `feed-job`, a bare worker). */
+async function floorRun(
+  backend: string,
+  mode: FloorMode,
+  redisArg: string,
+  stations: Station[],
+  frameBytes: number,
+  fleet: Fleet,
+  relays: Fleet[],
+  listenersOf: Map<number, number>,
+  nodes: Redis[],
+) {
+  log(`${backend}: floor ${mode}${mode === 'feed-job' ? ' (and a bare BullMQ worker)' : ''}: ingest ${RATE}/s for ${SECONDS} s`);
+  const servers: Array<{ child: ChildProcess; base: string }> = [];
+  const pools: Pool[] = [];
+  let worker: ChildProcess | null = null;
+  try {
+    // The worker first: the warm-up's jobs are awaited too.
+    if (mode === 'feed-job') worker = await forkReady('./support/bareJobWorker.ts', [redisArg]);
+    for (let i = 0; i < WEBS; i++) {
+      const port = await freePort();
+      const child = await forkReady('./support/ingestBaseline.ts', [String(port), DATABASE_URL, redisArg, mode, String(frameBytes)]);
+      servers.push({ child, base: `http://127.0.0.1:${port}` });
+    }
     for (const server of servers) pools.push(new Pool(server.base, { connections: 32 }));
-    // Warm-up: one ingest per station (prepared statements, connections), not measured.
+    // Warm-up: one ingest per station (prepared statements, connections, BullMQ's scripts), not measured.
     await ingestLoop(pools, stations, Math.min(RATE * 2, 300), Math.ceil(STATIONS / Math.min(RATE * 2, 300)), 1_000_000, true);
     await sleep(1000);
     const relayPids = relays.map((r) => r.process.pid!);
@@ -368,16 +416,23 @@ async function floorPhase(backend: string, stations: Station[], frameBytes: numb
     const idleFrom = pidCpu(relayPids);
     await sleep(3000);
     const relayIdleMsPerSecond = (pidCpu(relayPids) - idleFrom) / 3;
+    const statsBefore = await jobStats(servers);
+    const commandsBefore = await allCommandCalls(nodes);
     const started = now();
     const cpuBefore = {
       relays: pidCpu(relayPids),
       servers: pidCpu(serverPids),
+      worker: worker ? cpuMs(worker.pid!) : 0,
       redis: cpuMsOf('redis-server'),
       postgres: cpuMsOf('postgres'),
     };
     await fleet.request({ type: 'measure' });
     const samples = await ingestLoop(pools, stations, RATE, SECONDS, 0, true);
     const ok = samples.filter((s) => s.status === 200);
+    if (ok.length < samples.length)
+      log(
+        `${backend} floor ${mode}: ${samples.length - ok.length} ingests failed: ${[...new Set(samples.map((s) => s.status))].join(', ')}`,
+      );
     const expected = ok.reduce((n, s) => n + (listenersOf.get(s.station) ?? 0), 0);
     const delivery = await fleet.request<{ delivered: number; p50: number; p90: number; p99: number; max: number }>({
       type: 'wait',
@@ -388,9 +443,12 @@ async function floorPhase(backend: string, stations: Station[], frameBytes: numb
     const cpuAfter = {
       relays: pidCpu(relayPids),
       servers: pidCpu(serverPids),
+      worker: worker ? cpuMs(worker.pid!) : 0,
       redis: cpuMsOf('redis-server'),
       postgres: cpuMsOf('postgres'),
     };
+    const commandsAfter = await allCommandCalls(nodes);
+    const statsAfter = await jobStats(servers);
     const per = (a: number, b: number) => +((a - b) / Math.max(1, ok.length)).toFixed(3);
     return {
       ingests: samples.length,
@@ -404,6 +462,14 @@ async function floorPhase(backend: string, stations: Station[], frameBytes: numb
       },
       delivered: `${delivery.delivered}/${expected}`,
       frameBytes,
+      // The awaited jobs of the measured ingests, and those whose result did not come within 2 s (feed-job).
+      jobs:
+        mode === 'feed-job'
+          ? { added: statsAfter.jobs - statsBefore.jobs, timedOut: statsAfter.jobTimeouts - statsBefore.jobTimeouts }
+          : undefined,
+      // As Waveline's: every client of the Redis counts (on one Redis, other databases' too).
+      redisCommandsPerIngest: commandsPer(commandsBefore, commandsAfter, ok.length),
+      redisCommandsPerIngestTotal: commandsTotal(commandsBefore, commandsAfter, ok.length),
       cpu: {
         relayMsPerChange: per(cpuAfter.relays, cpuBefore.relays),
         relayMsPerChangeLessIdle: +((cpuAfter.relays - cpuBefore.relays - relayIdleMsPerSecond * seconds) / Math.max(1, ok.length)).toFixed(
@@ -411,16 +477,27 @@ async function floorPhase(backend: string, stations: Station[], frameBytes: numb
         ),
         relayIdleMsPerSecond: +relayIdleMsPerSecond.toFixed(2),
         ingestServerMsPerIngest: per(cpuAfter.servers, cpuBefore.servers),
+        workerMsPerIngest: worker ? per(cpuAfter.worker, cpuBefore.worker) : undefined,
         redisMsPerIngest: per(cpuAfter.redis, cpuBefore.redis),
         postgresMsPerIngest: per(cpuAfter.postgres, cpuBefore.postgres),
       },
     };
   } finally {
-    await fleet.request({ type: 'close' }).catch(() => {});
     for (const pool of pools) await pool.close();
-    for (const relay of relays) await relay.stop();
     await Promise.all(servers.map((s) => stopRole(s.child)));
+    if (worker) await stopRole(worker);
   }
+}
+
+/** The bare ingest servers' job counts so far, summed (their GET /stats; zeros in `feed` mode). */
+async function jobStats(servers: Array<{ base: string }>): Promise<{ jobs: number; jobTimeouts: number }> {
+  const total = { jobs: 0, jobTimeouts: 0 };
+  for (const server of servers) {
+    const stats = (await (await fetch(`${server.base}/stats`)).json()) as { jobs: number; jobTimeouts: number };
+    total.jobs += stats.jobs;
+    total.jobTimeouts += stats.jobTimeouts;
+  }
+  return total;
 }
 
 async function runBackend(backend: string) {
@@ -537,11 +614,11 @@ async function runBackend(backend: string) {
 
     for (const pool of pools) await pool.close();
     const ingestMs = summary(ok.map((s) => s.ms));
-    let floor: Awaited<ReturnType<typeof floorPhase>> | null = null;
+    let floors: Awaited<ReturnType<typeof floorPhase>> = {};
     if (FLOOR) {
       await fleet.request({ type: 'close' });
       await stopRoles(roles);
-      floor = await floorPhase(backend, stations, delivery.meanFrameBytes, fleet);
+      floors = await floorPhase(backend, stations, delivery.meanFrameBytes, fleet);
     }
     return {
       backend,
@@ -562,6 +639,7 @@ async function runBackend(backend: string) {
       subscriptions,
       // Every client of the Redis counts (on one Redis, other databases' too): read it on a quiet machine.
       redisCommandsPerIngest: commandsPer(commandsBefore, commandsAfter, ok.length),
+      redisCommandsPerIngestTotal: commandsTotal(commandsBefore, commandsAfter, ok.length),
       spublishPerMaster:
         backend === 'cluster' ? spublish.map((n) => ({ calls: n, share: +(n / Math.max(1, spublishTotal)).toFixed(3) })) : undefined,
       cpu: {
@@ -582,7 +660,8 @@ async function runBackend(backend: string) {
         postgresMsPerIngest: +((cpuAfter.postgres - cpuBefore.postgres) / Math.max(1, ok.length)).toFixed(3),
       },
       gatewayLoss,
-      floor,
+      floor: floors.feed ?? null,
+      floorJob: floors['feed-job'] ?? null,
     };
   } finally {
     await fleet.request({ type: 'close' }).catch(() => {});
@@ -691,6 +770,16 @@ if (one && cluster) {
     targets.floorFanoutP99 = `bare cluster ÷ one ${floorFanout.toFixed(2)}× (${cluster.floor.fanoutMs.p99} vs ${one.floor.fanoutMs.p99} ms) beside Waveline's ${fanout.toFixed(2)}×`;
     targets.floorIngestP99 = `bare cluster ÷ one ${floorIngest.toFixed(2)}× (${cluster.floor.ingestMs.p99} vs ${one.floor.ingestMs.p99} ms) beside Waveline's ${ingestRatio.toFixed(2)}×`;
   }
+  if (one.floorJob && cluster.floorJob) {
+    // The floor with the ingest's awaited job: between the bare feed's ratio and Waveline's.
+    const besides = (feed: number | null) => `${feed === null ? '' : `the bare feed's ${feed.toFixed(2)}× and `}Waveline's`;
+    const feedFanout = one.floor && cluster.floor ? cluster.floor.fanoutMs.p99 / one.floor.fanoutMs.p99 : null;
+    const feedIngest = one.floor && cluster.floor ? cluster.floor.ingestMs.p99 / one.floor.ingestMs.p99 : null;
+    const jobFanout = cluster.floorJob.fanoutMs.p99 / one.floorJob.fanoutMs.p99;
+    const jobIngest = cluster.floorJob.ingestMs.p99 / one.floorJob.ingestMs.p99;
+    targets.floorJobFanoutP99 = `bare feed-job cluster ÷ one ${jobFanout.toFixed(2)}× (${cluster.floorJob.fanoutMs.p99} vs ${one.floorJob.fanoutMs.p99} ms) beside ${besides(feedFanout)} ${fanout.toFixed(2)}×`;
+    targets.floorJobIngestP99 = `bare feed-job cluster ÷ one ${jobIngest.toFixed(2)}× (${cluster.floorJob.ingestMs.p99} vs ${one.floorJob.ingestMs.p99} ms) beside ${besides(feedIngest)} ${ingestRatio.toFixed(2)}×`;
+  }
 }
 if (cluster?.spublishPerMaster) {
   const shares = cluster.spublishPerMaster.map((m) => m.share);
@@ -707,6 +796,23 @@ for (const r of results) {
   if (r.floor)
     targets[`${r.backend}: floor delivered`] =
       `${r.floor.delivered} ${verdict(r.floor.delivered.split('/')[0] === r.floor.delivered.split('/')[1])}`;
+  if (r.floorJob) {
+    targets[`${r.backend}: feed-job floor delivered`] =
+      `${r.floorJob.delivered} ${verdict(r.floorJob.delivered.split('/')[0] === r.floorJob.delivered.split('/')[1])}`;
+    const jobs = r.floorJob.jobs!;
+    targets[`${r.backend}: feed-job floor jobs answered within 2 s`] =
+      `${jobs.added - jobs.timedOut}/${jobs.added} ${verdict(jobs.timedOut === 0)}`;
+  }
+  // Side by side on this Redis: the bare feed floor, the bare feed-job floor and Waveline.
+  type Percentiles = { p50: number; p99: number };
+  const sideBySide = (of: (x: { ingestMs: Percentiles; fanoutMs: Percentiles; redisCommandsPerIngestTotal: number }) => string) =>
+    [r.floor ? `bare feed ${of(r.floor)}` : null, r.floorJob ? `bare feed-job ${of(r.floorJob)}` : null, `Waveline ${of(r)}`]
+      .filter((part) => part !== null)
+      .join(', ');
+  const pcts = (ms: Percentiles) => `${ms.p50} / ${ms.p99} ms`;
+  targets[`${r.backend}: ingest p50 / p99`] = sideBySide((x) => pcts(x.ingestMs));
+  targets[`${r.backend}: fan-out p50 / p99`] = sideBySide((x) => pcts(x.fanoutMs));
+  targets[`${r.backend}: Redis commands per ingest`] = sideBySide((x) => String(x.redisCommandsPerIngestTotal));
 }
 if (replica) targets.replicaReads = `${replica.ratio}× without (target ≥ 0.95) ${verdict(replica.ratio >= 0.95)}`;
 
