@@ -4,15 +4,19 @@
 // (PUSH_CONCURRENCY, default 64). Then Expo: BENCH_EXPO_DEVICES (default 12 000) at its default pace.
 //
 // Runs `waveline web` and `waveline worker` as separate processes on a database of its own
-// (BENCH_DATABASE_URL, recreated) and a Redis index of its own (BENCH_REDIS_URL, flushed); the fakes
+// (BENCH_DATABASE_URL, recreated) and a Redis index of its own (BENCH_REDIS_URL, flushed) — or on a Redis
+// Cluster (BENCH_REDIS_CLUSTER_URLS, every master flushed; BENCH_REDIS=one|cluster|both, `both` running
+// the same measurement on one Redis and then on the cluster and printing cluster ÷ one for each headline
+// figure: bench/support/redisBackends.ts, docs/benchmarks.md#push-sending); the fakes
 // (bench/push/fake.ts) run in a third process. FCM is measured with the pace raised out of the way
 // (BENCH_PACE, default 100 000/s) so the figure is the worker's; Expo at its default 600/s.
 // Reported: messages/s and CPU ms per 1 000 messages (the worker's and Postgres' for Waveline, this
-// process' for the bare loop). The machine is shared (2 cores): compare within one run.
+// process' for the bare loop), and the Redis commands per 1 000 messages (INFO commandstats, summed over
+// the masters on the cluster; on one Redis every client of the server counts). The machine is shared (2
+// cores): compare within one run.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import { Redis } from 'ioredis';
 import knex from 'knex';
 import { Pool } from 'undici';
 import { SignJWT } from 'jose';
@@ -20,10 +24,13 @@ import { createPrivateKey } from 'node:crypto';
 import { migrate } from '../src/roles/migrate.ts';
 import { loadConfig } from '../src/config.ts';
 import { BENCH_ENV, cpuMs, cpuMsOf, freePort, recreateDatabase, startRole, stopRole, waitUntilReady } from './support.ts';
+import { clusterOverOne, DEFAULT_CLUSTER_URLS, openRedis, redisBackends, type RedisBackend } from './support/redisBackends.ts';
 
 const env = process.env;
 const DATABASE_URL = env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench_push';
 const REDIS_URL = env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/12';
+const CLUSTER_URLS = env.BENCH_REDIS_CLUSTER_URLS ?? DEFAULT_CLUSTER_URLS;
+const BACKENDS = redisBackends(env);
 const DEVICES = Number(env.BENCH_DEVICES ?? 100_000);
 const EXPO_DEVICES = Number(env.BENCH_EXPO_DEVICES ?? 12000);
 const CONCURRENCY = Number(env.PUSH_CONCURRENCY ?? 64);
@@ -125,19 +132,19 @@ async function bareLoop(fcmUrl: string, account: Record<string, string>, tokens:
   return { seconds, cpu: (used.user + used.system) / 1000 };
 }
 
-async function main(): Promise<void> {
+/** The whole measurement on one backend (a fresh database, the Redis flushed, roles and fakes of its own). */
+async function run(backend: RedisBackend) {
   await recreateDatabase(DATABASE_URL);
-  await migrate(loadConfig({ ...env, DATABASE_URL, REDIS_URL }));
-  const redis = new Redis(REDIS_URL);
-  await redis.flushdb();
-  redis.disconnect();
+  await migrate(loadConfig({ ...env, DATABASE_URL, REDIS_URL, REDIS_CLUSTER_URLS: '' }));
+  const redis = await openRedis(backend, REDIS_URL, CLUSTER_URLS);
+  await redis.flush();
   const fakes = await startFakes();
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const roleEnv = {
     ...BENCH_ENV,
     DATABASE_URL,
-    REDIS_URL,
+    ...redis.roleEnv,
     LOG_LEVEL: 'warn',
     PUSH_FCM_URL: fakes.fcmUrl,
     PUSH_EXPO_URL: fakes.expoUrl,
@@ -179,6 +186,7 @@ async function main(): Promise<void> {
 
     const cpu0 = cpuMs(worker.pid!);
     const pg0 = cpuMsOf('postgres');
+    const commands0 = await redis.commandCalls();
     const started = performance.now();
     const sent = await api(base, 'POST', `/stations/${fcmStation.id}/push/notifications`, {
       topic: 'alerts',
@@ -190,6 +198,7 @@ async function main(): Promise<void> {
     const workerCpu = cpuMs(worker.pid!) - cpu0;
     // Postgres' share (every backend that lived through the run: the worker's pool, the web's reads).
     const postgresCpu = cpuMsOf('postgres') - pg0;
+    const redisCommands = (await redis.commandCalls()) - commands0;
     const bare = await bareLoop(fakes.fcmUrl, fakes.account, tokens);
 
     const expoStation = await api(base, 'POST', '/stations', {
@@ -212,8 +221,9 @@ async function main(): Promise<void> {
 
     const rate = view.counts.sent / seconds;
     const bareRate = DEVICES / bare.seconds;
-    const report = {
+    return {
       date: new Date().toISOString(),
+      redis: redis.label,
       devices: DEVICES,
       concurrency: CONCURRENCY,
       fcm: {
@@ -224,6 +234,7 @@ async function main(): Promise<void> {
         sendingSeconds: +((Date.parse(view.finishedAt) - Date.parse(view.startedAt)) / 1000).toFixed(2),
         workerCpuMsPer1000: +((workerCpu / view.counts.sent) * 1000).toFixed(1),
         postgresCpuMsPer1000: +((postgresCpu / view.counts.sent) * 1000).toFixed(1),
+        redisCommandsPer1000: +((redisCommands / view.counts.sent) * 1000).toFixed(1),
       },
       bare: {
         seconds: +bare.seconds.toFixed(2),
@@ -244,13 +255,38 @@ async function main(): Promise<void> {
       },
       targets: { fcmMessagesPerSecond: 5000, ratioToBare: 0.7 },
     };
-    process.stdout.write(JSON.stringify(report, null, 2) + '\n');
   } finally {
     await db.destroy();
     await stopRole(worker);
     await stopRole(web);
     fakes.stop();
+    redis.close();
   }
 }
 
-await main();
+/** The figures compared across backends (BENCH_REDIS=both). */
+const headline = (r: Awaited<ReturnType<typeof run>>) => ({
+  fcmMessagesPerSecond: r.fcm.messagesPerSecond,
+  workerCpuMsPer1000: r.fcm.workerCpuMsPer1000,
+  postgresCpuMsPer1000: r.fcm.postgresCpuMsPer1000,
+  bareMessagesPerSecond: r.bare.messagesPerSecond,
+  ratioToBare: r.ratioToBare,
+  expoMessagesPerSecond: r.expo.messagesPerSecond,
+});
+
+const reports = [];
+for (const backend of BACKENDS) {
+  if (BACKENDS.length > 1) process.stderr.write(`bench: push on ${backend === 'one' ? 'one Redis' : 'the Redis Cluster'}\n`);
+  reports.push(await run(backend));
+}
+const output =
+  reports.length === 1
+    ? reports[0]
+    : {
+        one: reports[0],
+        cluster: reports[1],
+        // Each headline figure on the cluster ÷ on one Redis (the two runs one after the other: a load
+        // that comes or goes between them moves these too; the bare loop's ratio shows how much).
+        clusterOverOne: clusterOverOne(headline(reports[0]), headline(reports[1])),
+      };
+process.stdout.write(JSON.stringify(output, null, 2) + '\n');

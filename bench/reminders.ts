@@ -5,21 +5,26 @@
 // (docs/benchmarks.md#reminders): last ≤ 1.1 × bound + 2 s.
 //
 // Runs `waveline web` and `waveline worker` as separate processes on a database of its own
-// (BENCH_DATABASE_URL, recreated) and a Redis index of its own (BENCH_REDIS_URL, flushed); nothing fires
-// the reminder but the worker's own tick and fire jobs. The FCM fake runs in this process and only
+// (BENCH_DATABASE_URL, recreated) and a Redis index of its own (BENCH_REDIS_URL, flushed) — or on a Redis
+// Cluster (BENCH_REDIS_CLUSTER_URLS, every master flushed; BENCH_REDIS=one|cluster|both, `both` running
+// the same measurement on one Redis and then on the cluster and printing cluster ÷ one for each headline
+// figure: bench/support/redisBackends.ts, docs/benchmarks.md#reminders); nothing fires the reminder but
+// the worker's own tick and fire jobs. The FCM fake runs in this process and only
 // counts (first and last arrival, wall clock).
 import { createHash } from 'node:crypto';
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import knex from 'knex';
 import { migrate } from '../src/roles/migrate.ts';
 import { loadConfig } from '../src/config.ts';
 import { startFakeFcm } from '../test/support/fakePush.ts';
 import { BENCH_ENV, cpuMs, freePort, recreateDatabase, startRole, stopRole, waitUntilReady } from './support.ts';
+import { clusterOverOne, DEFAULT_CLUSTER_URLS, openRedis, redisBackends, type RedisBackend } from './support/redisBackends.ts';
 
 const env = process.env;
 const DATABASE_URL = env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench_reminders';
 const REDIS_URL = env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379/13';
+const CLUSTER_URLS = env.BENCH_REDIS_CLUSTER_URLS ?? DEFAULT_CLUSTER_URLS;
+const BACKENDS = redisBackends(env);
 const FOLLOWERS = Number(env.BENCH_FOLLOWERS ?? 100_000);
 const PACE = Number(env.PUSH_MAX_PER_SECOND ?? 5000);
 const LEAD_SECONDS = Number(env.BENCH_LEAD_SECONDS ?? 20);
@@ -97,12 +102,12 @@ async function reminderDone(base: string, db: knex.Knex, stationId: string, broa
   }
 }
 
-async function main(): Promise<void> {
+/** The whole measurement on one backend (a fresh database, the Redis flushed, roles and fake of its own). */
+async function run(backend: RedisBackend) {
   await recreateDatabase(DATABASE_URL);
-  await migrate(loadConfig({ ...env, DATABASE_URL, REDIS_URL }));
-  const redis = new Redis(REDIS_URL);
-  await redis.flushdb();
-  redis.disconnect();
+  await migrate(loadConfig({ ...env, DATABASE_URL, REDIS_URL, REDIS_CLUSTER_URLS: '' }));
+  const redis = await openRedis(backend, REDIS_URL, CLUSTER_URLS);
+  await redis.flush();
   const fcm = await startFakeFcm();
   let arrivals = 0;
   let first = 0;
@@ -119,7 +124,7 @@ async function main(): Promise<void> {
   const roleEnv = {
     ...BENCH_ENV,
     DATABASE_URL,
-    REDIS_URL,
+    ...redis.roleEnv,
     LOG_LEVEL: 'warn',
     PUSH_FCM_URL: fcm.url,
     PUSH_MAX_PER_SECOND: String(PACE),
@@ -138,12 +143,16 @@ async function main(): Promise<void> {
     if (Date.now() >= dueAt.getTime()) throw new Error('the broadcast was created after its start: raise BENCH_LEAD_SECONDS');
     arrivals = 0;
     const cpu0 = cpuMs(worker.pid!);
+    const commands0 = await redis.commandCalls();
     const view = await reminderDone(base, db, bench.stationId, bench.broadcastId);
     const workerCpu = cpuMs(worker.pid!) - cpu0;
+    // From before the due instant to `done` (on one Redis every client of the server counts).
+    const redisCommands = (await redis.commandCalls()) - commands0;
     const bound = FOLLOWERS / PACE;
     const lastSeconds = (last - dueAt.getTime()) / 1000;
-    const report = {
+    return {
       date: new Date().toISOString(),
+      redis: redis.label,
       followers: FOLLOWERS,
       pace: PACE,
       status: view.status,
@@ -156,14 +165,37 @@ async function main(): Promise<void> {
       limitSeconds: +(1.1 * bound + 2).toFixed(2),
       withinLimit: lastSeconds <= 1.1 * bound + 2,
       workerCpuMsPer1000: +((workerCpu / Math.max(1, view.counts.sent)) * 1000).toFixed(1),
+      redisCommandsPer1000: +((redisCommands / Math.max(1, view.counts.sent)) * 1000).toFixed(1),
     };
-    process.stdout.write(JSON.stringify(report, null, 2) + '\n');
   } finally {
     await db.destroy();
     await stopRole(worker);
     await stopRole(web);
     await fcm.close();
+    redis.close();
   }
 }
 
-await main();
+/** The figures compared across backends (BENCH_REDIS=both). */
+const headline = (r: Awaited<ReturnType<typeof run>>) => ({
+  createdAfterDueSeconds: r.createdAfterDueSeconds,
+  firstAfterDueSeconds: r.firstAfterDueSeconds,
+  lastAfterDueSeconds: r.lastAfterDueSeconds,
+  workerCpuMsPer1000: r.workerCpuMsPer1000,
+});
+
+const reports = [];
+for (const backend of BACKENDS) {
+  if (BACKENDS.length > 1) process.stderr.write(`bench: reminders on ${backend === 'one' ? 'one Redis' : 'the Redis Cluster'}\n`);
+  reports.push(await run(backend));
+}
+const output =
+  reports.length === 1
+    ? reports[0]
+    : {
+        one: reports[0],
+        cluster: reports[1],
+        // Each headline figure on the cluster ÷ on one Redis (the two runs one after the other).
+        clusterOverOne: clusterOverOne(headline(reports[0]), headline(reports[1])),
+      };
+process.stdout.write(JSON.stringify(output, null, 2) + '\n');
