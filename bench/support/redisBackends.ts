@@ -58,8 +58,14 @@ export async function openRedis(backend: RedisBackend, redisUrl: string, cluster
     execFileSync('bash', ['scripts/redis-cluster.sh', 'start'], { stdio: ['ignore', 'ignore', 'inherit'] });
   const cluster = createCluster(clusterUrls.split(','), { maxRetriesPerRequest: 2 });
   await new Promise<void>((ok, fail) => {
-    cluster.once('ready', ok);
-    cluster.once('error', fail);
+    const timer = setTimeout(() => fail(new Error(`the Redis Cluster at ${clusterUrls} was not ready within 30 s`)), 30_000);
+    cluster.once('ready', () => {
+      clearTimeout(timer);
+      ok();
+    });
+  }).catch((err) => {
+    cluster.disconnect();
+    throw err;
   });
   const masters = () => (cluster as Cluster).nodes('master');
   const count = masters().length;
