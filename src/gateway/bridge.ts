@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FeedMessage } from '../feed/bus.ts';
 import { FEED_KINDS } from '../feed/names.ts';
-import { splitLsn } from '../lib/invalidation.ts';
+import { parseChange } from '../lib/invalidation.ts';
 import { keys } from '../lib/keys.ts';
 import type { RedisTarget } from '../config.ts';
 import { createBlockingRedis, createCluster, type Cluster, type Redis } from '../lib/redis.ts';
@@ -415,10 +415,8 @@ export class FeedBridge {
 
   private onMessage(channel: string, text: string): void {
     if (channel === keys.invalidateChannel) {
-      const sep = text.indexOf(':');
-      const topic = text.slice(0, sep);
       // With read replicas a station's and a read's change carry the write's commit LSN (lib/replicas/routing.ts).
-      const [id, lsn] = splitLsn(topic, text.slice(sep + 1));
+      const { topic, id, lsn } = parseChange(text);
       if (lsn !== undefined) this.store.heard(topic === 'reads' ? id.slice(0, id.lastIndexOf(':')) : id, lsn);
       if (topic === 'station') this.events.stationChanged(id);
       return;

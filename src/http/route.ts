@@ -127,6 +127,8 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
   // computed it — its validated path parameters and query, station and credential — with no request.
   if (route.refreshAhead && (area === undefined || namedIn !== null))
     throw new Error(`route ${route.operationId}: refreshAhead needs cache and the station named in the path`);
+  if (route.seeded && (!route.refreshAhead || typeof area !== 'string'))
+    throw new Error(`route ${route.operationId}: seeded needs refreshAhead and a cache of one area`);
   const computeDetached = (inputs: DetachedInputs, stationId: string, basis: ReadBasis): Promise<Representation> => {
     const run = async (on: Services) =>
       toRepresentation(
@@ -149,16 +151,17 @@ export function routeMiddleware(route: RouteSpec, svc: Services): Middleware {
       station: ctx.state.station,
       credential: ctx.state.credential,
     };
-    const refresh: Refresh = (readAt) =>
-      svc.reads.recompute(
-        key,
-        stationId,
-        area as ReadAreas,
-        svc.clock.now().getTime(),
-        (basis) => computeDetached(inputs, stationId, basis),
-        refresh,
-        readAt,
-      );
+    const refresh: Refresh = (readAt, seed) => {
+      const nowMs = svc.clock.now().getTime();
+      svc.reads.recompute(key, stationId, area as ReadAreas, nowMs, (basis) => computeDetached(inputs, stationId, basis), refresh, readAt);
+      // After the computation began (a kept answer would hold it back): the seed's answer meanwhile.
+      if (seed === undefined || route.seeded === undefined || typeof area !== 'string') return;
+      const query = querySchema ? validate(querySchema, 'query', { ...inputs.query }) : undefined;
+      const seeded = route.seeded({ svc, station: inputs.station as Station, query, seed } as Parameters<
+        NonNullable<typeof route.seeded>
+      >[0]);
+      if (seeded !== undefined) svc.reads.seed(key, stationId, area, seeded, nowMs, refresh, readAt);
+    };
     return refresh;
   };
   const handleCached = (ctx: Context): Promise<void> | void => {

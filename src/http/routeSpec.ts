@@ -129,6 +129,13 @@ export interface RouteSpec<
    */
   refreshAhead?: boolean;
   /**
+   * With `refreshAhead`: the answer derived from the seed a write sent with its invalidation (what it
+   * already knows of the new answer, lib/invalidation.ts), or undefined when the seed cannot tell (then
+   * only the refresh's computation answers). It is put in place at once while that computation runs
+   * (lib/readCache.ts `seed`), so the first polls after a change do not wait for a busy database.
+   */
+  seeded?: (args: { svc: Services; station: Station; query: In<Q>; seed: string }) => Representation | undefined;
+  /**
    * Anonymous GETs whose answers a domain keeps as bytes (RadioDNS SPI documents): the stored answer for
    * the request's (decoded) path parameters and headers, or undefined to let the route run. Asked before
    * Koa (storedAnswers.ts), so a hit costs no more than the bytes' write; it must answer exactly what

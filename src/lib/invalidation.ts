@@ -18,13 +18,27 @@ export type InvalidationTopic =
  * A handler hears the id and, for the `reads` and `station` topics when read replicas are configured,
  * the commit LSN of the write (lib/replicas/routing.ts): what a listener read of that station must show at least.
  */
-type Handler = (id: string, lsn?: string) => void;
+type Handler = (id: string, lsn?: string, seed?: string) => void;
 
 /** Topics whose message carries the write's commit LSN (`<topic>:<id>@<lsn>`) when replicas are configured. */
 const WITH_LSN: ReadonlySet<InvalidationTopic> = new Set(['reads', 'station']);
 
+/**
+ * One change as it travels: `<topic>:<id>[@<lsn>]`, then, when the writer sent one, a newline and its
+ * seed — what the write already knows of the new answer (a `reads` change of now-playing carries the new
+ * now-playing, lib/readCache.ts `drop`), so a process can answer at once instead of reading it again.
+ */
+export function parseChange(text: string): { topic: string; id: string; lsn: string | undefined; seed: string | undefined } {
+  const newline = text.indexOf('\n');
+  const head = newline < 0 ? text : text.slice(0, newline);
+  const sep = head.indexOf(':');
+  const topic = head.slice(0, sep);
+  const [id, lsn] = splitLsn(topic, head.slice(sep + 1));
+  return { topic, id, lsn, seed: newline < 0 ? undefined : text.slice(newline + 1) };
+}
+
 /** `<id>@<lsn>` → [id, lsn] for the topics that carry one. */
-export function splitLsn(topic: string, rest: string): [string, string | undefined] {
+function splitLsn(topic: string, rest: string): [string, string | undefined] {
   if (!WITH_LSN.has(topic as InvalidationTopic)) return [rest, undefined];
   const at = rest.lastIndexOf('@');
   return at < 0 ? [rest, undefined] : [rest.slice(0, at), rest.slice(at + 1)];
@@ -65,14 +79,11 @@ export class Invalidation {
   async start(): Promise<void> {
     this.subscriber.on('message', (channel: string, message: string) => {
       if (channel === keys.invalidateChannel) {
-        const sep = message.indexOf(':');
-        this.runLocal(message.slice(0, sep) as InvalidationTopic, message.slice(sep + 1));
+        this.runLocal(parseChange(message));
       } else if (channel === keys.invalidateSyncChannel) {
         // `<token> <topic>:<id>`: drop the entry, then tell the writer it is gone here.
         const space = message.indexOf(' ');
-        const rest = message.slice(space + 1);
-        const sep = rest.indexOf(':');
-        this.runLocal(rest.slice(0, sep) as InvalidationTopic, rest.slice(sep + 1));
+        this.runLocal(parseChange(message.slice(space + 1)));
         this.publisher.publish(keys.invalidateAckChannel, message.slice(0, space)).catch(() => undefined);
       } else if (channel === keys.invalidateAckChannel) {
         const waiter = this.waiting.get(message);
@@ -112,12 +123,15 @@ export class Invalidation {
    * returns once every web and worker process has dropped it (or after CONFIRM_TIMEOUT_MS), so a
    * revocation or an offline switch holds on the very next read anywhere, not a pub/sub hop later.
    */
-  async invalidate(topic: InvalidationTopic, id: string): Promise<void> {
-    await this.broadcast(topic, id);
+  async invalidate(topic: InvalidationTopic, id: string, seed?: string): Promise<void> {
+    await this.broadcast(topic, id, seed);
   }
 
-  /** `invalidate`, answering whether every process confirmed it (true for a published unconfirmed topic). */
-  async broadcast(topic: InvalidationTopic, id: string): Promise<boolean> {
+  /**
+   * `invalidate`, answering whether every process confirmed it (true for a published unconfirmed topic).
+   * `seed` travels with it to every handler (`parseChange`).
+   */
+  async broadcast(topic: InvalidationTopic, id: string, seed?: string): Promise<boolean> {
     let change = `${topic}:${id}`;
     if (this.walPosition !== null && WITH_LSN.has(topic)) {
       // Asked after the commit: a replica that has replayed this far shows the write.
@@ -127,7 +141,8 @@ export class Invalidation {
       });
       if (lsn !== undefined) change += `@${lsn}`;
     }
-    this.runLocal(topic, change.slice(topic.length + 1));
+    if (seed !== undefined) change += `\n${seed}`;
+    this.runLocal(parseChange(change));
     try {
       // The plain channel still carries every change: the gateway's bridge listens there.
       await this.publisher.publish(keys.invalidateChannel, change);
@@ -159,8 +174,7 @@ export class Invalidation {
     }
   }
 
-  private runLocal(topic: InvalidationTopic, raw: string): void {
-    const [id, lsn] = splitLsn(topic, raw);
-    for (const handler of this.handlers.get(topic) ?? []) handler(id, lsn);
+  private runLocal({ topic, id, lsn, seed }: ReturnType<typeof parseChange>): void {
+    for (const handler of this.handlers.get(topic as InvalidationTopic) ?? []) handler(id, lsn, seed);
   }
 }

@@ -81,6 +81,13 @@ export class Representation {
    * (`ReadCache.peek`) instead of running the read again each second.
    */
   later: ((nowMs: number) => Representation | undefined) | undefined = undefined;
+  /**
+   * Where the data it shows stands in its area's order of writes, when the read can tell (now-playing:
+   * its observation's play time and receipt): compared element by element. The cache remembers the
+   * greatest version it stored per station and area, so a seeded answer (`ReadCache.seed`) that shows
+   * less is never put in place of one that showed more.
+   */
+  version: readonly number[] | undefined = undefined;
   constructor(bytes: Buffer, contentType: string, validUntil = Infinity, value?: unknown) {
     this.bytes = bytes;
     this.contentType = contentType;
@@ -96,6 +103,12 @@ export class Representation {
   /** This answer with `later` set (see there). */
   derivesLater(later: (nowMs: number) => Representation | undefined): this {
     this.later = later;
+    return this;
+  }
+
+  /** This answer with `version` set (see there). */
+  at(version: readonly number[]): this {
+    this.version = version;
     return this;
   }
 }
@@ -132,7 +145,18 @@ interface Entry {
  * Computes an answer again, without a request: what `read` would compute, stored the same way, as read
  * from the cache at `readAt` (the answer it replaces was: a refreshed answer stays as hot as that one).
  */
-export type Refresh = (readAt: number) => unknown;
+export type Refresh = (readAt: number, seed?: string) => unknown;
+
+/** `a` comes after `b` in their area's order of writes (element by element; a missing `b` is before anything). */
+export function laterVersion(a: readonly number[], b: readonly number[] | undefined): boolean {
+  if (b === undefined) return true;
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    const x = a[i] ?? -Infinity;
+    const y = b[i] ?? -Infinity;
+    if (x !== y) return x > y;
+  }
+  return false;
+}
 
 /**
  * An answer read from the cache within this long before a write drops it is computed again at once
@@ -167,6 +191,8 @@ export class ReadCache {
    */
   private readonly refreshing = new Map<string, { stationId: string; areas: ReadAreas; refresh: Refresh; readAt: number }>();
   private readonly generations = new Map<string, number>();
+  /** The greatest `Representation.version` stored, by `<stationId>:<area>` (kept across drops: that is its use). */
+  private readonly versions = new Map<string, readonly number[]>();
   private readonly keysByStation = new Map<string, Set<string>>();
   private used = 0;
   readonly budget: number;
@@ -183,9 +209,9 @@ export class ReadCache {
     this.maxAgeMs = maxAgeMs;
     this.routing = routing;
     if (invalidation) {
-      invalidation.on('reads', (id) => {
+      invalidation.on('reads', (id, _lsn, seed) => {
         const sep = id.lastIndexOf(':');
-        this.drop(id.slice(0, sep), id.slice(sep + 1) as ReadArea);
+        this.drop(id.slice(0, sep), id.slice(sep + 1) as ReadArea, seed);
       });
       invalidation.on('station', (id) => this.drop(id));
     }
@@ -387,6 +413,11 @@ export class ReadCache {
     if (expires <= nowMs) return;
     const size = rep.bytes.length + key.length * 2 + ENTRY_OVERHEAD;
     if (size > this.budget / 8) return;
+    if (rep.version !== undefined)
+      for (const each of single ? [area] : area) {
+        const name = `${stationId}:${each}`;
+        if (laterVersion(rep.version, this.versions.get(name))) this.versions.set(name, rep.version);
+      }
     const previous = this.entries.get(key);
     if (previous) this.remove(key, previous);
     this.entries.set(key, {
@@ -411,9 +442,10 @@ export class ReadCache {
    * Drops one area of a station (or every area) and makes computations already running not store.
    * Dropping one area computes again, at once, the dropped answers that can be (`refresh`) and were read
    * from the cache in the last REFRESH_AHEAD_WINDOW_MS. A station change (every area) refreshes nothing:
-   * what an answer was computed with (the station's settings) is what changed.
+   * what an answer was computed with (the station's settings) is what changed. A `seed` the write sent
+   * (lib/invalidation.ts `parseChange`) goes to each refresh, which may answer from it at once (`seed`).
    */
-  drop(stationId: string, area?: ReadArea): void {
+  drop(stationId: string, area?: ReadArea, seed?: string): void {
     for (const each of area ? [area] : READ_AREAS) {
       const name = `${stationId}:${each}`;
       this.generations.set(name, (this.generations.get(name) ?? 0) + 1);
@@ -437,11 +469,23 @@ export class ReadCache {
     if (refreshes)
       for (const [refresh, readAt] of refreshes) {
         try {
-          refresh(readAt);
+          refresh(readAt, seed);
         } catch {
           // the next read computes it
         }
       }
+  }
+
+  /**
+   * Puts `rep`, an answer a refresh derived from the seed its write sent (no read), in place for `key`
+   * while that refresh's own computation runs, whose answer replaces it when it comes. Kept only when it
+   * shows more than every answer of its area stored before (`Representation.version`: a seed that
+   * arrives after a later write's answer is ignored), as `store` keeps anything; false when not kept.
+   */
+  seed(key: string, stationId: string, area: ReadArea, rep: Representation, nowMs: number, refresh: Refresh, readAt: number): boolean {
+    if (rep.version === undefined || !laterVersion(rep.version, this.versions.get(`${stationId}:${area}`))) return false;
+    this.store(key, stationId, area, this.generation(stationId, area), rep, nowMs, undefined, refresh, readAt);
+    return this.entries.get(key)?.rep === rep;
   }
 
   clear(): void {
@@ -478,7 +522,13 @@ export class ReadCache {
 /**
  * After a write that changes what an area of a station's listener reads show: drops those answers
  * here at once and in every other process (through the invalidation bus). Call it after the commit.
+ * `seed`: what the write already knows of the new answer (`RouteSpec.seeded`), sent along.
  */
-export function invalidateReads(svc: { invalidation: Pick<Invalidation, 'invalidate'> }, stationId: string, area: ReadArea): Promise<void> {
-  return svc.invalidation.invalidate('reads', readsTopic(stationId, area));
+export function invalidateReads(
+  svc: { invalidation: Pick<Invalidation, 'invalidate'> },
+  stationId: string,
+  area: ReadArea,
+  seed?: string,
+): Promise<void> {
+  return svc.invalidation.invalidate('reads', readsTopic(stationId, area), seed);
 }

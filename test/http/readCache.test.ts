@@ -3,6 +3,7 @@ import { expect } from 'chai';
 import { refreshRecordsUsingMedia } from '../../src/domains/content/publish.ts';
 import { readKey } from '../../src/lib/readCache.ts';
 import { queriesDuring, startTestServer, useClockedServer, type TestServer } from '../support/server.ts';
+import { requiresPostgresServer } from '../support/mode.ts';
 import { admin, request, type Reply } from '../support/http.ts';
 import { createToken, eventually, listenerFixture } from '../support/factories.ts';
 import { ingest } from '../support/ingest.ts';
@@ -342,6 +343,92 @@ describe('listener reads from cached bytes', () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect(server.svc.reads.peek(readKey('getNowPlaying', station.id), clock.now().getTime())).to.equal(undefined);
       expect((await get(server, token, `${base}/now-playing`)).body.track.title).to.equal('Two');
+    });
+  });
+
+  describe('seeded now-playing: the ingest sends the new answer with its invalidation', () => {
+    let a: TestServer;
+    let b: TestServer;
+    before(async () => {
+      a = await startTestServer();
+      b = await startTestServer();
+    });
+    after(async () => {
+      await a.close();
+      await b.close();
+    });
+
+    it('a second web process answers the new song at once while every connection of its database pool is busy', async function () {
+      requiresPostgresServer(this, 'a pool of connections kept busy by pg_sleep on a Postgres server');
+      const { station, token } = await listenerFixture(a.url, { rundownFollowing: false });
+      const { token: ingestToken } = await createToken(a.url, station.id, ['ingest:write']);
+      const path = `/api/v1/stations/${station.slug}/now-playing`;
+      expect((await ingest(a.url, station, ingestToken, { artist: 'A', title: 'One' })).status).to.equal(200);
+      await eventually(async () => (await get(b, token, path)).body.track?.title === 'One');
+      expect(await queriesDuring(b, () => get(b, token, path)), 'read from its cache (so refreshed at the change)').to.equal(0);
+
+      // Every connection of B's pool sleeps for 1 s: nothing B reads from Postgres meanwhile can answer.
+      const pool = (b.svc.db.client as { pool: { max: number; numUsed(): number } }).pool;
+      const sleepers = Promise.all(Array.from({ length: pool.max }, () => b.svc.db.raw('SELECT pg_sleep(1.2)')));
+      const busySince = Date.now();
+      await eventually(() => pool.numUsed() === pool.max);
+      expect((await ingest(a.url, station, ingestToken, { artist: 'B', title: 'Two' })).status).to.equal(200);
+      await eventually(async () => (await get(b, token, path)).body.track?.title === 'Two', { timeoutMs: 2000, intervalMs: 20 });
+      expect(Date.now() - busySince, 'answered while its pool was still busy (1.2 s)').to.be.below(700);
+      await sleepers;
+    });
+  });
+
+  describe('seeded now-playing (ManualClock): the seeded answer is the answer a read gives', () => {
+    const T0 = new Date('2026-06-01T12:00:00Z');
+    const { clock, server } = useClockedServer(T0, { reset: true });
+
+    it('byte for byte (the same ETag), for every kind of observation; one showing less than the answer kept is never put in its place', async () => {
+      const { station, token } = await listenerFixture(server.url, { rundownFollowing: false });
+      const { token: ingestToken } = await createToken(server.url, station.id, ['ingest:write']);
+      const path = `/api/v1/stations/${station.slug}/now-playing`;
+      const key = readKey('getNowPlaying', station.id);
+      const seeded: string[] = [];
+      const seed = server.svc.reads.seed.bind(server.svc.reads);
+      server.svc.reads.seed = (...args: Parameters<typeof seed>) => {
+        const kept = seed(...args);
+        if (kept) seeded.push(args[3].bytes.toString());
+        return kept;
+      };
+      const bodies: Array<Record<string, unknown>> = [
+        { artist: 'A', title: 'Plain', durationSeconds: 200 },
+        { artist: 'A', title: 'Album', album: 'Long Player', durationSeconds: 201.5, artworkUrl: 'https://img.example.org/a.jpg' },
+        { streamTitle: 'Some Artist - Some Title' },
+        { artist: 'A', title: 'Observed', observedAt: T0.getTime() + 3 * 60_000 - 3_400, durationSeconds: 180 }, // set at 3 min
+        { isPlaying: false },
+      ];
+      try {
+        for (const [i, body] of bodies.entries()) {
+          clock.set(T0.getTime() + i * 60_000);
+          expect((await get(server, token, path)).status).to.equal(200); // read from the cache: refreshed at the change
+          expect((await get(server, token, path)).status).to.equal(200);
+          expect((await ingest(server.url, station, ingestToken, body)).status).to.equal(200);
+          expect(seeded, JSON.stringify(body)).to.have.length(i + 1);
+          // The refresh's own read has replaced it: the same bytes at the same instant.
+          await eventually(() => server.svc.reads.running(key, station.id, 'nowPlaying') === undefined);
+          expect(server.svc.reads.peek(key, clock.now().getTime())?.bytes.toString(), JSON.stringify(body)).to.equal(seeded[i]);
+        }
+        // An observation of an earlier moment leaves the row as it is: nothing is seeded.
+        expect(
+          (await ingest(server.url, station, ingestToken, { artist: 'Late', title: 'Retry', observedAt: T0.getTime() })).status,
+        ).to.equal(200);
+        expect(seeded).to.have.length(bodies.length);
+        // A seed older than the answer kept (a change heard late) is not put in place.
+        const stale = JSON.stringify({ v: [0, 0], np: JSON.parse(seeded[0]) });
+        await eventually(() => server.svc.reads.running(key, station.id, 'nowPlaying') === undefined);
+        const before = (await get(server, token, path)).text;
+        expect(JSON.parse(before).track.title).to.equal(null); // the last one was `isPlaying: false`, no track
+        server.svc.reads.drop(station.id, 'nowPlaying', stale);
+        expect(seeded, 'older than what was kept').to.have.length(bodies.length);
+        await eventually(async () => (await get(server, token, path)).text === before);
+      } finally {
+        server.svc.reads.seed = seed;
+      }
     });
   });
 

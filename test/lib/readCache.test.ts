@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ReadCache, Representation, UnkeptAnswer } from '../../src/lib/readCache.ts';
+import { laterVersion, ReadCache, Representation, UnkeptAnswer } from '../../src/lib/readCache.ts';
 
 // The in-memory store behind the listener reads (lib/readCache.ts): its own rules, beside the HTTP
 // tests in test/http/readCache.test.ts.
@@ -249,6 +249,47 @@ describe('ReadCache', () => {
       const aged = new ReadCache(1 << 20, 0); // every entry past its safety age at once
       await aged.read('k', 'st', 'nowPlaying', 1000, async () => ageing().at(1000));
       expect(aged.peek('k', 2000), 'a derivation keeps the safety age of the data it came from').to.equal(undefined);
+    });
+  });
+
+  describe('seeds (an answer a write sent with its invalidation)', () => {
+    const versioned = (text: string, version: number[]) => rep(text).at(version);
+
+    it('is put in place while the refresh computes, which replaces it; one showing no more than an answer stored before is ignored', async () => {
+      const cache = new ReadCache(1 << 20, 60_000);
+      let release!: () => void;
+      let computed = 0;
+      const compute = async () => {
+        computed++;
+        await new Promise<void>((ok) => (release = ok));
+        return versioned('from the database', [2, 1]);
+      };
+      const refresh = (readAt: number, seed?: string) => {
+        cache.recompute('k', 'st', 'nowPlaying', 0, compute, refresh, readAt);
+        if (seed !== undefined) cache.seed('k', 'st', 'nowPlaying', versioned(seed, [2, 1]), 0, refresh, readAt);
+      };
+      await cache.read('k', 'st', 'nowPlaying', 0, async () => versioned('first', [1, 7]), refresh);
+      expect(cache.peek('k', 0)?.bytes.toString()).to.equal('first'); // read from the cache: refreshed at a drop
+      cache.drop('st', 'nowPlaying', 'seeded');
+      expect(cache.peek('k', 0)?.bytes.toString(), 'at once, while the computation runs').to.equal('seeded');
+      expect(computed).to.equal(1);
+      release();
+      await new Promise((ok) => setImmediate(ok));
+      expect(cache.peek('k', 0)?.bytes.toString()).to.equal('from the database');
+      // Heard late: the seed of a write older than (or the same as) what is kept is not put in place.
+      expect(cache.seed('k', 'st', 'nowPlaying', versioned('older', [1, 9]), 0, refresh, 0)).to.equal(false);
+      expect(cache.seed('k', 'st', 'nowPlaying', versioned('same', [2, 1]), 0, refresh, 0)).to.equal(false);
+      expect(cache.seed('k', 'st', 'nowPlaying', rep('no version'), 0, refresh, 0)).to.equal(false);
+      expect(cache.peek('k', 0)?.bytes.toString()).to.equal('from the database');
+      expect(cache.seed('k', 'st', 'nowPlaying', versioned('newer', [2, 2]), 0, refresh, 0)).to.equal(true);
+    });
+
+    it('orders versions element by element', () => {
+      expect(laterVersion([2], [1, 9])).to.equal(true);
+      expect(laterVersion([1, 9], [2])).to.equal(false);
+      expect(laterVersion([1, 2], [1, 2])).to.equal(false);
+      expect(laterVersion([1, 2], [1])).to.equal(true);
+      expect(laterVersion([0], undefined)).to.equal(true);
     });
   });
 

@@ -10,6 +10,8 @@ import { fingerprintOf } from './bind.ts';
 import { RECORDED, REJECTED, isResult, resultOf, tooFarAhead } from './ingestRules.ts';
 import { FOLLOW_WAIT_MS, type IngestResult, type ObservationInput, type ObservationRow } from './model.ts';
 import { observationById } from './queries.ts';
+import { nowPlayingSeed } from './reads.ts';
+import type { NowPlaying } from './schemas.ts';
 import { storeObservation } from './store.ts';
 import type { ObservationInsert } from './storeSql.ts';
 
@@ -75,7 +77,9 @@ export async function ingestObservation(
     // to Redis first; neither waits for the other's round trip).
     const published = stored.message ? svc.bus.publish(stored.message) : Promise.resolve();
     // Now-playing and track history show it from the next read on, in every web process.
-    const invalidated = invalidateReads(svc, station.id, 'nowPlaying');
+    // A changed now-playing row travels with it: every web process answers from it at once.
+    const seed = stored.message ? nowPlayingSeed(stored.message.data as NowPlaying, stored.row) : undefined;
+    const invalidated = invalidateReads(svc, station.id, 'nowPlaying', seed);
     // The now-playing row changed: one webhook event, queued beside the publish (never awaited by the encoder).
     if (stored.message) void emitWebhookEvent(svc, station.id, 'now-playing.changed', stored.message.data);
     // Its art is looked up, checked and resolved by the worker; a follow-up row goes out when it changes.

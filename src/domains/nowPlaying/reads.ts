@@ -5,7 +5,7 @@ import { momentOf } from './model.ts';
 import { sha256Hex, sign, verify } from '../../lib/tokens.ts';
 import type { Services } from '../../services.ts';
 import type { Station } from '../stations/model.ts';
-import { presentHistoryItem, presentNowPlaying } from './presenter.ts';
+import { nowPlayingAt, presentHistoryItem, presentNowPlaying } from './presenter.ts';
 import { historyRows, latestTrack, nextPlayAfter, type HistoryFilters, type HistoryPosition } from './queries.ts';
 import type { NowPlaying, TrackHistory, TrackHistoryQuery } from './schemas.ts';
 import { listenerTime, streamOf, streamPart, type ListenerTime } from '../stations/streams.ts';
@@ -57,13 +57,61 @@ export async function nowPlayingRead(svc: ReadServices, station: Station, stream
   const stream = streamOf(station, streamKey);
   const time = listenerTime(stream, svc.clock.now());
   const { body, validUntil, audible, latest } = await nowPlayingHeard(svc, station, time);
-  const answer = (at: ListenerTime, shown: NowPlaying, until: number): Representation =>
-    Representation.json({ ...shown, ...streamPart(at) }, until).derivesLater((nowMs) => {
+  const answer = (at: ListenerTime, shown: NowPlaying, until: number): Representation => {
+    const rep = Representation.json({ ...shown, ...streamPart(at) }, until).derivesLater((nowMs) => {
       if (nowMs >= audible) return undefined;
       const later = listenerTime(stream, new Date(nowMs));
-      return answer(later, presentNowPlaying(station, latest, later.at, later.shiftMs), Math.min(nowPlayingValidUntil(latest, later), audible));
+      return answer(
+        later,
+        presentNowPlaying(station, latest, later.at, later.shiftMs),
+        Math.min(nowPlayingValidUntil(latest, later), audible),
+      );
     });
+    return latest ? rep.at(observationVersion(latest)) : rep;
+  };
   return answer(time, body, validUntil);
+}
+
+/**
+ * Where an observation stands in its station's order — what "latest" means: play time (`sort_at`), then
+ * receipt (docs/now-playing.md#the-now-playing-and-track-history-answers). A cached answer's
+ * `Representation.version`.
+ */
+export const observationVersion = (row: Pick<TrackRow, 'sort_at' | 'receipt_seq'>): number[] => [
+  row.sort_at.getTime(),
+  Number(row.receipt_seq),
+];
+
+/**
+ * What an ingest that changed the now-playing row sends with its invalidation: the row's answer as
+ * stored and the observation's version. Every web process answers now-playing (without a stream) from
+ * it at once, while reading it again (`nowPlayingSeeded`).
+ */
+export const nowPlayingSeed = (shown: NowPlaying, row: Pick<TrackRow, 'sort_at' | 'receipt_seq'>): string =>
+  JSON.stringify({ v: observationVersion(row), np: shown });
+
+/**
+ * The now-playing answer (without a stream) from a seed `nowPlayingSeed` made: the stored answer at the
+ * current instant (`nowPlayingAt`), the same bytes a read of the observation gives; undefined for a seed
+ * that is not this station's or not one.
+ */
+export function nowPlayingSeeded(svc: Pick<Services, 'clock'>, station: Station, seed: string): Representation | undefined {
+  let parsed: { v?: unknown; np?: NowPlaying };
+  try {
+    parsed = JSON.parse(seed) as typeof parsed;
+  } catch {
+    return undefined;
+  }
+  const { v, np } = parsed;
+  if (!Array.isArray(v) || !v.every((n) => typeof n === 'number') || np?.stationId !== station.id || !np.freshness) return undefined;
+  const version = v as number[];
+  const moment = np.freshness.observedAt ?? np.freshness.receivedAt;
+  const momentMs = moment === null ? NaN : Date.parse(moment);
+  const answer = (nowMs: number): Representation =>
+    Representation.json(nowPlayingAt(np, new Date(nowMs)), Number.isNaN(momentMs) ? Infinity : nextAgeTick(momentMs, nowMs))
+      .derivesLater(answer)
+      .at(version);
+  return answer(svc.clock.now().getTime());
 }
 
 interface CursorPayload extends HistoryPosition {

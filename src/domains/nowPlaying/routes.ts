@@ -4,7 +4,7 @@ import { ErrorBody, LegacyErrorBody } from '../../http/schema.ts';
 import { bindObservation } from './bind.ts';
 import { ingestObservation } from './commands.ts';
 import { INGEST_BODY_LIMIT } from './model.ts';
-import { nowPlayingRead, trackHistoryPage } from './reads.ts';
+import { nowPlayingRead, nowPlayingSeeded, trackHistoryPage } from './reads.ts';
 import { liveRead } from './live.ts';
 import {
   IngestBody,
@@ -75,6 +75,8 @@ export const nowPlayingRoutes = [
     cache: 'nowPlaying',
     // Every app polls it again after a song change: the new answer is computed when the change is heard.
     refreshAhead: true,
+    // The ingest sends the new answer with its invalidation: no web process reads it at a song change.
+    seeded: ({ svc, station, query, seed }) => (query.stream === undefined ? nowPlayingSeeded(svc, station, seed) : undefined),
     params: StationSlugParams,
     query: StreamQuery,
     responses: { 200: { description: 'Now playing.', schema: NowPlaying }, ...listenerErrors },
