@@ -27,8 +27,9 @@
 //     (reads in the process taking the votes, as Waveline's web takes both): the read ratio's own floor;
 //   - messages: bench/support/ingestBaseline.ts (one INSERT + one PUBLISH per request) at BENCH_RATE for
 //     10 s, with a Redis subscriber as the reader: the floor of write-then-deliver.
-// CPU per vote and per message (web processes, all of Postgres, Redis) from /proc. The load generator runs
-// in this process on the same two cores (its event loop carries votes, reads and the stream at once).
+// CPU per vote and per message (web processes, all of Postgres, Redis) from /proc. The votes and messages
+// are generated in this process, the reads (autocannon) in one of their own (bench/support/readLoad.ts),
+// all on the same two cores: a pause of the vote generator is not counted as the reads' latency.
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
@@ -36,7 +37,6 @@ import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { Pool } from 'undici';
-import autocannon from 'autocannon';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -209,33 +209,44 @@ async function burst(pools: Pool[], path: (i: number) => string, headers: Record
 }
 
 /**
- * Cached reads at READ_RATE for `seconds`: p99 and errors, and the slowest five (when each was answered,
- * in ms from the start, and its latency), to tell a stall at one moment from a slower tail throughout.
+ * Cached reads at READ_RATE for `seconds`, from a process of their own (bench/support/readLoad.ts, so a
+ * pause of this one, which generates the votes, is not counted as their latency): p99 and errors, and the
+ * slowest five (when each was answered, in ms from the start, and its latency), to tell a stall at one
+ * moment from a slower tail throughout. `startReads` forks the reader and resolves once it is ready;
+ * its `run` starts the reads (beside the burst, at the same instant).
  */
-async function reads(url: string, headers: Record<string, string>, seconds: number) {
-  const started = performance.now();
-  const answered: Array<[number, number]> = [];
-  const r = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon(
-      { url, headers, duration: seconds, connections: 10, overallRate: READ_RATE, pipelining: 1 },
-      (err, result) => (err ? reject(err) : resolve(result)),
-    );
-    instance.on('response', (_client, _status, _bytes, ms) => answered.push([performance.now() - started, ms]));
+type ReadResult = { requests: number; p50: number; p99: number; max: number; non2xx: number; errors: number; slowest: string[] };
+async function startReads(url: string, headers: Record<string, string>, seconds: number): Promise<{ run(): Promise<ReadResult> }> {
+  const child = fork(
+    new URL('./support/readLoad.ts', import.meta.url).pathname,
+    [url, JSON.stringify(headers), String(seconds), String(READ_RATE)],
+    {
+      stdio: 'inherit',
+    },
+  );
+  const messages: unknown[] = [];
+  let heard: (() => void) | null = null;
+  child.on('message', (m) => {
+    messages.push(m);
+    heard?.();
   });
-  const slowest = answered
-    .sort((a, b) => b[1] - a[1])
-    .slice(0, 5)
-    .map(([at, ms]) => `${round(ms, 1)} ms at ${Math.round(at)} ms`);
+  const next = async () => {
+    while (messages.length === 0) await new Promise<void>((ok) => (heard = ok));
+    return messages.shift();
+  };
+  await next(); // ready
   return {
-    requests: r.requests.total,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    max: r.latency.max,
-    non2xx: r.non2xx,
-    errors: r.errors,
-    slowest,
+    async run() {
+      child.send('go');
+      const result = (await next()) as ReadResult & { error?: string };
+      if (result.error) throw new Error(`read load: ${result.error}`);
+      return result;
+    },
   };
 }
+
+const reads = async (url: string, headers: Record<string, string>, seconds: number): Promise<ReadResult> =>
+  (await startReads(url, headers, seconds)).run();
 
 // ---- messages ----
 
@@ -411,14 +422,12 @@ async function main(): Promise<void> {
 
     // 2. The song changes; the burst, beside the same reads.
     const song = { artist: 'Bench Artist', title: `Song Change ${randomUUID().slice(0, 8)}` };
+    const burstReader = await startReads(nowPlayingUrl, listener, BURST_SECONDS); // ready before the song changes
     await play(song.artist, song.title);
     const plan = planVotes(VOTERS, BURST_SECONDS);
     process.stderr.write(`bench: vote burst, ${plan.votes.length} votes of ${VOTERS} clients in ${BURST_SECONDS} s, beside the reads\n`);
     const cpuBefore = cpuSnapshot(webs.map((w) => w.pid!));
-    const [votes, burstReads] = await Promise.all([
-      burst(pools, () => likesPath, voteHeaders, plan),
-      reads(nowPlayingUrl, listener, BURST_SECONDS),
-    ]);
+    const [votes, burstReads] = await Promise.all([burst(pools, () => likesPath, voteHeaders, plan), burstReader.run()]);
     const voteCpu = cpuPer(cpuBefore, cpuSnapshot(webs.map((w) => w.pid!)), plan.votes.length);
     loads.push(loadavg()[0]);
     // Every vote answered 200 is stored; one answered otherwise (a 503 when the machine is saturated:
@@ -526,9 +535,10 @@ async function main(): Promise<void> {
     const bareQuietReads = await reads(bareUrl, {}, BURST_SECONDS);
     const basePlan = planVotes(VOTERS, BURST_SECONDS);
     const baseCpuBefore = cpuSnapshot(baselines.map((b) => b.pid!));
+    const bareReader = await startReads(bareUrl, {}, BURST_SECONDS);
     const [baseVotes, bareBurstReads] = await Promise.all([
       burst(basePools, () => '/song-change', { 'content-type': 'application/json' }, basePlan),
-      reads(bareUrl, {}, BURST_SECONDS),
+      bareReader.run(),
     ]);
     const baseVoteCpu = cpuPer(baseCpuBefore, cpuSnapshot(baselines.map((b) => b.pid!)), basePlan.votes.length);
     loads.push(loadavg()[0]);
@@ -538,9 +548,11 @@ async function main(): Promise<void> {
     const sameUrl = `http://127.0.0.1:${basePorts[0]}/now-playing`;
     await reads(sameUrl, {}, 2);
     const sameQuietReads = await reads(sameUrl, {}, BURST_SECONDS);
+    const samePlan = planVotes(VOTERS, BURST_SECONDS);
+    const sameReader = await startReads(sameUrl, {}, BURST_SECONDS);
     const [, sameBurstReads] = await Promise.all([
-      burst(basePools, () => '/song-change-again', { 'content-type': 'application/json' }, planVotes(VOTERS, BURST_SECONDS)),
-      reads(sameUrl, {}, BURST_SECONDS),
+      burst(basePools, () => '/song-change-again', { 'content-type': 'application/json' }, samePlan),
+      sameReader.run(),
     ]);
     loads.push(loadavg()[0]);
     const baseVoteLatency = summary(baseVotes.latencies);
