@@ -209,44 +209,39 @@ async function burst(pools: Pool[], path: (i: number) => string, headers: Record
 }
 
 /**
- * Cached reads at READ_RATE for `seconds`, from a process of their own (bench/support/readLoad.ts, so a
- * pause of this one, which generates the votes, is not counted as their latency): p99 and errors, and the
- * slowest five (when each was answered, in ms from the start, and its latency), to tell a stall at one
- * moment from a slower tail throughout. `startReads` forks the reader and resolves once it is ready;
- * its `run` starts the reads (beside the burst, at the same instant).
+ * Cached reads at READ_RATE for `seconds`, from a process of their own (bench/support/readLoad.ts, kept
+ * for the run, so a pause of this one, which generates the votes, is not counted as their latency): p99
+ * and errors, and the slowest five (when each was answered, in ms from the start, and its latency), to
+ * tell a stall at one moment from a slower tail throughout.
  */
 type ReadResult = { requests: number; p50: number; p99: number; max: number; non2xx: number; errors: number; slowest: string[] };
-async function startReads(url: string, headers: Record<string, string>, seconds: number): Promise<{ run(): Promise<ReadResult> }> {
-  const child = fork(
-    new URL('./support/readLoad.ts', import.meta.url).pathname,
-    [url, JSON.stringify(headers), String(seconds), String(READ_RATE)],
-    {
-      stdio: 'inherit',
-    },
-  );
-  const messages: unknown[] = [];
-  let heard: (() => void) | null = null;
-  child.on('message', (m) => {
-    messages.push(m);
-    heard?.();
-  });
-  const next = async () => {
-    while (messages.length === 0) await new Promise<void>((ok) => (heard = ok));
-    return messages.shift();
-  };
-  await next(); // ready
-  return {
-    async run() {
-      child.send('go');
-      const result = (await next()) as ReadResult & { error?: string };
-      if (result.error) throw new Error(`read load: ${result.error}`);
-      return result;
-    },
-  };
+let readerProcess: Promise<{ child: ChildProcess; next(): Promise<unknown> }> | null = null;
+function reader() {
+  readerProcess ??= (async () => {
+    const child = fork(new URL('./support/readLoad.ts', import.meta.url).pathname, [], { stdio: 'inherit' });
+    const messages: unknown[] = [];
+    let heard: (() => void) | null = null;
+    child.on('message', (m) => {
+      messages.push(m);
+      heard?.();
+    });
+    const next = async () => {
+      while (messages.length === 0) await new Promise<void>((ok) => (heard = ok));
+      return messages.shift();
+    };
+    await next(); // ready
+    return { child, next };
+  })();
+  return readerProcess;
 }
 
-const reads = async (url: string, headers: Record<string, string>, seconds: number): Promise<ReadResult> =>
-  (await startReads(url, headers, seconds)).run();
+async function reads(url: string, headers: Record<string, string>, seconds: number): Promise<ReadResult> {
+  const { child, next } = await reader();
+  child.send({ url, headers, seconds, rate: READ_RATE });
+  const result = (await next()) as ReadResult & { error?: string };
+  if (result.error) throw new Error(`read load: ${result.error}`);
+  return result;
+}
 
 // ---- messages ----
 
@@ -422,12 +417,14 @@ async function main(): Promise<void> {
 
     // 2. The song changes; the burst, beside the same reads.
     const song = { artist: 'Bench Artist', title: `Song Change ${randomUUID().slice(0, 8)}` };
-    const burstReader = await startReads(nowPlayingUrl, listener, BURST_SECONDS); // ready before the song changes
     await play(song.artist, song.title);
     const plan = planVotes(VOTERS, BURST_SECONDS);
     process.stderr.write(`bench: vote burst, ${plan.votes.length} votes of ${VOTERS} clients in ${BURST_SECONDS} s, beside the reads\n`);
     const cpuBefore = cpuSnapshot(webs.map((w) => w.pid!));
-    const [votes, burstReads] = await Promise.all([burst(pools, () => likesPath, voteHeaders, plan), burstReader.run()]);
+    const [votes, burstReads] = await Promise.all([
+      burst(pools, () => likesPath, voteHeaders, plan),
+      reads(nowPlayingUrl, listener, BURST_SECONDS),
+    ]);
     const voteCpu = cpuPer(cpuBefore, cpuSnapshot(webs.map((w) => w.pid!)), plan.votes.length);
     loads.push(loadavg()[0]);
     // Every vote answered 200 is stored; one answered otherwise (a 503 when the machine is saturated:
@@ -535,10 +532,9 @@ async function main(): Promise<void> {
     const bareQuietReads = await reads(bareUrl, {}, BURST_SECONDS);
     const basePlan = planVotes(VOTERS, BURST_SECONDS);
     const baseCpuBefore = cpuSnapshot(baselines.map((b) => b.pid!));
-    const bareReader = await startReads(bareUrl, {}, BURST_SECONDS);
     const [baseVotes, bareBurstReads] = await Promise.all([
       burst(basePools, () => '/song-change', { 'content-type': 'application/json' }, basePlan),
-      bareReader.run(),
+      reads(bareUrl, {}, BURST_SECONDS),
     ]);
     const baseVoteCpu = cpuPer(baseCpuBefore, cpuSnapshot(baselines.map((b) => b.pid!)), basePlan.votes.length);
     loads.push(loadavg()[0]);
@@ -549,10 +545,9 @@ async function main(): Promise<void> {
     await reads(sameUrl, {}, 2);
     const sameQuietReads = await reads(sameUrl, {}, BURST_SECONDS);
     const samePlan = planVotes(VOTERS, BURST_SECONDS);
-    const sameReader = await startReads(sameUrl, {}, BURST_SECONDS);
     const [, sameBurstReads] = await Promise.all([
       burst(basePools, () => '/song-change-again', { 'content-type': 'application/json' }, samePlan),
-      sameReader.run(),
+      reads(sameUrl, {}, BURST_SECONDS),
     ]);
     loads.push(loadavg()[0]);
     const baseVoteLatency = summary(baseVotes.latencies);
@@ -687,6 +682,7 @@ async function main(): Promise<void> {
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();
+    if (readerProcess) (await readerProcess).child.kill();
     await Promise.all(pools.map((p) => p.close()));
     redis.disconnect();
     await Promise.all(webs.map((w) => stopRole(w)));
