@@ -191,8 +191,11 @@ export class ReadCache {
    */
   private readonly refreshing = new Map<string, { stationId: string; areas: ReadAreas; refresh: Refresh; readAt: number }>();
   private readonly generations = new Map<string, number>();
-  /** The greatest `Representation.version` stored, by `<stationId>:<area>` (kept across drops: that is its use). */
-  private readonly versions = new Map<string, readonly number[]>();
+  /**
+   * The greatest `Representation.version` stored, by `<stationId>:<area>` (kept across drops: that is its
+   * use), and whether only a seed has shown it so far (no computation has).
+   */
+  private readonly versions = new Map<string, { version: readonly number[]; seeded: boolean }>();
   private readonly keysByStation = new Map<string, Set<string>>();
   private used = 0;
   readonly budget: number;
@@ -416,7 +419,10 @@ export class ReadCache {
     if (rep.version !== undefined)
       for (const each of single ? [area] : area) {
         const name = `${stationId}:${each}`;
-        if (laterVersion(rep.version, this.versions.get(name))) this.versions.set(name, rep.version);
+        const known = this.versions.get(name);
+        // A computed answer of the version a seed showed settles it: the seed may not come back.
+        if (laterVersion(rep.version, known?.version) || (known?.seeded && !laterVersion(known.version, rep.version)))
+          this.versions.set(name, { version: rep.version, seeded: false });
       }
     const previous = this.entries.get(key);
     if (previous) this.remove(key, previous);
@@ -480,12 +486,19 @@ export class ReadCache {
    * Puts `rep`, an answer a refresh derived from the seed its write sent (no read), in place for `key`
    * while that refresh's own computation runs, whose answer replaces it when it comes. Kept only when it
    * shows more than every answer of its area stored before (`Representation.version`: a seed that
-   * arrives after a later write's answer is ignored), as `store` keeps anything; false when not kept.
+   * arrives after a later write's answer is ignored), or as much as a seed did and no computation yet
+   * (the writing process hears its own change twice: at once, then from the bus), as `store` keeps
+   * anything; false when not kept.
    */
   seed(key: string, stationId: string, area: ReadArea, rep: Representation, nowMs: number, refresh: Refresh, readAt: number): boolean {
-    if (rep.version === undefined || !laterVersion(rep.version, this.versions.get(`${stationId}:${area}`))) return false;
+    const name = `${stationId}:${area}`;
+    const known = this.versions.get(name);
+    if (rep.version === undefined) return false;
+    if (!laterVersion(rep.version, known?.version) && !(known?.seeded && !laterVersion(known.version, rep.version))) return false;
     this.store(key, stationId, area, this.generation(stationId, area), rep, nowMs, undefined, refresh, readAt);
-    return this.entries.get(key)?.rep === rep;
+    if (this.entries.get(key)?.rep !== rep) return false;
+    this.versions.set(name, { version: rep.version, seeded: true });
+    return true;
   }
 
   clear(): void {
