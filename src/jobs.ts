@@ -57,7 +57,12 @@ export const JOBS = {
   'nowPlaying.follow': {
     queue: 'ingest',
     // stationId saves the worker a look-up (it locks the station before reading); optional for older jobs.
-    payload: Type.Object({ observationId: Type.String({ format: 'uuid' }), stationId: Type.Optional(Type.String({ minLength: 1 })) }),
+    // resolveArt: the job resolves the track's art once it has answered (instead of an artwork.resolve job).
+    payload: Type.Object({
+      observationId: Type.String({ format: 'uuid' }),
+      stationId: Type.Optional(Type.String({ minLength: 1 })),
+      resolveArt: Type.Optional(Type.Boolean()),
+    }),
     awaited: true,
   },
   /** Third-party artwork lookup for one stored observation (src/domains/artwork/catalogue/); job id = `artwork-{observation id}`. */

@@ -76,14 +76,22 @@ export async function startWorkers(svc: Services): Promise<{ workers: Worker[]; 
     const name = job.name as JobName;
     if (!(name in JOBS)) throw new Error(`unknown job ${job.name}`);
     const handler = registry[name] as JobHandler<JobName>;
-    if (!isAwaited(name) || job.id === undefined) return handler(parsePayload(name, job.data), svc, job);
-    // A request may be waiting for this one: tell it how the job ended (src/lib/jobResults.ts).
+    const jobId = job.id;
+    if (!isAwaited(name) || jobId === undefined) return handler(parsePayload(name, job.data), svc, job, async () => undefined);
+    // A request may be waiting for this one: tell it how the job ended (src/lib/jobResults.ts), once,
+    // as soon as the handler has its answer.
+    let answered = false;
+    const answer = async (value: unknown) => {
+      if (answered) return;
+      answered = true;
+      await svc.jobResults.report(jobId, { ok: true, value });
+    };
     try {
-      const value = await handler(parsePayload(name, job.data), svc, job);
-      await svc.jobResults.report(job.id, { ok: true, value });
+      const value = await handler(parsePayload(name, job.data), svc, job, answer);
+      await answer(value);
       return value;
     } catch (err) {
-      await svc.jobResults.report(job.id, { ok: false });
+      if (!answered) await svc.jobResults.report(jobId, { ok: false });
       throw err;
     }
   }

@@ -20,7 +20,17 @@ import { pushReceipts, pushSend, pushSweep } from './push.ts';
 import { remindersFire, remindersTick } from './reminders.ts';
 import { inboxPrune } from './inboxPrune.ts';
 
-export type JobHandler<N extends JobName> = (payload: JobPayload<N>, svc: Services, job: Job) => Promise<unknown>;
+/**
+ * A job's handler. `answer` (awaited jobs only) tells a waiting request the job's result before the
+ * handler has finished: what the job does after it (`nowPlaying.follow` resolving the track's art)
+ * no longer delays the request. The return value is answered when `answer` was not called.
+ */
+export type JobHandler<N extends JobName> = (
+  payload: JobPayload<N>,
+  svc: Services,
+  job: Job,
+  answer: (value: unknown) => Promise<void>,
+) => Promise<unknown>;
 
 /** Every job name and its handler, listed explicitly (never discovered from file names). */
 export const registry: { [N in JobName]: JobHandler<N> } = {

@@ -83,12 +83,12 @@ export async function ingestObservation(
     // The now-playing row changed: one webhook event, queued beside the publish (never awaited by the encoder).
     if (stored.message) void emitWebhookEvent(svc, station.id, 'now-playing.changed', stored.message.data);
     // Its art is looked up, checked and resolved by the worker; a follow-up row goes out when it changes.
-    trackStored(svc, station, stored.row);
+    const resolveArt = trackStored(svc, station, stored.row, pending);
     if (!pending) {
       await Promise.all([published, invalidated]);
       return resultOf(stored.row);
     }
-    const [, , result] = await Promise.all([published, invalidated, follow(svc, station.id, stored.row.id, deadline, true)]);
+    const [, , result] = await Promise.all([published, invalidated, follow(svc, station.id, stored.row.id, deadline, true, resolveArt)]);
     return result;
   }
   // A retry or a collapsed repeat answers what its observation answers (waiting for its following too).
@@ -102,7 +102,14 @@ export async function ingestObservation(
  * same job, and every waiter hears the one result. A waiter that joins late asks the stored row, in
  * case the job finished before it began listening.
  */
-async function follow(svc: Services, stationId: string, observationId: string, deadline: number, isNew: boolean): Promise<IngestResult> {
+async function follow(
+  svc: Services,
+  stationId: string,
+  observationId: string,
+  deadline: number,
+  isNew: boolean,
+  resolveArt = false,
+): Promise<IngestResult> {
   const followedBefore = async (): Promise<IngestResult | undefined> => {
     const row = await observationById(svc.db, observationId);
     return row && row.followed_at !== null ? resultOf(row) : undefined;
@@ -110,7 +117,7 @@ async function follow(svc: Services, stationId: string, observationId: string, d
   try {
     const value = await svc.jobs.run(
       'nowPlaying.follow',
-      { observationId, stationId },
+      resolveArt ? { observationId, stationId, resolveArt } : { observationId, stationId },
       observationId,
       deadline - Date.now(),
       isNew ? undefined : followedBefore,

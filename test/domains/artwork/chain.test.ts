@@ -92,6 +92,34 @@ describe('artwork: checked, kept and labelled', function () {
     expect((rows.at(-1)?.data as { track: { artwork: unknown } }).track.artwork).to.deep.equal(track.artwork);
   });
 
+  it('with rundown following, the follow job resolves the art once it has answered the ingest: one job an ingest, no artwork.resolve', async () => {
+    const queued: Array<[string, unknown]> = [];
+    const enqueue = server.svc.jobs.enqueue.bind(server.svc.jobs);
+    server.svc.jobs.enqueue = ((name: string, payload: unknown, ...rest: unknown[]) => {
+      queued.push([name, payload]);
+      return (enqueue as (...args: unknown[]) => ReturnType<typeof enqueue>)(name, payload, ...rest);
+    }) as typeof enqueue;
+    try {
+      const { station: st, ingestToken, listenerToken } = await station({ rundownFollowing: true });
+      const url = images.serve(path('followed'), await png(2, 640, 640));
+      const res = await ingest(server.url, st, ingestToken, { artist: 'Followed', title: 'Resolved Afterwards', artworkUrl: url });
+      expect(res.status).to.equal(200);
+      expect(res.body.outcome, 'answered by the follow job').to.equal('no-live-broadcast');
+      const track = await artOf(st.slug, listenerToken, 'ingest');
+      expect(track.artwork).to.include({ width: 640, height: 640 });
+      const id = (await server.svc.db('observations').where({ station_id: st.id }).first('id')).id as string;
+      const of = (name: string) => queued.filter(([n, p]) => n === name && (p as { observationId?: string }).observationId === id);
+      expect(of('nowPlaying.follow').map(([, p]) => p)).to.deep.equal([{ observationId: id, stationId: st.id, resolveArt: true }]);
+      expect(of('artwork.resolve'), 'no job of its own').to.deep.equal([]);
+      expect(
+        queued.some(([n, p]) => n === 'artwork.check' && (p as { url?: string }).url === url),
+        'the follow job queued the check',
+      ).to.equal(true);
+    } finally {
+      server.svc.jobs.enqueue = enqueue;
+    }
+  });
+
   it('stores an image once per SHA-256: two URLs with the same bytes share one kept asset', async () => {
     const { station: st, ingestToken, listenerToken } = await station();
     const bytes = await png(2, 640, 640);
