@@ -14,7 +14,7 @@ import { closeTestGateways, FeedClient, realtimePath, SseFeedClient, ssePath, st
 import { ADMIN_TOKEN } from '../support/env.ts';
 import { admin, request } from '../support/http.ts';
 import { sharedServer, startTestServer } from '../support/server.ts';
-import { requiresRedis } from '../support/mode.ts';
+import { onRedisCluster, requiresRedis } from '../support/mode.ts';
 
 // Metrics on every role, request logs, the queue dashboard (docs/operations.md#observability).
 
@@ -398,7 +398,15 @@ describe('observability', () => {
       const base = `http://127.0.0.1:${http.port}`;
       try {
         expect((await request(base, 'GET', '/healthz')).body).to.deep.equal({ ok: true });
-        expect((await request(base, 'GET', '/readyz')).body).to.deep.equal({ ok: true, postgres: true, redis: true, workers: true });
+        // On a Redis Cluster /readyz also says what it sees of it (test/roles/processes.test.ts has the details).
+        const cluster = onRedisCluster() ? { redisCluster: { state: 'ok', masters: 3, mastersReachable: 3 } } : {};
+        expect((await request(base, 'GET', '/readyz')).body).to.deep.equal({
+          ok: true,
+          postgres: true,
+          redis: true,
+          ...cluster,
+          workers: true,
+        });
         expect((await request(base, 'GET', '/nope')).status).to.equal(404);
         const scrape = async () => (await request(base, 'GET', '/metrics')).text;
         const before = await scrape();
