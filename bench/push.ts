@@ -24,7 +24,7 @@ import { createPrivateKey } from 'node:crypto';
 import { migrate } from '../src/roles/migrate.ts';
 import { loadConfig } from '../src/config.ts';
 import { BENCH_ENV, cpuMs, cpuMsOf, freePort, recreateDatabase, startRole, stopRole, waitUntilReady } from './support.ts';
-import { clusterOverOne, DEFAULT_CLUSTER_URLS, openRedis, redisBackends, type RedisBackend } from './support/redisBackends.ts';
+import { DEFAULT_CLUSTER_URLS, openRedis, redisBackends, runOnEachBackend, type RedisBackend } from './support/redisBackends.ts';
 
 const env = process.env;
 const DATABASE_URL = env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench_push';
@@ -274,19 +274,6 @@ const headline = (r: Awaited<ReturnType<typeof run>>) => ({
   expoMessagesPerSecond: r.expo.messagesPerSecond,
 });
 
-const reports = [];
-for (const backend of BACKENDS) {
-  if (BACKENDS.length > 1) process.stderr.write(`bench: push on ${backend === 'one' ? 'one Redis' : 'the Redis Cluster'}\n`);
-  reports.push(await run(backend));
-}
-const output =
-  reports.length === 1
-    ? reports[0]
-    : {
-        one: reports[0],
-        cluster: reports[1],
-        // Each headline figure on the cluster ÷ on one Redis (the two runs one after the other: a load
-        // that comes or goes between them moves these too; the bare loop's ratio shows how much).
-        clusterOverOne: clusterOverOne(headline(reports[0]), headline(reports[1])),
-      };
+// With both, the bare loop's ratio shows how much the machine moved between the two runs.
+const output = await runOnEachBackend('push', BACKENDS, run, headline);
 process.stdout.write(JSON.stringify(output, null, 2) + '\n');

@@ -18,7 +18,7 @@ import { migrate } from '../src/roles/migrate.ts';
 import { loadConfig } from '../src/config.ts';
 import { startFakeFcm } from '../test/support/fakePush.ts';
 import { BENCH_ENV, cpuMs, freePort, recreateDatabase, startRole, stopRole, waitUntilReady } from './support.ts';
-import { clusterOverOne, DEFAULT_CLUSTER_URLS, openRedis, redisBackends, type RedisBackend } from './support/redisBackends.ts';
+import { DEFAULT_CLUSTER_URLS, openRedis, redisBackends, runOnEachBackend, type RedisBackend } from './support/redisBackends.ts';
 
 const env = process.env;
 const DATABASE_URL = env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/waveline_bench_reminders';
@@ -184,18 +184,5 @@ const headline = (r: Awaited<ReturnType<typeof run>>) => ({
   workerCpuMsPer1000: r.workerCpuMsPer1000,
 });
 
-const reports = [];
-for (const backend of BACKENDS) {
-  if (BACKENDS.length > 1) process.stderr.write(`bench: reminders on ${backend === 'one' ? 'one Redis' : 'the Redis Cluster'}\n`);
-  reports.push(await run(backend));
-}
-const output =
-  reports.length === 1
-    ? reports[0]
-    : {
-        one: reports[0],
-        cluster: reports[1],
-        // Each headline figure on the cluster ÷ on one Redis (the two runs one after the other).
-        clusterOverOne: clusterOverOne(headline(reports[0]), headline(reports[1])),
-      };
+const output = await runOnEachBackend('reminders', BACKENDS, run, headline);
 process.stdout.write(JSON.stringify(output, null, 2) + '\n');

@@ -91,8 +91,28 @@ async function calls(nodes: Redis[]): Promise<number> {
   return total;
 }
 
+/**
+ * Runs `run` on each backend in turn and answers what the bench prints: the one report, or with both
+ * `{one, cluster, clusterOverOne}` — each `headline` figure on the cluster ÷ on one Redis (the two runs
+ * one after the other: a load that comes or goes between them moves these too).
+ */
+export async function runOnEachBackend<R>(
+  what: string,
+  backends: readonly RedisBackend[],
+  run: (backend: RedisBackend) => Promise<R>,
+  headline: (report: R) => Record<string, number>,
+): Promise<R | { one: R; cluster: R; clusterOverOne: Record<string, number | null> }> {
+  const reports: R[] = [];
+  for (const backend of backends) {
+    if (backends.length > 1) process.stderr.write(`bench: ${what} on ${backend === 'one' ? 'one Redis' : 'the Redis Cluster'}\n`);
+    reports.push(await run(backend));
+  }
+  if (reports.length === 1) return reports[0];
+  return { one: reports[0], cluster: reports[1], clusterOverOne: clusterOverOne(headline(reports[0]), headline(reports[1])) };
+}
+
 /** cluster ÷ one for each figure present in both (two decimals), by its name. */
-export function clusterOverOne(one: Record<string, number>, cluster: Record<string, number>): Record<string, number | null> {
+function clusterOverOne(one: Record<string, number>, cluster: Record<string, number>): Record<string, number | null> {
   const ratios: Record<string, number | null> = {};
   for (const [name, value] of Object.entries(one)) {
     const other = cluster[name];

@@ -159,6 +159,15 @@ export function laterVersion(a: readonly number[], b: readonly number[] | undefi
 }
 
 /**
+ * Whether an answer showing `version` may stand where `known` was the greatest version stored: it shows
+ * more, or as much as only a seed has shown (a computation settles a seed's version; the same seed
+ * heard again — the writing process hears its own change from the bus too — may come back).
+ */
+function showsAsMuch(version: readonly number[], known: { version: readonly number[]; seeded: boolean } | undefined): boolean {
+  return laterVersion(version, known?.version) || (known?.seeded === true && !laterVersion(known.version, version));
+}
+
+/**
  * An answer read from the cache within this long before a write drops it is computed again at once
  * (refresh-ahead): the apps polling it ask again within seconds, and their first reads then find the
  * new answer, or its computation under way, instead of starting it.
@@ -419,10 +428,8 @@ export class ReadCache {
     if (rep.version !== undefined)
       for (const each of single ? [area] : area) {
         const name = `${stationId}:${each}`;
-        const known = this.versions.get(name);
         // A computed answer of the version a seed showed settles it: the seed may not come back.
-        if (laterVersion(rep.version, known?.version) || (known?.seeded && !laterVersion(known.version, rep.version)))
-          this.versions.set(name, { version: rep.version, seeded: false });
+        if (showsAsMuch(rep.version, this.versions.get(name))) this.versions.set(name, { version: rep.version, seeded: false });
       }
     const previous = this.entries.get(key);
     if (previous) this.remove(key, previous);
@@ -492,9 +499,7 @@ export class ReadCache {
    */
   seed(key: string, stationId: string, area: ReadArea, rep: Representation, nowMs: number, refresh: Refresh, readAt: number): boolean {
     const name = `${stationId}:${area}`;
-    const known = this.versions.get(name);
-    if (rep.version === undefined) return false;
-    if (!laterVersion(rep.version, known?.version) && !(known?.seeded && !laterVersion(known.version, rep.version))) return false;
+    if (rep.version === undefined || !showsAsMuch(rep.version, this.versions.get(name))) return false;
     this.store(key, stationId, area, this.generation(stationId, area), rep, nowMs, undefined, refresh, readAt);
     if (this.entries.get(key)?.rep !== rep) return false;
     this.versions.set(name, { version: rep.version, seeded: true });
